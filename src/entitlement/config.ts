@@ -1,0 +1,85 @@
+// Entitlement configuration: every key of the reference (§8) as an environment variable, plus CONTRACT §2.
+import { type Static, Type } from "@sinclair/typebox";
+import { Bool, CommonConfig, Duration, Int, NonBlank, Num, notGreater, parseEnv } from "../shared/config.ts";
+
+export const EntitlementEnv = Type.Object({
+  ...CommonConfig,
+  PORT: Int(8080, { minimum: 0, maximum: 65535, description: "HTTP port of the Entitlement API." }),
+  ENTITLEMENT_IDEMPOTENCY_TTL_HOURS: Int(24, { minimum: 1, description: "How long an Idempotency-Key is remembered." }),
+  ENTITLEMENT_OUTBOX_ENABLED: Bool(true, { description: "Run the outbox relay in this process." }),
+  ENTITLEMENT_OUTBOX_POLL_INTERVAL: Duration("1s", {
+    minimum: 1,
+    description: "Safety-net poll of the relay (new events wake it at once through LISTEN/NOTIFY).",
+  }),
+  ENTITLEMENT_OUTBOX_BATCH_SIZE: Int(50, { minimum: 1, maximum: 10000, description: "Events claimed per batch." }),
+  ENTITLEMENT_OUTBOX_MAX_ATTEMPTS: Int(10, { minimum: 1, description: "Publish attempts before an event is FAILED." }),
+  ENTITLEMENT_OUTBOX_BACKOFF_BASE: Duration("1s", { description: "Backoff of the first retry, before jitter." }),
+  ENTITLEMENT_OUTBOX_BACKOFF_MAX: Duration("60s", { description: "Cap of the exponential backoff, before jitter." }),
+  ENTITLEMENT_OUTBOX_BACKOFF_MIN: Duration("1s", { description: "Floor of the backoff, after jitter." }),
+  ENTITLEMENT_OUTBOX_BACKOFF_EXPONENT_BASE: Num(2.0, { minimum: 1, description: "Growth factor per attempt." }),
+  ENTITLEMENT_OUTBOX_BACKOFF_JITTER_MIN: Num(0.5, { minimum: 0, description: "Lower bound of the jitter factor." }),
+  ENTITLEMENT_OUTBOX_BACKOFF_JITTER_MAX: Num(1.5, { minimum: 0, description: "Upper bound of the jitter factor." }),
+  ENTITLEMENT_OUTBOX_ERROR_MESSAGE_MAX_LENGTH: Int(1000, {
+    minimum: 1,
+    description: "last_error is cut to this many characters.",
+  }),
+  ENTITLEMENT_OUTBOX_LEASE: Duration("30s", {
+    minimum: 1,
+    description: "How long a claim is held before another relay may take it over.",
+  }),
+  ENTITLEMENT_OUTBOX_PUBLISHED_TTL: Duration("24h", { description: "PUBLISHED events older than this are deleted." }),
+  ENTITLEMENT_NATS_SUBJECT: NonBlank("entitlement.events", { description: "Subject events are published to." }),
+  ENTITLEMENT_NATS_STREAM: NonBlank("entitlement-events", { description: "JetStream stream, created and updated here." }),
+  ENTITLEMENT_NATS_DUPLICATE_WINDOW: Duration("2m", {
+    minimum: 1,
+    description: "JetStream duplicate window (Nats-Msg-Id dedupe).",
+  }),
+  ENTITLEMENT_RETENTION_ENABLED: Bool(true, { description: "Delete expired idempotency keys and old PUBLISHED events." }),
+  ENTITLEMENT_RETENTION_CLEANUP_INTERVAL: Duration("1h", { minimum: 1, description: "How often retention runs." }),
+});
+export type EntitlementEnv = Static<typeof EntitlementEnv>;
+
+export function loadEntitlementConfig(env: Record<string, string | undefined>) {
+  const e = parseEnv(EntitlementEnv, env, [
+    notGreater("ENTITLEMENT_OUTBOX_BACKOFF_MIN", "ENTITLEMENT_OUTBOX_BACKOFF_MAX"),
+    notGreater("ENTITLEMENT_OUTBOX_BACKOFF_JITTER_MIN", "ENTITLEMENT_OUTBOX_BACKOFF_JITTER_MAX"),
+  ]);
+  return {
+    env: e,
+    http: { host: e.HOST, port: e.PORT },
+    database: { url: e.DATABASE_URL, poolMax: e.DATABASE_POOL_MAX },
+    nats: {
+      enabled: e.NATS_ENABLED,
+      url: e.NATS_URL,
+      connectionTimeoutMs: e.NATS_CONNECTION_TIMEOUT,
+      subject: e.ENTITLEMENT_NATS_SUBJECT,
+      stream: e.ENTITLEMENT_NATS_STREAM,
+      duplicateWindowMs: e.ENTITLEMENT_NATS_DUPLICATE_WINDOW,
+    },
+    idempotency: { ttlHours: e.ENTITLEMENT_IDEMPOTENCY_TTL_HOURS },
+    outbox: {
+      enabled: e.ENTITLEMENT_OUTBOX_ENABLED && e.NATS_ENABLED,
+      pollIntervalMs: e.ENTITLEMENT_OUTBOX_POLL_INTERVAL,
+      batchSize: e.ENTITLEMENT_OUTBOX_BATCH_SIZE,
+      maxAttempts: e.ENTITLEMENT_OUTBOX_MAX_ATTEMPTS,
+      leaseMs: e.ENTITLEMENT_OUTBOX_LEASE,
+      errorMessageMaxLength: e.ENTITLEMENT_OUTBOX_ERROR_MESSAGE_MAX_LENGTH,
+      backoff: {
+        baseMs: e.ENTITLEMENT_OUTBOX_BACKOFF_BASE,
+        maxMs: e.ENTITLEMENT_OUTBOX_BACKOFF_MAX,
+        minMs: e.ENTITLEMENT_OUTBOX_BACKOFF_MIN,
+        exponentBase: e.ENTITLEMENT_OUTBOX_BACKOFF_EXPONENT_BASE,
+        jitterMin: e.ENTITLEMENT_OUTBOX_BACKOFF_JITTER_MIN,
+        jitterMax: e.ENTITLEMENT_OUTBOX_BACKOFF_JITTER_MAX,
+      },
+    },
+    retention: {
+      enabled: e.ENTITLEMENT_RETENTION_ENABLED,
+      cleanupIntervalMs: e.ENTITLEMENT_RETENTION_CLEANUP_INTERVAL,
+      publishedTtlMs: e.ENTITLEMENT_OUTBOX_PUBLISHED_TTL,
+    },
+    log: { level: e.LOG_LEVEL },
+    workerId: e.HOSTNAME,
+  };
+}
+export type EntitlementConfig = ReturnType<typeof loadEntitlementConfig>;

@@ -1,0 +1,177 @@
+// Notification configuration: every key of the reference (§8) as an environment variable, plus CONTRACT §2 and the
+// delivery channels. The matchmaking consumer of the reference is not part of this system.
+import { type Static, Type } from "@sinclair/typebox";
+import {
+  Bool,
+  CommonConfig,
+  Duration,
+  Int,
+  NonBlank,
+  Num,
+  OneOf,
+  Optional,
+  notGreater,
+  parseEnv,
+  type Rule,
+  Str,
+} from "../shared/config.ts";
+
+const advisorySubject = (kind: string) =>
+  `$JS.EVENT.ADVISORY.CONSUMER.${kind}.entitlement-events.notification-entitlement-consumer`;
+
+export const NotificationEnv = Type.Object({
+  ...CommonConfig,
+  PORT: Int(8081, { minimum: 0, maximum: 65535, description: "HTTP port of the Notification service." }),
+  NOTIFICATION_DELIVERY_ENABLED: Bool(true, { description: "Run the delivery worker in this process." }),
+  NOTIFICATION_DELIVERY_POLL_INTERVAL: Duration("1s", {
+    minimum: 1,
+    description: "Safety-net poll of the delivery worker (new notifications are delivered at once).",
+  }),
+  NOTIFICATION_DELIVERY_BATCH_SIZE: Int(50, { minimum: 1, maximum: 10000, description: "Notifications per claim." }),
+  NOTIFICATION_DELIVERY_MAX_ATTEMPTS: Int(10, { minimum: 1, description: "Send attempts before FAILED + DLQ." }),
+  NOTIFICATION_DELIVERY_BACKOFF_BASE: Duration("1s", { description: "Backoff of the first retry, before jitter." }),
+  NOTIFICATION_DELIVERY_BACKOFF_MAX: Duration("60s", { description: "Cap of the exponential backoff, before jitter." }),
+  NOTIFICATION_DELIVERY_BACKOFF_MIN: Duration("1s", { description: "Floor of the backoff, after jitter." }),
+  NOTIFICATION_DELIVERY_BACKOFF_EXPONENT_BASE: Num(2.0, { minimum: 1, description: "Growth factor per attempt." }),
+  NOTIFICATION_DELIVERY_BACKOFF_JITTER_MIN: Num(0.5, { minimum: 0, description: "Lower bound of the jitter factor." }),
+  NOTIFICATION_DELIVERY_BACKOFF_JITTER_MAX: Num(1.5, { minimum: 0, description: "Upper bound of the jitter factor." }),
+  NOTIFICATION_DELIVERY_ERROR_MESSAGE_MAX_LENGTH: Int(1000, {
+    minimum: 1,
+    description: "DLQ error_message and last_error are cut to this many characters.",
+  }),
+  NOTIFICATION_DELIVERY_LEASE: Duration("30s", {
+    minimum: 1,
+    description: "How long a claim is held before another worker may take it over.",
+  }),
+  NOTIFICATION_DELIVERY_CHANNEL: OneOf(["log", "webhook"] as const, "log", {
+    description: "log: one structured log line per delivery; webhook: a signed POST to NOTIFICATION_WEBHOOK_URL.",
+  }),
+  NOTIFICATION_DELIVERY_FAILURE_INJECTION_ENABLED: Bool(false, {
+    description: "Drills only: make deliveries to matching user ids fail (a warning is logged at start).",
+  }),
+  NOTIFICATION_DELIVERY_FAILURE_INJECTION_USER_ID_PREFIX: Str("", {
+    description: "User-id prefix that failure injection matches; blank disables it.",
+  }),
+  NOTIFICATION_WEBHOOK_URL: Optional({ description: "Webhook endpoint (http or https); required for the webhook channel." }),
+  NOTIFICATION_WEBHOOK_SECRET: Optional({
+    description: "Standard Webhooks signing secret, whsec_<base64>; required for the webhook channel.",
+  }),
+  NOTIFICATION_WEBHOOK_TIMEOUT: Duration("5s", { minimum: 1, description: "Timeout of one webhook request." }),
+  NOTIFICATION_RETENTION_ENABLED: Bool(true, { description: "Delete old SENT/FAILED notifications and processed events." }),
+  NOTIFICATION_RETENTION_RETENTION_DAYS: Int(30, { minimum: 1, description: "Age after which rows are deleted." }),
+  NOTIFICATION_RETENTION_CLEANUP_INTERVAL: Duration("1h", { minimum: 1, description: "How often retention runs." }),
+  NOTIFICATION_NATS_SUBJECT: NonBlank("entitlement.events", { description: "Subject the consumer filters on." }),
+  NOTIFICATION_NATS_STREAM: NonBlank("entitlement-events", {
+    description: "Stream read (created only when missing, never changed).",
+  }),
+  NOTIFICATION_NATS_DURABLE: NonBlank("notification-entitlement-consumer", { description: "Durable consumer name." }),
+  NOTIFICATION_NATS_DUPLICATE_WINDOW: Duration("2m", {
+    minimum: 1,
+    description: "Duplicate window used only when this service has to create the stream.",
+  }),
+  NOTIFICATION_NATS_ACK_WAIT: Duration("10s", { minimum: 1, description: "Consumer ack wait." }),
+  NOTIFICATION_NATS_MAX_DELIVER: Int(10, { minimum: 1, description: "Consumer max deliver." }),
+  NOTIFICATION_NATS_ADVISORY_SUBJECT: NonBlank(advisorySubject("MAX_DELIVERIES"), {
+    description: "MAX_DELIVERIES advisory subject of the consumer.",
+  }),
+  NOTIFICATION_NATS_ADVISORY_STREAM: NonBlank("notification-advisory-dlq", {
+    description: "Stream capturing MAX_DELIVERIES advisories.",
+  }),
+  NOTIFICATION_NATS_ADVISORY_DURABLE: NonBlank("notification-advisory-consumer", {
+    description: "Durable reading MAX_DELIVERIES advisories.",
+  }),
+  NOTIFICATION_NATS_TERMINATED_ADVISORY_SUBJECT: NonBlank(advisorySubject("MSG_TERMINATED"), {
+    description: "MSG_TERMINATED advisory subject of the consumer.",
+  }),
+  NOTIFICATION_NATS_TERMINATED_ADVISORY_STREAM: NonBlank("notification-terminated-advisory-dlq", {
+    description: "Stream capturing MSG_TERMINATED advisories.",
+  }),
+  NOTIFICATION_NATS_TERMINATED_ADVISORY_DURABLE: NonBlank("notification-terminated-advisory-consumer", {
+    description: "Durable reading MSG_TERMINATED advisories.",
+  }),
+  NOTIFICATION_DEBUG_API_ENABLED: Bool(false, { description: "Serve GET /debug/notification/inbox/{user_id}." }),
+  NOTIFICATION_DEBUG_API_TOKEN: Optional({ description: "Bearer token the debug inbox requires when enabled." }),
+});
+export type NotificationEnv = Static<typeof NotificationEnv>;
+
+const webhookNeedsUrlAndSecret: Rule<NotificationEnv> = (e) => {
+  if (e.NOTIFICATION_DELIVERY_CHANNEL !== "webhook") return undefined;
+  if (!e.NOTIFICATION_WEBHOOK_URL || !/^https?:\/\/\S+$/.test(e.NOTIFICATION_WEBHOOK_URL))
+    return "NOTIFICATION_WEBHOOK_URL must be an http(s) URL when NOTIFICATION_DELIVERY_CHANNEL=webhook";
+  if (!e.NOTIFICATION_WEBHOOK_SECRET || !/^whsec_[A-Za-z0-9+/=]{16,}$/.test(e.NOTIFICATION_WEBHOOK_SECRET))
+    return "NOTIFICATION_WEBHOOK_SECRET must be whsec_<base64> when NOTIFICATION_DELIVERY_CHANNEL=webhook";
+  return undefined;
+};
+
+export function loadNotificationConfig(env: Record<string, string | undefined>) {
+  const e = parseEnv(NotificationEnv, env, [
+    notGreater("NOTIFICATION_DELIVERY_BACKOFF_MIN", "NOTIFICATION_DELIVERY_BACKOFF_MAX"),
+    notGreater("NOTIFICATION_DELIVERY_BACKOFF_JITTER_MIN", "NOTIFICATION_DELIVERY_BACKOFF_JITTER_MAX"),
+    webhookNeedsUrlAndSecret,
+  ]);
+  return {
+    env: e,
+    http: { host: e.HOST, port: e.PORT },
+    database: { url: e.DATABASE_URL, poolMax: e.DATABASE_POOL_MAX },
+    nats: {
+      enabled: e.NATS_ENABLED,
+      url: e.NATS_URL,
+      connectionTimeoutMs: e.NATS_CONNECTION_TIMEOUT,
+      subject: e.NOTIFICATION_NATS_SUBJECT,
+      stream: e.NOTIFICATION_NATS_STREAM,
+      durable: e.NOTIFICATION_NATS_DURABLE,
+      duplicateWindowMs: e.NOTIFICATION_NATS_DUPLICATE_WINDOW,
+      ackWaitMs: e.NOTIFICATION_NATS_ACK_WAIT,
+      maxDeliver: e.NOTIFICATION_NATS_MAX_DELIVER,
+      advisories: [
+        {
+          kind: "MAX_DELIVERIES" as const,
+          subject: e.NOTIFICATION_NATS_ADVISORY_SUBJECT,
+          stream: e.NOTIFICATION_NATS_ADVISORY_STREAM,
+          durable: e.NOTIFICATION_NATS_ADVISORY_DURABLE,
+        },
+        {
+          kind: "MSG_TERMINATED" as const,
+          subject: e.NOTIFICATION_NATS_TERMINATED_ADVISORY_SUBJECT,
+          stream: e.NOTIFICATION_NATS_TERMINATED_ADVISORY_STREAM,
+          durable: e.NOTIFICATION_NATS_TERMINATED_ADVISORY_DURABLE,
+        },
+      ],
+    },
+    delivery: {
+      enabled: e.NOTIFICATION_DELIVERY_ENABLED,
+      pollIntervalMs: e.NOTIFICATION_DELIVERY_POLL_INTERVAL,
+      batchSize: e.NOTIFICATION_DELIVERY_BATCH_SIZE,
+      maxAttempts: e.NOTIFICATION_DELIVERY_MAX_ATTEMPTS,
+      leaseMs: e.NOTIFICATION_DELIVERY_LEASE,
+      errorMessageMaxLength: e.NOTIFICATION_DELIVERY_ERROR_MESSAGE_MAX_LENGTH,
+      backoff: {
+        baseMs: e.NOTIFICATION_DELIVERY_BACKOFF_BASE,
+        maxMs: e.NOTIFICATION_DELIVERY_BACKOFF_MAX,
+        minMs: e.NOTIFICATION_DELIVERY_BACKOFF_MIN,
+        exponentBase: e.NOTIFICATION_DELIVERY_BACKOFF_EXPONENT_BASE,
+        jitterMin: e.NOTIFICATION_DELIVERY_BACKOFF_JITTER_MIN,
+        jitterMax: e.NOTIFICATION_DELIVERY_BACKOFF_JITTER_MAX,
+      },
+      channel: e.NOTIFICATION_DELIVERY_CHANNEL,
+      failureInjection: {
+        enabled: e.NOTIFICATION_DELIVERY_FAILURE_INJECTION_ENABLED,
+        userIdPrefix: e.NOTIFICATION_DELIVERY_FAILURE_INJECTION_USER_ID_PREFIX,
+      },
+      webhook: {
+        url: e.NOTIFICATION_WEBHOOK_URL,
+        secret: e.NOTIFICATION_WEBHOOK_SECRET,
+        timeoutMs: e.NOTIFICATION_WEBHOOK_TIMEOUT,
+      },
+    },
+    retention: {
+      enabled: e.NOTIFICATION_RETENTION_ENABLED,
+      retentionDays: e.NOTIFICATION_RETENTION_RETENTION_DAYS,
+      cleanupIntervalMs: e.NOTIFICATION_RETENTION_CLEANUP_INTERVAL,
+    },
+    debugApi: { enabled: e.NOTIFICATION_DEBUG_API_ENABLED, token: e.NOTIFICATION_DEBUG_API_TOKEN },
+    log: { level: e.LOG_LEVEL },
+    workerId: e.HOSTNAME,
+  };
+}
+export type NotificationConfig = ReturnType<typeof loadNotificationConfig>;

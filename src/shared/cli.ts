@@ -1,0 +1,35 @@
+// Subcommand dispatch shared by both executables (CONTRACT §1): none means `serve`; `--help` lists them;
+// an unknown subcommand or flag exits 2 with a usage line.
+export const EXIT_USAGE = 2;
+
+export type Command = {
+  name: string;
+  summary: string;
+  /** Receives the arguments after the subcommand; returns the exit code. */
+  run: (args: string[]) => Promise<number>;
+};
+
+export function usage(program: string, commands: Command[]): string {
+  const width = Math.max(...commands.map((c) => c.name.length));
+  return [
+    `usage: ${program} [command] [args]   (no command: serve)`,
+    "",
+    "commands:",
+    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+  ].join("\n");
+}
+
+export async function dispatch(program: string, argv: string[], commands: Command[]): Promise<number> {
+  const [first, ...rest] = argv;
+  if (first === "--help" || first === "-h" || first === "help") {
+    console.log(usage(program, commands));
+    return 0;
+  }
+  const name = first ?? "serve";
+  const command = commands.find((c) => c.name === name);
+  if (!command) {
+    console.error(`${program}: unknown command or flag '${name}'\n${usage(program, commands)}`);
+    return EXIT_USAGE;
+  }
+  return command.run(rest);
+}

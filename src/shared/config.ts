@@ -1,0 +1,151 @@
+// Configuration: environment variables only, each described by a TypeBox schema that carries its default and its
+// meaning. `parseEnv` reads every variable once, reports every problem in one go and never guesses.
+import { type Static, type TObject, type TSchema, Type } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+
+/** Exit code for invalid configuration (sysexits.h EX_CONFIG), CONTRACT §2. */
+export const EXIT_CONFIG = 78;
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$/;
+
+/** `250ms`, `1s`, `2m`, `24h`, `7d`; a bare number means milliseconds. Returns undefined when malformed. */
+export function parseDuration(text: string): number | undefined {
+  const match = DURATION.exec(text.trim());
+  if (!match) return undefined;
+  const ms = Number(match[1]) * (UNIT_MS[match[2] ?? "ms"] ?? 1);
+  return Number.isFinite(ms) ? Math.round(ms) : undefined;
+}
+
+type Doc = { description: string };
+
+/** A duration variable, decoded to milliseconds. `minimum` is in milliseconds too. */
+export const Duration = (defaultValue: string, doc: Doc & { minimum?: number }) =>
+  Type.Integer({ default: defaultValue, kind: "duration", minimum: doc.minimum ?? 0, description: doc.description });
+export const Int = (defaultValue: number, doc: Doc & { minimum?: number; maximum?: number }) =>
+  Type.Integer({ default: defaultValue, minimum: doc.minimum ?? 0, ...doc });
+export const Num = (defaultValue: number, doc: Doc & { minimum?: number; maximum?: number }) =>
+  Type.Number({ default: defaultValue, ...doc });
+export const Bool = (defaultValue: boolean, doc: Doc) => Type.Boolean({ default: defaultValue, ...doc });
+export const Str = (defaultValue: string, doc: Doc & { minLength?: number; pattern?: string }) =>
+  Type.String({ default: defaultValue, ...doc });
+export const NonBlank = (defaultValue: string, doc: Doc) =>
+  Type.String({ default: defaultValue, minLength: 1, pattern: "\\S", ...doc });
+export const OneOf = <T extends string>(values: readonly T[], defaultValue: T, doc: Doc) =>
+  Type.Union(
+    values.map((v) => Type.Literal(v)),
+    { default: defaultValue, ...doc },
+  );
+/** A variable without a default: empty means "not set". */
+export const Optional = (doc: Doc & { pattern?: string }) => Type.Optional(Type.String({ default: undefined, ...doc }));
+
+/** A cross-variable rule, e.g. min ≤ max; returns a message naming the variables, or undefined. */
+export type Rule<T> = (config: T) => string | undefined;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+    this.name = "ConfigError";
+  }
+}
+
+function describeExpected(schema: TSchema): string {
+  if (schema.kind === "duration") return "a duration such as 250ms, 1s, 2m, 24h or 7d (a bare number means ms)";
+  if (schema.anyOf) return `one of ${schema.anyOf.map((s: TSchema) => s.const).join(", ")}`;
+  const bounds = [
+    schema.minimum !== undefined ? `>= ${schema.minimum}` : "",
+    schema.maximum !== undefined ? `<= ${schema.maximum}` : "",
+  ]
+    .filter(Boolean)
+    .join(" and ");
+  switch (schema.type) {
+    case "integer":
+      return `an integer${bounds ? ` ${bounds}` : ""}`;
+    case "number":
+      return `a number${bounds ? ` ${bounds}` : ""}`;
+    case "boolean":
+      return "true or false";
+    default:
+      return schema.minLength ? "a non-blank string" : "a string";
+  }
+}
+
+function decodeOne(schema: TSchema, raw: string): unknown {
+  if (schema.kind === "duration") return parseDuration(raw);
+  switch (schema.type) {
+    case "integer":
+    case "number":
+      return raw.trim() === "" ? Number.NaN : Number(raw);
+    case "boolean":
+      return raw === "true" ? true : raw === "false" ? false : raw;
+    default:
+      return raw;
+  }
+}
+
+/** Redacts the password of a URL-like value, so a configuration problem can be printed safely. */
+export function redact(name: string, value: string): string {
+  if (/SECRET|TOKEN|PASSWORD/i.test(name)) return "<redacted>";
+  return value.replace(/\/\/([^:/@]+):[^@/]*@/, "//$1:***@");
+}
+
+/**
+ * Reads `env` against `schema`: an unset (or empty) variable takes the schema default; every bad value is collected
+ * with the variable name, the value and what is expected, then all are thrown together as one ConfigError.
+ */
+export function parseEnv<S extends TObject>(
+  schema: S,
+  env: Record<string, string | undefined>,
+  rules: Rule<Static<S>>[] = [],
+): Static<S> {
+  const problems: string[] = [];
+  const out: Record<string, unknown> = {};
+  for (const [name, property] of Object.entries(schema.properties) as [string, TSchema][]) {
+    const raw = env[name];
+    if (raw === undefined || raw === "") {
+      const fallback = property.default;
+      out[name] = fallback === undefined ? undefined : decodeOne(property, String(fallback));
+      continue;
+    }
+    const value = decodeOne(property, raw);
+    if (value === undefined || (typeof value === "number" && Number.isNaN(value)) || !Value.Check(property, value)) {
+      problems.push(`${name}=${JSON.stringify(redact(name, raw))} is invalid: expected ${describeExpected(property)}`);
+      continue;
+    }
+    out[name] = value;
+  }
+  if (problems.length === 0) {
+    for (const rule of rules) {
+      const problem = rule(out as Static<S>);
+      if (problem) problems.push(problem);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return out as Static<S>;
+}
+
+/** `a <= b` for two variables of the same schema, reported with both names and values. */
+export function notGreater<T extends Record<string, unknown>>(low: keyof T & string, high: keyof T & string): Rule<T> {
+  return (c) =>
+    (c[low] as number) > (c[high] as number)
+      ? `${low}=${c[low]} must not be greater than ${high}=${c[high]}`
+      : undefined;
+}
+
+/** Variables both services read. */
+export const CommonConfig = {
+  DATABASE_URL: NonBlank("postgres://postgres@127.0.0.1:5432/postgres", {
+    description: "PostgreSQL connection URL (both services may share one database; each uses its own schema).",
+  }),
+  DATABASE_POOL_MAX: Int(10, { minimum: 1, maximum: 1000, description: "Maximum PostgreSQL connections per process." }),
+  NATS_URL: NonBlank("nats://127.0.0.1:4222", { description: "NATS server URL(s), comma-separated." }),
+  NATS_ENABLED: Bool(true, { description: "Connect to NATS at all (false: the API runs, nothing is published)." }),
+  NATS_CONNECTION_TIMEOUT: Duration("5s", { minimum: 1, description: "Timeout of one NATS connection attempt." }),
+  HOST: NonBlank("0.0.0.0", { description: "Address the HTTP server binds." }),
+  LOG_LEVEL: OneOf(["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const, "info", {
+    description: "pino log level.",
+  }),
+  HOSTNAME: Optional({
+    description: "Worker id written to locked_by (default: the OS host name); the process id is always appended.",
+  }),
+};

@@ -1,0 +1,121 @@
+// The HTTP skeleton both services share: request ids, the error envelope for every status (404 and 405 included),
+// HTTP metrics, /healthz, /readyz, /metrics and /openapi.json generated from the route schemas.
+import { openapi } from "@elysiajs/openapi";
+import { Elysia } from "elysia";
+import type { Registry } from "prom-client";
+import type { Logger } from "../logger.ts";
+import { httpMetrics } from "../metrics.ts";
+import { ApiError, type ErrorCode, errorResponse, jsonResponse } from "./errors.ts";
+
+export type HttpDeps = {
+  service: string;
+  version: string;
+  log: Logger;
+  registry: Registry;
+  /** Throws (or rejects) when the service cannot do its work; /readyz answers 503 then. */
+  readiness: () => Promise<void>;
+};
+
+const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+
+function statusCode(status: number): ErrorCode {
+  switch (status) {
+    case 400:
+      return "BAD_REQUEST";
+    case 404:
+      return "NOT_FOUND";
+    case 405:
+      return "METHOD_NOT_ALLOWED";
+    case 413:
+      return "PAYLOAD_TOO_LARGE";
+    case 415:
+      return "UNSUPPORTED_MEDIA_TYPE";
+    default:
+      return "INTERNAL_ERROR";
+  }
+}
+
+/** Turns an Elysia route pattern into a matcher, to tell 405 (path known, method not) from 404. */
+function patternOf(path: string): RegExp {
+  const body = path
+    .split("/")
+    .map((part) => (part.startsWith(":") ? "[^/]+" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
+    .join("/");
+  return new RegExp(`^${body}$`);
+}
+
+export function createHttpApp(deps: HttpDeps) {
+  const metrics = httpMetrics(deps.registry);
+  const started = new WeakMap<Request, number>();
+
+  const app = new Elysia({ name: `${deps.service}-http` })
+    .use(
+      openapi({
+        provider: null,
+        specPath: "/openapi.json",
+        path: "/openapi",
+        documentation: { info: { title: `${deps.service} API`, version: deps.version } },
+        exclude: { paths: ["/openapi.json", "/openapi"] },
+      }),
+    )
+    .onRequest(({ request, set }) => {
+      started.set(request, performance.now());
+      const given = request.headers.get("x-request-id");
+      set.headers["x-request-id"] = given && REQUEST_ID.test(given) ? given : crypto.randomUUID();
+    })
+    .onError(({ code, error, request, path, set }) => {
+      const headers = { "x-request-id": String(set.headers["x-request-id"] ?? "") };
+      const apiError = error instanceof ApiError ? error : (error as { cause?: unknown })?.cause;
+      if (apiError instanceof ApiError) {
+        return errorResponse(apiError.status, apiError.code, apiError.message, { ...headers, ...apiError.headers });
+      }
+      if (code === "NOT_FOUND") {
+        const allowed = app.routes
+          .filter((r) => r.method !== request.method && patternOf(r.path).test(path))
+          .map((r) => r.method);
+        if (allowed.length > 0) {
+          return errorResponse(405, "METHOD_NOT_ALLOWED", `method ${request.method} is not allowed here`, {
+            ...headers,
+            allow: [...new Set(allowed)].join(", "),
+          });
+        }
+        return errorResponse(404, "NOT_FOUND", "no such resource", headers);
+      }
+      if (code === "PARSE") return errorResponse(400, "BAD_REQUEST", "request body is invalid", headers);
+      if (code === "VALIDATION") return errorResponse(400, "BAD_REQUEST", "request is invalid", headers);
+      const status = typeof (error as { status?: unknown })?.status === "number" ? (error as { status: number }).status : 500;
+      if (status >= 500) {
+        deps.log.error({ err: error, path, method: request.method, request_id: headers["x-request-id"] }, "request failed");
+        return errorResponse(500, "INTERNAL_ERROR", "internal error", headers);
+      }
+      return errorResponse(status, statusCode(status), "request rejected", headers);
+    })
+    .onAfterResponse(({ request, route, set }) => {
+      const start = started.get(request);
+      const status = typeof set.status === "number" ? set.status : 200;
+      metrics.observe(request.method, route || "unmatched", status, start === undefined ? 0 : performance.now() - start);
+    })
+    .get("/healthz", () => ({ status: "UP" }), { detail: { summary: "Liveness" } })
+    .get(
+      "/readyz",
+      async () => {
+        try {
+          await deps.readiness();
+          return { status: "UP" };
+        } catch (error) {
+          deps.log.warn({ err: error }, "not ready");
+          return errorResponse(503, "NOT_READY", "not ready");
+        }
+      },
+      { detail: { summary: "Readiness" } },
+    )
+    .get(
+      "/metrics",
+      async () =>
+        new Response(await deps.registry.metrics(), { headers: { "content-type": deps.registry.contentType } }),
+      { detail: { summary: "Prometheus metrics" } },
+    );
+  return app;
+}
+
+export { jsonResponse };

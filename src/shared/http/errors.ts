@@ -1,0 +1,46 @@
+// The one error envelope, `{code, message}`, for every status (CONTRACT §3).
+import { Type } from "@sinclair/typebox";
+
+export const ErrorBody = Type.Object(
+  { code: Type.String({ examples: ["BAD_REQUEST"] }), message: Type.String() },
+  { title: "Error", description: "Every error, for every status." },
+);
+
+export type ErrorCode =
+  | "BAD_REQUEST"
+  | "UNAUTHORIZED"
+  | "FORBIDDEN"
+  | "NOT_FOUND"
+  | "METHOD_NOT_ALLOWED"
+  | "IDEMPOTENCY_KEY_CONFLICT"
+  | "ENTITLEMENT_STATE_CONFLICT"
+  | "PAYLOAD_TOO_LARGE"
+  | "UNSUPPORTED_MEDIA_TYPE"
+  | "RATE_LIMITED"
+  | "INTERNAL_ERROR"
+  | "NOT_READY";
+
+/** An expected outcome that maps straight to an HTTP status and a stable code. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = "ApiError";
+  }
+}
+
+export const badRequest = (message: string) => new ApiError(400, "BAD_REQUEST", message);
+
+const JSON_TYPE = { "content-type": "application/json" };
+
+export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), { status, headers: { ...JSON_TYPE, ...headers } });
+}
+
+export function errorResponse(status: number, code: ErrorCode, message: string, headers: Record<string, string> = {}) {
+  return jsonResponse(status, { code, message }, headers);
+}

@@ -1,0 +1,38 @@
+// Prometheus metrics with prom-client. Each app gets its own Registry (tests build many apps in one process).
+import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
+
+export function createRegistry(service: string, options: { defaultMetrics?: boolean } = {}): Registry {
+  const registry = new Registry();
+  registry.setDefaultLabels({ application: service });
+  if (options.defaultMetrics) collectDefaultMetrics({ register: registry });
+  return registry;
+}
+
+export function httpMetrics(registry: Registry) {
+  const requests = new Counter({
+    name: "http_requests_total",
+    help: "HTTP requests by method, route and status.",
+    labelNames: ["method", "route", "status"] as const,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: "http_request_duration_seconds",
+    help: "HTTP request duration.",
+    labelNames: ["method", "route"] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+  return {
+    observe(method: string, route: string, status: number, ms: number) {
+      requests.inc({ method, route, status: String(status) });
+      duration.observe({ method, route }, ms / 1000);
+    },
+  };
+}
+
+/** Seconds between two instants for latency histograms; undefined when negative or unknown (reference §7.7). */
+export function secondsBetween(from: Date | undefined, to: Date): number | undefined {
+  if (!from || Number.isNaN(from.getTime())) return undefined;
+  const seconds = (to.getTime() - from.getTime()) / 1000;
+  return seconds >= 0 ? seconds : undefined;
+}

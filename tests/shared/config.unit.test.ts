@@ -1,0 +1,124 @@
+import { describe, expect, test } from "bun:test";
+import { loadEntitlementConfig } from "../../src/entitlement/config.ts";
+import { loadNotificationConfig } from "../../src/notification/config.ts";
+import { ConfigError, parseDuration } from "../../src/shared/config.ts";
+
+function problemsOf(fn: () => unknown): string[] {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+describe("durations", () => {
+  test("units and bare milliseconds", () => {
+    expect(parseDuration("250ms")).toBe(250);
+    expect(parseDuration("1s")).toBe(1000);
+    expect(parseDuration("2m")).toBe(120_000);
+    expect(parseDuration("24h")).toBe(86_400_000);
+    expect(parseDuration("7d")).toBe(604_800_000);
+    expect(parseDuration("1500")).toBe(1500);
+    expect(parseDuration("1.5s")).toBe(1500);
+  });
+  test("malformed values are rejected", () => {
+    for (const bad of ["", "1w", "-1s", "s", "1 s s", "PT1S", "1e3"]) expect(parseDuration(bad)).toBeUndefined();
+  });
+});
+
+describe("entitlement configuration", () => {
+  test("defaults match the reference (§8)", () => {
+    const c = loadEntitlementConfig({});
+    expect(c.http.port).toBe(8080);
+    expect(c.outbox).toMatchObject({
+      pollIntervalMs: 1000,
+      batchSize: 50,
+      maxAttempts: 10,
+      leaseMs: 30_000,
+      errorMessageMaxLength: 1000,
+      backoff: { baseMs: 1000, maxMs: 60_000, minMs: 1000, exponentBase: 2, jitterMin: 0.5, jitterMax: 1.5 },
+    });
+    expect(c.retention).toEqual({ enabled: true, cleanupIntervalMs: 3_600_000, publishedTtlMs: 86_400_000 });
+    expect(c.nats).toMatchObject({ subject: "entitlement.events", stream: "entitlement-events", duplicateWindowMs: 120_000 });
+    expect(c.idempotency.ttlHours).toBe(24);
+    expect(c.database.url).toBe("postgres://postgres@127.0.0.1:5432/postgres");
+  });
+
+  test("every bad variable is reported at once, naming the variable and the value", () => {
+    const problems = problemsOf(() =>
+      loadEntitlementConfig({
+        ENTITLEMENT_OUTBOX_POLL_INTERVAL: "5 fortnights",
+        ENTITLEMENT_OUTBOX_BATCH_SIZE: "-3",
+        ENTITLEMENT_NATS_SUBJECT: "   ",
+        PORT: "http",
+      }),
+    );
+    expect(problems).toHaveLength(4);
+    expect(problems.join("\n")).toContain('ENTITLEMENT_OUTBOX_POLL_INTERVAL="5 fortnights" is invalid: expected a duration');
+    expect(problems.join("\n")).toContain('ENTITLEMENT_OUTBOX_BATCH_SIZE="-3" is invalid: expected an integer >= 1');
+    expect(problems.join("\n")).toContain("ENTITLEMENT_NATS_SUBJECT");
+    expect(problems.join("\n")).toContain("PORT");
+  });
+
+  test("min greater than max is refused", () => {
+    const problems = problemsOf(() =>
+      loadEntitlementConfig({ ENTITLEMENT_OUTBOX_BACKOFF_MIN: "2m", ENTITLEMENT_OUTBOX_BACKOFF_MAX: "1m" }),
+    );
+    expect(problems).toEqual([
+      "ENTITLEMENT_OUTBOX_BACKOFF_MIN=120000 must not be greater than ENTITLEMENT_OUTBOX_BACKOFF_MAX=60000",
+    ]);
+  });
+
+  test("a database password never appears in a problem", () => {
+    const problems = problemsOf(() =>
+      loadEntitlementConfig({ DATABASE_URL: "postgres://app:hunter2@db/x", DATABASE_POOL_MAX: "0" }),
+    );
+    expect(problems.join("\n")).not.toContain("hunter2");
+  });
+});
+
+describe("notification configuration", () => {
+  test("defaults match the reference (§8)", () => {
+    const c = loadNotificationConfig({});
+    expect(c.http.port).toBe(8081);
+    expect(c.nats).toMatchObject({
+      subject: "entitlement.events",
+      stream: "entitlement-events",
+      durable: "notification-entitlement-consumer",
+      ackWaitMs: 10_000,
+      maxDeliver: 10,
+    });
+    expect(c.nats.advisories.map((a) => a.subject)).toEqual([
+      "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.entitlement-events.notification-entitlement-consumer",
+      "$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.entitlement-events.notification-entitlement-consumer",
+    ]);
+    expect(c.retention).toEqual({ enabled: true, retentionDays: 30, cleanupIntervalMs: 3_600_000 });
+    expect(c.delivery.channel).toBe("log");
+    expect(c.debugApi.enabled).toBe(false);
+  });
+
+  test("ack wait and max deliver must be positive (reference tests 48, 49)", () => {
+    const problems = problemsOf(() =>
+      loadNotificationConfig({ NOTIFICATION_NATS_ACK_WAIT: "0", NOTIFICATION_NATS_MAX_DELIVER: "0" }),
+    );
+    expect(problems).toHaveLength(2);
+  });
+
+  test("the webhook channel needs a URL and a whsec_ secret, and the secret is never echoed", () => {
+    const problems = problemsOf(() =>
+      loadNotificationConfig({ NOTIFICATION_DELIVERY_CHANNEL: "webhook", NOTIFICATION_WEBHOOK_URL: "ftp://x" }),
+    );
+    expect(problems[0]).toContain("NOTIFICATION_WEBHOOK_URL");
+    const secret = problemsOf(() =>
+      loadNotificationConfig({
+        NOTIFICATION_DELIVERY_CHANNEL: "webhook",
+        NOTIFICATION_WEBHOOK_URL: "http://localhost:9/hook",
+        NOTIFICATION_WEBHOOK_SECRET: "plain-secret-value",
+      }),
+    );
+    expect(secret[0]).toContain("NOTIFICATION_WEBHOOK_SECRET");
+    expect(secret.join("\n")).not.toContain("plain-secret-value");
+  });
+});

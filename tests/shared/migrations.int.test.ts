@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readdirSync } from "node:fs";
+import postgres from "postgres";
+import { migrations as entitlementMigrations } from "../../src/entitlement/migrations.ts";
+import { migrations as notificationMigrations } from "../../src/notification/migrations.ts";
+import { migrate } from "../../src/shared/migrate.ts";
+import { postgresAdminUrl, uniqueName } from "../support/infra.ts";
+
+const folder = (service: string) =>
+  readdirSync(new URL(`../../db/${service}/`, import.meta.url))
+    .filter((f) => f.endsWith(".sql"))
+    .sort();
+
+describe("migration list", () => {
+  test("the embedded list matches each db/<service>/ folder", () => {
+    expect(entitlementMigrations.map((m) => m.name)).toEqual(folder("entitlement"));
+    expect(notificationMigrations.map((m) => m.name)).toEqual(folder("notification"));
+  });
+});
+
+describe("migration runner", () => {
+  let admin: postgres.Sql;
+  let sql: postgres.Sql;
+  const name = uniqueName("test_migrate");
+
+  beforeAll(async () => {
+    const base = await postgresAdminUrl();
+    admin = postgres(base, { max: 1, onnotice: () => {} });
+    await admin.unsafe(`create database "${name}"`);
+    const u = new URL(base);
+    u.pathname = `/${name}`;
+    sql = postgres(u.toString(), { max: 4, onnotice: () => {} });
+  });
+  afterAll(async () => {
+    await sql.end();
+    await admin.unsafe(`drop database if exists "${name}" with (force)`);
+    await admin.end();
+  });
+
+  test("concurrent runs apply each migration once, each service in its own schema", async () => {
+    const results = await Promise.all([
+      migrate(sql, "entitlement", entitlementMigrations),
+      migrate(sql, "entitlement", entitlementMigrations),
+      migrate(sql, "notification", notificationMigrations),
+    ]);
+    expect(results[0].length + results[1].length).toBe(entitlementMigrations.length);
+    expect(results[2]).toHaveLength(notificationMigrations.length);
+    const tables = await sql<{ schema: string; table: string }[]>`
+      select table_schema as schema, table_name as table from information_schema.tables
+      where table_schema in ('entitlement', 'notification') order by 1, 2`;
+    expect(tables.map((t) => `${t.schema}.${t.table}`)).toEqual([
+      "entitlement.entitlement_audit",
+      "entitlement.entitlements",
+      "entitlement.idempotency_keys",
+      "entitlement.outbox_events",
+      "entitlement.schema_migrations",
+      "notification.notification_dlq",
+      "notification.notification_nats_dlq",
+      "notification.notifications",
+      "notification.processed_events",
+      "notification.schema_migrations",
+    ]);
+    expect(await migrate(sql, "entitlement", entitlementMigrations)).toEqual([]);
+  });
+
+  test("a failing migration leaves nothing behind", async () => {
+    const broken = [
+      ...entitlementMigrations,
+      { version: entitlementMigrations.length + 1, name: "x.sql", sql: "create table half (id int); select 1/0;" },
+    ];
+    await expect(migrate(sql, "entitlement", broken)).rejects.toThrow();
+    const [row] = await sql`select to_regclass('entitlement.half') as t`;
+    expect(row?.t).toBeNull();
+  });
+});

@@ -1,0 +1,99 @@
+// Real PostgreSQL and NATS for integration tests. DATABASE_URL / NATS_URL are used when set (this machine and CI);
+// otherwise Testcontainers starts them (a developer laptop with Docker). Each test file gets its own database,
+// cloned from a template that holds every migration, and its own stream names.
+import postgres from "postgres";
+import { migrations as entitlementMigrations, SCHEMA as ENTITLEMENT } from "../../src/entitlement/migrations.ts";
+import { migrations as notificationMigrations, SCHEMA as NOTIFICATION } from "../../src/notification/migrations.ts";
+import { migrate } from "../../src/shared/migrate.ts";
+
+let adminUrl: Promise<string> | undefined;
+let natsUrlPromise: Promise<string> | undefined;
+
+async function startPostgresContainer(): Promise<string> {
+  const { PostgreSqlContainer } = await import("@testcontainers/postgresql");
+  const container = await new PostgreSqlContainer("postgres:16-alpine").start();
+  return container.getConnectionUri();
+}
+
+async function startNatsContainer(): Promise<string> {
+  const { NatsContainer } = await import("@testcontainers/nats");
+  const container = await new NatsContainer("nats:2.11-alpine").withArg("-js", "").start();
+  const options = container.getConnectionOptions();
+  return String(options.servers);
+}
+
+export function postgresAdminUrl(): Promise<string> {
+  adminUrl ??= process.env.DATABASE_URL ? Promise.resolve(process.env.DATABASE_URL) : startPostgresContainer();
+  return adminUrl;
+}
+
+export function natsUrl(): Promise<string> {
+  natsUrlPromise ??= process.env.NATS_URL ? Promise.resolve(process.env.NATS_URL) : startNatsContainer();
+  return natsUrlPromise;
+}
+
+function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+/** A name unique to this run, safe for databases, streams and consumers. */
+export function uniqueName(prefix: string): string {
+  return `${prefix}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`.toLowerCase();
+}
+
+function templateName(): string {
+  const all = [...entitlementMigrations, ...notificationMigrations].map((m) => m.sql).join("\n--\n");
+  return `tpl_${new Bun.CryptoHasher("sha256").update(all).digest("hex").slice(0, 16)}`;
+}
+
+async function ensureTemplate(admin: postgres.Sql, base: string): Promise<string> {
+  const name = templateName();
+  await admin`select pg_advisory_lock(7261526)`;
+  try {
+    const [found] = await admin`select 1 from pg_database where datname = ${name}`;
+    if (found) return name;
+    const building = `${name}_build`;
+    await admin.unsafe(`drop database if exists "${building}" with (force)`);
+    await admin.unsafe(`create database "${building}"`);
+    const sql = postgres(withDatabase(base, building), { max: 1, onnotice: () => {} });
+    try {
+      await migrate(sql, ENTITLEMENT, entitlementMigrations);
+      await migrate(sql, NOTIFICATION, notificationMigrations);
+    } finally {
+      await sql.end();
+    }
+    await admin.unsafe(`alter database "${building}" rename to "${name}"`);
+    return name;
+  } finally {
+    await admin`select pg_advisory_unlock(7261526)`;
+  }
+}
+
+export type TestDatabase = { url: string; name: string; drop: () => Promise<void> };
+
+/** A fresh, fully migrated database for one test file. Call `drop()` in afterAll. */
+export async function createTestDatabase(label = "t"): Promise<TestDatabase> {
+  const base = await postgresAdminUrl();
+  const admin = postgres(base, { max: 1, onnotice: () => {} });
+  try {
+    const template = await ensureTemplate(admin, base);
+    const name = uniqueName(`test_${label}`).slice(0, 63);
+    await admin.unsafe(`create database "${name}" template "${template}"`);
+    return {
+      name,
+      url: withDatabase(base, name),
+      drop: async () => {
+        const a = postgres(base, { max: 1, onnotice: () => {} });
+        try {
+          await a.unsafe(`drop database if exists "${name}" with (force)`);
+        } finally {
+          await a.end();
+        }
+      },
+    };
+  } finally {
+    await admin.end();
+  }
+}
