@@ -29,12 +29,16 @@ export const EntitlementEnv = Type.Object({
   }),
   ENTITLEMENT_OUTBOX_PUBLISHED_TTL: Duration("24h", { description: "PUBLISHED events older than this are deleted." }),
   ENTITLEMENT_NATS_SUBJECT: NonBlank("entitlement.events", { description: "Subject events are published to." }),
-  ENTITLEMENT_NATS_STREAM: NonBlank("entitlement-events", { description: "JetStream stream, created and updated here." }),
+  ENTITLEMENT_NATS_STREAM: NonBlank("entitlement-events", {
+    description: "JetStream stream, created and updated here.",
+  }),
   ENTITLEMENT_NATS_DUPLICATE_WINDOW: Duration("2m", {
     minimum: 1,
     description: "JetStream duplicate window (Nats-Msg-Id dedupe).",
   }),
-  ENTITLEMENT_RETENTION_ENABLED: Bool(true, { description: "Delete expired idempotency keys and old PUBLISHED events." }),
+  ENTITLEMENT_RETENTION_ENABLED: Bool(true, {
+    description: "Delete expired idempotency keys and old PUBLISHED events.",
+  }),
   ENTITLEMENT_RETENTION_CLEANUP_INTERVAL: Duration("1h", { minimum: 1, description: "How often retention runs." }),
 });
 export type EntitlementEnv = Static<typeof EntitlementEnv>;

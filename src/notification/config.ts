@@ -8,9 +8,9 @@ import {
   Int,
   NonBlank,
   Num,
+  notGreater,
   OneOf,
   Optional,
-  notGreater,
   parseEnv,
   type Rule,
   Str,
@@ -52,12 +52,16 @@ export const NotificationEnv = Type.Object({
   NOTIFICATION_DELIVERY_FAILURE_INJECTION_USER_ID_PREFIX: Str("", {
     description: "User-id prefix that failure injection matches; blank disables it.",
   }),
-  NOTIFICATION_WEBHOOK_URL: Optional({ description: "Webhook endpoint (http or https); required for the webhook channel." }),
+  NOTIFICATION_WEBHOOK_URL: Optional({
+    description: "Webhook endpoint (http or https); required for the webhook channel.",
+  }),
   NOTIFICATION_WEBHOOK_SECRET: Optional({
     description: "Standard Webhooks signing secret, whsec_<base64>; required for the webhook channel.",
   }),
   NOTIFICATION_WEBHOOK_TIMEOUT: Duration("5s", { minimum: 1, description: "Timeout of one webhook request." }),
-  NOTIFICATION_RETENTION_ENABLED: Bool(true, { description: "Delete old SENT/FAILED notifications and processed events." }),
+  NOTIFICATION_RETENTION_ENABLED: Bool(true, {
+    description: "Delete old SENT/FAILED notifications and processed events.",
+  }),
   NOTIFICATION_RETENTION_RETENTION_DAYS: Int(30, { minimum: 1, description: "Age after which rows are deleted." }),
   NOTIFICATION_RETENTION_CLEANUP_INTERVAL: Duration("1h", { minimum: 1, description: "How often retention runs." }),
   NOTIFICATION_NATS_SUBJECT: NonBlank("entitlement.events", { description: "Subject the consumer filters on." }),

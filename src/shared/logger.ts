@@ -17,7 +17,11 @@ export const REDACTED_PATHS = [
   "*.password",
 ];
 
-export function createLogger(options: { level: string; service: string; destination?: pino.DestinationStream }): Logger {
+export function createLogger(options: {
+  level: string;
+  service: string;
+  destination?: pino.DestinationStream;
+}): Logger {
   return pino(
     {
       level: options.level,

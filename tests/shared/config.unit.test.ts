@@ -41,7 +41,11 @@ describe("entitlement configuration", () => {
       backoff: { baseMs: 1000, maxMs: 60_000, minMs: 1000, exponentBase: 2, jitterMin: 0.5, jitterMax: 1.5 },
     });
     expect(c.retention).toEqual({ enabled: true, cleanupIntervalMs: 3_600_000, publishedTtlMs: 86_400_000 });
-    expect(c.nats).toMatchObject({ subject: "entitlement.events", stream: "entitlement-events", duplicateWindowMs: 120_000 });
+    expect(c.nats).toMatchObject({
+      subject: "entitlement.events",
+      stream: "entitlement-events",
+      duplicateWindowMs: 120_000,
+    });
     expect(c.idempotency.ttlHours).toBe(24);
     expect(c.database.url).toBe("postgres://postgres@127.0.0.1:5432/postgres");
   });
@@ -56,7 +60,9 @@ describe("entitlement configuration", () => {
       }),
     );
     expect(problems).toHaveLength(4);
-    expect(problems.join("\n")).toContain('ENTITLEMENT_OUTBOX_POLL_INTERVAL="5 fortnights" is invalid: expected a duration');
+    expect(problems.join("\n")).toContain(
+      'ENTITLEMENT_OUTBOX_POLL_INTERVAL="5 fortnights" is invalid: expected a duration',
+    );
     expect(problems.join("\n")).toContain('ENTITLEMENT_OUTBOX_BATCH_SIZE="-3" is invalid: expected an integer >= 1');
     expect(problems.join("\n")).toContain("ENTITLEMENT_NATS_SUBJECT");
     expect(problems.join("\n")).toContain("PORT");

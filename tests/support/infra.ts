@@ -2,8 +2,8 @@
 // otherwise Testcontainers starts them (a developer laptop with Docker). Each test file gets its own database,
 // cloned from a template that holds every migration, and its own stream names.
 import postgres from "postgres";
-import { migrations as entitlementMigrations, SCHEMA as ENTITLEMENT } from "../../src/entitlement/migrations.ts";
-import { migrations as notificationMigrations, SCHEMA as NOTIFICATION } from "../../src/notification/migrations.ts";
+import { SCHEMA as ENTITLEMENT, migrations as entitlementMigrations } from "../../src/entitlement/migrations.ts";
+import { SCHEMA as NOTIFICATION, migrations as notificationMigrations } from "../../src/notification/migrations.ts";
 import { migrate } from "../../src/shared/migrate.ts";
 
 let adminUrl: Promise<string> | undefined;

@@ -83,9 +83,13 @@ export function createHttpApp(deps: HttpDeps) {
       }
       if (code === "PARSE") return errorResponse(400, "BAD_REQUEST", "request body is invalid", headers);
       if (code === "VALIDATION") return errorResponse(400, "BAD_REQUEST", "request is invalid", headers);
-      const status = typeof (error as { status?: unknown })?.status === "number" ? (error as { status: number }).status : 500;
+      const status =
+        typeof (error as { status?: unknown })?.status === "number" ? (error as { status: number }).status : 500;
       if (status >= 500) {
-        deps.log.error({ err: error, path, method: request.method, request_id: headers["x-request-id"] }, "request failed");
+        deps.log.error(
+          { err: error, path, method: request.method, request_id: headers["x-request-id"] },
+          "request failed",
+        );
         return errorResponse(500, "INTERNAL_ERROR", "internal error", headers);
       }
       return errorResponse(status, statusCode(status), "request rejected", headers);
@@ -93,7 +97,12 @@ export function createHttpApp(deps: HttpDeps) {
     .onAfterResponse(({ request, route, set }) => {
       const start = started.get(request);
       const status = typeof set.status === "number" ? set.status : 200;
-      metrics.observe(request.method, route || "unmatched", status, start === undefined ? 0 : performance.now() - start);
+      metrics.observe(
+        request.method,
+        route || "unmatched",
+        status,
+        start === undefined ? 0 : performance.now() - start,
+      );
     })
     .get("/healthz", () => ({ status: "UP" }), { detail: { summary: "Liveness" } })
     .get(

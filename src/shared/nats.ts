@@ -1,0 +1,36 @@
+// NATS connection (the @nats-io/transport-node client). The connection retries forever, first attempt included, so a
+// service can start and serve while NATS is down; callers watch `status()` and `isClosed()` instead of failing.
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import type { Logger } from "./logger.ts";
+
+export type { NatsConnection };
+
+export type NatsOptions = { url: string; connectionTimeoutMs: number; name: string };
+
+/**
+ * Connects to NATS, retrying until it answers (or `signal` aborts). Logs each state change once, without credentials.
+ */
+export async function connectNats(options: NatsOptions, log: Logger, signal?: AbortSignal): Promise<NatsConnection> {
+  const nc = await connect({
+    servers: options.url.split(",").map((s) => s.trim()),
+    name: options.name,
+    timeout: options.connectionTimeoutMs,
+    waitOnFirstConnect: true,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 500,
+    pingInterval: 10_000,
+  });
+  if (signal?.aborted) {
+    await nc.close();
+    throw new Error("aborted while connecting to NATS");
+  }
+  log.info({ server: nc.getServer() }, "connected to NATS");
+  void (async () => {
+    for await (const s of nc.status()) {
+      if (s.type === "disconnect") log.warn({ server: s.server }, "NATS disconnected");
+      else if (s.type === "reconnect") log.info({ server: s.server }, "NATS reconnected");
+      else if (s.type === "error") log.warn({ err: s.error }, "NATS error");
+    }
+  })();
+  return nc;
+}

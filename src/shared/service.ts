@@ -1,0 +1,92 @@
+// The life cycle both executables share: parse configuration (exit 78 on any problem), apply migrations under the
+// advisory lock, serve HTTP, run background workers, and on SIGTERM/SIGINT stop taking requests, let workers finish
+// their batch, close connections and exit 0.
+import type { AnyElysia } from "elysia";
+import { ConfigError, EXIT_CONFIG } from "./config.ts";
+import { createSql, type Sql } from "./db.ts";
+import { createLogger, type Logger } from "./logger.ts";
+import { type Migration, migrate } from "./migrate.ts";
+import { onShutdownSignal } from "./runtime.ts";
+
+/** A background loop. `run` returns once `signal` aborts and its current batch is finished; it never throws. */
+export type Worker = { name: string; run: (signal: AbortSignal) => Promise<void> };
+
+export type Running = {
+  app: AnyElysia;
+  workers: Worker[];
+  /** Closes what `start` opened besides the database (NATS, timers), after the workers stopped. */
+  close: () => Promise<void>;
+};
+
+export type ServiceSpec<C> = {
+  name: string;
+  schema: string;
+  migrations: Migration[];
+  loadConfig: (env: Record<string, string | undefined>) => C;
+  database: (config: C) => { url: string; poolMax: number };
+  http: (config: C) => { host: string; port: number };
+  logLevel: (config: C) => string;
+  /** Builds the app and its workers from the opened resources. */
+  start: (ctx: { config: C; sql: Sql; log: Logger }) => Promise<Running>;
+};
+
+/** Parses configuration or prints every problem on one line each and exits 78. */
+export function loadConfigOrExit<C>(spec: ServiceSpec<C>, env: Record<string, string | undefined>): C {
+  try {
+    return spec.loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      for (const problem of error.problems) console.error(`${spec.name}: configuration: ${problem}`);
+      process.exit(EXIT_CONFIG);
+    }
+    throw error;
+  }
+}
+
+export async function runMigrate<C>(spec: ServiceSpec<C>, env: Record<string, string | undefined>): Promise<number> {
+  const config = loadConfigOrExit(spec, env);
+  const log = createLogger({ level: spec.logLevel(config), service: spec.name });
+  const db = spec.database(config);
+  const sql = createSql({ url: db.url, schema: spec.schema, max: 1, applicationName: `${spec.name}-migrate` });
+  try {
+    const applied = await migrate(sql, spec.schema, spec.migrations);
+    log.info({ applied, schema: spec.schema }, applied.length ? "migrations applied" : "schema is up to date");
+    return 0;
+  } catch (error) {
+    log.error({ err: error }, "migration failed");
+    return 1;
+  } finally {
+    await sql.end({ timeout: 5 });
+    log.flush();
+  }
+}
+
+export async function runServe<C>(spec: ServiceSpec<C>, env: Record<string, string | undefined>): Promise<number> {
+  const config = loadConfigOrExit(spec, env);
+  const log = createLogger({ level: spec.logLevel(config), service: spec.name });
+  const db = spec.database(config);
+  const sql = createSql({ url: db.url, schema: spec.schema, max: db.poolMax, applicationName: spec.name });
+  const applied = await migrate(sql, spec.schema, spec.migrations);
+  if (applied.length) log.info({ applied }, "migrations applied");
+
+  const running = await spec.start({ config, sql, log });
+  const { host, port } = spec.http(config);
+  const server = running.app.listen({ hostname: host, port });
+  log.info({ host, port: server.server?.port ?? port }, `${spec.name} listening`);
+
+  const stopWorkers = new AbortController();
+  const loops = running.workers.map((w) =>
+    w.run(stopWorkers.signal).catch((error) => log.error({ err: error, worker: w.name }, "worker stopped")),
+  );
+
+  onShutdownSignal(log, async () => {
+    await server.stop();
+    stopWorkers.abort();
+    await Promise.all(loops);
+    await running.close();
+    await sql.end({ timeout: 5 });
+    log.info("stopped");
+    log.flush();
+  });
+  return new Promise<number>(() => {});
+}
