@@ -34,3 +34,35 @@ export async function connectNats(options: NatsOptions, log: Logger, signal?: Ab
   })();
   return nc;
 }
+
+/** Whether a connection is usable right now, for workers that must not act while NATS is away. */
+export type NatsLink = {
+  connected(): boolean;
+  /** Calls `listener` after every reconnect; returns a function that removes it. */
+  onReconnect(listener: () => void): () => void;
+};
+
+/**
+ * Follows the connection's status events. Starts as connected (call it on a connection `connectNats` returned);
+ * a disconnect or close makes it false until the next reconnect.
+ */
+export function watchNatsLink(nc: NatsConnection): NatsLink {
+  let up = !nc.isClosed();
+  const listeners = new Set<() => void>();
+  void (async () => {
+    for await (const s of nc.status()) {
+      if (s.type === "disconnect" || s.type === "close") up = false;
+      else if (s.type === "reconnect") {
+        up = true;
+        for (const listener of listeners) listener();
+      }
+    }
+  })();
+  return {
+    connected: () => up && !nc.isClosed(),
+    onReconnect(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+}
