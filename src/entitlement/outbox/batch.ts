@@ -1,0 +1,128 @@
+// One relay batch: claim, encode, publish everything at once, then finalize with one statement for the successes and
+// one for the failures. A batch never throws for a publish failure; it throws only when the database fails, and then
+// the claimed rows simply wait for their lease to expire.
+import type { Sql } from "../../shared/db.ts";
+import type { Logger } from "../../shared/logger.ts";
+import type { Clock } from "../../shared/runtime.ts";
+import { type EncodedEvent, encodeOutboxEvent, type OutboxRow } from "./event.ts";
+import { withLeaseHeartbeat } from "./heartbeat.ts";
+import type { OutboxMetrics } from "./metrics.ts";
+import { planFailure, planRelease, type RelaySettings } from "./policy.ts";
+import { type Publisher, type PublishOutcome, publishEvents } from "./publisher.ts";
+import { claimOutboxBatch, markOutboxFailures, markOutboxPublished, type OutboxFailure } from "./queries.ts";
+
+export type RelayDeps = {
+  sql: Sql;
+  js: Publisher;
+  log: Logger;
+  now: Clock;
+  metrics: OutboxMetrics;
+  settings: RelaySettings;
+  /** The locked_by of this relay (src/shared/runtime.ts workerId). */
+  lockedBy: string;
+  /** False while NATS is disconnected: failures then are the outage's, and do not use up attempts. */
+  isConnected: () => boolean;
+  random?: () => number;
+};
+
+export type BatchReport = { claimed: number; published: number; retried: number; failed: number; lost: number };
+
+type Encoded = { row: OutboxRow; event: EncodedEvent };
+
+function encodeAll(rows: OutboxRow[], deps: RelayDeps, now: Date) {
+  const encoded: Encoded[] = [];
+  const poison: OutboxFailure[] = [];
+  for (const row of rows) {
+    try {
+      encoded.push({ row, event: encodeOutboxEvent(row) });
+    } catch (error) {
+      poison.push(planFailure(deps.settings, row, error, now, { permanent: true }));
+    }
+  }
+  return { encoded, poison };
+}
+
+export async function relayOutboxBatch(deps: RelayDeps): Promise<BatchReport> {
+  const { settings, lockedBy, sql } = deps;
+  const claimedAt = deps.now();
+  const rows = await claimOutboxBatch(sql, {
+    now: claimedAt,
+    leaseUntil: new Date(claimedAt.getTime() + settings.leaseMs),
+    lockedBy,
+    limit: settings.batchSize,
+    maxAttempts: settings.maxAttempts,
+  });
+  if (rows.length === 0) return { claimed: 0, published: 0, retried: 0, failed: 0, lost: 0 };
+
+  return withLeaseHeartbeat(deps, rows, async () => {
+    const { encoded, poison } = encodeAll(rows, deps, claimedAt);
+    for (const { event } of encoded) deps.metrics.observeBacklogAge(event.occurredAt, claimedAt);
+    const outcomes = await publishEvents(deps.js, {
+      subject: settings.subject,
+      events: encoded.map((e) => e.event),
+      now: deps.now,
+    });
+    return finalize(deps, rows, outcomes, poison);
+  });
+}
+
+async function finalize(
+  deps: RelayDeps,
+  rows: OutboxRow[],
+  outcomes: PublishOutcome[],
+  poison: OutboxFailure[],
+): Promise<BatchReport> {
+  const byId = new Map(rows.map((r) => [r.eventId, r]));
+  const acked = outcomes.flatMap((o) => (o.ok ? [o] : []));
+  const connected = deps.isConnected();
+  const failedAt = deps.now();
+  const failures = outcomes.flatMap((o) => {
+    if (o.ok) return [];
+    const row = byId.get(o.event.eventId) as OutboxRow;
+    return [
+      connected
+        ? planFailure(deps.settings, row, o.error, failedAt, { random: deps.random })
+        : planRelease(deps.settings, row, o.error),
+    ];
+  });
+  failures.push(...poison);
+
+  const [published, changed] = await Promise.all([
+    markOutboxPublished(deps.sql, {
+      lockedBy: deps.lockedBy,
+      published: acked.map((o) => ({ eventId: o.event.eventId, publishedAt: o.ackedAt })),
+    }),
+    markOutboxFailures(deps.sql, { lockedBy: deps.lockedBy, failures }),
+  ]);
+
+  const publishedIds = new Set(published);
+  for (const o of acked)
+    if (publishedIds.has(o.event.eventId)) deps.metrics.observePublishDelay(o.event.occurredAt, o.ackedAt);
+  const changedIds = new Set(changed);
+  const done = failures.filter((f) => changedIds.has(f.eventId));
+  const failed = done.filter((f) => f.status === "FAILED").length;
+  const report = {
+    claimed: rows.length,
+    published: published.length,
+    retried: done.length - failed,
+    failed,
+    lost: rows.length - published.length - done.length,
+  };
+  deps.metrics.countPublish("published", report.published);
+  deps.metrics.countPublish("retry_scheduled", report.retried);
+  deps.metrics.countPublish("failed", report.failed);
+  logBatch(deps.log, report, failures, connected);
+  return report;
+}
+
+function logBatch(log: Logger, report: BatchReport, failures: OutboxFailure[], connected: boolean): void {
+  if (report.lost > 0)
+    log.warn({ lost: report.lost }, "outbox lease lost before finalizing; another relay owns those events");
+  for (const f of failures) {
+    const fields = { eventId: f.eventId, attempt: f.attemptCount, error: f.lastError };
+    if (f.status === "FAILED") log.error(fields, "outbox event FAILED; it needs an operator (outbox requeue)");
+    else if (!connected) log.debug(fields, "outbox event released while NATS is disconnected");
+    else log.warn({ ...fields, nextRetryAt: f.nextRetryAt }, "outbox publish failed; retry scheduled");
+  }
+  log.debug(report, "outbox batch finalized");
+}

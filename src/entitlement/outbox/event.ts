@@ -1,0 +1,103 @@
+// Maps one outbox row to the message the relay publishes: the protobuf body and the headers of CONTRACT §4.
+// A row that cannot be mapped never will be, so it is reported as an EventEncodingError and FAILED at once.
+import { create, toBinary } from "@bufbuild/protobuf";
+import { EntitlementEvent_EventType, EntitlementEventSchema } from "../../gen/entitlement_event_pb.ts";
+
+export type OutboxRow = {
+  eventId: string;
+  eventType: string;
+  aggregateKey: string;
+  payload: unknown;
+  attemptCount: number;
+  createdAt: Date;
+};
+
+export type EncodedEvent = {
+  eventId: string;
+  occurredAt: Date;
+  body: Uint8Array;
+  headers: Record<"event_type" | "aggregate_key" | "occurred_at" | "trace_id", string>;
+};
+
+/** A row whose payload or type can never become an EntitlementEvent: retrying cannot help. */
+export class EventEncodingError extends Error {
+  constructor(message: string) {
+    super(`outbox payload invalid: ${message}`);
+    this.name = "EventEncodingError";
+  }
+}
+
+const EVENT_TYPES: Record<string, EntitlementEvent_EventType> = {
+  EntitlementGranted: EntitlementEvent_EventType.ENTITLEMENT_GRANTED,
+  EntitlementRevoked: EntitlementEvent_EventType.ENTITLEMENT_REVOKED,
+};
+
+const STRING_FIELDS = ["event_id", "occurred_at", "user_id", "stock_keeping_unit", "source", "source_id", "trace_id"];
+
+function readPayload(payload: unknown): Record<string, unknown> {
+  const value = typeof payload === "string" ? parseJson(payload) : payload;
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new EventEncodingError("payload is not a JSON object");
+  }
+  return value as Record<string, unknown>;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new EventEncodingError("payload is not JSON");
+  }
+}
+
+const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
+
+/** ISO-8601 instants only (what the API writes); `new Date` alone would accept "1" as the year 2001. */
+function readInstant(text: string): Date {
+  const at = INSTANT.test(text) ? new Date(text) : undefined;
+  if (!at || Number.isNaN(at.getTime())) throw new EventEncodingError("occurred_at is not an ISO-8601 timestamp");
+  return at;
+}
+
+function readVersion(value: unknown): bigint {
+  if (typeof value === "number" && Number.isSafeInteger(value)) return BigInt(value);
+  if (typeof value === "string" && /^-?\d{1,19}$/.test(value)) return BigInt(value);
+  throw new EventEncodingError("version is not an integer");
+}
+
+/** Builds the protobuf body and headers; event_type comes from the row, as in the reference (§6.4). */
+export function encodeOutboxEvent(row: OutboxRow): EncodedEvent {
+  const eventType = EVENT_TYPES[row.eventType];
+  if (eventType === undefined) throw new EventEncodingError(`unknown event_type ${JSON.stringify(row.eventType)}`);
+  const p = readPayload(row.payload);
+  for (const field of STRING_FIELDS) {
+    if (typeof p[field] !== "string") throw new EventEncodingError(`${field} is missing or not a string`);
+  }
+  const s = p as Record<string, string>;
+  if (s.event_id?.toLowerCase() !== row.eventId.toLowerCase()) {
+    throw new EventEncodingError("payload event_id differs from the row's event_id");
+  }
+  const occurredAt = readInstant(s.occurred_at ?? "");
+  const message = create(EntitlementEventSchema, {
+    eventId: row.eventId,
+    eventType,
+    occurredAt: s.occurred_at,
+    userId: s.user_id,
+    stockKeepingUnit: s.stock_keeping_unit,
+    source: s.source,
+    sourceId: s.source_id,
+    version: readVersion(p.version),
+    traceId: s.trace_id,
+  });
+  return {
+    eventId: row.eventId,
+    occurredAt,
+    body: toBinary(EntitlementEventSchema, message),
+    headers: {
+      event_type: row.eventType,
+      aggregate_key: row.aggregateKey,
+      occurred_at: s.occurred_at ?? "",
+      trace_id: s.trace_id ?? "",
+    },
+  };
+}

@@ -1,0 +1,38 @@
+// Publishes a batch of encoded events to JetStream at once and waits for all the PubAcks together: one round trip
+// for the batch instead of one per event. A duplicate PubAck (the stream already holds that Nats-Msg-Id) is a success.
+import type { JetStreamClient } from "@nats-io/jetstream";
+import { headers as natsHeaders } from "@nats-io/transport-node";
+import type { Clock } from "../../shared/runtime.ts";
+import type { EncodedEvent } from "./event.ts";
+
+/** The one JetStream call the relay makes; tests wrap it to inject failures or delays. */
+export type Publisher = Pick<JetStreamClient, "publish">;
+
+export type PublishOutcome =
+  | { event: EncodedEvent; ok: true; ackedAt: Date; duplicate: boolean }
+  | { event: EncodedEvent; ok: false; error: unknown };
+
+export async function publishEvents(
+  js: Publisher,
+  args: { subject: string; events: EncodedEvent[]; now: Clock; timeoutMs?: number },
+): Promise<PublishOutcome[]> {
+  const settled = await Promise.allSettled(
+    args.events.map(async (event) => {
+      const h = natsHeaders();
+      for (const [key, value] of Object.entries(event.headers)) h.set(key, value);
+      const ack = await js.publish(args.subject, event.body, {
+        msgID: event.eventId,
+        headers: h,
+        ...(args.timeoutMs ? { timeout: args.timeoutMs } : {}),
+      });
+      if (!ack) throw new Error("puback is missing");
+      return { ackedAt: args.now(), duplicate: ack.duplicate };
+    }),
+  );
+  return settled.map((s, i) => {
+    const event = args.events[i] as EncodedEvent;
+    return s.status === "fulfilled"
+      ? { event, ok: true, ackedAt: s.value.ackedAt, duplicate: s.value.duplicate }
+      : { event, ok: false, error: s.reason };
+  });
+}

@@ -1,0 +1,132 @@
+// SQL of the outbox relay, one statement per function, handle first (STYLE §4). Every finalize is guarded by
+// `locked_by = me and status = 'IN_FLIGHT'`, so a relay that lost its lease changes nothing (CONTRACT §6).
+import type { Db } from "../../shared/db.ts";
+import type { OutboxRow } from "./event.ts";
+
+type ClaimedRecord = {
+  event_id: string;
+  event_type: string;
+  aggregate_key: string;
+  payload: unknown;
+  attempt_count: number;
+  created_at: Date;
+};
+
+/**
+ * Claims due PENDING rows and lease-expired IN_FLIGHT rows, oldest first, and counts the claim as an attempt at once:
+ * a claim that is never finalized (the relay died) still uses up an attempt (CONTRACT §8.5). Rows that already used
+ * every attempt are left to `failExhaustedOutboxClaims`. The result is sorted explicitly (CONTRACT §8.7).
+ */
+export async function claimOutboxBatch(
+  db: Db,
+  args: { now: Date; leaseUntil: Date; lockedBy: string; limit: number; maxAttempts: number },
+): Promise<OutboxRow[]> {
+  const rows = await db<ClaimedRecord[]>`
+    with picked as (
+      select event_id from outbox_events
+      where (status = 'PENDING' and (next_retry_at is null or next_retry_at <= ${args.now}))
+         or (status = 'IN_FLIGHT' and (lease_until is null or lease_until <= ${args.now})
+             and attempt_count < ${args.maxAttempts})
+      order by created_at
+      limit ${args.limit}
+      for update skip locked
+    ), claimed as (
+      update outbox_events e
+      set status = 'IN_FLIGHT', locked_by = ${args.lockedBy}, locked_at = ${args.now},
+          lease_until = ${args.leaseUntil}, attempt_count = e.attempt_count + 1
+      from picked
+      where e.event_id = picked.event_id
+      returning e.event_id, e.event_type, e.aggregate_key, e.payload, e.attempt_count, e.created_at
+    )
+    select * from claimed order by created_at, event_id`;
+  return rows.map((r) => ({
+    eventId: r.event_id,
+    eventType: r.event_type,
+    aggregateKey: r.aggregate_key,
+    payload: r.payload,
+    attemptCount: r.attempt_count,
+    createdAt: r.created_at,
+  }));
+}
+
+/** Lease-expired IN_FLIGHT rows whose every attempt was claimed and never finalized: a relay died on each. */
+export async function failExhaustedOutboxClaims(db: Db, args: { now: Date; maxAttempts: number }): Promise<string[]> {
+  const rows = await db<{ event_id: string }[]>`
+    update outbox_events
+    set status = 'FAILED', next_retry_at = null, locked_by = null, locked_at = null, lease_until = null,
+        last_error = 'lease expired on attempt ' || attempt_count || ': the relay stopped before finalizing'
+    where event_id in (
+      select event_id from outbox_events
+      where status = 'IN_FLIGHT' and (lease_until is null or lease_until <= ${args.now})
+        and attempt_count >= ${args.maxAttempts}
+      for update skip locked
+    )
+    returning event_id`;
+  return rows.map((r) => r.event_id);
+}
+
+/** Marks acknowledged events PUBLISHED, each with its own ack time; returns the ids it changed. */
+export async function markOutboxPublished(
+  db: Db,
+  args: { lockedBy: string; published: { eventId: string; publishedAt: Date }[] },
+): Promise<string[]> {
+  if (args.published.length === 0) return [];
+  const ids = args.published.map((p) => p.eventId);
+  const times = args.published.map((p) => p.publishedAt.toISOString());
+  const rows = await db<{ event_id: string }[]>`
+    update outbox_events e
+    set status = 'PUBLISHED', published_at = u.published_at, next_retry_at = null, last_error = null,
+        locked_by = null, locked_at = null, lease_until = null
+    from unnest(${ids}::uuid[], ${times}::timestamptz[]) as u(event_id, published_at)
+    where e.event_id = u.event_id and e.locked_by = ${args.lockedBy} and e.status = 'IN_FLIGHT'
+    returning e.event_id`;
+  return rows.map((r) => r.event_id);
+}
+
+export type OutboxFailure = {
+  eventId: string;
+  status: "PENDING" | "FAILED";
+  attemptCount: number;
+  nextRetryAt: Date | null;
+  lastError: string;
+};
+
+/** Sends failed events back to PENDING (with their retry time) or to FAILED; returns the ids it changed. */
+export async function markOutboxFailures(
+  db: Db,
+  args: { lockedBy: string; failures: OutboxFailure[] },
+): Promise<string[]> {
+  if (args.failures.length === 0) return [];
+  const f = args.failures;
+  const rows = await db<{ event_id: string }[]>`
+    update outbox_events e
+    set status = u.status, attempt_count = u.attempt_count, next_retry_at = u.next_retry_at,
+        last_error = u.last_error, locked_by = null, locked_at = null, lease_until = null
+    from unnest(
+      ${f.map((x) => x.eventId)}::uuid[],
+      ${f.map((x) => x.status)}::text[],
+      ${f.map((x) => x.attemptCount)}::int[],
+      ${f.map((x) => x.nextRetryAt?.toISOString() ?? null)}::timestamptz[],
+      ${f.map((x) => x.lastError)}::text[]
+    ) as u(event_id, status, attempt_count, next_retry_at, last_error)
+    where e.event_id = u.event_id and e.locked_by = ${args.lockedBy} and e.status = 'IN_FLIGHT'
+    returning e.event_id`;
+  return rows.map((r) => r.event_id);
+}
+
+/** Seed 004's heartbeat: pushes the lease of rows this relay still holds; returns how many it extended. */
+export async function extendOutboxLease(
+  db: Db,
+  args: { eventIds: string[]; lockedBy: string; leaseUntil: Date },
+): Promise<number> {
+  if (args.eventIds.length === 0) return 0;
+  const result = await db`
+    update outbox_events set lease_until = ${args.leaseUntil}
+    where event_id = any(${args.eventIds}::uuid[]) and locked_by = ${args.lockedBy} and status = 'IN_FLIGHT'`;
+  return result.count;
+}
+
+export async function countFailedOutbox(db: Db): Promise<number> {
+  const [row] = await db<{ n: number }[]>`select count(*)::int as n from outbox_events where status = 'FAILED'`;
+  return row?.n ?? 0;
+}

@@ -1,0 +1,90 @@
+// The relay as the service runs it: it waits for NATS in the background (the API serves meanwhile, CONTRACT §8.6),
+// makes sure the stream exists, and then runs the relay loop. After every reconnect it checks the stream again before
+// claiming, so a NATS that came back empty gets its stream back instead of failing every publish.
+import { type JetStreamClient, jetstream, jetstreamManager } from "@nats-io/jetstream";
+import type { Registry } from "prom-client";
+import type { Sql } from "../../shared/db.ts";
+import type { Logger } from "../../shared/logger.ts";
+import { type NatsConnection, watchNatsLink } from "../../shared/nats.ts";
+import { type Clock, sleep } from "../../shared/runtime.ts";
+import type { Worker } from "../../shared/service.ts";
+import { createOutboxMetrics } from "./metrics.ts";
+import type { RelaySettings } from "./policy.ts";
+import { countFailedOutbox } from "./queries.ts";
+import { createOutboxRelay } from "./relay.ts";
+import { ensureEntitlementStream, type StreamSettings, validateStreamSettings } from "./stream.ts";
+
+export type OutboxWorkerDeps = {
+  sql: Sql;
+  /** The connection, still being established when the service starts. */
+  nats: Promise<NatsConnection>;
+  log: Logger;
+  now: Clock;
+  registry: Registry;
+  workerId: string;
+  settings: RelaySettings;
+  stream: StreamSettings;
+  /** Publish through something else than `jetstream(nc)` (tests inject failures and delays). */
+  wrapPublisher?: (js: JetStreamClient) => Pick<JetStreamClient, "publish">;
+};
+
+/** Validates the stream settings at once (a bad one stops the start), then returns the worker. */
+export function createOutboxWorker(deps: OutboxWorkerDeps): Worker {
+  validateStreamSettings(deps.stream);
+  const metrics = createOutboxMetrics(deps.registry, () => countFailedOutbox(deps.sql));
+  const log = deps.log.child({ component: "outbox-relay" });
+  return {
+    name: "outbox-relay",
+    async run(signal) {
+      const nc = await Promise.race([deps.nats, aborted(signal)]);
+      if (!nc) return;
+      const link = watchNatsLink(nc);
+      let streamReady = false;
+      const js = jetstream(nc);
+      const relay = createOutboxRelay({
+        sql: deps.sql,
+        js: deps.wrapPublisher ? deps.wrapPublisher(js) : js,
+        log,
+        now: deps.now,
+        metrics,
+        settings: deps.settings,
+        lockedBy: deps.workerId,
+        isConnected: () => streamReady && link.connected(),
+      });
+      const bootstrap = async () => {
+        streamReady = await ensureStream(nc, deps, log, signal);
+        relay.wake();
+      };
+      const stopWatching = link.onReconnect(() => {
+        streamReady = false;
+        void bootstrap();
+      });
+      void bootstrap();
+      await relay.run(signal);
+      stopWatching();
+    },
+  };
+}
+
+const aborted = (signal: AbortSignal) =>
+  new Promise<undefined>((resolve) => {
+    if (signal.aborted) resolve(undefined);
+    signal.addEventListener("abort", () => resolve(undefined), { once: true });
+  });
+
+/** Retries until the stream is in place (or the worker stops); logs the first failure of a run only. */
+async function ensureStream(nc: NatsConnection, deps: OutboxWorkerDeps, log: Logger, signal: AbortSignal) {
+  let failures = 0;
+  while (!signal.aborted) {
+    try {
+      const outcome = await ensureEntitlementStream(await jetstreamManager(nc), deps.stream);
+      log.info({ stream: deps.stream.stream, subject: deps.stream.subject, outcome }, "JetStream stream ready");
+      return true;
+    } catch (error) {
+      if (++failures === 1)
+        log.warn({ err: error, stream: deps.stream.stream }, "JetStream stream not ready; retrying");
+      await sleep(deps.settings.pollIntervalMs, signal);
+    }
+  }
+  return false;
+}

@@ -1,0 +1,31 @@
+// Retention deletes, each bounded to `limit` rows per statement so no statement holds locks for long; the outer
+// condition is re-checked so a row that changed after the subselect (a key renewed, an event requeued) is kept.
+import type { Db } from "../../shared/db.ts";
+
+/** Idempotency records with expires_at <= now (reference §3.6, inclusive). Returns how many it deleted. */
+export async function deleteExpiredIdempotencyKeys(db: Db, args: { now: Date; limit: number }): Promise<number> {
+  const result = await db`
+    delete from idempotency_keys k
+    using (
+      select caller, idem_key from idempotency_keys
+      where expires_at <= ${args.now}
+      limit ${args.limit}
+      for update skip locked
+    ) as doomed
+    where k.caller = doomed.caller and k.idem_key = doomed.idem_key and k.expires_at <= ${args.now}`;
+  return result.count;
+}
+
+/** PUBLISHED events with published_at <= threshold (reference §5.7, inclusive); other statuses are never touched. */
+export async function deletePublishedOutboxEvents(db: Db, args: { threshold: Date; limit: number }): Promise<number> {
+  const result = await db`
+    delete from outbox_events e
+    using (
+      select event_id from outbox_events
+      where status = 'PUBLISHED' and published_at <= ${args.threshold}
+      limit ${args.limit}
+      for update skip locked
+    ) as doomed
+    where e.event_id = doomed.event_id and e.status = 'PUBLISHED' and e.published_at <= ${args.threshold}`;
+  return result.count;
+}

@@ -1,0 +1,161 @@
+// The relay's SQL on a real database (reference §10.1 items 22–27, adapted: the claim counts the attempt, and every
+// finalize is guarded by locked_by and status).
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import {
+  claimOutboxBatch,
+  extendOutboxLease,
+  failExhaustedOutboxClaims,
+  markOutboxFailures,
+  markOutboxPublished,
+} from "../../src/entitlement/outbox/queries.ts";
+import { createSql, type Sql } from "../../src/shared/db.ts";
+import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
+import { insertEvent, readEvent } from "./outbox.helpers.ts";
+
+let db: TestDatabase;
+let sql: Sql;
+const T = new Date("2026-01-17T00:00:00.000Z");
+const at = (seconds: number) => new Date(T.getTime() + seconds * 1000);
+const claim = (lockedBy: string, now = T, limit = 10, maxAttempts = 10) =>
+  claimOutboxBatch(sql, { now, leaseUntil: new Date(now.getTime() + 30_000), lockedBy, limit, maxAttempts });
+
+beforeAll(async () => {
+  db = await createTestDatabase("outbox_sql");
+  sql = createSql({ url: db.url, schema: "entitlement", max: 4, applicationName: "test" });
+});
+afterAll(async () => {
+  await sql.end();
+  await db.drop();
+});
+beforeEach(async () => {
+  await sql`truncate outbox_events`;
+});
+
+describe("claimOutboxBatch", () => {
+  test("takes due PENDING and lease-expired IN_FLIGHT rows, oldest first, and counts the attempt (item 22)", async () => {
+    const expired = await insertEvent(sql, {
+      createdAt: at(-50),
+      status: "IN_FLIGHT",
+      lockedBy: "dead",
+      leaseUntil: at(-1),
+      attemptCount: 1,
+    });
+    const nullRetry = await insertEvent(sql, { createdAt: at(-40) });
+    const pastRetry = await insertEvent(sql, { createdAt: at(-30), nextRetryAt: at(-1), attemptCount: 2 });
+    await insertEvent(sql, { createdAt: at(-45), nextRetryAt: at(60) });
+    await insertEvent(sql, { createdAt: at(-60), status: "IN_FLIGHT", lockedBy: "alive", leaseUntil: at(10) });
+    await insertEvent(sql, { createdAt: at(-70), status: "PUBLISHED", publishedAt: at(-65) });
+    await insertEvent(sql, { createdAt: at(-80), status: "FAILED", attemptCount: 10 });
+    const newest = await insertEvent(sql, { createdAt: at(-10) });
+
+    const rows = await claim("worker-2", T, 3);
+    expect(
+      rows.map((r) => r.eventId),
+      "oldest claimable first; future retries and live leases skipped",
+    ).toEqual([expired, nullRetry, pastRetry]);
+    expect(
+      rows.map((r) => r.attemptCount),
+      "the claim itself is the attempt",
+    ).toEqual([2, 1, 3]);
+    for (const id of [expired, nullRetry, pastRetry]) {
+      const row = await readEvent(sql, id);
+      expect(row).toMatchObject({ status: "IN_FLIGHT", locked_by: "worker-2", locked_at: T, lease_until: at(30) });
+    }
+    expect((await readEvent(sql, newest)).status, "beyond the limit stays PENDING").toBe("PENDING");
+  });
+
+  test("another worker takes a row over once its lease expired (item 23)", async () => {
+    const id = await insertEvent(sql, { createdAt: at(-5) });
+    expect(await claim("worker-1")).toHaveLength(1);
+    expect(await claim("worker-2", at(29)), "the lease still holds").toHaveLength(0);
+    const [row] = await claim("worker-2", at(30));
+    expect(row?.eventId).toBe(id);
+    expect(await readEvent(sql, id)).toMatchObject({
+      locked_by: "worker-2",
+      locked_at: at(30),
+      lease_until: at(60),
+      attempt_count: 2,
+    });
+  });
+
+  test("a row whose every attempt was claimed and never finalized is not claimed again but FAILED", async () => {
+    const id = await insertEvent(sql, { status: "IN_FLIGHT", lockedBy: "dead", leaseUntil: at(-1), attemptCount: 3 });
+    expect(await claim("worker-2", T, 10, 3)).toHaveLength(0);
+    expect(await failExhaustedOutboxClaims(sql, { now: T, maxAttempts: 3 })).toEqual([id]);
+    const row = await readEvent(sql, id);
+    expect(row).toMatchObject({ status: "FAILED", attempt_count: 3, locked_by: null, lease_until: null });
+    expect(row.last_error).toContain("lease expired on attempt 3");
+  });
+
+  test("concurrent claims never hand one row to two workers", async () => {
+    for (let i = 0; i < 40; i++) await insertEvent(sql, { createdAt: at(-100 + i) });
+    const results = await Promise.all(["a", "b", "c", "d"].map((w) => claim(w, T, 15)));
+    const ids = results.flat().map((r) => r.eventId);
+    expect(ids).toHaveLength(40);
+    expect(new Set(ids).size, "each row claimed once").toBe(40);
+  });
+});
+
+describe("finalize", () => {
+  test("markOutboxPublished needs the lock and the IN_FLIGHT status (item 24)", async () => {
+    const id = await insertEvent(sql);
+    await claim("owner");
+    expect(
+      await markOutboxPublished(sql, { lockedBy: "intruder", published: [{ eventId: id, publishedAt: T }] }),
+    ).toEqual([]);
+    expect((await readEvent(sql, id)).status).toBe("IN_FLIGHT");
+    expect(
+      await markOutboxPublished(sql, { lockedBy: "owner", published: [{ eventId: id, publishedAt: at(1) }] }),
+    ).toEqual([id]);
+    expect(await readEvent(sql, id)).toMatchObject({
+      status: "PUBLISHED",
+      published_at: at(1),
+      locked_by: null,
+      locked_at: null,
+      lease_until: null,
+      attempt_count: 1,
+    });
+    expect(
+      await markOutboxPublished(sql, { lockedBy: "owner", published: [{ eventId: id, publishedAt: at(2) }] }),
+      "not twice",
+    ).toEqual([]);
+  });
+
+  test("markOutboxFailures needs the lock (item 25), stores PENDING (26) and clears next_retry_at on FAILED (27)", async () => {
+    const retry = await insertEvent(sql, { createdAt: at(-2) });
+    const fail = await insertEvent(sql, { createdAt: at(-1), nextRetryAt: at(-1) });
+    await claim("owner");
+    const failures = [
+      { eventId: retry, status: "PENDING" as const, attemptCount: 1, nextRetryAt: at(5), lastError: "boom" },
+      { eventId: fail, status: "FAILED" as const, attemptCount: 10, nextRetryAt: null, lastError: "bad" },
+    ];
+    expect(await markOutboxFailures(sql, { lockedBy: "intruder", failures })).toEqual([]);
+    expect((await markOutboxFailures(sql, { lockedBy: "owner", failures })).sort()).toEqual([retry, fail].sort());
+    expect(await readEvent(sql, retry)).toMatchObject({
+      status: "PENDING",
+      attempt_count: 1,
+      next_retry_at: at(5),
+      last_error: "boom",
+      locked_by: null,
+      lease_until: null,
+    });
+    expect(await readEvent(sql, fail)).toMatchObject({
+      status: "FAILED",
+      attempt_count: 10,
+      next_retry_at: null,
+      last_error: "bad",
+      locked_by: null,
+      locked_at: null,
+    });
+  });
+
+  test("extendOutboxLease moves only the leases this worker still holds", async () => {
+    const mine = await insertEvent(sql, { createdAt: at(-2) });
+    const theirs = await insertEvent(sql, { createdAt: at(-1) });
+    await claim("owner");
+    await sql`update outbox_events set locked_by = 'other' where event_id = ${theirs}`;
+    expect(await extendOutboxLease(sql, { eventIds: [mine, theirs], lockedBy: "owner", leaseUntil: at(90) })).toBe(1);
+    expect((await readEvent(sql, mine)).lease_until).toEqual(at(90));
+    expect((await readEvent(sql, theirs)).lease_until).toEqual(at(30));
+  });
+});
