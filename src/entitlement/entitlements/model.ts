@@ -1,0 +1,91 @@
+// TypeBox schemas of the Entitlement API: the one source for request validation (validation.ts), the TypeScript
+// types and the OpenAPI document. Limits are CONTRACT §3.1's.
+import { type Static, type TString, Type } from "@sinclair/typebox";
+
+/**
+ * Non-blank as the reference's @NotBlank (at least one character above U+0020, Java's String.trim()), and free of
+ * U+0000, which PostgreSQL text cannot hold.
+ */
+const NOT_BLANK_NO_NUL = "^[^\\u0000]*[^\\u0000-\\u0020][^\\u0000]*$";
+
+const field = (maxLength: number, description: string, example: string): TString =>
+  Type.String({ minLength: 1, maxLength, pattern: NOT_BLANK_NO_NUL, description, examples: [example] });
+
+export const UserId = field(128, "The user who owns the entitlement.", "u_123");
+export const StockKeepingUnit = field(128, "The item (SKU).", "item1");
+
+/** Grant and revoke share this body; unknown fields are ignored. Field order is the order errors are reported in. */
+export const CommandBody = Type.Object(
+  {
+    user_id: UserId,
+    stock_keeping_unit: StockKeepingUnit,
+    reason: field(64, "Why (free text, stored as `source`).", "purchase"),
+    purchase_id: field(128, "The purchase or other source id (stored as `source_id`).", "p_456"),
+  },
+  { title: "EntitlementCommand" },
+);
+export type CommandBody = Static<typeof CommandBody>;
+
+export const EntitlementStatus = Type.Union([Type.Literal("ACTIVE"), Type.Literal("REVOKED")]);
+export type EntitlementStatus = Static<typeof EntitlementStatus>;
+
+export const EntitlementResponse = Type.Object(
+  {
+    user_id: Type.String(),
+    stock_keeping_unit: Type.String(),
+    status: EntitlementStatus,
+    version: Type.Integer({ minimum: 0, description: "0 for a new row, +1 per transition." }),
+    updated_at: Type.String({ format: "date-time", examples: ["2026-01-08T07:10:00.123Z"] }),
+  },
+  { title: "Entitlement" },
+);
+export type EntitlementResponse = Static<typeof EntitlementResponse>;
+
+export const EntitlementSummary = Type.Object(
+  {
+    stock_keeping_unit: Type.String(),
+    status: EntitlementStatus,
+    version: Type.Integer({ minimum: 0 }),
+    updated_at: Type.String({ format: "date-time" }),
+  },
+  { title: "EntitlementSummary" },
+);
+export type EntitlementSummary = Static<typeof EntitlementSummary>;
+
+export const EntitlementsResponse = Type.Object(
+  { user_id: Type.String(), entitlements: Type.Array(EntitlementSummary, { description: "Newest first." }) },
+  { title: "Entitlements" },
+);
+export type EntitlementsResponse = Static<typeof EntitlementsResponse>;
+
+export const UserParams = Type.Object({ user_id: UserId });
+
+export const CommandHeaders = Type.Object({
+  "idempotency-key": Type.String({
+    maxLength: 255,
+    pattern: "^[\\x20-\\x7e]*[\\x21-\\x7e][\\x20-\\x7e]*$",
+    description: "Required; printable ASCII, at most 255 characters. Same key and request → the stored reply.",
+  }),
+  "x-trace-id": Type.Optional(Type.String({ description: "Carried into the event; a random UUID when absent." })),
+});
+
+export type Action = "GRANT" | "REVOKE";
+export const TARGET_STATUS: Record<Action, EntitlementStatus> = { GRANT: "ACTIVE", REVOKE: "REVOKED" };
+export const EVENT_TYPE: Record<Action, string> = { GRANT: "EntitlementGranted", REVOKE: "EntitlementRevoked" };
+
+/** Body size limit, in bytes (CONTRACT §3.1). */
+export const MAX_BODY_BYTES = 16 * 1024;
+
+export type ErrorReply = { code: string; message: string };
+export type CommandReplyBody = EntitlementResponse | ErrorReply;
+
+const RESPONSE_KEYS = Object.keys(EntitlementResponse.properties);
+const ERROR_KEYS = ["code", "message"];
+
+/**
+ * The reply text, keys in schema order. Replays re-render the stored JSONB (which reorders keys) through this same
+ * function, so a replay is byte-identical to the first reply.
+ */
+export function renderCommandReply(status: number, body: CommandReplyBody): string {
+  return JSON.stringify(body, status === 200 ? RESPONSE_KEYS : ERROR_KEYS);
+}

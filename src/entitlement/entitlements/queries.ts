@@ -1,0 +1,110 @@
+// SQL for one grant/revoke (reference §1.4) and the list (§1.2). Every function takes the handle first, so it runs
+// inside the command's transaction or on the pool.
+import type { JSONValue } from "postgres";
+import type { Db } from "../../shared/db.ts";
+import type { EntitlementStatus } from "./model.ts";
+
+/** `version` is bigint, which postgres.js returns as a string; read as float8 it is a number, exact below 2^53. */
+export type EntitlementRow = {
+  user_id: string;
+  stock_keeping_unit: string;
+  status: EntitlementStatus;
+  version: number;
+  updated_at: Date;
+};
+
+export type Change = { userId: string; sku: string; reason: string; purchaseId: string; now: Date };
+
+/** Grants unless the row is already ACTIVE: a new row is v0, a REVOKED row goes to v+1. No row → already ACTIVE. */
+export async function upsertGrantIfNotActive(db: Db, c: Change): Promise<EntitlementRow | undefined> {
+  const [row] = await db<EntitlementRow[]>`
+    insert into entitlements as e
+      (user_id, stock_keeping_unit, status, granted_at, revoked_at, source, source_id, version, updated_at)
+    values (${c.userId}, ${c.sku}, 'ACTIVE', ${c.now}, null, ${c.reason}, ${c.purchaseId}, 0, ${c.now})
+    on conflict (user_id, stock_keeping_unit) do update set
+      status = excluded.status,
+      granted_at = excluded.granted_at,
+      revoked_at = null,
+      source = excluded.source,
+      source_id = excluded.source_id,
+      version = e.version + 1,
+      updated_at = excluded.updated_at
+    where e.status <> 'ACTIVE'
+    returning user_id, stock_keeping_unit, status, version::float8 as version, updated_at`;
+  return row;
+}
+
+/**
+ * Revokes unless the row is already REVOKED: granted_at is kept. A pair that was never granted becomes a REVOKED v0
+ * row (granted_at null), as in the reference. No row → already REVOKED.
+ */
+export async function upsertRevokeIfNotRevoked(db: Db, c: Change): Promise<EntitlementRow | undefined> {
+  const [row] = await db<EntitlementRow[]>`
+    insert into entitlements as e
+      (user_id, stock_keeping_unit, status, granted_at, revoked_at, source, source_id, version, updated_at)
+    values (${c.userId}, ${c.sku}, 'REVOKED', null, ${c.now}, ${c.reason}, ${c.purchaseId}, 0, ${c.now})
+    on conflict (user_id, stock_keeping_unit) do update set
+      status = excluded.status,
+      granted_at = e.granted_at,
+      revoked_at = excluded.revoked_at,
+      source = excluded.source,
+      source_id = excluded.source_id,
+      version = e.version + 1,
+      updated_at = excluded.updated_at
+    where e.status <> 'REVOKED'
+    returning user_id, stock_keeping_unit, status, version::float8 as version, updated_at`;
+  return row;
+}
+
+/**
+ * Bounds every later statement of the transaction, waits on locks included, so a request never hangs on a stuck
+ * database (SQLSTATE 57014 when exceeded).
+ */
+export async function limitStatementTime(db: Db, ms: number): Promise<void> {
+  await db`select set_config('statement_timeout', ${String(ms)}, true)`;
+}
+
+export type AuditEntry = {
+  userId: string;
+  sku: string;
+  action: "GRANT" | "REVOKE";
+  reason: string;
+  purchaseId: string;
+  /** The Idempotency-Key, as in the reference. */
+  requestId: string;
+  detail: JSONValue;
+  traceId: string;
+  occurredAt: Date;
+};
+
+export async function insertAuditEntry(db: Db, a: AuditEntry): Promise<void> {
+  await db`
+    insert into entitlement_audit
+      (audit_id, occurred_at, user_id, stock_keeping_unit, action, source, source_id, request_id, detail, trace_id)
+    values (${crypto.randomUUID()}, ${a.occurredAt}, ${a.userId}, ${a.sku}, ${a.action}, ${a.reason},
+            ${a.purchaseId}, ${a.requestId}, ${db.json(a.detail)}, ${a.traceId})`;
+}
+
+export type OutboxEvent = {
+  eventId: string;
+  eventType: string;
+  aggregateKey: string;
+  payload: JSONValue;
+  createdAt: Date;
+};
+
+/** A PENDING event for the relay; the insert trigger wakes it after commit. */
+export async function insertOutboxEvent(db: Db, e: OutboxEvent): Promise<void> {
+  await db`
+    insert into outbox_events (event_id, event_type, aggregate_key, payload, status, attempt_count, created_at)
+    values (${e.eventId}, ${e.eventType}, ${e.aggregateKey}, ${db.json(e.payload)}, 'PENDING', 0, ${e.createdAt})`;
+}
+
+/** Every entitlement of a user, newest first; the SKU breaks ties so the order is stable. */
+export async function listEntitlementsOfUser(db: Db, userId: string): Promise<EntitlementRow[]> {
+  return db<EntitlementRow[]>`
+    select user_id, stock_keeping_unit, status, version::float8 as version, updated_at
+    from entitlements
+    where user_id = ${userId}
+    order by updated_at desc, stock_keeping_unit`;
+}

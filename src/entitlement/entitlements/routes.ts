@@ -1,0 +1,83 @@
+// The three Entitlement routes. Input is checked in the parse/transform hooks (validation.ts) so that every bad
+// request gets its precise `{code, message}`; the schemas also feed /openapi.json.
+import { Elysia } from "elysia";
+import { isTransientDbError, SqlState } from "../../shared/db.ts";
+import { ApiError, ErrorBody } from "../../shared/http/errors.ts";
+import type { Logger } from "../../shared/logger.ts";
+import {
+  type Action,
+  CommandBody,
+  CommandHeaders,
+  EntitlementResponse,
+  EntitlementsResponse,
+  renderCommandReply,
+  UserParams,
+} from "./model.ts";
+import { type CommandDeps, executeCommand, listEntitlements } from "./service.ts";
+import { checkIdempotencyKey, checkUserId, readCommandBody, traceIdOf } from "./validation.ts";
+
+export type RouteDeps = CommandDeps & { log: Logger };
+
+const errors = { 400: ErrorBody, 404: ErrorBody, 500: ErrorBody, 503: ErrorBody };
+const commandErrors = { ...errors, 409: ErrorBody, 413: ErrorBody, 415: ErrorBody };
+
+/** A lost or stuck database is worth a retry (503); anything else stays a 500. */
+function unavailableOr(log: Logger, error: unknown): never {
+  const code = (error as { code?: unknown })?.code;
+  if (isTransientDbError(error) || code === SqlState.queryCanceled) {
+    log.warn({ err: error }, "database unavailable");
+    throw new ApiError(503, "NOT_READY", "database unavailable, retry later");
+  }
+  throw error;
+}
+
+export function entitlementRoutes(deps: RouteDeps) {
+  const command = (action: Action, summary: string) => ({
+    handler: async ({ body, request }: { body: CommandBody; request: Request }) => {
+      const reply = await executeCommand(deps, {
+        action,
+        body,
+        idempotencyKey: checkIdempotencyKey(request.headers),
+        traceId: traceIdOf(request.headers),
+        caller: "",
+      }).catch((error) => unavailableOr(deps.log, error));
+      return new Response(renderCommandReply(reply.status, reply.body), {
+        status: reply.status,
+        headers: { "content-type": "application/json" },
+      });
+    },
+    hooks: {
+      // The first parser always returns the checked body or throws; "json" after it never runs and is there so that
+      // /openapi.json lists application/json as the request media type.
+      parse: [
+        async ({ request }: { request: Request }) => {
+          checkIdempotencyKey(request.headers);
+          return readCommandBody(request);
+        },
+        "json" as const,
+      ],
+      body: CommandBody,
+      headers: CommandHeaders,
+      response: { 200: EntitlementResponse, ...commandErrors },
+      detail: { summary, tags: ["entitlements"] },
+    },
+  });
+  const grant = command("GRANT", "Grant an entitlement (idempotent per Idempotency-Key)");
+  const revoke = command("REVOKE", "Revoke an entitlement (idempotent per Idempotency-Key)");
+
+  return new Elysia({ name: "entitlement-routes" })
+    .post("/v1/entitlements/grants", grant.handler, grant.hooks)
+    .post("/v1/entitlements/revokes", revoke.handler, revoke.hooks)
+    .get(
+      "/v1/users/:user_id/entitlements",
+      ({ params }) => listEntitlements(deps.sql, params.user_id).catch((error) => unavailableOr(deps.log, error)),
+      {
+        transform: ({ params }) => {
+          checkUserId(params.user_id);
+        },
+        params: UserParams,
+        response: { 200: EntitlementsResponse, ...errors },
+        detail: { summary: "List a user's entitlements, newest first", tags: ["entitlements"] },
+      },
+    );
+}

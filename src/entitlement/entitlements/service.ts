@@ -1,0 +1,197 @@
+// Grant, revoke and list (reference §1, §3). One command is one transaction: the advisory lock on the key, the
+// idempotency lookup, then either a replay or the state change with its audit row, outbox event and idempotency
+// record, all committed together. Expected outcomes (replay, conflicts) are values; surprises are thrown.
+import { Value } from "@sinclair/typebox/value";
+import type { Sql, TransactionSql } from "postgres";
+import type { Clock } from "../../shared/runtime.ts";
+import { requestHash } from "../idempotency/hash.ts";
+import {
+  findLiveIdempotencyRecord,
+  type IdempotencyRecord,
+  lockIdempotencyKey,
+  storeIdempotencyRecord,
+} from "../idempotency/queries.ts";
+import type { CommandMetrics, CommandResult } from "./metrics.ts";
+import {
+  type Action,
+  type CommandBody,
+  type CommandReplyBody,
+  EntitlementResponse,
+  type EntitlementsResponse,
+  type ErrorReply,
+  EVENT_TYPE,
+  TARGET_STATUS,
+} from "./model.ts";
+import {
+  type EntitlementRow,
+  insertAuditEntry,
+  insertOutboxEvent,
+  limitStatementTime,
+  listEntitlementsOfUser,
+  upsertGrantIfNotActive,
+  upsertRevokeIfNotRevoked,
+} from "./queries.ts";
+
+export type CommandDeps = {
+  sql: Sql;
+  now: Clock;
+  idempotencyTtlMs: number;
+  statementTimeoutMs: number;
+  metrics: CommandMetrics;
+};
+
+export type Command = {
+  action: Action;
+  body: CommandBody;
+  idempotencyKey: string;
+  traceId: string;
+  /** Whose key space the Idempotency-Key lives in; '' until authentication exists. */
+  caller: string;
+};
+
+export type CommandReply = {
+  kind: "applied" | "state_conflict" | "key_conflict" | "replayed";
+  status: number;
+  body: CommandReplyBody;
+};
+
+const RESULT: Record<CommandReply["kind"], CommandResult> = {
+  applied: "success",
+  state_conflict: "conflict",
+  key_conflict: "conflict",
+  replayed: "idempotency_reused",
+};
+
+const KEY_CONFLICT: ErrorReply = { code: "IDEMPOTENCY_KEY_CONFLICT", message: "Idempotency-Key conflict" };
+
+/** Runs a grant or revoke; throws only on database trouble (the transaction is then rolled back). */
+export async function executeCommand(deps: CommandDeps, command: Command): Promise<CommandReply> {
+  try {
+    const reply = await deps.sql.begin((tx) => executeInTransaction(tx, deps, command));
+    deps.metrics.record(command.action, RESULT[reply.kind]);
+    return reply;
+  } catch (error) {
+    deps.metrics.record(command.action, "error");
+    throw error;
+  }
+}
+
+async function executeInTransaction(tx: TransactionSql, deps: CommandDeps, command: Command): Promise<CommandReply> {
+  const { action, body, caller, idempotencyKey: key } = command;
+  const hash = requestHash({ action, ...body });
+  // One round trip: the statements are pipelined and run in order, so the lookup sees whatever the previous holder
+  // of the lock committed.
+  const [, , stored] = await Promise.all([
+    limitStatementTime(tx, deps.statementTimeoutMs),
+    lockIdempotencyKey(tx, key),
+    findLiveIdempotencyRecord(tx, { caller, key }),
+  ]);
+  if (stored) return replayStored(stored, hash);
+
+  const now = deps.now();
+  const change = {
+    userId: body.user_id,
+    sku: body.stock_keeping_unit,
+    reason: body.reason,
+    purchaseId: body.purchase_id,
+    now,
+  };
+  const row =
+    action === "GRANT" ? await upsertGrantIfNotActive(tx, change) : await upsertRevokeIfNotRevoked(tx, change);
+  const remember = (status: number, reply: CommandReplyBody) =>
+    storeIdempotencyRecord(tx, {
+      caller,
+      key,
+      requestHash: hash,
+      responseCode: status,
+      responseBody: reply,
+      expiresAt: new Date(now.getTime() + deps.idempotencyTtlMs),
+    }).then((stored) => {
+      if (stored !== 1) throw new Error("idempotency invariant violated: a live record appeared under the lock");
+    });
+
+  if (!row) {
+    // The conflict is remembered (and committed) so that a retry with this key gets the same answer.
+    const conflict: ErrorReply = { code: "ENTITLEMENT_STATE_CONFLICT", message: `already ${TARGET_STATUS[action]}` };
+    await remember(409, conflict);
+    return { kind: "state_conflict", status: 409, body: conflict };
+  }
+  const response = toResponse(row);
+  await Promise.all([
+    insertAuditEntry(tx, {
+      userId: row.user_id,
+      sku: row.stock_keeping_unit,
+      action,
+      reason: body.reason,
+      purchaseId: body.purchase_id,
+      requestId: key,
+      detail: { ...body },
+      traceId: command.traceId,
+      occurredAt: now,
+    }),
+    insertOutboxEvent(tx, eventOf(action, row, body, command.traceId, now)),
+    remember(200, response),
+  ]);
+  return { kind: "applied", status: 200, body: response };
+}
+
+/** Same key: the same request gets the stored reply, a different one a key conflict (never stored). */
+function replayStored(stored: IdempotencyRecord, hash: string): CommandReply {
+  if (stored.requestHash !== hash) return { kind: "key_conflict", status: 409, body: KEY_CONFLICT };
+  const body = stored.responseBody;
+  const replayable =
+    (stored.responseCode === 200 && Value.Check(EntitlementResponse, body)) ||
+    (stored.responseCode === 409 && isErrorReply(body));
+  if (!replayable) throw new Error(`stored idempotency response (code ${stored.responseCode}) cannot be replayed`);
+  return { kind: "replayed", status: stored.responseCode, body: body as CommandReplyBody };
+}
+
+function isErrorReply(body: unknown): body is ErrorReply {
+  const b = body as Partial<ErrorReply> | null;
+  return typeof b?.code === "string" && typeof b.message === "string";
+}
+
+function toResponse(row: EntitlementRow): EntitlementResponse {
+  return {
+    user_id: row.user_id,
+    stock_keeping_unit: row.stock_keeping_unit,
+    status: row.status,
+    version: row.version,
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+/** The outbox row; its payload carries every field of the protobuf EntitlementEvent (reference §1.4, §6.4). */
+function eventOf(action: Action, row: EntitlementRow, body: CommandBody, traceId: string, now: Date) {
+  const eventId = crypto.randomUUID();
+  const eventType = EVENT_TYPE[action];
+  return {
+    eventId,
+    eventType,
+    aggregateKey: `${row.user_id}:${row.stock_keeping_unit}`,
+    createdAt: now,
+    payload: {
+      event_id: eventId,
+      event_type: eventType,
+      occurred_at: now.toISOString(),
+      user_id: row.user_id,
+      stock_keeping_unit: row.stock_keeping_unit,
+      source: body.reason,
+      source_id: body.purchase_id,
+      version: row.version,
+      trace_id: traceId,
+    },
+  };
+}
+
+/** Every entitlement of the user, newest first; an unknown user has none. */
+export async function listEntitlements(sql: Sql, userId: string): Promise<EntitlementsResponse> {
+  const rows = await listEntitlementsOfUser(sql, userId);
+  return {
+    user_id: userId,
+    entitlements: rows.map((row) => {
+      const { user_id: _, ...summary } = toResponse(row);
+      return summary;
+    }),
+  };
+}

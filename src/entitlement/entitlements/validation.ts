@@ -1,0 +1,100 @@
+// Input checks at the edge, in the order CONTRACT §3.1 gives them: Idempotency-Key first, then the media type, the
+// size, the JSON and the fields. Every failure is an ApiError carrying its status, so bad input is never a 500.
+import type { TString } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import { ApiError, badRequest } from "../../shared/http/errors.ts";
+import { CommandBody, CommandHeaders, MAX_BODY_BYTES, UserId } from "./model.ts";
+
+const KEY_SCHEMA = CommandHeaders.properties["idempotency-key"];
+/** Blank as Java's String.trim() sees it: no character above U+0020. */
+const isBlank = (value: string) => ![...value].some((ch) => ch > " ");
+const TRACE_ID = /^[\x21-\x7e]{1,128}$/;
+const JSON_MEDIA_TYPE = /^application\/(?:[^/;\s]+\+)?json$/;
+
+/** The Idempotency-Key header: required, printable ASCII, at most 255 characters. */
+export function checkIdempotencyKey(headers: Headers): string {
+  const key = headers.get("idempotency-key");
+  if (key === null || key.trim() === "") throw badRequest("Idempotency-Key is required");
+  if (key.length > (KEY_SCHEMA.maxLength ?? 255)) {
+    throw badRequest(`Idempotency-Key must be at most ${KEY_SCHEMA.maxLength} characters`);
+  }
+  if (!Value.Check(KEY_SCHEMA, key)) throw badRequest("Idempotency-Key must be printable ASCII");
+  return key;
+}
+
+/** X-Trace-Id when it looks like an id (printable, at most 128 characters), else a fresh UUID. */
+export function traceIdOf(headers: Headers): string {
+  const given = headers.get("x-trace-id")?.trim();
+  return given && TRACE_ID.test(given) ? given : crypto.randomUUID();
+}
+
+/** The `{user_id}` path segment of the list route. */
+export function checkUserId(value: string | undefined): string {
+  return checkField("user_id", UserId, value);
+}
+
+const unsupportedMediaType = () => new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json");
+const tooLarge = () => new ApiError(413, "PAYLOAD_TOO_LARGE", `request body must be at most ${MAX_BODY_BYTES} bytes`);
+
+/** Reads and validates a grant/revoke body. Call after `checkIdempotencyKey`. */
+export async function readCommandBody(request: Request): Promise<CommandBody> {
+  const contentType = request.headers.get("content-type");
+  const mediaType = contentType?.split(";")[0]?.trim().toLowerCase();
+  if (mediaType !== undefined && !JSON_MEDIA_TYPE.test(mediaType)) throw unsupportedMediaType();
+  const bytes = await readAtMost(request, MAX_BODY_BYTES);
+  if (bytes.length === 0) throw badRequest("request body is required");
+  // A non-empty body without a Content-Type is octet-stream, as in the reference.
+  if (mediaType === undefined) throw unsupportedMediaType();
+  const parsed = parseJson(bytes);
+  if (parsed === null) throw badRequest("request body is required");
+  if (typeof parsed !== "object" || Array.isArray(parsed)) throw badRequest("request body is invalid");
+  return checkFields(parsed as Record<string, unknown>);
+}
+
+async function readAtMost(request: Request, limit: number): Promise<Uint8Array> {
+  const declared = Number(request.headers.get("content-length") ?? 0);
+  if (declared > limit) throw tooLarge();
+  if (!request.body) return new Uint8Array();
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.length;
+    if (total > limit) {
+      await reader.cancel();
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks);
+}
+
+function parseJson(bytes: Uint8Array): unknown {
+  try {
+    return JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+  } catch {
+    throw badRequest("request body is invalid");
+  }
+}
+
+/** Checks the fields in schema order and reports the first bad one; unknown fields are dropped. */
+function checkFields(body: Record<string, unknown>): CommandBody {
+  const out: Record<string, string> = {};
+  for (const [name, schema] of Object.entries(CommandBody.properties)) {
+    out[name] = checkField(name, schema, body[name]);
+  }
+  return out as CommandBody;
+}
+
+function checkField(name: string, schema: TString, value: unknown): string {
+  if (value === undefined || value === null) throw badRequest(`${name} is required`);
+  if (typeof value !== "string") throw badRequest(`${name} must be a string`);
+  if (Value.Check(schema, value as unknown)) return value;
+  if (isBlank(value)) throw badRequest(`${name} is required`);
+  if (value.length > (schema.maxLength ?? Number.POSITIVE_INFINITY)) {
+    throw badRequest(`${name} must be at most ${schema.maxLength} characters`);
+  }
+  throw badRequest(`${name} must not contain U+0000`);
+}
