@@ -1,0 +1,32 @@
+// The Notification HTTP app, shared by main and the tests: health, readiness (database and JetStream consumer),
+// metrics, OpenAPI, and the debug inbox when enabled.
+import type { Registry } from "prom-client";
+import { ping, type Sql } from "../shared/db.ts";
+import { createHttpApp } from "../shared/http/app.ts";
+import type { Logger } from "../shared/logger.ts";
+import type { ConsumerHealth } from "./consumer/worker.ts";
+import { inboxRoutes } from "./inbox/routes.ts";
+
+export type AppDeps = {
+  sql: Sql;
+  log: Logger;
+  registry: Registry;
+  version: string;
+  /** Undefined when NATS is disabled: readiness then needs the database only. */
+  consumer: ConsumerHealth | undefined;
+  debugApi: { enabled: boolean; token: string | undefined };
+};
+
+export function createApp(deps: AppDeps) {
+  const app = createHttpApp({
+    service: "notification",
+    version: deps.version,
+    log: deps.log,
+    registry: deps.registry,
+    readiness: async () => {
+      await ping(deps.sql);
+      if (deps.consumer && !deps.consumer.bound) throw new Error("JetStream consumer is not bound");
+    },
+  });
+  return deps.debugApi.enabled ? app.use(inboxRoutes({ sql: deps.sql, token: deps.debugApi.token })) : app;
+}

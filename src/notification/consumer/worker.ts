@@ -1,0 +1,59 @@
+// The entitlement event consumer: durable pull consumer on the entitlement stream (CONTRACT §4).
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+import type { Worker } from "../../shared/service.ts";
+import type { NotificationConfig } from "../config.ts";
+import type { NatsLink } from "../nats/link.ts";
+import { runPullLoop } from "../nats/pull.ts";
+import { ensureDurable, ensureOwnedStream, ensureStreamExists } from "../nats/streams.ts";
+import { createEventHandler, type EventHandlerDeps } from "./handler.ts";
+
+export type ConsumerHealth = { bound: boolean };
+
+export type EventConsumerDeps = EventHandlerDeps & {
+  link: NatsLink;
+  nats: NotificationConfig["nats"];
+  batchSize: number;
+  health: ConsumerHealth;
+};
+
+export function createEventConsumer(deps: EventConsumerDeps): Worker {
+  const { nats } = deps;
+  const log = deps.log.child({ component: "event-consumer" });
+  const handle = createEventHandler({ ...deps, log });
+  return {
+    name: "event-consumer",
+    run: async (signal) => {
+      const nc = await deps.link.get(signal);
+      if (!nc) return;
+      await runPullLoop(
+        {
+          prepare: async () => {
+            const jsm = await jetstreamManager(nc);
+            // The advisory streams must exist before the first term() or max-deliver, or that advisory is lost.
+            for (const a of nats.advisories) await ensureOwnedStream(jsm, { name: a.stream, subject: a.subject });
+            await ensureStreamExists(jsm, {
+              name: nats.stream,
+              subject: nats.subject,
+              duplicateWindowMs: nats.duplicateWindowMs,
+            });
+            await ensureDurable(jsm, {
+              stream: nats.stream,
+              durable: nats.durable,
+              ackWaitMs: nats.ackWaitMs,
+              maxDeliver: nats.maxDeliver,
+              filterSubject: nats.subject,
+            });
+            return jetstream(nc).consumers.get(nats.stream, nats.durable);
+          },
+          batchSize: deps.batchSize,
+          handle,
+          onBound: (bound) => {
+            deps.health.bound = bound;
+          },
+          log,
+        },
+        signal,
+      );
+    },
+  };
+}

@@ -1,0 +1,23 @@
+// What the delivery worker needs, built once by the composition root.
+import type { BackoffPolicy } from "../../shared/backoff.ts";
+import type { Sql } from "../../shared/db.ts";
+import type { Logger } from "../../shared/logger.ts";
+import type { Clock } from "../../shared/runtime.ts";
+import type { Sender } from "../channels/sender.ts";
+import type { NotificationMetrics } from "../metrics.ts";
+
+export type DeliveryDeps = {
+  sql: Sql;
+  log: Logger;
+  clock: Clock;
+  metrics: NotificationMetrics;
+  send: Sender;
+  /** Written to locked_by; finalizes only touch rows that still carry it. */
+  workerId: string;
+  batchSize: number;
+  maxAttempts: number;
+  leaseMs: number;
+  errorMessageMaxLength: number;
+  backoff: BackoffPolicy;
+  random?: () => number;
+};

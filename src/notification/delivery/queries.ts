@@ -1,0 +1,115 @@
+// SQL of the delivery worker, one statement per function. Every finalize is guarded by the in-flight status and
+// locked_by, so a worker that lost its lease changes nothing (CONTRACT §6).
+import type { Db } from "../../shared/db.ts";
+
+export type ClaimedNotification = {
+  notificationId: string;
+  eventId: string;
+  userId: string;
+  type: string;
+  occurredAt: Date;
+  payload: Record<string, unknown>;
+  /** Already counts this attempt: the claim increments it (CONTRACT §8.5). */
+  attemptCount: number;
+  createdAt: Date;
+};
+
+type ClaimRow = {
+  notification_id: string;
+  event_id: string;
+  user_id: string;
+  type: string;
+  occurred_at: Date;
+  payload: string;
+  attempt_count: number;
+  created_at: Date;
+};
+
+/**
+ * Claims due PENDING rows and PROCESSING rows whose lease expired, oldest first. Sorted explicitly: UPDATE … RETURNING
+ * keeps no order (reference §11.13).
+ */
+export async function claimNotifications(
+  db: Db,
+  input: { limit: number; now: Date; leaseUntil: Date; lockedBy: string },
+): Promise<ClaimedNotification[]> {
+  const rows = await db<ClaimRow[]>`
+    with picked as (
+      select notification_id from notifications
+      where (status = 'PENDING' and (next_retry_at is null or next_retry_at <= ${input.now}))
+         or (status = 'PROCESSING' and (lease_until is null or lease_until <= ${input.now}))
+      order by created_at
+      limit ${input.limit}
+      for update skip locked
+    ), claimed as (
+      update notifications n
+      set status = 'PROCESSING', locked_by = ${input.lockedBy}, locked_at = ${input.now},
+          lease_until = ${input.leaseUntil}, attempt_count = n.attempt_count + 1
+      from picked
+      where n.notification_id = picked.notification_id
+      returning n.notification_id, n.event_id, n.user_id, n.type, n.occurred_at, n.payload_json::text as payload,
+                n.attempt_count, n.created_at
+    )
+    select * from claimed order by created_at, notification_id`;
+  return rows.map((r) => ({
+    notificationId: r.notification_id,
+    eventId: r.event_id,
+    userId: r.user_id,
+    type: r.type,
+    occurredAt: r.occurred_at,
+    payload: JSON.parse(r.payload) as Record<string, unknown>,
+    attemptCount: r.attempt_count,
+    createdAt: r.created_at,
+  }));
+}
+
+type Guard = { notificationId: string; lockedBy: string };
+
+export async function markSent(db: Db, input: Guard & { sentAt: Date }): Promise<number> {
+  const result = await db`
+    update notifications
+    set status = 'SENT', sent_at = ${input.sentAt}, next_retry_at = null, last_error = null,
+        locked_by = null, locked_at = null, lease_until = null
+    where notification_id = ${input.notificationId} and status = 'PROCESSING' and locked_by = ${input.lockedBy}`;
+  return result.count;
+}
+
+export async function markRetry(db: Db, input: Guard & { nextRetryAt: Date; error: string }): Promise<number> {
+  const result = await db`
+    update notifications
+    set status = 'PENDING', next_retry_at = ${input.nextRetryAt}, last_error = ${input.error},
+        locked_by = null, locked_at = null, lease_until = null
+    where notification_id = ${input.notificationId} and status = 'PROCESSING' and locked_by = ${input.lockedBy}`;
+  return result.count;
+}
+
+export async function markFailed(db: Db, input: Guard & { attemptCount: number; error: string }): Promise<number> {
+  const result = await db`
+    update notifications
+    set status = 'FAILED', attempt_count = ${input.attemptCount}, next_retry_at = null, last_error = ${input.error},
+        locked_by = null, locked_at = null, lease_until = null
+    where notification_id = ${input.notificationId} and status = 'PROCESSING' and locked_by = ${input.lockedBy}`;
+  return result.count;
+}
+
+/** Copies the notification into the DLQ; a second copy of the same notification is ignored. */
+export async function insertNotificationDlq(
+  db: Db,
+  input: { notificationId: string; error: string; now: Date },
+): Promise<number> {
+  const result = await db`
+    insert into notification_dlq (dlq_id, notification_id, event_id, payload_json, error_message, created_at)
+    select gen_random_uuid(), notification_id, event_id, payload_json, ${input.error}, ${input.now}
+    from notifications where notification_id = ${input.notificationId}
+    on conflict (notification_id) do nothing`;
+  return result.count;
+}
+
+/** Rows a claim could take right now (the claim's own predicate). */
+export async function countBacklog(db: Db, now: Date): Promise<number> {
+  const [row] = await db<{ n: number }[]>`
+    select count(*)::int as n from notifications
+    where (status = 'PENDING' and (next_retry_at is null or next_retry_at <= ${now}))
+       or (status = 'PROCESSING' and (lease_until is null or lease_until <= ${now}))`;
+  return row?.n ?? 0;
+}

@@ -1,0 +1,65 @@
+// One delivery round: claim a batch, send each notification concurrently, finalize each under its lease.
+import { secondsBetween } from "../../shared/metrics.ts";
+import type { Delivery } from "../channels/sender.ts";
+import type { DeliveryDeps } from "./deps.ts";
+import { handleFailure, moveToDlq } from "./failure.ts";
+import { type ClaimedNotification, claimNotifications, markSent } from "./queries.ts";
+
+function toDelivery(n: ClaimedNotification): Delivery {
+  const { notificationId, eventId, userId, type, occurredAt, payload } = n;
+  return { notificationId, eventId, userId, type, occurredAt, payload };
+}
+
+/**
+ * Every earlier claim of this row ended without an outcome (its worker died or stalled past the lease): the claim
+ * already counted them all, so the row fails instead of looping forever (CONTRACT §8.5).
+ */
+async function failExhausted(deps: DeliveryDeps, n: ClaimedNotification): Promise<void> {
+  const error = "delivery attempts exhausted: earlier claims expired without an outcome";
+  const moved = await moveToDlq(deps, {
+    notificationId: n.notificationId,
+    lockedBy: deps.workerId,
+    attemptCount: deps.maxAttempts,
+    error,
+  });
+  if (!moved) return;
+  deps.metrics.delivery.inc({ result: "failed" });
+  deps.metrics.dlq.inc();
+  deps.log.error({ notification_id: n.notificationId }, error);
+}
+
+async function deliverOne(deps: DeliveryDeps, n: ClaimedNotification): Promise<void> {
+  if (n.attemptCount > deps.maxAttempts) return failExhausted(deps, n);
+  try {
+    await deps.send(toDelivery(n));
+  } catch (error) {
+    return handleFailure(deps, n, error);
+  }
+  const sentAt = deps.clock();
+  const log = deps.log.child({ notification_id: n.notificationId });
+  try {
+    if ((await markSent(deps.sql, { notificationId: n.notificationId, lockedBy: deps.workerId, sentAt })) === 0) {
+      log.warn("notification sent, but its lease was lost before it was marked SENT");
+      return;
+    }
+    deps.metrics.delivery.inc({ result: "sent" });
+    const delay = secondsBetween(n.occurredAt, sentAt);
+    if (delay !== undefined) deps.metrics.e2eDelay.observe(delay);
+  } catch (error) {
+    // Delivered, so this is no send failure (reference §11.21): the lease expires and it is sent once more.
+    log.error({ err: error }, "notification sent, but marking it SENT failed; it is sent again after the lease");
+  }
+}
+
+/** Returns how many notifications were claimed. Throws only when the claim itself fails. */
+export async function deliverBatch(deps: DeliveryDeps): Promise<number> {
+  const now = deps.clock();
+  const claimed = await claimNotifications(deps.sql, {
+    limit: deps.batchSize,
+    now,
+    leaseUntil: new Date(now.getTime() + deps.leaseMs),
+    lockedBy: deps.workerId,
+  });
+  await Promise.all(claimed.map((n) => deliverOne(deps, n)));
+  return claimed.length;
+}

@@ -1,0 +1,84 @@
+// Composition root of the Notification executable (STYLE §1): the only place that reads process.env, opens
+// PostgreSQL and NATS, listens and starts the loops.
+import pkg from "../../package.json" with { type: "json" };
+import { type Command, dispatch, EXIT_USAGE } from "../shared/cli.ts";
+import { createRegistry } from "../shared/metrics.ts";
+import { connectNats } from "../shared/nats.ts";
+import { systemClock, Waker, workerId } from "../shared/runtime.ts";
+import { runMigrate, runServe, type ServiceSpec } from "../shared/service.ts";
+import { createApp } from "./app.ts";
+import { loadNotificationConfig, type NotificationConfig } from "./config.ts";
+import type { ConsumerHealth } from "./consumer/worker.ts";
+import { createNotificationMetrics } from "./metrics.ts";
+import { migrations, SCHEMA } from "./migrations.ts";
+import { createNatsLink } from "./nats/link.ts";
+import { createWorkers } from "./workers.ts";
+
+const spec: ServiceSpec<NotificationConfig> = {
+  name: "notification",
+  schema: SCHEMA,
+  migrations,
+  loadConfig: loadNotificationConfig,
+  database: (c) => c.database,
+  http: (c) => c.http,
+  logLevel: (c) => c.log.level,
+  start: async ({ config, sql, log }) => {
+    const registry = createRegistry("notification", { defaultMetrics: true });
+    const metrics = createNotificationMetrics(registry);
+    const health: ConsumerHealth = { bound: false };
+    const link = config.nats.enabled
+      ? createNatsLink(
+          connectNats(
+            { url: config.nats.url, connectionTimeoutMs: config.nats.connectionTimeoutMs, name: "notification" },
+            log.child({ component: "nats" }),
+          ),
+          log,
+        )
+      : undefined;
+    if (!link) log.warn("NATS_ENABLED=false: no entitlement events are consumed");
+    const workers = createWorkers({
+      config,
+      sql,
+      log,
+      clock: systemClock,
+      metrics,
+      waker: new Waker(),
+      workerId: workerId(config.workerId),
+      link,
+      health,
+    });
+    const app = createApp({
+      sql,
+      log,
+      registry,
+      version: pkg.version,
+      consumer: link ? health : undefined,
+      debugApi: config.debugApi,
+    });
+    return { app, workers, close: async () => link?.close() };
+  },
+};
+
+/** Neither subcommand takes arguments: anything after it is a usage error (exit 2). */
+function withoutArgs(name: string, run: () => Promise<number>): Command["run"] {
+  return async (args) => {
+    if (args.length === 0) return run();
+    console.error(`notification ${name}: unexpected argument '${args[0]}'\nusage: notification ${name}`);
+    return EXIT_USAGE;
+  };
+}
+
+const commands: Command[] = [
+  {
+    name: "serve",
+    summary: "apply migrations, then serve HTTP and run the workers (default)",
+    run: withoutArgs("serve", () => runServe(spec, process.env)),
+  },
+  {
+    name: "migrate",
+    summary: "apply pending migrations and exit",
+    run: withoutArgs("migrate", () => runMigrate(spec, process.env)),
+  },
+];
+
+process.exitCode = await dispatch("notification", process.argv.slice(2), commands);

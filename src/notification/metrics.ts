@@ -1,0 +1,42 @@
+// Notification metrics (reference §7.7 and slo.md), registered on the app's own registry.
+import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+
+export function createNotificationMetrics(registry: Registry) {
+  return {
+    delivery: new Counter({
+      name: "notification_delivery_total",
+      help: "Delivery outcomes: sent, failed (moved to the DLQ) or retry_scheduled.",
+      labelNames: ["result"] as const,
+      registers: [registry],
+    }),
+    e2eDelay: new Histogram({
+      name: "notification_delivery_e2e_delay_seconds",
+      help: "Seconds from the event's occurred_at to the successful send.",
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600],
+      registers: [registry],
+    }),
+    backlog: new Gauge({
+      name: "notification_backlog_current",
+      help: "Notifications claimable right now (due PENDING plus lease-expired PROCESSING).",
+      registers: [registry],
+    }),
+    dlq: new Counter({
+      name: "notification_dlq_total",
+      help: "Notifications moved to notification_dlq.",
+      registers: [registry],
+    }),
+    events: new Counter({
+      name: "notification_events_total",
+      help: "Entitlement events consumed: created, duplicate, terminated or nak.",
+      labelNames: ["result"] as const,
+      registers: [registry],
+    }),
+    natsDlq: new Counter({
+      name: "notification_nats_dlq_total",
+      help: "JetStream advisories recorded in notification_nats_dlq, by kind.",
+      labelNames: ["kind"] as const,
+      registers: [registry],
+    }),
+  };
+}
+export type NotificationMetrics = ReturnType<typeof createNotificationMetrics>;

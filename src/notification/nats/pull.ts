@@ -1,0 +1,78 @@
+// The loop every JetStream reader of this service runs: set up the stream and durable, consume, hand the messages over
+// in batches, and start again after any failure (NATS outage, deleted consumer, closed connection) until aborted.
+import type { Consumer, ConsumerMessages, JsMsg } from "@nats-io/jetstream";
+import type { Logger } from "../../shared/logger.ts";
+import { sleep } from "../../shared/runtime.ts";
+
+export type PullLoop = {
+  /** Ensures the stream and the durable exist and returns the consumer to read. */
+  prepare: () => Promise<Consumer>;
+  batchSize: number;
+  /** Handles one batch; it settles every message itself (ack, nak or term) and should not throw. */
+  handle: (messages: JsMsg[]) => Promise<void>;
+  /** Told true once reading, false when the consumer is gone or the loop is between attempts. */
+  onBound?: (bound: boolean) => void;
+  log: Logger;
+  retryMs?: number;
+};
+
+const LOST = new Set(["consumer_not_found", "stream_not_found", "consumer_deleted", "heartbeats_missed"]);
+
+function watchStatus(messages: ConsumerMessages, loop: PullLoop): void {
+  void (async () => {
+    for await (const s of messages.status()) {
+      if (LOST.has(s.type)) {
+        loop.onBound?.(false);
+        loop.log.warn({ status: s.type }, "JetStream consumer not reachable");
+      } else if (s.type === "next" || s.type === "heartbeat") {
+        loop.onBound?.(true);
+      }
+    }
+  })().catch(() => {});
+}
+
+/**
+ * Reads one consume() session. A batch ends when `batchSize` messages are in hand or when no further message is
+ * already buffered, so a lone event is handled at once and a burst is handled in large transactions.
+ */
+async function consumeOnce(loop: PullLoop, signal: AbortSignal): Promise<void> {
+  const consumer = await loop.prepare();
+  const messages = await consumer.consume({ max_messages: loop.batchSize });
+  const stop = () => void messages.close();
+  signal.addEventListener("abort", stop, { once: true });
+  if (signal.aborted) stop();
+  loop.onBound?.(true);
+  watchStatus(messages, loop);
+  try {
+    let batch: JsMsg[] = [];
+    for await (const message of messages) {
+      batch.push(message);
+      if (batch.length >= loop.batchSize || messages.getPending() === 0) {
+        await loop.handle(batch);
+        batch = [];
+      }
+    }
+    if (batch.length > 0) await loop.handle(batch);
+  } finally {
+    signal.removeEventListener("abort", stop);
+  }
+}
+
+/** Runs until `signal` aborts; never throws. */
+export async function runPullLoop(loop: PullLoop, signal: AbortSignal): Promise<void> {
+  const retryMs = loop.retryMs ?? 1_000;
+  let failures = 0;
+  while (!signal.aborted) {
+    try {
+      await consumeOnce(loop, signal);
+      failures = 0;
+    } catch (error) {
+      failures++;
+      if (failures === 1 || failures % 30 === 0) {
+        loop.log.warn({ err: error, failures }, "JetStream consumer failed, retrying");
+      }
+    }
+    loop.onBound?.(false);
+    if (!signal.aborted) await sleep(Math.min(retryMs * Math.max(1, failures), 15_000), signal);
+  }
+}

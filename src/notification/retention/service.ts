@@ -1,0 +1,54 @@
+// One retention run: report stale PENDING/PROCESSING rows (never deleted: they mean delivery is stuck), then delete
+// finished notifications and processed events older than the threshold, in bounded batches so no statement holds
+// many row locks for long.
+import type { Sql } from "../../shared/db.ts";
+import type { Logger } from "../../shared/logger.ts";
+import { countStaleActive, deleteFinishedNotifications, deleteProcessedEvents } from "./queries.ts";
+
+export type RetentionOutcome = { staleActive: number; notificationsDeleted: number; processedEventsDeleted: number };
+
+const DAY_MS = 86_400_000;
+
+async function deleteInBatches(
+  remove: (limit: number) => Promise<number>,
+  limit: number,
+  signal?: AbortSignal,
+): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const n = await remove(limit);
+    total += n;
+    if (n < limit || signal?.aborted) return total;
+  }
+}
+
+export async function runRetention(
+  deps: { sql: Sql; log: Logger; now: Date; retentionDays: number; batchSize?: number },
+  signal?: AbortSignal,
+): Promise<RetentionOutcome> {
+  const { sql, log } = deps;
+  const threshold = new Date(deps.now.getTime() - deps.retentionDays * DAY_MS);
+  const limit = deps.batchSize ?? 1_000;
+  const staleActive = await countStaleActive(sql, threshold);
+  if (staleActive > 0) {
+    log.error(
+      { stale_active: staleActive, threshold },
+      "stale active records: PENDING/PROCESSING older than retention",
+    );
+  }
+  const notificationsDeleted = await deleteInBatches(
+    (l) => deleteFinishedNotifications(sql, { threshold, limit: l }),
+    limit,
+    signal,
+  );
+  const processedEventsDeleted = await deleteInBatches(
+    (l) => deleteProcessedEvents(sql, { threshold, limit: l }),
+    limit,
+    signal,
+  );
+  log.info(
+    { threshold, notifications_deleted: notificationsDeleted, processed_events_deleted: processedEventsDeleted },
+    "retention run finished",
+  );
+  return { staleActive, notificationsDeleted, processedEventsDeleted };
+}

@@ -1,0 +1,97 @@
+// Builds the background workers from the opened resources; main and the integration tests share it.
+import type { Sql } from "../shared/db.ts";
+import type { Logger } from "../shared/logger.ts";
+import type { Clock, Waker } from "../shared/runtime.ts";
+import type { Worker } from "../shared/service.ts";
+import { createAdvisoryCapture } from "./advisories/worker.ts";
+import { createSender } from "./channels/select.ts";
+import type { Sender } from "./channels/sender.ts";
+import type { NotificationConfig } from "./config.ts";
+import { type ConsumerHealth, createEventConsumer } from "./consumer/worker.ts";
+import { createDeliveryWorker } from "./delivery/worker.ts";
+import type { NotificationMetrics } from "./metrics.ts";
+import type { NatsLink } from "./nats/link.ts";
+import { createRetentionWorker } from "./retention/worker.ts";
+
+/** Events per consumer transaction; the client keeps at most this many unacknowledged messages buffered. */
+const EVENT_BATCH_SIZE = 100;
+
+export type WorkerDeps = {
+  config: NotificationConfig;
+  sql: Sql;
+  log: Logger;
+  clock: Clock;
+  metrics: NotificationMetrics;
+  waker: Waker;
+  workerId: string;
+  /** Undefined when NATS is disabled. */
+  link: NatsLink | undefined;
+  health: ConsumerHealth;
+  /** Replaces the configured channel (tests). */
+  send?: Sender;
+};
+
+export function createWorkers(deps: WorkerDeps): Worker[] {
+  const { config, sql, log, clock, metrics } = deps;
+  const workers: Worker[] = [];
+  if (deps.link) {
+    workers.push(
+      createEventConsumer({
+        sql,
+        log,
+        clock,
+        metrics,
+        link: deps.link,
+        nats: config.nats,
+        batchSize: EVENT_BATCH_SIZE,
+        health: deps.health,
+        onCreated: () => deps.waker.wake(),
+      }),
+      ...config.nats.advisories.map((advisory) =>
+        createAdvisoryCapture({
+          sql,
+          log,
+          clock,
+          metrics,
+          link: deps.link as NatsLink,
+          advisory,
+          ackWaitMs: config.nats.ackWaitMs,
+          maxDeliver: config.nats.maxDeliver,
+        }),
+      ),
+    );
+  }
+  if (config.delivery.enabled) {
+    const d = config.delivery;
+    workers.push(
+      createDeliveryWorker({
+        sql,
+        log,
+        clock,
+        metrics,
+        send: deps.send ?? createSender(d, log.child({ component: "channel" }), clock),
+        workerId: deps.workerId,
+        batchSize: d.batchSize,
+        maxAttempts: d.maxAttempts,
+        leaseMs: d.leaseMs,
+        errorMessageMaxLength: d.errorMessageMaxLength,
+        backoff: d.backoff,
+        waker: deps.waker,
+        pollIntervalMs: d.pollIntervalMs,
+      }),
+    );
+  }
+  if (config.retention.enabled) {
+    const r = config.retention;
+    workers.push(
+      createRetentionWorker({
+        sql,
+        log,
+        clock,
+        retentionDays: r.retentionDays,
+        cleanupIntervalMs: r.cleanupIntervalMs,
+      }),
+    );
+  }
+  return workers;
+}
