@@ -1,0 +1,82 @@
+// `bun run build`: compiles each service into one standalone executable (CONTRACT §1). Migrations are text imports, so
+// they are inside the binary; the result runs with no Bun, no node_modules and no source tree beside it.
+//   bun run build [--target bun-linux-x64] [--only entitlement|notification] [--outdir dist]
+import { mkdirSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+
+export const SERVICES = {
+  entitlement: "src/entitlement/main.ts",
+  notification: "src/notification/main.ts",
+} as const;
+export type ServiceName = keyof typeof SERVICES;
+
+const root = resolve(import.meta.dir, "..");
+
+/** The host's own target (bun-linux-x64 on the machines we ship to), so no other runtime has to be downloaded. */
+export function defaultTarget(): string {
+  const arch = process.arch === "arm64" ? "arm64" : "x64";
+  return `bun-${process.platform}-${arch}`;
+}
+
+export async function buildService(name: ServiceName, options: { target: string; outdir: string }): Promise<string> {
+  const outfile = join(options.outdir, name);
+  const proc = Bun.spawn(
+    [
+      process.execPath,
+      "build",
+      "--compile",
+      "--minify",
+      "--sourcemap",
+      `--target=${options.target}`,
+      SERVICES[name],
+      "--outfile",
+      outfile,
+    ],
+    { cwd: root, stdout: "pipe", stderr: "pipe" },
+  );
+  const [code, stdout, stderr] = await Promise.all([
+    proc.exited,
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+  ]);
+  if (code !== 0) throw new Error(`bun build of ${name} failed (exit ${code}):\n${stdout}${stderr}`);
+  return outfile;
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    args: Bun.argv.slice(2),
+    options: {
+      target: { type: "string", default: defaultTarget() },
+      only: { type: "string", multiple: true },
+      outdir: { type: "string", default: "dist" },
+    },
+  });
+  const names = (values.only ?? Object.keys(SERVICES)) as ServiceName[];
+  const unknown = names.filter((n) => !(n in SERVICES));
+  if (unknown.length > 0) {
+    console.error(`unknown service(s): ${unknown.join(", ")}; expected ${Object.keys(SERVICES).join(" or ")}`);
+    return 2;
+  }
+  const outdir = resolve(root, values.outdir);
+  mkdirSync(outdir, { recursive: true });
+  for (const name of names) {
+    const started = performance.now();
+    const outfile = await buildService(name, { target: values.target, outdir });
+    const mib = (statSync(outfile).size / 1024 / 1024).toFixed(1);
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    console.log(`built ${join(values.outdir, name)} (${values.target}, ${mib} MiB, ${seconds}s)`);
+  }
+  return 0;
+}
+
+if (import.meta.main) {
+  main().then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      console.error(error instanceof Error ? error.message : error);
+      process.exit(1);
+    },
+  );
+}

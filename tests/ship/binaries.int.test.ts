@@ -1,0 +1,94 @@
+// The compiled executables run on their own (CONTRACT §1): copied into an empty folder, with no Bun on PATH and no
+// node_modules or source tree anywhere near, they answer --help, refuse bad input with the documented exit codes and
+// apply their embedded migrations to a fresh, empty database.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import postgres from "postgres";
+import type { ServiceName } from "../../scripts/build.ts";
+import { postgresAdminUrl, uniqueName } from "../support/infra.ts";
+import { builtBinary, mainExists } from "./support.ts";
+
+const BUILD_TIMEOUT = 240_000;
+
+async function run(binary: string, args: string[], env: Record<string, string>, cwd: string) {
+  const proc = Bun.spawn([binary, ...args], {
+    cwd,
+    env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin", LOG_LEVEL: "warn", ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const timer = setTimeout(() => proc.kill("SIGKILL"), 60_000);
+  const [code, stdout, stderr] = await Promise.all([
+    proc.exited,
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+  ]);
+  clearTimeout(timer);
+  return { code, stdout, stderr };
+}
+
+function describeBinary(name: ServiceName, badVariable: string) {
+  describe.skipIf(!mainExists(name))(`dist/${name}`, () => {
+    let dir: string;
+    let binary: string;
+    let admin: postgres.Sql;
+    const database = uniqueName(`ship_${name}`);
+    let databaseUrl: string;
+
+    beforeAll(async () => {
+      dir = mkdtempSync(join(tmpdir(), `ship-${name}-`));
+      binary = join(dir, name);
+      copyFileSync(await builtBinary(name), binary);
+      const base = await postgresAdminUrl();
+      admin = postgres(base, { max: 1, onnotice: () => {} });
+      await admin.unsafe(`create database "${database}"`);
+      const url = new URL(base);
+      url.pathname = `/${database}`;
+      databaseUrl = url.toString();
+    }, BUILD_TIMEOUT);
+
+    afterAll(async () => {
+      await admin?.unsafe(`drop database if exists "${database}" with (force)`);
+      await admin?.end();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    });
+
+    test("--help exits 0 and lists serve and migrate", async () => {
+      const r = await run(binary, ["--help"], {}, dir);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain("serve");
+      expect(r.stdout).toContain("migrate");
+    });
+
+    test("an unknown subcommand exits 2 with a usage line", async () => {
+      const r = await run(binary, ["no-such-command"], {}, dir);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain("usage:");
+    });
+
+    test("invalid configuration exits 78 naming the variable", async () => {
+      const r = await run(binary, ["migrate"], { [badVariable]: "-1", DATABASE_URL: databaseUrl }, dir);
+      expect(r.code).toBe(78);
+      expect(r.stderr).toContain(badVariable);
+    });
+
+    test("migrate applies the embedded migrations to an empty database, and again is a no-op", async () => {
+      const first = await run(binary, ["migrate"], { DATABASE_URL: databaseUrl }, dir);
+      expect(first.code, first.stderr + first.stdout).toBe(0);
+      const db = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+      try {
+        const applied = await db.unsafe(`select name from "${name}".schema_migrations order by version`);
+        expect(applied.map((r) => r.name)).toContain("001_init.sql");
+      } finally {
+        await db.end();
+      }
+      const second = await run(binary, ["migrate"], { DATABASE_URL: databaseUrl }, dir);
+      expect(second.code, second.stderr + second.stdout).toBe(0);
+    });
+  });
+}
+
+describeBinary("entitlement", "ENTITLEMENT_OUTBOX_BATCH_SIZE");
+describeBinary("notification", "NOTIFICATION_DELIVERY_BATCH_SIZE");

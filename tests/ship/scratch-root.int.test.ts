@@ -1,0 +1,120 @@
+// The FROM scratch image, without a Docker engine: the files the Dockerfile's final stage copies are assembled in an
+// empty folder, /proc and /dev are bind-mounted (as a container runtime would provide them), and the binary runs there
+// under chroot as the image's non-root user, up to a 200 from /healthz and a clean exit 0 on SIGTERM.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { createTestDatabase, natsUrl, type TestDatabase } from "../support/infra.ts";
+import { readFinalStage } from "./dockerfile.ts";
+import { builtBinary, freePort, mainExists, repoRoot, waitForOk } from "./support.ts";
+
+const stage = readFinalStage(repoRoot, { SERVICE: "entitlement" });
+const isRoot = process.getuid?.() === 0;
+if (!isRoot)
+  console.warn("scratch-root: skipped, chroot and mount --bind need root (run the tests as root to prove it)");
+
+/** Libraries the dynamic loader maps for `binary`, as absolute paths (the vDSO has none). */
+async function lddPaths(binary: string): Promise<string[]> {
+  const out = await new Response(Bun.spawn(["ldd", binary], { stdout: "pipe" }).stdout).text();
+  return [...out.matchAll(/(\/\S+) \(0x/g)].map((m) => m[1] as string);
+}
+
+describe.skipIf(!mainExists("entitlement"))("the Dockerfile's final stage", () => {
+  test("is FROM scratch, runs as a non-root user, and copies every library ldd lists", async () => {
+    expect(stage.base).toBe("scratch");
+    expect(stage.user).toMatch(/^[1-9]\d*:[1-9]\d*$/);
+    const copied = new Set(stage.copies.map((c) => c.dst));
+    const missing = (await lddPaths(await builtBinary("entitlement"))).filter((p) => !copied.has(p));
+    expect(missing, "every shared library the binary needs is in the image").toEqual([]);
+  }, 240_000);
+});
+
+function mountedUnder(root: string): string[] {
+  return readFileSync("/proc/self/mountinfo", "utf8")
+    .split("\n")
+    .map((l) => l.split(" ")[4] ?? "")
+    .filter((p) => p === root || p.startsWith(`${root}/`));
+}
+
+/** chroot and mount live in sbin, which a non-login PATH may lack. */
+const tool = (name: string) =>
+  Bun.which(name, { PATH: `${process.env.PATH ?? ""}:/usr/sbin:/sbin:/usr/bin:/bin` }) ?? name;
+
+function sh(args: string[]): { ok: boolean; error: string } {
+  const r = Bun.spawnSync([tool(args[0] as string), ...args.slice(1)], { stderr: "pipe" });
+  return { ok: r.exitCode === 0, error: r.stderr.toString().trim() };
+}
+
+describe.skipIf(!isRoot || !mainExists("entitlement"))("the entitlement binary in a scratch root", () => {
+  let root: string;
+  let db: TestDatabase;
+
+  beforeAll(async () => {
+    root = mkdtempSync(join(tmpdir(), "scratch-root-"));
+    chmodSync(root, 0o755);
+    const binary = await builtBinary("entitlement");
+    for (const { from, src, dst } of stage.copies) {
+      if (from !== "builder") throw new Error(`COPY from an unknown stage: ${from}`);
+      // The builder image and this machine are the same Debian release, so the host's files stand in for the builder's.
+      const source = src.startsWith("/src/dist/") ? binary : src;
+      const target = join(root, dst);
+      mkdirSync(dirname(target), { recursive: true, mode: 0o755 });
+      copyFileSync(source, target);
+      chmodSync(target, src.startsWith("/src/dist/") || /\.so/.test(src) ? 0o755 : 0o644);
+    }
+    db = await createTestDatabase("scratch");
+  }, 240_000);
+
+  afterAll(async () => {
+    for (const mount of mountedUnder(root).reverse()) sh(["umount", mount]);
+    for (const mount of mountedUnder(root).reverse()) sh(["umount", "-l", mount]);
+    // Never delete through a bind mount of the host's /dev or /proc.
+    if (mountedUnder(root).length === 0) rmSync(root, { recursive: true, force: true });
+    else console.error(`scratch-root: left ${root} in place, mounts remain: ${mountedUnder(root).join(", ")}`);
+    await db?.drop();
+  });
+
+  test("serves /healthz as uid 65532 and exits 0 on SIGTERM", async () => {
+    for (const dir of ["proc", "dev"]) {
+      mkdirSync(join(root, dir), { recursive: true });
+      const mounted = sh(["mount", "--bind", `/${dir}`, join(root, dir)]);
+      if (!mounted.ok) {
+        console.warn(`scratch-root: skipped, mount --bind /${dir} failed: ${mounted.error}`);
+        return;
+      }
+    }
+    const port = freePort();
+    const proc = Bun.spawn([tool("chroot"), `--userspec=${stage.user}`, root, ...stage.entrypoint, ...stage.cmd], {
+      env: {
+        ...stage.env,
+        DATABASE_URL: db.url,
+        NATS_URL: await natsUrl(),
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        HOSTNAME: "scratch-test",
+        ENTITLEMENT_AUTH_DISABLED: "true",
+        LOG_LEVEL: "info",
+      },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const output = Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+    try {
+      const health = await waitForOk(`http://127.0.0.1:${port}/healthz`, 60_000, () => proc.exitCode === null).catch(
+        async (error) => {
+          proc.kill("SIGKILL");
+          throw new Error(`${error.message}\n${(await output).join("\n")}`);
+        },
+      );
+      expect(await health.json()).toEqual({ status: "UP" });
+      const status = readFileSync(`/proc/${proc.pid}/status`, "utf8");
+      expect(status, "the service runs as the image's user").toMatch(/^Uid:\s+65532\s/m);
+      proc.kill("SIGTERM");
+      const code = await Promise.race([proc.exited, Bun.sleep(30_000).then(() => "timeout")]);
+      expect(code, `exit after SIGTERM\n${(await output).join("\n")}`).toBe(0);
+    } finally {
+      if (proc.exitCode === null) proc.kill("SIGKILL");
+    }
+  }, 120_000);
+});

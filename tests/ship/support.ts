@@ -1,0 +1,66 @@
+// Shared by the ship tests: build the executables once per test process (into a temporary folder, so a developer's
+// dist/ is never overwritten mid-run), pick free ports, and wait for an HTTP endpoint.
+import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { buildService, defaultTarget, SERVICES, type ServiceName } from "../../scripts/build.ts";
+
+export const repoRoot = resolve(import.meta.dir, "../..");
+
+/** True when the service's main.ts exists (the binaries cannot be built before). */
+export const mainExists = (name: ServiceName) => existsSync(join(repoRoot, SERVICES[name]));
+
+/** Executables are about 100 MiB each: folders of test processes that are gone are removed before building again. */
+function removeStaleBuilds(): void {
+  for (const entry of readdirSync(tmpdir())) {
+    const pid = Number(/^ship-dist-(\d+)$/.exec(entry)?.[1]);
+    if (!pid || pid === process.pid) continue;
+    try {
+      process.kill(pid, 0);
+    } catch {
+      rmSync(join(tmpdir(), entry), { recursive: true, force: true });
+    }
+  }
+}
+removeStaleBuilds();
+const outdir = join(tmpdir(), `ship-dist-${process.pid}`);
+mkdirSync(outdir, { recursive: true });
+process.on("exit", () => rmSync(outdir, { recursive: true, force: true }));
+const builds = new Map<ServiceName, Promise<string>>();
+
+/** The path of a freshly compiled executable of `name`, built at most once per test process. */
+export function builtBinary(name: ServiceName): Promise<string> {
+  let build = builds.get(name);
+  if (!build) {
+    build = buildService(name, { target: defaultTarget(), outdir });
+    builds.set(name, build);
+  }
+  return build;
+}
+
+/** A TCP port nobody listens on right now. */
+export function freePort(): number {
+  const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+  const port = server.port;
+  server.stop(true);
+  if (port === undefined) throw new Error("no free port");
+  return port;
+}
+
+/** Polls `url` until it answers 200 (resolves the response) or `timeoutMs` passes (throws, naming the last outcome). */
+export async function waitForOk(url: string, timeoutMs: number, alive: () => boolean = () => true): Promise<Response> {
+  const deadline = Date.now() + timeoutMs;
+  let last = "no answer";
+  while (Date.now() < deadline) {
+    if (!alive()) throw new Error(`the process exited before ${url} answered 200 (last: ${last})`);
+    try {
+      const response = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+      if (response.status === 200) return response;
+      last = `status ${response.status}`;
+    } catch (error) {
+      last = error instanceof Error ? error.message : String(error);
+    }
+    await Bun.sleep(200);
+  }
+  throw new Error(`${url} did not answer 200 within ${timeoutMs}ms (last: ${last})`);
+}
