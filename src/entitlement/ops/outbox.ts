@@ -96,8 +96,3 @@ export function outboxCommand(env: Record<string, string | undefined> = process.
     },
   };
 }
-
-/** Every operator command of the entitlement executable, for `dispatch` in main.ts. */
-export function entitlementOpsCommands(env: Record<string, string | undefined> = process.env): Command[] {
-  return [outboxCommand(env)];
-}

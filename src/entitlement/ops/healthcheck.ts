@@ -1,0 +1,36 @@
+// `entitlement healthcheck`: asks the running service's own /readyz, so an image FROM scratch (no shell, no curl) can
+// still have a container health check. Exit 0 when ready, 1 otherwise.
+import { type Command, EXIT_USAGE } from "../../shared/cli.ts";
+import { ConfigError, EXIT_CONFIG } from "../../shared/config.ts";
+import { loadEntitlementConfig } from "../config.ts";
+
+export async function probeReadiness(port: number, timeoutMs = 3_000): Promise<number> {
+  try {
+    const response = await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(timeoutMs) });
+    if (response.status === 200) return 0;
+    console.error(`not ready: /readyz answered ${response.status}`);
+  } catch (error) {
+    console.error(`not ready: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return 1;
+}
+
+export function healthcheckCommand(env: Record<string, string | undefined> = process.env): Command {
+  return {
+    name: "healthcheck",
+    summary: "exit 0 when the service on PORT answers /readyz with 200 (container health checks)",
+    run: async (args) => {
+      if (args.length > 0) {
+        console.error("usage: entitlement healthcheck");
+        return EXIT_USAGE;
+      }
+      try {
+        return await probeReadiness(loadEntitlementConfig(env).http.port);
+      } catch (error) {
+        if (!(error instanceof ConfigError)) throw error;
+        for (const p of error.problems) console.error(`entitlement: configuration: ${p}`);
+        return EXIT_CONFIG;
+      }
+    },
+  };
+}

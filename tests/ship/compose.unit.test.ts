@@ -1,0 +1,56 @@
+// compose.yml speaks the services' language: every environment variable it sets for entitlement or notification is
+// a key of that service's configuration schema (a typo would otherwise be silently ignored), both services are built
+// from the Dockerfile, and every service has a health check.
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { EntitlementEnv } from "../../src/entitlement/config.ts";
+import { NotificationEnv } from "../../src/notification/config.ts";
+
+type Service = {
+  image?: string;
+  build?: { context: string; args?: Record<string, string> };
+  environment?: Record<string, string> | string[];
+  healthcheck?: { test: string[] };
+  command?: string[];
+};
+const repoRoot = resolve(import.meta.dir, "../..");
+const compose = Bun.YAML.parse(readFileSync(join(repoRoot, "compose.yml"), "utf8")) as {
+  services: Record<string, Service>;
+};
+
+function environmentNames(service: Service): string[] {
+  const env = service.environment ?? {};
+  return Array.isArray(env) ? env.map((e) => e.split("=")[0] as string) : Object.keys(env);
+}
+
+describe("compose.yml", () => {
+  for (const [name, schema] of [
+    ["entitlement", EntitlementEnv],
+    ["notification", NotificationEnv],
+  ] as const) {
+    test(`${name}: every variable set is a key of its configuration schema`, () => {
+      const service = compose.services[name];
+      expect(service, `compose defines ${name}`).toBeDefined();
+      const known = new Set(Object.keys(schema.properties));
+      const names = environmentNames(service as Service);
+      expect(names.length).toBeGreaterThan(0);
+      expect(names.filter((n) => !known.has(n))).toEqual([]);
+    });
+
+    test(`${name}: built from the Dockerfile with SERVICE=${name}, with a health check`, () => {
+      const service = compose.services[name] as Service;
+      expect(service.build?.context).toBe(".");
+      expect(service.build?.args?.SERVICE).toBe(name);
+      expect(service.healthcheck?.test).toEqual(["CMD", "/app/service", "healthcheck"]);
+    });
+  }
+
+  test("PostgreSQL 16 and NATS 2.11 with JetStream, both with health checks", () => {
+    expect(compose.services.postgres?.image).toBe("postgres:16-alpine");
+    expect(compose.services.nats?.image).toBe("nats:2.11-alpine");
+    expect(compose.services.nats?.command).toContain("-js");
+    for (const infra of ["postgres", "nats"])
+      expect(compose.services[infra]?.healthcheck?.test.length).toBeGreaterThan(0);
+  });
+});
