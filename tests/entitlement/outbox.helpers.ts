@@ -129,22 +129,20 @@ export async function insertEvent(sql: Sql, e: NewEvent = {}): Promise<string> {
   return eventId;
 }
 
-/** Many events in one statement (one NOTIFY), spaced 1µs apart in created_at so their order is defined. */
+/** Many events in one statement (one NOTIFY), 1 ms apart in created_at so their order is defined. */
 export async function insertEvents(sql: Sql, n: number): Promise<string[]> {
   const ids = Array.from({ length: n }, () => crypto.randomUUID());
   const base = Date.now();
-  const rows = ids.map((id, i) => {
-    const occurredAt = new Date(base + i).toISOString();
-    return {
-      event_id: id,
-      event_type: "EntitlementGranted",
-      aggregate_key: `u_${i}:sku`,
-      payload: payloadFor(id, { userId: `u_${i}`, sku: "sku" }, occurredAt),
-      status: "PENDING",
-      created_at: occurredAt,
-    };
-  });
-  await sql`insert into outbox_events ${sql(rows)}`;
+  const times = ids.map((_, i) => new Date(base + i).toISOString());
+  const keys = ids.map((_, i) => `u_${i}:sku`);
+  const payloads = ids.map((id, i) =>
+    JSON.stringify(payloadFor(id, { userId: `u_${i}`, sku: "sku" }, times[i] as string)),
+  );
+  await sql`
+    insert into outbox_events (event_id, event_type, aggregate_key, payload, status, created_at)
+    select event_id, 'EntitlementGranted', aggregate_key, payload, 'PENDING', created_at
+    from unnest(${ids}::uuid[], ${keys}::text[], ${payloads}::jsonb[], ${times}::timestamptz[])
+      as r(event_id, aggregate_key, payload, created_at)`;
   return ids;
 }
 
@@ -174,7 +172,14 @@ export async function countByStatus(sql: Sql): Promise<Record<string, number>> {
   return Object.fromEntries(rows.map((r) => [r.status, r.n]));
 }
 
-export type StoredEvent = { seq: number; msgId: string; headers: Record<string, string>; data: Uint8Array; time: Date };
+export type StoredEvent = {
+  seq: number;
+  msgId: string;
+  headers: Record<string, string>;
+  data: Uint8Array;
+  /** JetStream's append time, ISO-8601 with nanoseconds. */
+  timestamp: string;
+};
 
 /** Every message of the stream, read back by sequence. */
 export async function readStream(jsm: JetStreamManager, stream: string): Promise<StoredEvent[]> {
@@ -185,7 +190,7 @@ export async function readStream(jsm: JetStreamManager, stream: string): Promise
     if (!m) continue;
     const headers: Record<string, string> = {};
     for (const [k, v] of m.header ?? []) headers[k] = v.join(",");
-    out.push({ seq, msgId: m.header?.get("Nats-Msg-Id") ?? "", headers, data: m.data, time: m.time });
+    out.push({ seq, msgId: m.header?.get("Nats-Msg-Id") ?? "", headers, data: m.data, timestamp: m.timestamp });
   }
   return out;
 }

@@ -1,0 +1,183 @@
+// The relay loop against real PostgreSQL and JetStream: LISTEN wake-up, several relays at once, the lease heartbeat,
+// graceful stop, a relay that never dies, and the measured time from commit to stream append.
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import type { Publisher } from "../../src/entitlement/outbox/publisher.ts";
+import { claimOutboxBatch } from "../../src/entitlement/outbox/queries.ts";
+import { createSql } from "../../src/shared/db.ts";
+import {
+  countByStatus,
+  type Fixture,
+  insertEvent,
+  insertEvents,
+  makeRelay,
+  metricValue,
+  openFixture,
+  readEvent,
+  readStream,
+  streamCount,
+  waitFor,
+} from "./outbox.helpers.ts";
+
+let f: Fixture;
+beforeAll(async () => {
+  f = await openFixture("loop");
+});
+afterAll(async () => {
+  await f.close();
+});
+beforeEach(async () => {
+  await f.sql`truncate outbox_events`;
+  await f.jsm.streams.purge(f.stream);
+});
+
+/** Runs `relays` until the callback is done, then stops them and waits for their loops to return. */
+async function running<T>(relays: { run: (s: AbortSignal) => Promise<void> }[], body: () => Promise<T>): Promise<T> {
+  const stop = new AbortController();
+  const loops = relays.map((r) => r.run(stop.signal));
+  try {
+    return await body();
+  } finally {
+    stop.abort();
+    await Promise.all(loops);
+  }
+}
+
+const delayed = (ms: number): Publisher => ({
+  publish: async (...args) => {
+    await Bun.sleep(ms);
+    return f.js.publish(...args);
+  },
+});
+
+describe("relay loop", () => {
+  test("a committed event wakes the relay through LISTEN, long before the 60 s poll", async () => {
+    const relay = makeRelay(f, { settings: { pollIntervalMs: 60_000 } });
+    await running([relay], async () => {
+      await Bun.sleep(200); // let the first (empty) pass and the LISTEN start
+      const started = Date.now();
+      const id = await insertEvent(f.sql);
+      await waitFor(async () => (await readEvent(f.sql, id)).status === "PUBLISHED", "published", 15_000);
+      expect(Date.now() - started, "woken by NOTIFY, not by the 60 s poll").toBeLessThan(15_000);
+    });
+  });
+
+  test("two relays draining 500 events put each in the stream exactly once", async () => {
+    const a = makeRelay(f, { settings: { pollIntervalMs: 200 } });
+    const b = makeRelay(f, { settings: { pollIntervalMs: 200 } });
+    const ids = await running([a, b], async () => {
+      const ids = await insertEvents(f.sql, 500);
+      await waitFor(async () => (await countByStatus(f.sql)).PUBLISHED === 500, "all 500 PUBLISHED", 60_000);
+      return ids;
+    });
+    const messages = await readStream(f.jsm, f.stream);
+    expect(messages).toHaveLength(500);
+    expect(new Set(messages.map((m) => m.msgId)), "every event exactly once").toEqual(new Set(ids));
+    const [{ max } = { max: 0 }] = await f.sql<
+      { max: number }[]
+    >`select max(attempt_count)::int as max from outbox_events`;
+    expect(max, "no event needed a second attempt").toBe(1);
+    const byA = (await metricValue(a.registry, "entitlement_outbox_publish_total", { result: "published" })) ?? 0;
+    const byB = (await metricValue(b.registry, "entitlement_outbox_publish_total", { result: "published" })) ?? 0;
+    expect(byA + byB).toBe(500);
+  });
+
+  test("the heartbeat extends the lease of a batch still in flight, so no other relay takes it over", async () => {
+    const leaseMs = 1_000;
+    const slow = makeRelay(f, { js: delayed(3_000), settings: { leaseMs, pollIntervalMs: 60_000 } });
+    const other = makeRelay(f, { settings: { leaseMs } });
+    const id = await insertEvent(f.sql);
+    const claimedAt = Date.now();
+    const batch = slow.runOnce();
+    await waitFor(
+      async () => ((await readEvent(f.sql, id)).lease_until?.getTime() ?? 0) > claimedAt + leaseMs + 200,
+      "lease pushed past the original lease",
+    );
+    await waitFor(() => Date.now() > claimedAt + leaseMs + 300, "original lease over");
+    expect((await other.runOnce()).claimed, "the live batch keeps its lease").toBe(0);
+    expect(await batch).toMatchObject({ published: 1, lost: 0 });
+    expect(await readEvent(f.sql, id)).toMatchObject({ status: "PUBLISHED", attempt_count: 1 });
+    expect(await streamCount(f.jsm, f.stream)).toBe(1);
+  });
+
+  test("on abort the relay finishes the batch in flight, then returns", async () => {
+    const relay = makeRelay(f, { js: delayed(500) });
+    const id = await insertEvent(f.sql);
+    const stop = new AbortController();
+    const loop = relay.run(stop.signal);
+    await waitFor(async () => (await readEvent(f.sql, id)).status === "IN_FLIGHT", "claimed");
+    stop.abort();
+    await loop;
+    expect((await readEvent(f.sql, id)).status, "the batch was finalized before run() returned").toBe("PUBLISHED");
+  });
+
+  test("a relay whose database is gone keeps running, counts the failures, and stops on abort", async () => {
+    const u = new URL(f.db.url);
+    u.pathname = "/no_such_database";
+    const broken = createSql({ url: u.toString(), schema: "entitlement", max: 1, applicationName: "broken" });
+    const relay = makeRelay(f, { sql: broken, settings: { pollIntervalMs: 50 } });
+    await running([relay], async () => {
+      await waitFor(
+        async () => ((await metricValue(relay.registry, "entitlement_outbox_relay_errors_total")) ?? 0) >= 3,
+        "three failed passes",
+      );
+    });
+    await broken.end();
+  });
+
+  test("a lease-expired claim that used the last attempt ends FAILED instead of looping", async () => {
+    const id = await insertEvent(f.sql);
+    await claimOutboxBatch(f.sql, {
+      now: new Date(),
+      leaseUntil: new Date(),
+      lockedBy: "dead",
+      limit: 1,
+      maxAttempts: 1,
+    });
+    const relay = makeRelay(f, { settings: { maxAttempts: 1, pollIntervalMs: 50 } });
+    await running([relay], () =>
+      waitFor(async () => (await readEvent(f.sql, id)).status === "FAILED", "FAILED after its only attempt"),
+    );
+    expect(await streamCount(f.jsm, f.stream)).toBe(0);
+  });
+});
+
+/** Microseconds since the epoch, from JetStream's nanosecond ISO timestamp or from the high-resolution clock. */
+const isoMicros = (iso: string) => {
+  const [, whole, fraction = ""] = /^(.*?:\d{2})(?:\.(\d+))?Z$/.exec(iso) ?? [];
+  return Date.parse(`${whole}Z`) * 1000 + Number(fraction.padEnd(6, "0").slice(0, 6));
+};
+const nowMicros = () => Math.round((performance.timeOrigin + performance.now()) * 1000);
+
+describe("commit → stream append latency", () => {
+  test("200 events committed one by one reach the stream within the LISTEN round trip", async () => {
+    const relay = makeRelay(f, { settings: { pollIntervalMs: 1_000 } });
+    const committed = new Map<string, { sent: number; returned: number }>();
+    await running([relay], async () => {
+      await Bun.sleep(200);
+      for (let i = 0; i < 200; i++) {
+        const sent = nowMicros();
+        const id = await insertEvent(f.sql);
+        committed.set(id, { sent, returned: nowMicros() });
+        await Bun.sleep(5);
+      }
+      await waitFor(async () => (await streamCount(f.jsm, f.stream)) === 200, "200 events in the stream", 60_000);
+    });
+    const messages = await readStream(f.jsm, f.stream);
+    const quantiles = (key: "sent" | "returned") => {
+      const lat = messages
+        .map((m) => (isoMicros(m.timestamp) - (committed.get(m.msgId)?.[key] ?? Number.NaN)) / 1000)
+        .sort((x, y) => x - y);
+      const pick = (q: number) => lat[Math.min(lat.length - 1, Math.floor(q * lat.length))] ?? Number.NaN;
+      return { median: pick(0.5), p99: pick(0.99), max: pick(1) };
+    };
+    const fromReturn = quantiles("returned");
+    const fromSend = quantiles("sent");
+    const fmt = (q: { median: number; p99: number; max: number }) =>
+      `median ${q.median.toFixed(2)} ms, p99 ${q.p99.toFixed(2)} ms, max ${q.max.toFixed(2)} ms`;
+    console.log(`commit→stream append, 200 events, from the commit's return: ${fmt(fromReturn)}`);
+    console.log(`commit→stream append, 200 events, from the insert's start: ${fmt(fromSend)}`);
+    expect(messages).toHaveLength(200);
+    // Not a speed assertion (CI machines vary); only that typical events did not wait for the safety-net poll.
+    expect(fromSend.median, "typical events are woken by NOTIFY, not by the poll").toBeLessThan(1_000);
+  });
+});
