@@ -1,0 +1,341 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { PermanentDeliveryError, type Sender } from "../../src/notification/channels/sender.ts";
+import type { DeliveryDeps } from "../../src/notification/delivery/deps.ts";
+import { handleFailure, moveToDlq } from "../../src/notification/delivery/failure.ts";
+import { claimNotifications, countBacklog, markRetry, markSent } from "../../src/notification/delivery/queries.ts";
+import { deliverBatch } from "../../src/notification/delivery/service.ts";
+import { createDeliveryWorker } from "../../src/notification/delivery/worker.ts";
+import type { Sql } from "../../src/shared/db.ts";
+import { createLogger, silentLogger } from "../../src/shared/logger.ts";
+import { Waker } from "../../src/shared/runtime.ts";
+import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
+import { notificationRow, notificationSql, seedNotification, testConfig, testMetrics, waitFor } from "./helpers.ts";
+
+setDefaultTimeout(60_000);
+
+let db: TestDatabase;
+let sql: Sql;
+
+beforeAll(async () => {
+  db = await createTestDatabase("notif_delivery");
+  sql = notificationSql(db.url);
+});
+afterAll(async () => {
+  await sql.end();
+  await db.drop();
+});
+beforeEach(async () => {
+  await sql`truncate notifications, notification_dlq`;
+});
+
+// An hour ahead of the wall clock, so rows seeded "now" are due.
+const T0 = new Date(Math.floor(Date.now() / 1000) * 1000 + 3_600_000);
+const at = (ms: number) => new Date(T0.getTime() + ms);
+
+function deps(overrides: Partial<DeliveryDeps> = {}): DeliveryDeps & { sent: string[]; registry: unknown } {
+  const sent: string[] = [];
+  const { registry, metrics } = testMetrics();
+  const config = testConfig({ NOTIFICATION_DELIVERY_MAX_ATTEMPTS: "3" }).delivery;
+  return {
+    sql,
+    log: silentLogger,
+    clock: () => T0,
+    metrics,
+    send: async (d) => void sent.push(d.notificationId),
+    workerId: "worker-a",
+    batchSize: 50,
+    maxAttempts: config.maxAttempts,
+    leaseMs: 30_000,
+    errorMessageMaxLength: 1000,
+    backoff: config.backoff,
+    sent,
+    registry,
+    ...overrides,
+  };
+}
+
+const dlqCount = async (notificationId: string) =>
+  (
+    await sql<
+      { n: number }[]
+    >`select count(*)::int as n from notification_dlq where notification_id = ${notificationId}`
+  )[0]?.n;
+
+describe("claim", () => {
+  test("moves due PENDING rows to PROCESSING with the lock and counts the attempt (#75)", async () => {
+    const id = await seedNotification(sql, { createdAt: at(-1000), nextRetryAt: T0 });
+    const claimed = await claimNotifications(sql, { limit: 10, now: T0, leaseUntil: at(30_000), lockedBy: "w1" });
+    expect(claimed.map((c) => c.notificationId)).toEqual([id]);
+    expect(claimed[0]?.attemptCount).toBe(1);
+    const row = await notificationRow(sql, id);
+    expect(row).toMatchObject({ status: "PROCESSING", locked_by: "w1", attempt_count: 1 });
+    expect(row.lease_until?.getTime()).toBe(at(30_000).getTime());
+    expect(row.locked_at?.getTime()).toBe(T0.getTime());
+  });
+
+  test("takes expired leases and due retries in created_at order, skips future retries and live leases", async () => {
+    const expired = await seedNotification(sql, {
+      createdAt: at(-5000),
+      status: "PROCESSING",
+      lockedBy: "dead",
+      leaseUntil: at(-1),
+    });
+    const nullRetry = await seedNotification(sql, { createdAt: at(-4000), nextRetryAt: null });
+    const dueRetry = await seedNotification(sql, { createdAt: at(-3000), nextRetryAt: at(-10) });
+    await seedNotification(sql, { createdAt: at(-6000), nextRetryAt: at(1000) });
+    await seedNotification(sql, { createdAt: at(-7000), status: "PROCESSING", lockedBy: "alive", leaseUntil: at(1) });
+    await seedNotification(sql, { createdAt: at(-8000), status: "SENT", nextRetryAt: null });
+    const claimed = await claimNotifications(sql, { limit: 3, now: T0, leaseUntil: at(30_000), lockedBy: "w2" });
+    expect(claimed.map((c) => c.notificationId)).toEqual([expired, nullRetry, dueRetry]);
+    expect((await notificationRow(sql, expired)).locked_by).toBe("w2");
+  });
+
+  test("two concurrent claims never take the same row", async () => {
+    for (let i = 0; i < 40; i++) await seedNotification(sql, { createdAt: at(-i) });
+    const [a, b] = await Promise.all([
+      claimNotifications(sql, { limit: 25, now: T0, leaseUntil: at(30_000), lockedBy: "a" }),
+      claimNotifications(sql, { limit: 25, now: T0, leaseUntil: at(30_000), lockedBy: "b" }),
+    ]);
+    const ids = [...(a ?? []), ...(b ?? [])].map((c) => c.notificationId);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids.length).toBe(40);
+  });
+
+  test("the backlog counts exactly what a claim could take", async () => {
+    await seedNotification(sql, { nextRetryAt: at(-1) });
+    await seedNotification(sql, { status: "PROCESSING", lockedBy: "x", leaseUntil: at(-1) });
+    await seedNotification(sql, { nextRetryAt: at(1) });
+    await seedNotification(sql, { status: "SENT", nextRetryAt: null });
+    expect(await countBacklog(sql, T0)).toBe(2);
+  });
+});
+
+describe("finalize guards", () => {
+  test("markSent clears lock and retry fields, keeps attempt_count (#77), and needs the lock", async () => {
+    const id = await seedNotification(sql, {
+      status: "PROCESSING",
+      lockedBy: "me",
+      leaseUntil: at(1),
+      attemptCount: 1,
+    });
+    expect(await markSent(sql, { notificationId: id, lockedBy: "other", sentAt: at(5) })).toBe(0);
+    expect((await notificationRow(sql, id)).status).toBe("PROCESSING");
+    expect(await markSent(sql, { notificationId: id, lockedBy: "me", sentAt: at(5) })).toBe(1);
+    const row = await notificationRow(sql, id);
+    expect(row).toMatchObject({ status: "SENT", attempt_count: 1, locked_by: null, locked_at: null });
+    expect(row.lease_until).toBeNull();
+    expect(row.next_retry_at).toBeNull();
+    expect(row.sent_at?.getTime()).toBe(at(5).getTime());
+    expect(await markSent(sql, { notificationId: id, lockedBy: "me", sentAt: at(6) })).toBe(0);
+  });
+
+  test("markRetry reschedules and unlocks (#78), and needs the lock", async () => {
+    const id = await seedNotification(sql, {
+      status: "PROCESSING",
+      lockedBy: "me",
+      leaseUntil: at(1),
+      attemptCount: 2,
+    });
+    expect(await markRetry(sql, { notificationId: id, lockedBy: "other", nextRetryAt: at(9), error: "x" })).toBe(0);
+    expect(await markRetry(sql, { notificationId: id, lockedBy: "me", nextRetryAt: at(9), error: "boom" })).toBe(1);
+    const row = await notificationRow(sql, id);
+    expect(row).toMatchObject({ status: "PENDING", attempt_count: 2, locked_by: null, last_error: "boom" });
+    expect(row.next_retry_at?.getTime()).toBe(at(9).getTime());
+  });
+});
+
+describe("DLQ", () => {
+  test("a failing sender with max attempts 1 moves the notification to the DLQ at once (#101)", async () => {
+    const id = await seedNotification(sql, { createdAt: at(-1) });
+    const d = deps({
+      maxAttempts: 1,
+      send: async () => {
+        throw new Error("simulated failure");
+      },
+    });
+    expect(await deliverBatch(d)).toBe(1);
+    expect(await notificationRow(sql, id)).toMatchObject({ status: "FAILED", attempt_count: 1, next_retry_at: null });
+    expect(await dlqCount(id)).toBe(1);
+    const [dlq] = await sql`select error_message, event_id from notification_dlq where notification_id = ${id}`;
+    expect(dlq?.error_message).toBe("simulated failure");
+    expect((await d.metrics.dlq.get()).values[0]?.value).toBe(1);
+  });
+
+  test("the DLQ insert is rolled back when another worker holds the lock (#102)", async () => {
+    const id = await seedNotification(sql, { status: "PROCESSING", lockedBy: "other-worker", leaseUntil: at(1) });
+    const moved = await moveToDlq(deps(), { notificationId: id, lockedBy: "worker-a", attemptCount: 3, error: "boom" });
+    expect(moved).toBe(false);
+    expect(await dlqCount(id)).toBe(0);
+    expect(await notificationRow(sql, id)).toMatchObject({ status: "PROCESSING", locked_by: "other-worker" });
+  });
+
+  test("the error message is cut to the configured length (#97)", async () => {
+    const id = await seedNotification(sql, { status: "PROCESSING", lockedBy: "worker-a", attemptCount: 3 });
+    await handleFailure(
+      deps({ errorMessageMaxLength: 10 }),
+      {
+        notificationId: id,
+        eventId: crypto.randomUUID(),
+        userId: "u",
+        type: "EntitlementGranted",
+        occurredAt: T0,
+        payload: {},
+        attemptCount: 3,
+        createdAt: T0,
+      },
+      new Error("x".repeat(50)),
+    );
+    const [dlq] = await sql`select error_message from notification_dlq where notification_id = ${id}`;
+    expect(dlq?.error_message).toBe("x".repeat(10));
+  });
+
+  test("a permanent error goes to FAILED + DLQ on the first attempt", async () => {
+    const id = await seedNotification(sql);
+    await deliverBatch(
+      deps({
+        send: async () => {
+          throw new PermanentDeliveryError("gone");
+        },
+      }),
+    );
+    expect(await notificationRow(sql, id)).toMatchObject({ status: "FAILED", attempt_count: 1 });
+    expect(await dlqCount(id)).toBe(1);
+  });
+});
+
+describe("retries", () => {
+  test("a failure before the last attempt schedules a retry with backoff and no DLQ row (#98)", async () => {
+    const id = await seedNotification(sql);
+    const d = deps({
+      send: async () => {
+        throw new Error("flaky");
+      },
+    });
+    await deliverBatch(d);
+    const row = await notificationRow(sql, id);
+    expect(row).toMatchObject({ status: "PENDING", attempt_count: 1, locked_by: null, last_error: "flaky" });
+    const delay = (row.next_retry_at?.getTime() ?? 0) - T0.getTime();
+    expect(delay).toBeGreaterThanOrEqual(d.backoff.minMs);
+    expect(delay).toBeLessThanOrEqual(Math.ceil(d.backoff.baseMs * d.backoff.jitterMax));
+    expect(await dlqCount(id)).toBe(0);
+  });
+
+  test("an always-failing user ends FAILED with attempt_count = max attempts and one DLQ row", async () => {
+    const id = await seedNotification(sql, { userId: "e2e-dlq-user-1" });
+    let now = T0;
+    let sends = 0;
+    const d = deps({
+      clock: () => now,
+      send: async () => {
+        sends++;
+        throw new Error("notification delivery failure injection matched userId=e2e-dlq-user-1");
+      },
+    });
+    for (let round = 0; round < 10; round++) {
+      await deliverBatch(d);
+      now = new Date(now.getTime() + 60_000);
+    }
+    expect(sends).toBe(3);
+    expect(await notificationRow(sql, id)).toMatchObject({ status: "FAILED", attempt_count: 3, next_retry_at: null });
+    expect(await dlqCount(id)).toBe(1);
+  });
+});
+
+describe("leases", () => {
+  test("a worker killed mid-batch is taken over after the lease: nothing lost, nothing sent twice", async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push(await seedNotification(sql, { createdAt: at(-10 + i) }));
+    // worker-a claims and dies without finalizing anything.
+    await claimNotifications(sql, { limit: 50, now: T0, leaseUntil: at(30_000), lockedBy: "worker-a" });
+    const early = deps({ workerId: "worker-b", clock: () => at(29_999) });
+    expect(await deliverBatch(early)).toBe(0);
+    const late = deps({ workerId: "worker-b", clock: () => at(30_000) });
+    expect(await deliverBatch(late)).toBe(5);
+    expect(late.sent.sort()).toEqual([...ids].sort());
+    const rows = await sql<
+      { status: string; attempt_count: number }[]
+    >`select status, attempt_count from notifications`;
+    expect(rows.every((r) => r.status === "SENT" && r.attempt_count === 2)).toBe(true);
+  });
+
+  test("a worker that lost its lease changes nothing", async () => {
+    const id = await seedNotification(sql);
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    const slow: Sender = async () => gate;
+    const a = deps({ workerId: "worker-a", leaseMs: 1000, send: slow });
+    const running = deliverBatch(a);
+    await waitFor(async () => ((await notificationRow(sql, id)).locked_by === "worker-a" ? true : undefined), "claim");
+    const b = deps({ workerId: "worker-b", clock: () => at(2000) });
+    expect(await deliverBatch(b)).toBe(1);
+    const after = await notificationRow(sql, id);
+    release();
+    await running;
+    expect(await notificationRow(sql, id)).toEqual(after);
+    expect(after).toMatchObject({ status: "SENT" });
+  });
+
+  test("a claim that is never finalized counts, so a poison row ends FAILED after max attempts", async () => {
+    const id = await seedNotification(sql);
+    for (let i = 0; i < 3; i++) {
+      await claimNotifications(sql, {
+        limit: 1,
+        now: at(i * 60_000),
+        leaseUntil: at(i * 60_000 + 1),
+        lockedBy: `w${i}`,
+      });
+    }
+    const d = deps({ clock: () => at(10 * 60_000) });
+    await deliverBatch(d);
+    expect(d.sent).toEqual([]);
+    expect(await notificationRow(sql, id)).toMatchObject({ status: "FAILED", attempt_count: 3 });
+    expect(await dlqCount(id)).toBe(1);
+  });
+
+  test("markSent failing after a successful send is not a send failure (reference #21)", async () => {
+    const id = await seedNotification(sql);
+    const lines: string[] = [];
+    const log = createLogger({ level: "info", service: "t", destination: { write: (l: string) => lines.push(l) } });
+    const pool = notificationSql(db.url, 1);
+    // The send succeeds, then the database goes away before the notification is marked SENT.
+    const d = deps({ sql: pool, log, send: async () => void (await pool.end()) });
+    expect(await deliverBatch(d)).toBe(1);
+    const row = await notificationRow(sql, id);
+    expect(row).toMatchObject({ status: "PROCESSING", attempt_count: 1, last_error: null, locked_by: "worker-a" });
+    expect(await dlqCount(id)).toBe(0);
+    expect(lines.some((l) => l.includes("marking it SENT failed"))).toBe(true);
+    expect(lines.some((l) => l.includes("could not record the failed delivery"))).toBe(false);
+  });
+});
+
+describe("metrics and worker loop", () => {
+  test("records sent, e2e delay and backlog (#108)", async () => {
+    await seedNotification(sql, { occurredAt: at(-2000) });
+    for (let i = 0; i < 5; i++) await seedNotification(sql, { nextRetryAt: at(-1) });
+    const waker = new Waker();
+    const d = deps({ batchSize: 1, clock: () => T0 });
+    const stop = new AbortController();
+    const worker = createDeliveryWorker({ ...d, waker, pollIntervalMs: 50 });
+    const running = worker.run(stop.signal);
+    await waitFor(async () => (d.sent.length === 6 ? true : undefined), "all six sent");
+    stop.abort();
+    await running;
+    const sent = (await d.metrics.delivery.get()).values.find((v) => v.labels.result === "sent");
+    expect(sent?.value).toBe(6);
+    expect((await d.metrics.e2eDelay.get()).values.find((v) => v.metricName?.endsWith("_count"))?.value).toBe(6);
+    expect((await d.metrics.backlog.get()).values[0]?.value).toBe(0);
+  });
+
+  test("a wake-up delivers at once instead of waiting for the poll", async () => {
+    const waker = new Waker();
+    const d = deps({ clock: () => new Date() });
+    const stop = new AbortController();
+    const running = createDeliveryWorker({ ...d, waker, pollIntervalMs: 600_000 }).run(stop.signal);
+    await Bun.sleep(100);
+    await seedNotification(sql, { createdAt: new Date(Date.now() - 1000) });
+    waker.wake();
+    await waitFor(async () => (d.sent.length === 1 ? true : undefined), "the woken delivery", 20_000);
+    stop.abort();
+    await running;
+  });
+});

@@ -1,0 +1,140 @@
+// Shared set-up for the Notification tests: configuration with unique stream names, a database handle in the
+// notification schema, seeded rows, protobuf events and polling.
+import { create, toBinary } from "@bufbuild/protobuf";
+import { jetstreamManager } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/transport-node";
+import {
+  type EntitlementEvent,
+  EntitlementEvent_EventType,
+  EntitlementEventSchema,
+} from "../../src/gen/entitlement_event_pb.ts";
+import { loadNotificationConfig, type NotificationConfig } from "../../src/notification/config.ts";
+import { createNotificationMetrics } from "../../src/notification/metrics.ts";
+import { SCHEMA } from "../../src/notification/migrations.ts";
+import { createSql, type Sql } from "../../src/shared/db.ts";
+import { createRegistry } from "../../src/shared/metrics.ts";
+import { uniqueName } from "../support/infra.ts";
+
+export function notificationSql(url: string, max = 8): Sql {
+  return createSql({ url, schema: SCHEMA, max, applicationName: "notification-test" });
+}
+
+/** Configuration for one test file: its own stream, subject, durables and matching advisory subjects. */
+export function testConfig(env: Record<string, string> = {}): NotificationConfig {
+  const base = uniqueName("nt").replaceAll("_", "-");
+  const stream = `${base}-events`;
+  const durable = `${base}-consumer`;
+  const advisory = (kind: string) => `$JS.EVENT.ADVISORY.CONSUMER.${kind}.${stream}.${durable}`;
+  return loadNotificationConfig({
+    NOTIFICATION_NATS_STREAM: stream,
+    NOTIFICATION_NATS_SUBJECT: `${base}.events`,
+    NOTIFICATION_NATS_DURABLE: durable,
+    NOTIFICATION_NATS_ADVISORY_SUBJECT: advisory("MAX_DELIVERIES"),
+    NOTIFICATION_NATS_ADVISORY_STREAM: `${base}-maxdeliver`,
+    NOTIFICATION_NATS_ADVISORY_DURABLE: `${base}-maxdeliver-consumer`,
+    NOTIFICATION_NATS_TERMINATED_ADVISORY_SUBJECT: advisory("MSG_TERMINATED"),
+    NOTIFICATION_NATS_TERMINATED_ADVISORY_STREAM: `${base}-terminated`,
+    NOTIFICATION_NATS_TERMINATED_ADVISORY_DURABLE: `${base}-terminated-consumer`,
+    NOTIFICATION_DELIVERY_POLL_INTERVAL: "200ms",
+    NOTIFICATION_DELIVERY_BACKOFF_BASE: "50ms",
+    NOTIFICATION_DELIVERY_BACKOFF_MIN: "50ms",
+    NOTIFICATION_DELIVERY_BACKOFF_MAX: "100ms",
+    NOTIFICATION_RETENTION_ENABLED: "false",
+    ...env,
+  });
+}
+
+export function streamsOf(config: NotificationConfig): string[] {
+  return [config.nats.stream, ...config.nats.advisories.map((a) => a.stream)];
+}
+
+export async function deleteStreams(nc: NatsConnection, names: string[]): Promise<void> {
+  const jsm = await jetstreamManager(nc);
+  for (const name of names) await jsm.streams.delete(name).catch(() => false);
+}
+
+export function testMetrics() {
+  const registry = createRegistry("notification-test");
+  return { registry, metrics: createNotificationMetrics(registry) };
+}
+
+export function eventBytes(fields: Partial<Omit<EntitlementEvent, "$typeName">> = {}): Uint8Array {
+  return toBinary(
+    EntitlementEventSchema,
+    create(EntitlementEventSchema, {
+      eventId: crypto.randomUUID(),
+      eventType: EntitlementEvent_EventType.ENTITLEMENT_GRANTED,
+      occurredAt: new Date().toISOString(),
+      userId: uniqueName("user"),
+      stockKeepingUnit: "sku_basic",
+      source: "purchase",
+      sourceId: uniqueName("p"),
+      version: 0n,
+      traceId: crypto.randomUUID(),
+      ...fields,
+    }),
+  );
+}
+
+export type SeedRow = {
+  notificationId?: string;
+  eventId?: string;
+  userId?: string;
+  status?: "PENDING" | "PROCESSING" | "SENT" | "FAILED";
+  createdAt?: Date;
+  nextRetryAt?: Date | null;
+  lockedBy?: string | null;
+  leaseUntil?: Date | null;
+  attemptCount?: number;
+  occurredAt?: Date;
+};
+
+/** Inserts one notification row directly; returns its id. */
+export async function seedNotification(sql: Sql, row: SeedRow = {}): Promise<string> {
+  const id = row.notificationId ?? crypto.randomUUID();
+  const eventId = row.eventId ?? crypto.randomUUID();
+  const userId = row.userId ?? uniqueName("user");
+  const createdAt = row.createdAt ?? new Date();
+  const payload = JSON.stringify({ event_id: eventId, user_id: userId, event_type: "EntitlementGranted" });
+  await sql`
+    insert into notifications (notification_id, event_id, user_id, type, occurred_at, payload_json, status,
+      locked_by, lease_until, attempt_count, next_retry_at, created_at)
+    values (${id}, ${eventId}, ${userId}, 'EntitlementGranted', ${row.occurredAt ?? createdAt}, ${payload}::jsonb,
+      ${row.status ?? "PENDING"}, ${row.lockedBy ?? null}, ${row.leaseUntil ?? null}, ${row.attemptCount ?? 0},
+      ${row.nextRetryAt === undefined ? createdAt : row.nextRetryAt}, ${createdAt})`;
+  return id;
+}
+
+export async function notificationRow(sql: Sql, id: string) {
+  const [row] = await sql<
+    {
+      status: string;
+      attempt_count: number;
+      locked_by: string | null;
+      locked_at: Date | null;
+      lease_until: Date | null;
+      next_retry_at: Date | null;
+      sent_at: Date | null;
+      last_error: string | null;
+    }[]
+  >`select status, attempt_count, locked_by, locked_at, lease_until, next_retry_at, sent_at, last_error
+    from notifications where notification_id = ${id}`;
+  if (!row) throw new Error(`notification ${id} does not exist`);
+  return row;
+}
+
+/** Polls `probe` until it returns a value other than undefined; generous by default for a loaded machine. */
+export async function waitFor<T>(
+  probe: () => Promise<T | undefined>,
+  what: string,
+  timeoutMs = 30_000,
+  intervalMs = 100,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}`);
+    await Bun.sleep(intervalMs);
+  }
+}
