@@ -1,0 +1,97 @@
+// Shared fixtures of the Entitlement API tests: requests built for `app.handle`, an app on its own database with a
+// settable clock, and row counts of the four tables a command writes.
+import { createApp } from "../../src/entitlement/app.ts";
+import { createSql, type Sql } from "../../src/shared/db.ts";
+import { silentLogger } from "../../src/shared/logger.ts";
+import { createRegistry } from "../../src/shared/metrics.ts";
+import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
+
+export type Body = Record<string, unknown>;
+
+/** The body of the reference's request-hash test vector. */
+export const vectorBody = {
+  user_id: "user-1",
+  stock_keeping_unit: "sku-1",
+  reason: "purchase",
+  purchase_id: "purchase-1",
+};
+
+export function commandRequest(
+  action: "grants" | "revokes",
+  body: Body | string | undefined,
+  headers: Record<string, string> = {},
+): Request {
+  return new Request(`http://localhost/v1/entitlements/${action}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+  });
+}
+
+export type App = ReturnType<typeof createApp>;
+
+export type Reply = { status: number; contentType: string | null; text: string; json: Body };
+
+export async function send(app: App, request: Request): Promise<Reply> {
+  const response = await app.handle(request);
+  const text = await response.text();
+  let json: Body = {};
+  try {
+    json = JSON.parse(text);
+  } catch {}
+  return { status: response.status, contentType: response.headers.get("content-type"), text, json };
+}
+
+export type ApiFixture = {
+  db: TestDatabase;
+  sql: Sql;
+  app: App;
+  registry: ReturnType<typeof createRegistry>;
+  /** The app's clock; undefined means the real time. */
+  clock: { at: Date | undefined };
+  close: () => Promise<void>;
+};
+
+export async function openApi(label: string, options: { statementTimeoutMs?: number } = {}): Promise<ApiFixture> {
+  const db = await createTestDatabase(label);
+  const sql = createSql({ url: db.url, schema: "entitlement", max: 10, applicationName: `test-${label}` });
+  const registry = createRegistry("entitlement");
+  const clock: { at: Date | undefined } = { at: undefined };
+  const app = createApp({
+    sql,
+    log: silentLogger,
+    now: () => clock.at ?? new Date(),
+    idempotencyTtlHours: 24,
+    registry,
+    ...options,
+  });
+  return {
+    db,
+    sql,
+    app,
+    registry,
+    clock,
+    close: async () => {
+      await sql.end({ timeout: 5 });
+      await db.drop();
+    },
+  };
+}
+
+export type Counts = { entitlements: number; audit: number; outbox: number; idempotency: number };
+
+export async function countRows(sql: Sql): Promise<Counts> {
+  const [row] = await sql<Counts[]>`
+    select (select count(*)::int from entitlements) as entitlements,
+           (select count(*)::int from entitlement_audit) as audit,
+           (select count(*)::int from outbox_events) as outbox,
+           (select count(*)::int from idempotency_keys) as idempotency`;
+  if (!row) throw new Error("count query returned nothing");
+  return row;
+}
+
+/** The value of entitlement_command_total for one label set (0 when never counted). */
+export async function commandCount(registry: ReturnType<typeof createRegistry>, action: string, result: string) {
+  const metric = await registry.getSingleMetric("entitlement_command_total")?.get();
+  return metric?.values.find((v) => v.labels.action === action && v.labels.result === result)?.value ?? 0;
+}
