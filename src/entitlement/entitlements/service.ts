@@ -11,6 +11,7 @@ import {
   lockIdempotencyKey,
   storeIdempotencyRecord,
 } from "../idempotency/queries.ts";
+import { outboxEventOf } from "./event.ts";
 import type { CommandMetrics, CommandResult } from "./metrics.ts";
 import {
   type Action,
@@ -19,7 +20,6 @@ import {
   EntitlementResponse,
   type EntitlementsResponse,
   type ErrorReply,
-  EVENT_TYPE,
   TARGET_STATUS,
 } from "./model.ts";
 import {
@@ -86,8 +86,17 @@ async function executeInTransaction(tx: TransactionSql, deps: CommandDeps, comma
     lockIdempotencyKey(tx, key),
     findLiveIdempotencyRecord(tx, { caller, key }),
   ]);
-  if (stored) return replayStored(stored, hash);
+  return stored ? replayStored(stored, hash) : applyCommand(tx, deps, command, hash);
+}
 
+/** The state change and everything that commits with it; a refused transition only records its 409. */
+async function applyCommand(
+  tx: TransactionSql,
+  deps: CommandDeps,
+  command: Command,
+  hash: string,
+): Promise<CommandReply> {
+  const { action, body } = command;
   const now = deps.now();
   const change = {
     userId: body.user_id,
@@ -98,25 +107,17 @@ async function executeInTransaction(tx: TransactionSql, deps: CommandDeps, comma
   };
   const row =
     action === "GRANT" ? await upsertGrantIfNotActive(tx, change) : await upsertRevokeIfNotRevoked(tx, change);
-  const remember = (status: number, reply: CommandReplyBody) =>
-    storeIdempotencyRecord(tx, {
-      caller,
-      key,
-      requestHash: hash,
-      responseCode: status,
-      responseBody: reply,
-      expiresAt: new Date(now.getTime() + deps.idempotencyTtlMs),
-    }).then((stored) => {
-      if (stored !== 1) throw new Error("idempotency invariant violated: a live record appeared under the lock");
-    });
+  const remember = (reply: Omit<CommandReply, "kind">) =>
+    rememberReply(tx, command, hash, new Date(now.getTime() + deps.idempotencyTtlMs), reply);
 
   if (!row) {
-    // The conflict is remembered (and committed) so that a retry with this key gets the same answer.
-    const conflict: ErrorReply = { code: "ENTITLEMENT_STATE_CONFLICT", message: `already ${TARGET_STATUS[action]}` };
-    await remember(409, conflict);
-    return { kind: "state_conflict", status: 409, body: conflict };
+    const message = `already ${TARGET_STATUS[action]}`;
+    const conflict = { status: 409, body: { code: "ENTITLEMENT_STATE_CONFLICT", message } };
+    // Remembered and committed, so that a retry with this key gets the same answer.
+    await remember(conflict);
+    return { kind: "state_conflict", ...conflict } satisfies CommandReply;
   }
-  const response = toResponse(row);
+  const applied = { status: 200, body: toResponse(row) };
   await Promise.all([
     insertAuditEntry(tx, {
       userId: row.user_id,
@@ -124,15 +125,34 @@ async function executeInTransaction(tx: TransactionSql, deps: CommandDeps, comma
       action,
       reason: body.reason,
       purchaseId: body.purchase_id,
-      requestId: key,
+      requestId: command.idempotencyKey,
       detail: { ...body },
       traceId: command.traceId,
       occurredAt: now,
     }),
-    insertOutboxEvent(tx, eventOf(action, row, body, command.traceId, now)),
-    remember(200, response),
+    insertOutboxEvent(tx, outboxEventOf(action, row, body, command.traceId, now)),
+    remember(applied),
   ]);
-  return { kind: "applied", status: 200, body: response };
+  return { kind: "applied", ...applied } satisfies CommandReply;
+}
+
+async function rememberReply(
+  tx: TransactionSql,
+  command: Command,
+  hash: string,
+  expiresAt: Date,
+  reply: Omit<CommandReply, "kind">,
+): Promise<void> {
+  const stored = await storeIdempotencyRecord(tx, {
+    caller: command.caller,
+    key: command.idempotencyKey,
+    requestHash: hash,
+    responseCode: reply.status,
+    responseBody: reply.body,
+    expiresAt,
+  });
+  // Under the advisory lock, after a lookup that found no live record, the slot is free; anything else is a bug.
+  if (stored !== 1) throw new Error("idempotency invariant violated: a live record appeared under the lock");
 }
 
 /** Same key: the same request gets the stored reply, a different one a key conflict (never stored). */
@@ -158,29 +178,6 @@ function toResponse(row: EntitlementRow): EntitlementResponse {
     status: row.status,
     version: row.version,
     updated_at: row.updated_at.toISOString(),
-  };
-}
-
-/** The outbox row; its payload carries every field of the protobuf EntitlementEvent (reference §1.4, §6.4). */
-function eventOf(action: Action, row: EntitlementRow, body: CommandBody, traceId: string, now: Date) {
-  const eventId = crypto.randomUUID();
-  const eventType = EVENT_TYPE[action];
-  return {
-    eventId,
-    eventType,
-    aggregateKey: `${row.user_id}:${row.stock_keeping_unit}`,
-    createdAt: now,
-    payload: {
-      event_id: eventId,
-      event_type: eventType,
-      occurred_at: now.toISOString(),
-      user_id: row.user_id,
-      stock_keeping_unit: row.stock_keeping_unit,
-      source: body.reason,
-      source_id: body.purchase_id,
-      version: row.version,
-      trace_id: traceId,
-    },
   };
 }
 
