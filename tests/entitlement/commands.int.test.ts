@@ -73,6 +73,24 @@ describe("a successful grant", () => {
   });
 });
 
+describe("accepted input at the limits", () => {
+  test("application/*+json with a charset, a 16 KiB body and 128/64-character fields are accepted", async () => {
+    const body = {
+      user_id: "u".repeat(128),
+      stock_keeping_unit: "s".repeat(128),
+      reason: "r".repeat(64),
+      purchase_id: "p".repeat(128),
+    };
+    const exact = JSON.stringify({ ...body, padding: "" });
+    const padded = JSON.stringify({ ...body, padding: "x".repeat(16 * 1024 - exact.length) });
+    expect(new TextEncoder().encode(padded).length, "the body is exactly at the limit").toBe(16 * 1024);
+    const headers = { "idempotency-key": "~".repeat(255), "content-type": "application/vnd.api+json; charset=utf-8" };
+    const reply = await send(f.app, commandRequest("grants", padded, headers));
+    expect(reply.status).toBe(200);
+    expect(reply.json).toMatchObject({ user_id: body.user_id, status: "ACTIVE" });
+  });
+});
+
 describe("state machine (reference §1.5)", () => {
   test("grant → revoke → grant moves ACTIVE v0 → REVOKED v1 → ACTIVE v2, one event each", async () => {
     expect((await grant("k1")).json).toMatchObject({ status: "ACTIVE", version: 0 });
