@@ -1,6 +1,6 @@
 // The relay loop against real PostgreSQL and JetStream: LISTEN wake-up, several relays at once, the lease heartbeat,
 // graceful stop, a relay that never dies, and the measured time from commit to stream append.
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Publisher } from "../../src/entitlement/outbox/publisher.ts";
 import { claimOutboxBatch } from "../../src/entitlement/outbox/queries.ts";
 import { createSql } from "../../src/shared/db.ts";
@@ -17,6 +17,9 @@ import {
   streamCount,
   waitFor,
 } from "./outbox.helpers.ts";
+
+// Real PostgreSQL and NATS on a loaded 2-core CI machine: waits are polled, but the whole test may take a while.
+setDefaultTimeout(90_000);
 
 let f: Fixture;
 beforeAll(async () => {

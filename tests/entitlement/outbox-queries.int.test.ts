@@ -1,6 +1,6 @@
 // The relay's SQL on a real database (reference §10.1 items 22–27, adapted: the claim counts the attempt, and every
 // finalize is guarded by locked_by and status).
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import {
   claimOutboxBatch,
   extendOutboxLease,
@@ -11,6 +11,9 @@ import {
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
 import { insertEvent, readEvent } from "./outbox.helpers.ts";
+
+// Real PostgreSQL and NATS on a loaded 2-core CI machine: waits are polled, but the whole test may take a while.
+setDefaultTimeout(90_000);
 
 let db: TestDatabase;
 let sql: Sql;
@@ -85,6 +88,13 @@ describe("claimOutboxBatch", () => {
     const row = await readEvent(sql, id);
     expect(row).toMatchObject({ status: "FAILED", attempt_count: 3, locked_by: null, lease_until: null });
     expect(row.last_error).toContain("lease expired on attempt 3");
+  });
+
+  test("a claim takes no more than its limit", async () => {
+    for (let i = 0; i < 23; i++) await insertEvent(sql, { createdAt: at(-100 + i) });
+    expect(await claim("w", T, 10)).toHaveLength(10);
+    const [row] = await sql<{ n: number }[]>`select count(*)::int as n from outbox_events where status = 'IN_FLIGHT'`;
+    expect(row?.n).toBe(10);
   });
 
   test("concurrent claims never hand one row to two workers", async () => {

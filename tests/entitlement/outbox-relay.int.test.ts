@@ -1,6 +1,6 @@
 // One relay batch against real PostgreSQL and JetStream: seed 004's W-101..W-105 adapted to this outbox, and the
 // reference's publisher cases (§10.1 items 37–44) with real rows instead of mocks.
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { fromBinary } from "@bufbuild/protobuf";
 import { headers as natsHeaders } from "@nats-io/transport-node";
 import type { Publisher } from "../../src/entitlement/outbox/publisher.ts";
@@ -16,6 +16,9 @@ import {
   readStream,
   streamCount,
 } from "./outbox.helpers.ts";
+
+// Real PostgreSQL and NATS on a loaded 2-core CI machine: waits are polled, but the whole test may take a while.
+setDefaultTimeout(90_000);
 
 let f: Fixture;
 beforeAll(async () => {

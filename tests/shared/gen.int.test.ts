@@ -1,9 +1,12 @@
 // src/gen is generated from proto/ and committed (STYLE §14): this fails when `bun run gen` would change it, so a
 // proto edit without regenerated code (or a hand edit of generated code) cannot pass CI.
-import { afterAll, expect, test } from "bun:test";
+import { afterAll, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+
+// Real PostgreSQL and NATS on a loaded 2-core CI machine: waits are polled, but the whole test may take a while.
+setDefaultTimeout(90_000);
 
 const root = resolve(import.meta.dir, "../..");
 const work = mkdtempSync(join(tmpdir(), "buf-gen-"));

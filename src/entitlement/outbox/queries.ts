@@ -15,14 +15,15 @@ type ClaimedRecord = {
 /**
  * Claims due PENDING rows and lease-expired IN_FLIGHT rows, oldest first, and counts the claim as an attempt at once:
  * a claim that is never finalized (the relay died) still uses up an attempt (CONTRACT §8.5). Rows that already used
- * every attempt are left to `failExhaustedOutboxClaims`. The result is sorted explicitly (CONTRACT §8.7).
+ * every attempt are left to `failExhaustedOutboxClaims`. The result is sorted explicitly (CONTRACT §8.7). `picked` is
+ * materialized so the limit holds even if the planner would rather rescan it per row (see retention/queries.ts).
  */
 export async function claimOutboxBatch(
   db: Db,
   args: { now: Date; leaseUntil: Date; lockedBy: string; limit: number; maxAttempts: number },
 ): Promise<OutboxRow[]> {
   const rows = await db<ClaimedRecord[]>`
-    with picked as (
+    with picked as materialized (
       select event_id from outbox_events
       where (status = 'PENDING' and (next_retry_at is null or next_retry_at <= ${args.now}))
          or (status = 'IN_FLIGHT' and (lease_until is null or lease_until <= ${args.now})

@@ -1,31 +1,33 @@
-// Retention deletes, each bounded to `limit` rows per statement so no statement holds locks for long; the outer
-// condition is re-checked so a row that changed after the subselect (a key renewed, an event requeued) is kept.
+// Retention deletes, each bounded to `limit` rows per statement so no statement holds locks for long. The row ids are
+// collected once into an array (an InitPlan): a join on a `limit` subquery may be rescanned per row and then deletes
+// far more than the limit (measured: 23 rows with limit 10). The outer condition is re-checked so a row that changed
+// after the subselect (a key renewed, an event requeued) is kept.
 import type { Db } from "../../shared/db.ts";
 
 /** Idempotency records with expires_at <= now (reference §3.6, inclusive). Returns how many it deleted. */
 export async function deleteExpiredIdempotencyKeys(db: Db, args: { now: Date; limit: number }): Promise<number> {
   const result = await db`
-    delete from idempotency_keys k
-    using (
-      select caller, idem_key from idempotency_keys
+    delete from idempotency_keys
+    where ctid = any(array(
+      select ctid from idempotency_keys
       where expires_at <= ${args.now}
       limit ${args.limit}
       for update skip locked
-    ) as doomed
-    where k.caller = doomed.caller and k.idem_key = doomed.idem_key and k.expires_at <= ${args.now}`;
+    ))
+    and expires_at <= ${args.now}`;
   return result.count;
 }
 
 /** PUBLISHED events with published_at <= threshold (reference §5.7, inclusive); other statuses are never touched. */
 export async function deletePublishedOutboxEvents(db: Db, args: { threshold: Date; limit: number }): Promise<number> {
   const result = await db`
-    delete from outbox_events e
-    using (
+    delete from outbox_events
+    where event_id = any(array(
       select event_id from outbox_events
       where status = 'PUBLISHED' and published_at <= ${args.threshold}
       limit ${args.limit}
       for update skip locked
-    ) as doomed
-    where e.event_id = doomed.event_id and e.status = 'PUBLISHED' and e.published_at <= ${args.threshold}`;
+    ))
+    and status = 'PUBLISHED' and published_at <= ${args.threshold}`;
   return result.count;
 }

@@ -1,0 +1,161 @@
+// The relay as the service runs it (createOutboxWorker) against a NATS server of its own, started and killed by the
+// test (the machine's shared NATS is never touched): NATS down at start, and NATS killed and restarted mid-stream.
+// Neither may lose an event, put one in the stream twice, or use up attempts while NATS is away.
+import { afterAll, beforeAll, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { Registry } from "prom-client";
+import { createOutboxWorker } from "../../src/entitlement/outbox/worker.ts";
+import { createSql, type Sql } from "../../src/shared/db.ts";
+import { silentLogger } from "../../src/shared/logger.ts";
+import { connectNats, type NatsConnection } from "../../src/shared/nats.ts";
+import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
+import { countByStatus, insertEvent, insertEvents, readStream, settingsFor, waitFor } from "./outbox.helpers.ts";
+
+// Real PostgreSQL and NATS on a loaded 2-core CI machine: waits are polled, but the whole test may take a while.
+setDefaultTimeout(90_000);
+
+const NATS_SERVER = ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"].find(existsSync);
+
+let db: TestDatabase;
+let sql: Sql;
+let port: number;
+let storeDir: string;
+let server: ReturnType<typeof Bun.spawn> | undefined;
+
+function freePort(): number {
+  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const p = probe.port;
+  probe.stop(true);
+  return p;
+}
+
+async function startServer(): Promise<void> {
+  server = Bun.spawn([NATS_SERVER as string, "-js", "-a", "127.0.0.1", "-p", String(port), "-sd", storeDir], {
+    stdout: "ignore",
+    stderr: "ignore",
+  });
+  await waitFor(async () => {
+    const probe = await Bun.connect({ hostname: "127.0.0.1", port, socket: { data() {} } }).catch(() => undefined);
+    probe?.end();
+    return probe !== undefined;
+  }, "own nats-server accepts connections");
+}
+
+async function killServer(): Promise<void> {
+  server?.kill("SIGKILL");
+  await server?.exited;
+  server = undefined;
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase("outbox_nats");
+  sql = createSql({ url: db.url, schema: "entitlement", max: 10, applicationName: "test-outbox-nats" });
+  port = freePort();
+  storeDir = mkdtempSync(join(tmpdir(), "nats-store-"));
+});
+afterAll(async () => {
+  await killServer();
+  rmSync(storeDir, { recursive: true, force: true });
+  await sql.end();
+  await db.drop();
+});
+beforeEach(async () => {
+  await sql`truncate outbox_events`;
+});
+
+const stream = "entitlement-events";
+const subject = "entitlement.events";
+
+function startWorker(nats: Promise<NatsConnection>) {
+  const worker = createOutboxWorker({
+    sql,
+    nats,
+    log: silentLogger,
+    now: () => new Date(),
+    registry: new Registry(),
+    workerId: "relay-under-test",
+    settings: settingsFor(subject, { pollIntervalMs: 200 }),
+    stream: { stream, subject, duplicateWindowMs: 120_000 },
+  });
+  const stop = new AbortController();
+  const loop = worker.run(stop.signal);
+  return {
+    stop: async () => {
+      stop.abort();
+      await loop;
+    },
+  };
+}
+
+async function maxAttempts(): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`select coalesce(max(attempt_count), 0)::int as n from outbox_events`;
+  return row?.n ?? 0;
+}
+
+test.skipIf(!NATS_SERVER)(
+  "NATS down at start: nothing is claimed; once it is up the stream is made and the backlog drains",
+  async () => {
+    const ids = await insertEvents(sql, 20);
+    const nats = connectNats({ url: `nats://127.0.0.1:${port}`, connectionTimeoutMs: 1000, name: "t" }, silentLogger);
+    const worker = startWorker(nats);
+    await Bun.sleep(1_000); // the relay polls every 200 ms; give it several chances to misbehave
+    expect(await countByStatus(sql), "nothing claimed while NATS is unreachable").toEqual({ PENDING: 20 });
+    expect(await maxAttempts(), "no attempt used").toBe(0);
+
+    await startServer();
+    const nc = await nats;
+    await waitFor(async () => (await countByStatus(sql)).PUBLISHED === 20, "backlog published after NATS came up");
+    const jsm = await jetstreamManager(nc);
+    const info = await jsm.streams.info(stream);
+    expect(info.config.duplicate_window, "created by the relay with the configured window").toBe(120_000 * 1_000_000);
+    expect(new Set((await readStream(jsm, stream)).map((m) => m.msgId))).toEqual(new Set(ids));
+    await worker.stop();
+    await nc.close();
+  },
+);
+
+test.skipIf(!NATS_SERVER)(
+  "NATS killed and restarted mid-stream: every event reaches the stream exactly once",
+  async () => {
+    if (!server) await startServer();
+    const nats = connectNats({ url: `nats://127.0.0.1:${port}`, connectionTimeoutMs: 1000, name: "t" }, silentLogger);
+    const nc = await nats;
+    const jsm = await jetstreamManager(nc);
+    await jsm.streams.purge(stream).catch(() => undefined);
+    const worker = startWorker(nats);
+
+    const ids: string[] = [];
+    const produce = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        ids.push(await insertEvent(sql));
+        await Bun.sleep(2);
+      }
+    };
+    await produce(100);
+    await killServer();
+    await produce(50);
+    const duringOutage = ids.slice(100);
+    await Bun.sleep(1_000); // the relay polls every 200 ms; give it several chances to misbehave
+    const untouched = await sql<{ n: number }[]>`
+    select count(*)::int as n from outbox_events
+    where event_id = any(${duringOutage}::uuid[]) and status = 'PENDING' and attempt_count = 0`;
+    expect(untouched[0]?.n, "events written during the outage are not claimed and use no attempt").toBe(50);
+    expect(await maxAttempts(), "at most the attempt in flight at the crash").toBeLessThanOrEqual(1);
+
+    await startServer();
+    await produce(50);
+    await waitFor(
+      async () => (await countByStatus(sql)).PUBLISHED === 200,
+      "all 200 PUBLISHED after the restart",
+      60_000,
+    );
+    const messages = await readStream(jsm, stream);
+    expect(messages.map((m) => m.msgId).sort(), "each event exactly once").toEqual([...ids].sort());
+    expect(await maxAttempts(), "the outage used at most the attempt in flight").toBeLessThanOrEqual(2);
+    await worker.stop();
+    await nc.close();
+  },
+);
