@@ -65,7 +65,7 @@ export function entitlementRoutes(deps: RouteDeps) {
   const grant = command("GRANT", "Grant an entitlement (idempotent per Idempotency-Key)");
   const revoke = command("REVOKE", "Revoke an entitlement (idempotent per Idempotency-Key)");
 
-  return new Elysia({ name: "entitlement-routes" })
+  return new Elysia({ name: "entitlement-routes", strictPath: true })
     .post("/v1/entitlements/grants", grant.handler, grant.hooks)
     .post("/v1/entitlements/revokes", revoke.handler, revoke.hooks)
     .get(

@@ -48,7 +48,7 @@ export function createHttpApp(deps: HttpDeps) {
   const metrics = httpMetrics(deps.registry);
   const started = new WeakMap<Request, number>();
 
-  const app = new Elysia({ name: `${deps.service}-http` })
+  const app = new Elysia({ name: `${deps.service}-http`, strictPath: true })
     .use(
       openapi({
         provider: null,
