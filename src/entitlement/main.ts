@@ -3,11 +3,14 @@
 import pkg from "../../package.json" with { type: "json" };
 import { dispatch } from "../shared/cli.ts";
 import { createRegistry } from "../shared/metrics.ts";
-import { systemClock } from "../shared/runtime.ts";
+import { connectNats } from "../shared/nats.ts";
+import { systemClock, workerId } from "../shared/runtime.ts";
 import { runMigrate, runServe, type ServiceSpec, type Worker } from "../shared/service.ts";
 import { createApp } from "./app.ts";
 import { type EntitlementConfig, loadEntitlementConfig } from "./config.ts";
 import { migrations, SCHEMA } from "./migrations.ts";
+import { createOutboxWorker } from "./outbox/worker.ts";
+import { createRetentionWorker } from "./retention/worker.ts";
 
 const spec: ServiceSpec<EntitlementConfig> = {
   name: "entitlement",
@@ -18,17 +21,43 @@ const spec: ServiceSpec<EntitlementConfig> = {
   http: (config) => config.http,
   logLevel: (config) => config.log.level,
   start: async ({ config, sql, log }) => {
+    const registry = createRegistry("entitlement", { defaultMetrics: true });
     const app = createApp({
       sql,
       log: log.child({ component: "http" }),
       now: systemClock,
       idempotencyTtlHours: config.idempotency.ttlHours,
-      registry: createRegistry("entitlement", { defaultMetrics: true }),
+      registry,
       version: pkg.version,
     });
-    // Background loops of this process. The outbox relay and the retention worker are added here.
+    // NATS connects in the background (retrying forever): the API serves while NATS is down (CONTRACT §8.6).
+    const nats = config.outbox.enabled
+      ? connectNats({ ...config.nats, name: "entitlement" }, log.child({ component: "nats" }))
+      : undefined;
     const workers: Worker[] = [];
-    return { app, workers, close: async () => {} };
+    if (nats) {
+      workers.push(
+        createOutboxWorker({
+          sql,
+          nats,
+          log,
+          now: systemClock,
+          registry,
+          workerId: workerId(config.workerId),
+          settings: { ...config.outbox, subject: config.nats.subject },
+          stream: config.nats,
+        }),
+      );
+    }
+    if (config.retention.enabled) {
+      workers.push(createRetentionWorker({ sql, log, now: systemClock, settings: config.retention }));
+    }
+    const close = async () => {
+      // A connection still being made is left to process exit; one that is up is drained.
+      const nc = nats && (await Promise.race([nats, Promise.resolve(undefined)]));
+      await nc?.drain().catch(() => {});
+    };
+    return { app, workers, close };
   },
 };
 
