@@ -9,6 +9,7 @@ import { runMigrate, runServe, type ServiceSpec, type Worker } from "../shared/s
 import { createApp } from "./app.ts";
 import { type EntitlementConfig, loadEntitlementConfig } from "./config.ts";
 import { migrations, SCHEMA } from "./migrations.ts";
+import { entitlementOpsCommands } from "./ops/commands.ts";
 import { createOutboxWorker } from "./outbox/worker.ts";
 import { createRetentionWorker } from "./retention/worker.ts";
 
@@ -69,5 +70,6 @@ const code = await dispatch("entitlement", process.argv.slice(2), [
     run: () => runServe(spec, env),
   },
   { name: "migrate", summary: "apply pending migrations and exit", run: () => runMigrate(spec, env) },
+  ...entitlementOpsCommands(env),
 ]);
 process.exit(code);

@@ -12,6 +12,7 @@ import type { ConsumerHealth } from "./consumer/worker.ts";
 import { createNotificationMetrics } from "./metrics.ts";
 import { migrations, SCHEMA } from "./migrations.ts";
 import { createNatsLink } from "./nats/link.ts";
+import { notificationOpsCommands } from "./ops/commands.ts";
 import { createWorkers } from "./workers.ts";
 
 const spec: ServiceSpec<NotificationConfig> = {
@@ -79,6 +80,7 @@ const commands: Command[] = [
     summary: "apply pending migrations and exit",
     run: withoutArgs("migrate", () => runMigrate(spec, process.env)),
   },
+  ...notificationOpsCommands(process.env),
 ];
 
 process.exitCode = await dispatch("notification", process.argv.slice(2), commands);

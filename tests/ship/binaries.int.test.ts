@@ -29,7 +29,7 @@ async function run(binary: string, args: string[], env: Record<string, string>, 
   return { code, stdout, stderr };
 }
 
-function describeBinary(name: ServiceName, badVariable: string) {
+function describeBinary(name: ServiceName, badVariable: string, operatorCommands: string[][]) {
   describe.skipIf(!mainExists(name))(`dist/${name}`, () => {
     let dir: string;
     let binary: string;
@@ -55,11 +55,12 @@ function describeBinary(name: ServiceName, badVariable: string) {
       if (dir) rmSync(dir, { recursive: true, force: true });
     });
 
-    test("--help exits 0 and lists serve and migrate", async () => {
+    test("--help exits 0 and lists serve, migrate and the operator commands", async () => {
       const r = await run(binary, ["--help"], {}, dir);
       expect(r.code).toBe(0);
-      expect(r.stdout).toContain("serve");
-      expect(r.stdout).toContain("migrate");
+      for (const command of ["serve", "migrate", ...operatorCommands.map((c) => c[0] as string)]) {
+        expect(r.stdout).toMatch(new RegExp(`^  ${command} `, "m"));
+      }
     });
 
     test("an unknown subcommand exits 2 with a usage line", async () => {
@@ -74,7 +75,7 @@ function describeBinary(name: ServiceName, badVariable: string) {
       expect(r.stderr).toContain(badVariable);
     });
 
-    test("migrate applies the embedded migrations to an empty database, and again is a no-op", async () => {
+    test("migrate applies the embedded migrations to an empty database, again is a no-op; operator commands run", async () => {
       const first = await run(binary, ["migrate"], { DATABASE_URL: databaseUrl }, dir);
       expect(first.code, first.stderr + first.stdout).toBe(0);
       const db = postgres(databaseUrl, { max: 1, onnotice: () => {} });
@@ -86,9 +87,22 @@ function describeBinary(name: ServiceName, badVariable: string) {
       }
       const second = await run(binary, ["migrate"], { DATABASE_URL: databaseUrl }, dir);
       expect(second.code, second.stderr + second.stdout).toBe(0);
+
+      for (const args of operatorCommands) {
+        const r = await run(binary, args, { DATABASE_URL: databaseUrl }, dir);
+        expect(r.code, `${name} ${args.join(" ")}: ${r.stderr}`).toBe(0);
+        const usage = await run(binary, [args[0] as string, "--bogus"], { DATABASE_URL: databaseUrl }, dir);
+        expect(usage.code, `${name} ${args[0]} --bogus is a usage error`).toBe(2);
+      }
     });
   });
 }
 
-describeBinary("entitlement", "ENTITLEMENT_OUTBOX_BATCH_SIZE");
-describeBinary("notification", "NOTIFICATION_DELIVERY_BATCH_SIZE");
+describeBinary("entitlement", "ENTITLEMENT_OUTBOX_BATCH_SIZE", [
+  ["outbox", "stats"],
+  ["outbox", "requeue", "--failed"],
+]);
+describeBinary("notification", "NOTIFICATION_DELIVERY_BATCH_SIZE", [
+  ["dlq", "list"],
+  ["nats-dlq", "list"],
+]);
