@@ -1,16 +1,11 @@
 // `bun run stack` end to end: it comes up against the given PostgreSQL and NATS, the curl grant it prints succeeds and
 // the grant becomes a SENT notification in the debug inbox; Ctrl-C stops the services it started and exits 0.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createTestDatabase, natsUrl, type TestDatabase } from "../support/infra.ts";
 import { mainExists, repoRoot } from "./support.ts";
-
-// Temporary (until the outbox relay is started by src/entitlement/main.ts): without it no event leaves Entitlement,
-// so the SENT check is skipped with a warning instead of failing everyone's run.
-const relayWired =
-  mainExists("entitlement") && readFileSync(join(repoRoot, "src/entitlement/main.ts"), "utf8").includes("/outbox/");
 
 let db: TestDatabase;
 let dataDir: string;
@@ -64,10 +59,6 @@ test.skipIf(!mainExists("entitlement") || !mainExists("notification"))(
       });
       expect(response.status).toBe(200);
 
-      if (!relayWired) {
-        console.warn("stack test: the outbox relay is not started by src/entitlement/main.ts yet; SENT check skipped");
-        return;
-      }
       let last: unknown;
       const deadline = Date.now() + 30_000;
       while (Date.now() < deadline) {
