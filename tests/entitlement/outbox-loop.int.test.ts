@@ -127,6 +127,47 @@ describe("relay loop", () => {
     await broken.end();
   });
 
+  test("a relay process killed mid-batch loses nothing: another relay takes over after the lease", async () => {
+    const ids = await insertEvents(f.sql, 20);
+    // The child claims a batch, publishes nothing for a minute, and is killed with SIGKILL meanwhile.
+    const child = Bun.spawn(
+      [
+        process.execPath,
+        "-e",
+        `
+        import { jetstream } from "@nats-io/jetstream";
+        import { connect } from "@nats-io/transport-node";
+        import { createSql } from "${import.meta.dir}/../../src/shared/db.ts";
+        import { makeRelay } from "${import.meta.dir}/outbox.helpers.ts";
+        const sql = createSql({ url: ${JSON.stringify(f.db.url)}, schema: "entitlement", max: 2, applicationName: "child" });
+        const nc = await connect({ servers: ${JSON.stringify(f.nc.getServer())} });
+        const fx = { sql, js: jetstream(nc), subject: ${JSON.stringify(f.subject)} };
+        const slow = { publish: async (...a) => { await Bun.sleep(60_000); return fx.js.publish(...a); } };
+        await makeRelay(fx, { js: slow, lockedBy: "doomed-child", settings: { leaseMs: 2_000 } }).runOnce();
+        `,
+      ],
+      { cwd: import.meta.dir, stdout: "ignore", stderr: "inherit" },
+    );
+    await waitFor(
+      async () => (await f.sql`select 1 from outbox_events where locked_by = 'doomed-child'`).length === 20,
+      "the child claimed the batch",
+    );
+    child.kill("SIGKILL");
+    await child.exited;
+    const survivor = makeRelay(f, { settings: { leaseMs: 2_000, pollIntervalMs: 100 } });
+    await running([survivor], () =>
+      waitFor(async () => (await countByStatus(f.sql)).PUBLISHED === 20, "published by the survivor after the lease"),
+    );
+    const messages = await readStream(f.jsm, f.stream);
+    expect(new Set(messages.map((m) => m.msgId)), "every event once").toEqual(new Set(ids));
+    expect(messages).toHaveLength(20);
+    const attempts = await f.sql<{ n: number }[]>`select distinct attempt_count as n from outbox_events`;
+    expect(
+      attempts.map((r) => r.n),
+      "the dead claim counted as an attempt",
+    ).toEqual([2]);
+  });
+
   test("a lease-expired claim that used the last attempt ends FAILED instead of looping", async () => {
     const id = await insertEvent(f.sql);
     await claimOutboxBatch(f.sql, {

@@ -6,6 +6,7 @@ import { Registry } from "prom-client";
 import type { RelayDeps } from "../../src/entitlement/outbox/batch.ts";
 import { createOutboxMetrics } from "../../src/entitlement/outbox/metrics.ts";
 import type { RelaySettings } from "../../src/entitlement/outbox/policy.ts";
+import type { Publisher } from "../../src/entitlement/outbox/publisher.ts";
 import { countFailedOutbox } from "../../src/entitlement/outbox/queries.ts";
 import { createOutboxRelay } from "../../src/entitlement/outbox/relay.ts";
 import { ensureEntitlementStream } from "../../src/entitlement/outbox/stream.ts";
@@ -81,6 +82,25 @@ export function makeRelay(
     settings: settingsFor(f.subject, options.settings),
   };
   return Object.assign(createOutboxRelay(deps), { registry, deps });
+}
+
+/** A clock the test moves by hand, so backoff and leases need no waiting. */
+export function manualClock(start = new Date()) {
+  let t = start.getTime();
+  return { now: () => new Date(t), advance: (ms: number) => (t += ms) };
+}
+
+/** Fails the first `n` publishes with `error`, then publishes through `js`. */
+export function failingFirst(js: Publisher, n: number, error: () => unknown): Publisher & { calls: number } {
+  const p = {
+    calls: 0,
+    publish: (async (...args: Parameters<Publisher["publish"]>) => {
+      p.calls += 1;
+      if (p.calls <= n) throw error();
+      return js.publish(...args);
+    }) as Publisher["publish"],
+  };
+  return p;
 }
 
 export type NewEvent = {

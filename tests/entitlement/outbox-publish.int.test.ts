@@ -1,0 +1,110 @@
+// The reference's publisher cases (§10.1 items 37–43) with real rows and a real stream instead of mocks.
+import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+import {
+  type Fixture,
+  failingFirst,
+  insertEvent,
+  makeRelay,
+  metricValue,
+  openFixture,
+  readEvent,
+  readStream,
+  streamCount,
+} from "./outbox.helpers.ts";
+
+// Real PostgreSQL and NATS on a loaded 2-core CI machine: waits are polled, but the whole test may take a while.
+setDefaultTimeout(90_000);
+
+let f: Fixture;
+beforeAll(async () => {
+  f = await openFixture("publish");
+});
+afterAll(async () => {
+  await f.close();
+});
+beforeEach(async () => {
+  await f.sql`truncate outbox_events`;
+  await f.jsm.streams.purge(f.stream);
+});
+
+describe("publisher cases (reference items 37–43)", () => {
+  test("a poison event ends FAILED at once with its error and does not hold back the others (item 37)", async () => {
+    const t = Date.now();
+    const a = await insertEvent(f.sql, { createdAt: new Date(t - 3000) });
+    const poison = await insertEvent(f.sql, { createdAt: new Date(t - 2000), eventType: "EntitlementPaused" });
+    const c = await insertEvent(f.sql, { createdAt: new Date(t - 1000) });
+    const relay = makeRelay(f);
+    expect(await relay.runOnce()).toEqual({ claimed: 3, published: 2, retried: 0, failed: 1, lost: 0 });
+    expect(await readEvent(f.sql, poison)).toMatchObject({
+      status: "FAILED",
+      attempt_count: 10,
+      last_error: 'outbox payload invalid: unknown event_type "EntitlementPaused"',
+    });
+    expect(
+      (await readStream(f.jsm, f.stream)).map((m) => m.msgId),
+      "the others, in created_at order",
+    ).toEqual([a, c]);
+    expect(await metricValue(relay.registry, "entitlement_outbox_publish_total", { result: "failed" })).toBe(1);
+  });
+
+  test("a missing PubAck is a retryable failure (item 40)", async () => {
+    const id = await insertEvent(f.sql);
+    const relay = makeRelay(f, { js: { publish: async () => null as never } });
+    expect(await relay.runOnce()).toMatchObject({ retried: 1 });
+    expect(await readEvent(f.sql, id)).toMatchObject({
+      status: "PENDING",
+      attempt_count: 1,
+      last_error: "puback is missing",
+    });
+  });
+
+  test("a long error is stored cut to ENTITLEMENT_OUTBOX_ERROR_MESSAGE_MAX_LENGTH (item 42)", async () => {
+    const id = await insertEvent(f.sql);
+    const relay = makeRelay(f, { js: failingFirst(f.js, 1, () => new Error("x".repeat(1005))) });
+    await relay.runOnce();
+    expect((await readEvent(f.sql, id)).last_error).toBe("x".repeat(1000));
+  });
+
+  test("a lease lost during the batch leaves that row to its new owner and finalizes the rest (item 43)", async () => {
+    const t = Date.now();
+    const stolen = await insertEvent(f.sql, { createdAt: new Date(t - 2000) });
+    const kept = await insertEvent(f.sql, { createdAt: new Date(t - 1000) });
+    let once = false;
+    const relay = makeRelay(f, {
+      js: {
+        publish: async (...args) => {
+          if (!once) {
+            once = true;
+            await f.sql`update outbox_events set locked_by = 'new-owner' where event_id = ${stolen}`;
+          }
+          return f.js.publish(...args);
+        },
+      },
+    });
+    expect(await relay.runOnce()).toEqual({ claimed: 2, published: 1, retried: 0, failed: 0, lost: 1 });
+    expect(await readEvent(f.sql, stolen)).toMatchObject({ status: "IN_FLIGHT", locked_by: "new-owner" });
+    expect((await readEvent(f.sql, kept)).status).toBe("PUBLISHED");
+    expect(await streamCount(f.jsm, f.stream), "both were published").toBe(2);
+  });
+
+  test("failures while NATS is disconnected give their attempt back", async () => {
+    const id = await insertEvent(f.sql, { attemptCount: 4 });
+    let connected = true;
+    const relay = makeRelay(f, {
+      isConnected: () => connected,
+      js: {
+        publish: async () => {
+          connected = false;
+          throw new Error("CONNECTION_CLOSED");
+        },
+      },
+    });
+    expect((await relay.runOnce()).claimed).toBe(1);
+    expect(await readEvent(f.sql, id)).toMatchObject({
+      status: "PENDING",
+      attempt_count: 4,
+      next_retry_at: null,
+      last_error: "NATS disconnected: CONNECTION_CLOSED",
+    });
+  });
+});
