@@ -12,7 +12,7 @@ export const CONFIGURATION_DOC = resolve(import.meta.dir, "../docs/configuration
 
 function kindOf(schema: TSchema): string {
   if (schema.kind === "duration") return "duration";
-  if (schema.anyOf) return schema.anyOf.map((s: TSchema) => `\`${s.const}\``).join(" \\| ");
+  if (schema.anyOf) return `one of ${schema.anyOf.map((s: TSchema) => s.const).join(", ")}`;
   const bounds = [
     schema.minimum !== undefined ? `≥ ${schema.minimum}` : "",
     schema.maximum !== undefined ? `≤ ${schema.maximum}` : "",
@@ -37,7 +37,7 @@ function table(schema: TObject, names: string[]): string[] {
   return ["| variable | default | type | meaning |", "|---|---|---|---|", ...rows];
 }
 
-export function renderConfigurationDoc(): string {
+function renderRaw(): string {
   const common = Object.keys(CommonConfig);
   const own = (schema: TObject) => Object.keys(schema.properties).filter((n) => !common.includes(n));
   return [
@@ -62,6 +62,21 @@ export function renderConfigurationDoc(): string {
     ...table(NotificationEnv, own(NotificationEnv)),
     "",
   ].join("\n");
+}
+
+/**
+ * The page as committed: the raw tables put through Biome's Markdown formatter (which pads table columns), so that
+ * `bunx biome check .` and this generator agree on every byte.
+ */
+export function renderConfigurationDoc(): string {
+  const biome = resolve(import.meta.dir, "../node_modules/.bin/biome");
+  const result = Bun.spawnSync([biome, "format", `--stdin-file-path=${CONFIGURATION_DOC}`], {
+    stdin: new TextEncoder().encode(renderRaw()),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  if (result.exitCode !== 0) throw new Error(`biome format failed: ${result.stderr.toString()}`);
+  return result.stdout.toString();
 }
 
 if (import.meta.main) {
