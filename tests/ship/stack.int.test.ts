@@ -4,17 +4,43 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createTestDatabase, natsUrl, type TestDatabase } from "../support/infra.ts";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
+import { createTestDatabase, natsUrl, type TestDatabase, uniqueName } from "../support/infra.ts";
 import { mainExists, repoRoot } from "./support.ts";
 
 let db: TestDatabase;
 let dataDir: string;
+
+// Own stream, subject and durables on the shared NATS, so no other process consumes this run's events.
+const stream = uniqueName("stack-events");
+const durable = uniqueName("stack-consumer");
+const advisory = (kind: string) => `$JS.EVENT.ADVISORY.CONSUMER.${kind}.${stream}.${durable}`;
+const natsNames = {
+  ENTITLEMENT_NATS_STREAM: stream,
+  ENTITLEMENT_NATS_SUBJECT: `${stream}.events`,
+  NOTIFICATION_NATS_STREAM: stream,
+  NOTIFICATION_NATS_SUBJECT: `${stream}.events`,
+  NOTIFICATION_NATS_DURABLE: durable,
+  NOTIFICATION_NATS_ADVISORY_SUBJECT: advisory("MAX_DELIVERIES"),
+  NOTIFICATION_NATS_ADVISORY_STREAM: `${stream}-max-deliveries`,
+  NOTIFICATION_NATS_ADVISORY_DURABLE: `${durable}-max-deliveries`,
+  NOTIFICATION_NATS_TERMINATED_ADVISORY_SUBJECT: advisory("MSG_TERMINATED"),
+  NOTIFICATION_NATS_TERMINATED_ADVISORY_STREAM: `${stream}-terminated`,
+  NOTIFICATION_NATS_TERMINATED_ADVISORY_DURABLE: `${durable}-terminated`,
+};
 
 beforeAll(async () => {
   db = await createTestDatabase("stack");
   dataDir = mkdtempSync(join(tmpdir(), "stack-data-"));
 });
 afterAll(async () => {
+  const nc = await connect({ servers: await natsUrl() });
+  const jsm = await jetstreamManager(nc);
+  for (const name of [stream, `${stream}-max-deliveries`, `${stream}-terminated`]) {
+    await jsm.streams.delete(name).catch(() => {});
+  }
+  await nc.close();
   await db?.drop();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
@@ -40,7 +66,7 @@ test.skipIf(!mainExists("entitlement") || !mainExists("notification"))(
   async () => {
     const stack = Bun.spawn([process.execPath, "run", "stack"], {
       cwd: repoRoot,
-      env: { ...process.env, DATABASE_URL: db.url, NATS_URL: await natsUrl(), STACK_DATA_DIR: dataDir },
+      env: { ...process.env, ...natsNames, DATABASE_URL: db.url, NATS_URL: await natsUrl(), STACK_DATA_DIR: dataDir },
       stdout: "pipe",
       stderr: "inherit",
     });
