@@ -99,7 +99,7 @@ export async function seedNotification(sql: Sql, row: SeedRow = {}): Promise<str
   await sql`
     insert into notifications (notification_id, event_id, user_id, type, occurred_at, payload_json, status,
       locked_by, lease_until, attempt_count, next_retry_at, created_at)
-    values (${id}, ${eventId}, ${userId}, 'EntitlementGranted', ${row.occurredAt ?? createdAt}, ${payload}::jsonb,
+    values (${id}, ${eventId}, ${userId}, 'EntitlementGranted', ${row.occurredAt ?? createdAt}, ${payload}::text::jsonb,
       ${row.status ?? "PENDING"}, ${row.lockedBy ?? null}, ${row.leaseUntil ?? null}, ${row.attemptCount ?? 0},
       ${row.nextRetryAt === undefined ? createdAt : row.nextRetryAt}, ${createdAt})`;
   return id;

@@ -15,6 +15,8 @@ export type EventHandlerDeps = {
   metrics: NotificationMetrics;
   /** Called after a commit that created notifications, so delivery starts at once. */
   onCreated: () => void;
+  /** Whether the server understands a reason on term() (see nats/server.ts). */
+  termTakesReason?: () => boolean;
   /** Redelivery delay after a database failure; jittered so replicas do not retry in lockstep. */
   nakDelayMs?: () => number;
 };
@@ -41,7 +43,7 @@ export function createEventHandler(deps: EventHandlerDeps) {
         continue;
       }
       log.warn({ stream_seq: message.seq, reason: decoded.reason }, "terminating entitlement event");
-      settle(log, () => message.term(decoded.reason));
+      settle(log, () => (deps.termTakesReason?.() ? message.term(decoded.reason) : message.term()));
       metrics.events.inc({ result: "terminated" });
     }
     if (valid.length === 0) return;

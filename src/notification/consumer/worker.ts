@@ -4,6 +4,7 @@ import type { Worker } from "../../shared/service.ts";
 import type { NotificationConfig } from "../config.ts";
 import type { NatsLink } from "../nats/link.ts";
 import { runPullLoop } from "../nats/pull.ts";
+import { termTakesReason } from "../nats/server.ts";
 import { ensureDurable, ensureOwnedStream, ensureStreamExists } from "../nats/streams.ts";
 import { createEventHandler, type EventHandlerDeps } from "./handler.ts";
 
@@ -19,12 +20,12 @@ export type EventConsumerDeps = EventHandlerDeps & {
 export function createEventConsumer(deps: EventConsumerDeps): Worker {
   const { nats } = deps;
   const log = deps.log.child({ component: "event-consumer" });
-  const handle = createEventHandler({ ...deps, log });
   return {
     name: "event-consumer",
     run: async (signal) => {
       const nc = await deps.link.get(signal);
       if (!nc) return;
+      const handle = createEventHandler({ ...deps, log, termTakesReason: () => termTakesReason(nc) });
       await runPullLoop(
         {
           prepare: async () => {

@@ -16,12 +16,17 @@ export type PullLoop = {
   retryMs?: number;
 };
 
-const LOST = new Set(["consumer_not_found", "stream_not_found", "consumer_deleted", "heartbeats_missed"]);
+/** The durable or its stream is gone: end this session so the loop creates them again. */
+const GONE = new Set(["consumer_not_found", "stream_not_found", "consumer_deleted"]);
 
 function watchStatus(messages: ConsumerMessages, loop: PullLoop): void {
   void (async () => {
     for await (const s of messages.status()) {
-      if (LOST.has(s.type)) {
+      if (GONE.has(s.type)) {
+        loop.onBound?.(false);
+        loop.log.warn({ status: s.type }, "JetStream consumer is gone, setting it up again");
+        void messages.close();
+      } else if (s.type === "heartbeats_missed") {
         loop.onBound?.(false);
         loop.log.warn({ status: s.type }, "JetStream consumer not reachable");
       } else if (s.type === "next" || s.type === "heartbeat") {

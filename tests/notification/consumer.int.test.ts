@@ -1,0 +1,169 @@
+// The event consumer and the advisory capture on real NATS: stream ownership, durable settings, NAK on database
+// failure up to MAX_DELIVERIES, recovery from a deleted durable, and batches.
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { AckPolicy, type JetStreamManager, jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { connect, type NatsConnection, nanos } from "@nats-io/transport-node";
+import { createAdvisoryCapture } from "../../src/notification/advisories/worker.ts";
+import type { NotificationConfig } from "../../src/notification/config.ts";
+import { type ConsumerHealth, createEventConsumer } from "../../src/notification/consumer/worker.ts";
+import type { NotificationMetrics } from "../../src/notification/metrics.ts";
+import { createNatsLink } from "../../src/notification/nats/link.ts";
+import { termTakesReason } from "../../src/notification/nats/server.ts";
+import type { Sql } from "../../src/shared/db.ts";
+import { silentLogger } from "../../src/shared/logger.ts";
+import { systemClock } from "../../src/shared/runtime.ts";
+import type { Worker } from "../../src/shared/service.ts";
+import { createTestDatabase, natsUrl, type TestDatabase } from "../support/infra.ts";
+import { deleteStreams, eventBytes, notificationSql, streamsOf, testConfig, testMetrics, waitFor } from "./helpers.ts";
+
+setDefaultTimeout(120_000);
+
+let db: TestDatabase;
+let sql: Sql;
+let nc: NatsConnection;
+let jsm: JetStreamManager;
+const configs: NotificationConfig[] = [];
+const stops: (() => Promise<void>)[] = [];
+
+beforeAll(async () => {
+  db = await createTestDatabase("notif_consumer");
+  sql = notificationSql(db.url);
+  nc = await connect({ servers: await natsUrl() });
+  jsm = await jetstreamManager(nc);
+});
+afterAll(async () => {
+  for (const stop of stops) await stop();
+  for (const c of configs) await deleteStreams(nc, streamsOf(c));
+  await nc.close();
+  await sql.end();
+  await db.drop();
+});
+
+function config(env: Record<string, string> = {}): NotificationConfig {
+  const c = testConfig(env);
+  configs.push(c);
+  return c;
+}
+
+type Started = { health: ConsumerHealth; metrics: NotificationMetrics };
+
+/** Runs the event consumer (on `eventsSql`) and both advisory captures (on the healthy database). */
+function start(c: NotificationConfig, options: { eventsSql?: Sql; batchSize?: number } = {}): Started {
+  const health: ConsumerHealth = { bound: false };
+  const { metrics } = testMetrics();
+  const link = createNatsLink(Promise.resolve(nc), silentLogger);
+  const common = { log: silentLogger, clock: systemClock, metrics, link };
+  const workers: Worker[] = [
+    createEventConsumer({
+      ...common,
+      sql: options.eventsSql ?? sql,
+      nats: c.nats,
+      batchSize: options.batchSize ?? 100,
+      health,
+      onCreated: () => {},
+      nakDelayMs: () => 50,
+    }),
+    ...c.nats.advisories.map((advisory) =>
+      createAdvisoryCapture({ ...common, sql, advisory, ackWaitMs: c.nats.ackWaitMs, maxDeliver: c.nats.maxDeliver }),
+    ),
+  ];
+  const controller = new AbortController();
+  const running = workers.map((w) => w.run(controller.signal));
+  stops.push(async () => {
+    controller.abort();
+    await Promise.all(running);
+  });
+  return { health, metrics };
+}
+
+const bound = (h: ConsumerHealth) => waitFor(async () => (h.bound ? true : undefined), "the consumer to bind");
+const countFor = async (userPrefix: string) =>
+  (await sql<{ n: number }[]>`select count(*)::int as n from notifications where user_id like ${`${userPrefix}%`}`)[0]
+    ?.n ?? 0;
+
+test("term carries a reason only for servers that understand it", () => {
+  expect(termTakesReason({ info: { version: "2.9.10" } as never })).toBe(false);
+  expect(termTakesReason({ info: { version: "2.10.0" } as never })).toBe(true);
+  expect(termTakesReason({ info: { version: "3.0.1" } as never })).toBe(true);
+  expect(termTakesReason({ info: undefined })).toBe(false);
+});
+
+describe("stream and durable", () => {
+  test("an existing stream is never changed; an existing durable gets the configured settings", async () => {
+    const c = config();
+    await jsm.streams.add({
+      name: c.nats.stream,
+      subjects: [c.nats.subject, `${c.nats.subject}.other`],
+      duplicate_window: nanos(30_000),
+      max_age: nanos(3_600_000),
+    });
+    await jsm.consumers.add(c.nats.stream, {
+      durable_name: c.nats.durable,
+      ack_policy: AckPolicy.Explicit,
+      ack_wait: nanos(30_000),
+      max_deliver: 3,
+      filter_subject: c.nats.subject,
+    });
+    const before = (await jsm.streams.info(c.nats.stream)).config;
+    await bound(start(c).health);
+    const after = (await jsm.streams.info(c.nats.stream)).config;
+    expect(after).toEqual(before);
+    const consumer = await jsm.consumers.info(c.nats.stream, c.nats.durable);
+    expect(consumer.config.ack_wait).toBe(nanos(10_000));
+    expect(consumer.config.max_deliver).toBe(10);
+  });
+});
+
+describe("database failure", () => {
+  test("a batch that cannot be stored is NAK-ed until MAX_DELIVERIES, which is recorded", async () => {
+    const c = config({ NOTIFICATION_NATS_MAX_DELIVER: "2", NOTIFICATION_NATS_ACK_WAIT: "2s" });
+    const broken = notificationSql("postgres://postgres@127.0.0.1:1/nowhere", 1);
+    const { health, metrics } = start(c, { eventsSql: broken });
+    await bound(health);
+    const userId = `nak-${crypto.randomUUID()}`;
+    const ack = await jetstream(nc).publish(c.nats.subject, eventBytes({ userId }));
+    const [entry] = await waitFor(async () => {
+      const rows = await sql<{ kind: string; stream: string; consumer: string; deliveries: number }[]>`
+        select kind, stream, consumer, deliveries::int from notification_nats_dlq where stream_seq = ${ack.seq}`;
+      return rows.length ? rows : undefined;
+    }, "the MAX_DELIVERIES advisory");
+    expect(entry).toEqual({ kind: "MAX_DELIVERIES", stream: c.nats.stream, consumer: c.nats.durable, deliveries: 2 });
+    const naks = (await metrics.events.get()).values.find((v) => v.labels.result === "nak");
+    expect(naks?.value).toBe(2);
+    expect(await countFor(userId)).toBe(0);
+    await broken.end();
+  });
+});
+
+describe("resilience and batches", () => {
+  test("a deleted durable is created again and consuming goes on", async () => {
+    const c = config();
+    const { health } = start(c);
+    await bound(health);
+    await jsm.consumers.delete(c.nats.stream, c.nats.durable);
+    const prefix = `again-${crypto.randomUUID()}`;
+    await jetstream(nc).publish(c.nats.subject, eventBytes({ userId: `${prefix}-1` }));
+    await waitFor(async () => ((await countFor(prefix)) === 1 ? true : undefined), "the event after re-creation");
+    expect(health.bound).toBe(true);
+  });
+
+  test("a burst of events becomes exactly one notification each, duplicates included", async () => {
+    const c = config();
+    const { health, metrics } = start(c, { batchSize: 25 });
+    await bound(health);
+    const prefix = `burst-${crypto.randomUUID()}`;
+    const js = jetstream(nc);
+    const events = Array.from({ length: 120 }, (_, i) => eventBytes({ userId: `${prefix}-${i}` }));
+    await Promise.all(events.map((e) => js.publish(c.nats.subject, e)));
+    await Promise.all(events.slice(0, 30).map((e) => js.publish(c.nats.subject, e)));
+    await waitFor(async () => {
+      const values = (await metrics.events.get()).values;
+      const total = values.reduce((sum, v) => sum + v.value, 0);
+      return total >= 150 ? true : undefined;
+    }, "all 150 messages to be handled");
+    expect(await countFor(prefix)).toBe(120);
+    const values = (await metrics.events.get()).values;
+    expect(values.find((v) => v.labels.result === "created")?.value).toBe(120);
+    expect(values.find((v) => v.labels.result === "duplicate")?.value).toBe(30);
+  });
+});

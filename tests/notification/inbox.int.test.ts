@@ -1,0 +1,128 @@
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { createApp } from "../../src/notification/app.ts";
+import type { ConsumerHealth } from "../../src/notification/consumer/worker.ts";
+import type { Sql } from "../../src/shared/db.ts";
+import { silentLogger } from "../../src/shared/logger.ts";
+import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
+import { notificationSql, seedNotification, testMetrics } from "./helpers.ts";
+
+setDefaultTimeout(60_000);
+
+let db: TestDatabase;
+let sql: Sql;
+
+beforeAll(async () => {
+  db = await createTestDatabase("notif_inbox");
+  sql = notificationSql(db.url);
+});
+afterAll(async () => {
+  await sql.end();
+  await db.drop();
+});
+
+function app(debugApi: { enabled: boolean; token?: string }, consumer?: ConsumerHealth) {
+  return createApp({
+    sql,
+    log: silentLogger,
+    registry: testMetrics().registry,
+    version: "test",
+    consumer,
+    debugApi: { enabled: debugApi.enabled, token: debugApi.token },
+  });
+}
+const get = (a: ReturnType<typeof app>, path: string, headers: Record<string, string> = {}) =>
+  a.handle(new Request(`http://localhost${path}`, { headers }));
+
+describe("debug inbox", () => {
+  test("off by default: 404 in the error envelope", async () => {
+    const res = await get(app({ enabled: false }), "/debug/notification/inbox/u1");
+    expect(res.status).toBe(404);
+    expect(res.headers.get("content-type")).toContain("application/json");
+    expect(await res.json()).toEqual({ code: "NOT_FOUND", message: "no such resource" });
+  });
+
+  test("on: newest first, payload as an object, ISO timestamps, unknown user → []", async () => {
+    const user = `inbox-user-${crypto.randomUUID()}`;
+    const older = await seedNotification(sql, { userId: user, createdAt: new Date("2026-01-17T00:00:00.120Z") });
+    const newer = await seedNotification(sql, { userId: user, createdAt: new Date("2026-01-18T00:00:00Z") });
+    await sql`update notifications set status = 'SENT', sent_at = ${new Date("2026-01-18T00:00:01Z")}
+      where notification_id = ${newer}`;
+    const a = app({ enabled: true });
+    const res = await get(a, `/debug/notification/inbox/${encodeURIComponent(user)}`);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { user_id: string; notifications: Record<string, unknown>[] };
+    expect(body.user_id).toBe(user);
+    expect(body.notifications.map((n) => n.notification_id)).toEqual([newer, older]);
+    expect(body.notifications[0]).toMatchObject({
+      status: "SENT",
+      type: "EntitlementGranted",
+      created_at: "2026-01-18T00:00:00.000Z",
+      sent_at: "2026-01-18T00:00:01.000Z",
+      payload: { user_id: user, event_type: "EntitlementGranted" },
+    });
+    expect(body.notifications[1]).toMatchObject({ status: "PENDING", sent_at: null });
+    const empty = await get(a, "/debug/notification/inbox/nobody-here");
+    expect(await empty.json()).toEqual({ user_id: "nobody-here", notifications: [] });
+  });
+
+  test("lists at most the latest 100", async () => {
+    const user = `busy-${crypto.randomUUID()}`;
+    for (let i = 0; i < 105; i++)
+      await seedNotification(sql, { userId: user, createdAt: new Date(1_700_000_000_000 + i) });
+    const body = (await (await get(app({ enabled: true }), `/debug/notification/inbox/${user}`)).json()) as {
+      notifications: unknown[];
+    };
+    expect(body.notifications.length).toBe(100);
+  });
+
+  test("a blank or too long user_id is 400", async () => {
+    const a = app({ enabled: true });
+    for (const id of ["%20%20", "u".repeat(129)]) {
+      const res = await get(a, `/debug/notification/inbox/${id}`);
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { code: string }).code).toBe("BAD_REQUEST");
+    }
+  });
+
+  test("with a token: 401 + WWW-Authenticate without it, 200 with it", async () => {
+    const a = app({ enabled: true, token: "inbox-token" });
+    const missing = await get(a, "/debug/notification/inbox/u1");
+    expect(missing.status).toBe(401);
+    expect(missing.headers.get("www-authenticate")).toBe("Bearer");
+    expect(((await missing.json()) as { code: string }).code).toBe("UNAUTHORIZED");
+    expect((await get(a, "/debug/notification/inbox/u1", { authorization: "Bearer nope" })).status).toBe(401);
+    expect((await get(a, "/debug/notification/inbox/u1", { authorization: "Bearer inbox-token" })).status).toBe(200);
+  });
+
+  test("other methods are 405", async () => {
+    const res = await app({ enabled: true }).handle(
+      new Request("http://localhost/debug/notification/inbox/u1", { method: "POST" }),
+    );
+    expect(res.status).toBe(405);
+  });
+});
+
+describe("readiness", () => {
+  test("needs the JetStream consumer bound", async () => {
+    const health: ConsumerHealth = { bound: false };
+    const a = app({ enabled: false }, health);
+    const down = await get(a, "/readyz");
+    expect(down.status).toBe(503);
+    expect(((await down.json()) as { code: string }).code).toBe("NOT_READY");
+    health.bound = true;
+    expect((await get(a, "/readyz")).status).toBe(200);
+  });
+
+  test("metrics expose the notification series", async () => {
+    const text = await (await get(app({ enabled: false }), "/metrics")).text();
+    for (const name of [
+      "notification_delivery_total",
+      "notification_delivery_e2e_delay_seconds",
+      "notification_backlog_current",
+      "notification_dlq_total",
+      "notification_events_total",
+    ]) {
+      expect(text).toContain(name);
+    }
+  });
+});
