@@ -9,9 +9,11 @@ import {
   EntitlementEventSchema,
 } from "../../src/gen/entitlement_event_pb.ts";
 import { loadNotificationConfig, type NotificationConfig } from "../../src/notification/config.ts";
+import type { DeliveryDeps } from "../../src/notification/delivery/deps.ts";
 import { createNotificationMetrics } from "../../src/notification/metrics.ts";
 import { SCHEMA } from "../../src/notification/migrations.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
+import { silentLogger } from "../../src/shared/logger.ts";
 import { createRegistry } from "../../src/shared/metrics.ts";
 import { uniqueName } from "../support/infra.ts";
 
@@ -137,4 +139,35 @@ export async function waitFor<T>(
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}`);
     await Bun.sleep(intervalMs);
   }
+}
+
+/** Delivery dependencies with max attempts 3, a fixed clock and a sender that records what it was given. */
+export function deliveryDeps(
+  sql: Sql,
+  now: Date,
+  overrides: Partial<DeliveryDeps> = {},
+): DeliveryDeps & { sent: string[] } {
+  const sent: string[] = [];
+  const config = testConfig({ NOTIFICATION_DELIVERY_MAX_ATTEMPTS: "3" }).delivery;
+  return {
+    sql,
+    log: silentLogger,
+    clock: () => now,
+    metrics: testMetrics().metrics,
+    send: async (d) => void sent.push(d.notificationId),
+    workerId: "worker-a",
+    batchSize: 50,
+    maxAttempts: config.maxAttempts,
+    leaseMs: 30_000,
+    errorMessageMaxLength: 1000,
+    backoff: config.backoff,
+    sent,
+    ...overrides,
+  };
+}
+
+export async function dlqCount(sql: Sql, notificationId: string): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`
+    select count(*)::int as n from notification_dlq where notification_id = ${notificationId}`;
+  return row?.n ?? 0;
 }

@@ -1,0 +1,94 @@
+// The executable's life cycle: serve (migrations, HTTP, workers) until SIGTERM then exit 0; bad configuration → 78.
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { connect } from "@nats-io/transport-node";
+import { createTestDatabase, natsUrl, type TestDatabase } from "../support/infra.ts";
+import { deleteStreams, streamsOf, testConfig } from "./helpers.ts";
+
+setDefaultTimeout(90_000);
+
+const MAIN = new URL("../../src/notification/main.ts", import.meta.url).pathname;
+let db: TestDatabase;
+
+beforeAll(async () => {
+  db = await createTestDatabase("notif_main");
+});
+afterAll(async () => {
+  await db.drop();
+});
+
+/** The environment testConfig would build, as variables for a child process. */
+function envFor(config: ReturnType<typeof testConfig>, url: string): Record<string, string> {
+  const e = config.env as Record<string, unknown>;
+  const names = Object.keys(e).filter((k) => k.startsWith("NOTIFICATION_NATS_") && typeof e[k] === "string");
+  return {
+    ...Object.fromEntries(names.map((k) => [k, String(e[k])])),
+    DATABASE_URL: db.url,
+    NATS_URL: url,
+    PORT: "0",
+    HOST: "127.0.0.1",
+    NOTIFICATION_DEBUG_API_ENABLED: "true",
+    PATH: process.env.PATH ?? "",
+  };
+}
+
+async function readUntil(stream: ReadableStream<Uint8Array>, pattern: RegExp): Promise<RegExpExecArray> {
+  const reader = stream.getReader();
+  let text = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`stream ended before ${pattern}: ${text}`);
+    text += new TextDecoder().decode(value);
+    const match = pattern.exec(text);
+    if (match) {
+      reader.releaseLock();
+      return match;
+    }
+  }
+}
+
+test("serve answers, becomes ready with the consumer bound, and exits 0 on SIGTERM", async () => {
+  const config = testConfig();
+  const nats = await natsUrl();
+  const child = Bun.spawn(["bun", MAIN, "serve"], { env: envFor(config, nats), stdout: "pipe", stderr: "pipe" });
+  try {
+    const match = await readUntil(child.stdout, /"port":(\d+),"msg":"notification listening"/);
+    const base = `http://127.0.0.1:${match[1]}`;
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    const deadline = Date.now() + 30_000;
+    let ready = 0;
+    while (ready !== 200 && Date.now() < deadline) {
+      ready = (await fetch(`${base}/readyz`)).status;
+      if (ready !== 200) await Bun.sleep(100);
+    }
+    expect(ready).toBe(200);
+    const inbox = await fetch(`${base}/debug/notification/inbox/nobody`);
+    expect(await inbox.json()).toEqual({ user_id: "nobody", notifications: [] });
+    child.kill("SIGTERM");
+    expect(await child.exited).toBe(0);
+  } finally {
+    child.kill("SIGKILL");
+    const nc = await connect({ servers: nats });
+    await deleteStreams(nc, streamsOf(config));
+    await nc.close();
+  }
+});
+
+test("invalid configuration exits 78 naming the variable", async () => {
+  const child = Bun.spawn(["bun", MAIN, "migrate"], {
+    env: { PATH: process.env.PATH ?? "", NOTIFICATION_DELIVERY_LEASE: "soon" },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  expect(await child.exited).toBe(78);
+  expect(await new Response(child.stderr).text()).toContain("NOTIFICATION_DELIVERY_LEASE");
+});
+
+test("unknown subcommands exit 2; --help lists serve and migrate", async () => {
+  const bad = Bun.spawn(["bun", MAIN, "nope"], { stdout: "pipe", stderr: "pipe" });
+  expect(await bad.exited).toBe(2);
+  const help = Bun.spawn(["bun", MAIN, "--help"], { stdout: "pipe", stderr: "pipe" });
+  expect(await help.exited).toBe(0);
+  const text = await new Response(help.stdout).text();
+  expect(text).toContain("serve");
+  expect(text).toContain("migrate");
+});
