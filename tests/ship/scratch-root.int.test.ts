@@ -5,7 +5,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { createTestDatabase, natsUrl, type TestDatabase } from "../support/infra.ts";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
+import { createTestDatabase, natsUrl, type TestDatabase, uniqueName } from "../support/infra.ts";
 import { readFinalStage } from "./dockerfile.ts";
 import { builtBinary, freePort, mainExists, repoRoot, waitForOk } from "./support.ts";
 
@@ -49,6 +51,8 @@ function sh(args: string[]): { ok: boolean; error: string } {
 describe.skipIf(!isRoot || !mainExists("entitlement"))("the entitlement binary in a scratch root", () => {
   let root: string;
   let db: TestDatabase;
+  // Its own stream on the shared NATS (Entitlement creates the stream at start), deleted afterwards.
+  const stream = uniqueName("scratch-events");
 
   beforeAll(async () => {
     root = mkdtempSync(join(tmpdir(), "scratch-root-"));
@@ -73,6 +77,9 @@ describe.skipIf(!isRoot || !mainExists("entitlement"))("the entitlement binary i
     if (mountedUnder(root).length === 0) rmSync(root, { recursive: true, force: true });
     else console.error(`scratch-root: left ${root} in place, mounts remain: ${mountedUnder(root).join(", ")}`);
     await db?.drop();
+    const nc = await connect({ servers: await natsUrl() });
+    await (await jetstreamManager(nc)).streams.delete(stream).catch(() => {});
+    await nc.close();
   });
 
   test("serves /healthz as uid 65532 and exits 0 on SIGTERM", async () => {
@@ -90,6 +97,8 @@ describe.skipIf(!isRoot || !mainExists("entitlement"))("the entitlement binary i
         ...stage.env,
         DATABASE_URL: db.url,
         NATS_URL: await natsUrl(),
+        ENTITLEMENT_NATS_STREAM: stream,
+        ENTITLEMENT_NATS_SUBJECT: `${stream}.events`,
         PORT: String(port),
         HOST: "127.0.0.1",
         HOSTNAME: "scratch-test",
