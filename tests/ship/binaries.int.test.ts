@@ -8,7 +8,7 @@ import { join } from "node:path";
 import postgres from "postgres";
 import type { ServiceName } from "../../scripts/build.ts";
 import { postgresAdminUrl, uniqueName } from "../support/infra.ts";
-import { builtBinary, mainExists } from "./support.ts";
+import { builtBinary } from "./support.ts";
 
 const BUILD_TIMEOUT = 240_000;
 
@@ -30,7 +30,7 @@ async function run(binary: string, args: string[], env: Record<string, string>, 
 }
 
 function describeBinary(name: ServiceName, badVariable: string, operatorCommands: string[][]) {
-  describe.skipIf(!mainExists(name))(`dist/${name}`, () => {
+  describe(`dist/${name}`, () => {
     let dir: string;
     let binary: string;
     let admin: postgres.Sql;

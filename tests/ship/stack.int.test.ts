@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { createTestDatabase, natsUrl, type TestDatabase, uniqueName } from "../support/infra.ts";
-import { mainExists, repoRoot } from "./support.ts";
+import { repoRoot } from "./support.ts";
 
 let db: TestDatabase;
 let dataDir: string;
@@ -61,45 +61,41 @@ async function readUntil(stream: ReadableStream<Uint8Array>, marker: string, tim
   return text;
 }
 
-test.skipIf(!mainExists("entitlement") || !mainExists("notification"))(
-  "the printed curl grant yields a SENT notification; Ctrl-C stops everything",
-  async () => {
-    const stack = Bun.spawn([process.execPath, "run", "stack"], {
-      cwd: repoRoot,
-      env: { ...process.env, ...natsNames, DATABASE_URL: db.url, NATS_URL: await natsUrl(), STACK_DATA_DIR: dataDir },
-      stdout: "pipe",
-      stderr: "inherit",
+test("the printed curl grant yields a SENT notification; Ctrl-C stops everything", async () => {
+  const stack = Bun.spawn([process.execPath, "run", "stack"], {
+    cwd: repoRoot,
+    env: { ...process.env, ...natsNames, DATABASE_URL: db.url, NATS_URL: await natsUrl(), STACK_DATA_DIR: dataDir },
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  try {
+    const output = await readUntil(stack.stdout, "Ctrl-C stops", 180_000);
+    const grant =
+      /curl -s -X POST (\S+) -H 'Content-Type: application\/json' -H 'Idempotency-Key: (\S+)' -d '(.+)'/.exec(output);
+    const inbox = /curl -s (\S+\/debug\/notification\/inbox\/u_123)/.exec(output);
+    expect(grant, "the stack prints a curl grant").not.toBeNull();
+    expect(inbox, "the stack prints the debug inbox curl").not.toBeNull();
+    const [, url, key, body] = grant as RegExpExecArray;
+    const response = await fetch(url as string, {
+      method: "POST",
+      headers: { "content-type": "application/json", "idempotency-key": key as string },
+      body,
     });
-    try {
-      const output = await readUntil(stack.stdout, "Ctrl-C stops", 180_000);
-      const grant =
-        /curl -s -X POST (\S+) -H 'Content-Type: application\/json' -H 'Idempotency-Key: (\S+)' -d '(.+)'/.exec(output);
-      const inbox = /curl -s (\S+\/debug\/notification\/inbox\/u_123)/.exec(output);
-      expect(grant, "the stack prints a curl grant").not.toBeNull();
-      expect(inbox, "the stack prints the debug inbox curl").not.toBeNull();
-      const [, url, key, body] = grant as RegExpExecArray;
-      const response = await fetch(url as string, {
-        method: "POST",
-        headers: { "content-type": "application/json", "idempotency-key": key as string },
-        body,
-      });
-      expect(response.status).toBe(200);
+    expect(response.status).toBe(200);
 
-      let last: unknown;
-      const deadline = Date.now() + 30_000;
-      while (Date.now() < deadline) {
-        last = await (await fetch((inbox as RegExpExecArray)[1] as string)).json();
-        const notifications = (last as { notifications?: { status: string }[] }).notifications ?? [];
-        if (notifications.some((n) => n.status === "SENT")) break;
-        await Bun.sleep(250);
-      }
-      expect(JSON.stringify(last), "the grant is delivered and visible in the debug inbox").toContain('"SENT"');
-    } finally {
-      stack.kill("SIGINT");
-      const code = await Promise.race([stack.exited, Bun.sleep(45_000).then(() => "timeout")]);
-      if (code === "timeout") stack.kill("SIGKILL");
-      expect(code, "Ctrl-C stops the stack cleanly").toBe(0);
+    let last: unknown;
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      last = await (await fetch((inbox as RegExpExecArray)[1] as string)).json();
+      const notifications = (last as { notifications?: { status: string }[] }).notifications ?? [];
+      if (notifications.some((n) => n.status === "SENT")) break;
+      await Bun.sleep(250);
     }
-  },
-  300_000,
-);
+    expect(JSON.stringify(last), "the grant is delivered and visible in the debug inbox").toContain('"SENT"');
+  } finally {
+    stack.kill("SIGINT");
+    const code = await Promise.race([stack.exited, Bun.sleep(45_000).then(() => "timeout")]);
+    if (code === "timeout") stack.kill("SIGKILL");
+    expect(code, "Ctrl-C stops the stack cleanly").toBe(0);
+  }
+}, 300_000);

@@ -1,14 +1,11 @@
 // Shared by the ship tests: build the executables once per test process (into a temporary folder, so a developer's
 // dist/ is never overwritten mid-run), pick free ports, and wait for an HTTP endpoint.
-import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { buildService, defaultTarget, SERVICES, type ServiceName } from "../../scripts/build.ts";
+import { buildService, defaultTarget, type ServiceName } from "../../scripts/build.ts";
 
 export const repoRoot = resolve(import.meta.dir, "../..");
-
-/** True when the service's main.ts exists (the binaries cannot be built before). */
-export const mainExists = (name: ServiceName) => existsSync(join(repoRoot, SERVICES[name]));
 
 /** Executables are about 100 MiB each: folders of test processes that are gone are removed before building again. */
 function removeStaleBuilds(): void {
