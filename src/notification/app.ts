@@ -4,7 +4,6 @@ import type { Registry } from "prom-client";
 import { ping, type Sql } from "../shared/db.ts";
 import { createHttpApp } from "../shared/http/app.ts";
 import type { Logger } from "../shared/logger.ts";
-import type { ConsumerHealth } from "./consumer/worker.ts";
 import { inboxRoutes } from "./inbox/routes.ts";
 
 export type AppDeps = {
@@ -12,8 +11,8 @@ export type AppDeps = {
   log: Logger;
   registry: Registry;
   version: string;
-  /** Undefined when NATS is disabled: readiness then needs the database only. */
-  consumer: ConsumerHealth | undefined;
+  /** Whether the JetStream consumer is bound; undefined when NATS is disabled (readiness needs the database only). */
+  consumerReady: (() => boolean) | undefined;
   debugApi: { enabled: boolean; token: string | undefined };
 };
 
@@ -25,7 +24,7 @@ export function createApp(deps: AppDeps) {
     registry: deps.registry,
     readiness: async () => {
       await ping(deps.sql);
-      if (deps.consumer && !deps.consumer.bound) throw new Error("JetStream consumer is not bound");
+      if (deps.consumerReady && !deps.consumerReady()) throw new Error("JetStream consumer is not bound");
     },
   });
   return deps.debugApi.enabled ? app.use(inboxRoutes({ sql: deps.sql, token: deps.debugApi.token })) : app;

@@ -53,7 +53,7 @@ const spec: ServiceSpec<NotificationConfig> = {
       log,
       registry,
       version: pkg.version,
-      consumer: link ? health : undefined,
+      consumerReady: link ? () => health.bound && link.connected() : undefined,
       debugApi: config.debugApi,
     });
     return { app, workers, close: async () => link?.close() };

@@ -26,7 +26,7 @@ function app(debugApi: { enabled: boolean; token?: string }, consumer?: Consumer
     log: silentLogger,
     registry: testMetrics().registry,
     version: "test",
-    consumer,
+    consumerReady: consumer ? () => consumer.bound : undefined,
     debugApi: { enabled: debugApi.enabled, token: debugApi.token },
   });
 }

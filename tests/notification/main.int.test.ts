@@ -7,6 +7,7 @@ import { deleteStreams, streamsOf, testConfig } from "./helpers.ts";
 setDefaultTimeout(90_000);
 
 const MAIN = new URL("../../src/notification/main.ts", import.meta.url).pathname;
+const TOKEN = "main-test-debug-token-0123456789";
 let db: TestDatabase;
 
 beforeAll(async () => {
@@ -27,6 +28,7 @@ function envFor(config: ReturnType<typeof testConfig>, url: string): Record<stri
     PORT: "0",
     HOST: "127.0.0.1",
     NOTIFICATION_DEBUG_API_ENABLED: "true",
+    NOTIFICATION_DEBUG_API_TOKEN: TOKEN,
     PATH: process.env.PATH ?? "",
   };
 }
@@ -49,7 +51,7 @@ async function readUntil(stream: ReadableStream<Uint8Array>, pattern: RegExp): P
 test("serve answers, becomes ready with the consumer bound, and exits 0 on SIGTERM", async () => {
   const config = testConfig();
   const nats = await natsUrl();
-  const child = Bun.spawn(["bun", MAIN, "serve"], { env: envFor(config, nats), stdout: "pipe", stderr: "pipe" });
+  const child = Bun.spawn(["bun", MAIN, "serve"], { env: envFor(config, nats), stdout: "pipe", stderr: "inherit" });
   try {
     const match = await readUntil(child.stdout, /"port":(\d+),"msg":"notification listening"/);
     const base = `http://127.0.0.1:${match[1]}`;
@@ -61,7 +63,9 @@ test("serve answers, becomes ready with the consumer bound, and exits 0 on SIGTE
       if (ready !== 200) await Bun.sleep(100);
     }
     expect(ready).toBe(200);
-    const inbox = await fetch(`${base}/debug/notification/inbox/nobody`);
+    const inbox = await fetch(`${base}/debug/notification/inbox/nobody`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
     expect(await inbox.json()).toEqual({ user_id: "nobody", notifications: [] });
     child.kill("SIGTERM");
     expect(await child.exited).toBe(0);

@@ -6,6 +6,8 @@ import type { Logger } from "../../shared/logger.ts";
 export type NatsLink = {
   /** The connection, or undefined when `signal` aborted first. */
   get: (signal: AbortSignal) => Promise<NatsConnection | undefined>;
+  /** True while connected (false before the first connection and during outages). */
+  connected: () => boolean;
   /** Drains the connection if it was opened; a connection still being attempted is closed when it arrives. */
   close: () => Promise<void>;
 };
@@ -13,9 +15,18 @@ export type NatsLink = {
 export function createNatsLink(connecting: Promise<NatsConnection>, log: Logger): NatsLink {
   let connection: NatsConnection | undefined;
   let closing = false;
+  let up = false;
+  const watch = async (nc: NatsConnection) => {
+    for await (const s of nc.status()) {
+      if (s.type === "disconnect") up = false;
+      else if (s.type === "reconnect") up = true;
+    }
+  };
   const ready = connecting.then(
     (nc) => {
       connection = nc;
+      up = !nc.isClosed();
+      void watch(nc).catch(() => {});
       if (closing) void nc.close();
       return nc;
     },
@@ -32,6 +43,7 @@ export function createNatsLink(connecting: Promise<NatsConnection>, log: Logger)
             ready,
             new Promise<undefined>((resolve) => signal.addEventListener("abort", () => resolve(undefined))),
           ]),
+    connected: () => up && connection !== undefined && !connection.isClosed(),
     close: async () => {
       closing = true;
       if (!connection || connection.isClosed()) return;

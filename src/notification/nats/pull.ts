@@ -36,10 +36,37 @@ function watchStatus(messages: ConsumerMessages, loop: PullLoop): void {
   })().catch(() => {});
 }
 
+const IDLE = Symbol("idle");
+
 /**
- * Reads one consume() session. A batch ends when `batchSize` messages are in hand or when no further message is
- * already buffered, so a lone event is handled at once and a burst is handled in large transactions.
+ * Groups what the iterator already holds into batches of up to `max`, without waiting for more: a lone event is
+ * handled at once, a burst in large transactions. (QueuedIterator.getPending() over-counts after status callbacks,
+ * so it cannot tell whether more is buffered; a zero-delay race can, because buffered items resolve as microtasks.)
  */
+export async function* inBatches<T>(source: AsyncIterable<T>, max: number): AsyncGenerator<T[]> {
+  const it = source[Symbol.asyncIterator]();
+  let pending: Promise<IteratorResult<T>> | undefined;
+  for (;;) {
+    const first = await (pending ?? it.next());
+    pending = undefined;
+    if (first.done) return;
+    const batch = [first.value];
+    while (batch.length < max) {
+      pending = it.next();
+      const next = await Promise.race([pending, new Promise<typeof IDLE>((r) => setTimeout(r, 0, IDLE))]);
+      if (next === IDLE) break;
+      pending = undefined;
+      if (next.done) {
+        yield batch;
+        return;
+      }
+      batch.push(next.value);
+    }
+    yield batch;
+  }
+}
+
+/** Reads one consume() session until it ends (shutdown, closed connection, durable gone). */
 async function consumeOnce(loop: PullLoop, signal: AbortSignal): Promise<void> {
   const consumer = await loop.prepare();
   const messages = await consumer.consume({ max_messages: loop.batchSize });
@@ -49,15 +76,7 @@ async function consumeOnce(loop: PullLoop, signal: AbortSignal): Promise<void> {
   loop.onBound?.(true);
   watchStatus(messages, loop);
   try {
-    let batch: JsMsg[] = [];
-    for await (const message of messages) {
-      batch.push(message);
-      if (batch.length >= loop.batchSize || messages.getPending() === 0) {
-        await loop.handle(batch);
-        batch = [];
-      }
-    }
-    if (batch.length > 0) await loop.handle(batch);
+    for await (const batch of inBatches<JsMsg>(messages, loop.batchSize)) await loop.handle(batch);
   } finally {
     signal.removeEventListener("abort", stop);
   }
