@@ -31,67 +31,71 @@ export type WorkerDeps = {
   send?: Sender;
 };
 
-export function createWorkers(deps: WorkerDeps): Worker[] {
+function natsWorkers(deps: WorkerDeps, link: NatsLink): Worker[] {
   const { config, sql, log, clock, metrics } = deps;
-  const workers: Worker[] = [];
-  if (deps.link) {
-    workers.push(
-      createEventConsumer({
+  return [
+    createEventConsumer({
+      sql,
+      log,
+      clock,
+      metrics,
+      link,
+      nats: config.nats,
+      batchSize: EVENT_BATCH_SIZE,
+      health: deps.health,
+      onCreated: () => deps.waker.wake(),
+    }),
+    ...config.nats.advisories.map((advisory) =>
+      createAdvisoryCapture({
         sql,
         log,
         clock,
         metrics,
-        link: deps.link,
-        nats: config.nats,
-        batchSize: EVENT_BATCH_SIZE,
-        health: deps.health,
-        onCreated: () => deps.waker.wake(),
+        link,
+        advisory,
+        ackWaitMs: config.nats.ackWaitMs,
+        maxDeliver: config.nats.maxDeliver,
       }),
-      ...config.nats.advisories.map((advisory) =>
-        createAdvisoryCapture({
-          sql,
-          log,
-          clock,
-          metrics,
-          link: deps.link as NatsLink,
-          advisory,
-          ackWaitMs: config.nats.ackWaitMs,
-          maxDeliver: config.nats.maxDeliver,
-        }),
-      ),
-    );
-  }
-  if (config.delivery.enabled) {
-    const d = config.delivery;
-    workers.push(
-      createDeliveryWorker({
-        sql,
-        log,
-        clock,
-        metrics,
-        send: deps.send ?? createSender(d, log.child({ component: "channel" }), clock),
-        workerId: deps.workerId,
-        batchSize: d.batchSize,
-        maxAttempts: d.maxAttempts,
-        leaseMs: d.leaseMs,
-        errorMessageMaxLength: d.errorMessageMaxLength,
-        backoff: d.backoff,
-        waker: deps.waker,
-        pollIntervalMs: d.pollIntervalMs,
-      }),
-    );
-  }
-  if (config.retention.enabled) {
-    const r = config.retention;
-    workers.push(
-      createRetentionWorker({
-        sql,
-        log,
-        clock,
-        retentionDays: r.retentionDays,
-        cleanupIntervalMs: r.cleanupIntervalMs,
-      }),
-    );
-  }
-  return workers;
+    ),
+  ];
+}
+
+function deliveryWorker(deps: WorkerDeps): Worker {
+  const { sql, log, clock, metrics } = deps;
+  const d = deps.config.delivery;
+  return createDeliveryWorker({
+    sql,
+    log,
+    clock,
+    metrics,
+    send: deps.send ?? createSender(d, log.child({ component: "channel" }), clock),
+    workerId: deps.workerId,
+    batchSize: d.batchSize,
+    maxAttempts: d.maxAttempts,
+    leaseMs: d.leaseMs,
+    errorMessageMaxLength: d.errorMessageMaxLength,
+    backoff: d.backoff,
+    waker: deps.waker,
+    pollIntervalMs: d.pollIntervalMs,
+  });
+}
+
+export function createWorkers(deps: WorkerDeps): Worker[] {
+  const { config, sql, log, clock } = deps;
+  const r = config.retention;
+  return [
+    ...(deps.link ? natsWorkers(deps, deps.link) : []),
+    ...(config.delivery.enabled ? [deliveryWorker(deps)] : []),
+    ...(r.enabled
+      ? [
+          createRetentionWorker({
+            sql,
+            log,
+            clock,
+            retentionDays: r.retentionDays,
+            cleanupIntervalMs: r.cleanupIntervalMs,
+          }),
+        ]
+      : []),
+  ];
 }

@@ -16,13 +16,13 @@ function toDelivery(n: ClaimedNotification): Delivery {
  */
 async function failExhausted(deps: DeliveryDeps, n: ClaimedNotification): Promise<void> {
   const error = "delivery attempts exhausted: earlier claims expired without an outcome";
-  const moved = await moveToDlq(deps, {
-    notificationId: n.notificationId,
-    lockedBy: deps.workerId,
-    attemptCount: deps.maxAttempts,
-    error,
-  });
-  if (!moved) return;
+  const guard = { notificationId: n.notificationId, lockedBy: deps.workerId };
+  try {
+    if (!(await moveToDlq(deps, { ...guard, attemptCount: deps.maxAttempts, error }))) return;
+  } catch (dbError) {
+    deps.log.error({ err: dbError, notification_id: n.notificationId }, "could not move an exhausted notification");
+    return;
+  }
   deps.metrics.delivery.inc({ result: "failed" });
   deps.metrics.dlq.inc();
   deps.log.error({ notification_id: n.notificationId }, error);
