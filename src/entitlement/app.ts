@@ -1,18 +1,41 @@
 // The Entitlement HTTP application, built from its dependencies. main.ts and the tests share it.
+// Every request passes the edge in this order: header limits, authentication and scope (CONTRACT §3.3), the caller's
+// rate limit; only then are its headers and body validated, and only then does it wait for a database slot.
 import type { Registry } from "prom-client";
 import { ping, type Sql } from "../shared/db.ts";
 import { createHttpApp } from "../shared/http/app.ts";
+import { ApiError } from "../shared/http/errors.ts";
 import type { Logger } from "../shared/logger.ts";
 import { createRegistry } from "../shared/metrics.ts";
 import type { Clock } from "../shared/runtime.ts";
+import { type AuthSettings, authenticate, type Caller, requireScope } from "./auth/guard.ts";
 import { createCommandMetrics } from "./entitlements/metrics.ts";
 import { entitlementRoutes } from "./entitlements/routes.ts";
+import { createGate } from "./limits/gate.ts";
+import { checkHeaderLimits, MAX_REQUEST_BODY_BYTES } from "./limits/headers.ts";
+import { createRateLimiter, type RateLimitSettings } from "./limits/rate-limit.ts";
+
+export type Limits = {
+  /** false: no rate limit (ENTITLEMENT_RATE_LIMIT_ENABLED=false). Default 1000/s, burst 2000. */
+  rateLimit?: RateLimitSettings | false;
+  /** Default 10s. */
+  requestTimeoutMs?: number;
+  /** Default 1s. */
+  queueTimeoutMs?: number;
+  /** Requests that may use the database at once: the pool size (default 10). */
+  slots?: number;
+};
 
 export type AppDeps = {
   sql: Sql;
   log: Logger;
   now: Clock;
   idempotencyTtlHours: number;
+  /** Required, so that every caller of createApp decides about authentication. */
+  auth: AuthSettings;
+  limits?: Limits;
+  /** Monotonic milliseconds for the rate limiter (default performance.now). */
+  monotonicNow?: () => number;
   /** Upper bound of each statement of a command, lock waits included (default 5s). */
   statementTimeoutMs?: number;
   /** How long /readyz waits for `select 1` (default 2s). */
@@ -24,22 +47,54 @@ export type AppDeps = {
 export function createApp(deps: AppDeps) {
   const registry = deps.registry ?? createRegistry("entitlement");
   const readinessTimeoutMs = deps.readinessTimeoutMs ?? 2_000;
+  const limits = deps.limits ?? {};
+  const requestTimeoutMs = limits.requestTimeoutMs ?? 10_000;
+  const rateLimit = limits.rateLimit ?? { ratePerSecond: 1000, burst: 2000 };
+  const limiter = rateLimit ? createRateLimiter(rateLimit, deps.monotonicNow ?? (() => performance.now())) : undefined;
+  const slots = limits.slots ?? 10;
+  const gate = createGate({
+    slots,
+    maxQueue: slots * 4,
+    queueTimeoutMs: limits.queueTimeoutMs ?? 1_000,
+    requestTimeoutMs,
+  });
+  const callers = new WeakMap<Request, Caller>();
+
   return createHttpApp({
     service: "entitlement",
     version: deps.version ?? "0.0.0",
     log: deps.log,
     registry,
     readiness: () => withTimeout(ping(deps.sql), readinessTimeoutMs, "database did not answer"),
-  }).use(
-    entitlementRoutes({
-      sql: deps.sql,
-      log: deps.log,
-      now: deps.now,
-      idempotencyTtlMs: deps.idempotencyTtlHours * 3_600_000,
-      statementTimeoutMs: deps.statementTimeoutMs ?? 5_000,
-      metrics: createCommandMetrics(registry),
-    }),
-  );
+    serve: {
+      maxRequestBodySize: MAX_REQUEST_BODY_BYTES,
+      // Seconds a connection may stay silent; also ends a client that stops sending its body halfway.
+      idleTimeout: Math.min(255, Math.ceil(requestTimeoutMs / 1000) + 1),
+    },
+  })
+    .onRequest(({ request }) => {
+      checkHeaderLimits(request.headers);
+      const path = new URL(request.url).pathname;
+      const caller = authenticate(deps.auth, path, request.headers.get("authorization"));
+      if (!caller) return;
+      callers.set(request, caller);
+      const wait = limiter?.take(caller.name);
+      if (wait !== undefined) {
+        throw new ApiError(429, "RATE_LIMITED", "rate limit exceeded, retry later", { "retry-after": String(wait) });
+      }
+    })
+    .use(
+      entitlementRoutes({
+        sql: deps.sql,
+        log: deps.log,
+        now: deps.now,
+        idempotencyTtlMs: deps.idempotencyTtlHours * 3_600_000,
+        statementTimeoutMs: deps.statementTimeoutMs ?? 5_000,
+        metrics: createCommandMetrics(registry),
+        callerOf: (request, scope) => requireScope(callers.get(request), scope),
+        gate,
+      }),
+    );
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {

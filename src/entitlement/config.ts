@@ -1,6 +1,18 @@
 // Entitlement configuration: every key of the reference (§8) as an environment variable, plus CONTRACT §2.
 import { type Static, Type } from "@sinclair/typebox";
-import { Bool, CommonConfig, Duration, Int, NonBlank, Num, notGreater, parseEnv } from "../shared/config.ts";
+import {
+  Bool,
+  CommonConfig,
+  Duration,
+  Int,
+  NonBlank,
+  Num,
+  notGreater,
+  Optional,
+  parseEnv,
+  type Rule,
+} from "../shared/config.ts";
+import { parseTokenEntries } from "./auth/tokens.ts";
 
 export const EntitlementEnv = Type.Object({
   ...CommonConfig,
@@ -40,13 +52,61 @@ export const EntitlementEnv = Type.Object({
     description: "Delete expired idempotency keys and old PUBLISHED events.",
   }),
   ENTITLEMENT_RETENTION_CLEANUP_INTERVAL: Duration("1h", { minimum: 1, description: "How often retention runs." }),
+  ENTITLEMENT_AUTH_TOKENS: Optional({
+    description:
+      "Bearer tokens as name:sha256hex:scopes entries, comma-separated; scopes read, write or read+write. " +
+      "Digests only (`entitlement token new NAME SCOPES` prints a token and its entry); a name may have several.",
+  }),
+  ENTITLEMENT_AUTH_DISABLED: Bool(false, {
+    description:
+      "Serve the API without authentication (local use only); the service refuses to start without tokens otherwise.",
+  }),
+  ENTITLEMENT_METRICS_PUBLIC: Bool(false, {
+    description: "Serve /metrics and /openapi.json without a token (false: the read scope is required).",
+  }),
+  ENTITLEMENT_RATE_LIMIT_ENABLED: Bool(true, { description: "Limit the request rate of each caller (token name)." }),
+  ENTITLEMENT_RATE_LIMIT_RPS: Num(1000, {
+    minimum: 0.01,
+    description: "Sustained requests per second of one caller; beyond it 429 RATE_LIMITED with Retry-After.",
+  }),
+  ENTITLEMENT_RATE_LIMIT_BURST: Int(2000, { minimum: 1, description: "Requests one caller may make at once." }),
+  ENTITLEMENT_REQUEST_TIMEOUT: Duration("10s", {
+    minimum: 1,
+    description: "Longest a request may take once its body is read; then 503 NOT_READY.",
+  }),
+  ENTITLEMENT_REQUEST_QUEUE_TIMEOUT: Duration("1s", {
+    minimum: 1,
+    description: "How long a request waits for one of DATABASE_POOL_MAX database slots before 503 NOT_READY.",
+  }),
 });
 export type EntitlementEnv = Static<typeof EntitlementEnv>;
 
-export function loadEntitlementConfig(env: Record<string, string | undefined>) {
+const tokensAreValid: Rule<EntitlementEnv> = (e) => parseTokenEntries(e.ENTITLEMENT_AUTH_TOKENS ?? "").problems;
+
+/** Fail closed: serving needs tokens, or an explicit ENTITLEMENT_AUTH_DISABLED=true, never both. */
+const tokensOrDisabled: Rule<EntitlementEnv> = (e) => {
+  const tokens = Boolean(e.ENTITLEMENT_AUTH_TOKENS);
+  if (!tokens && !e.ENTITLEMENT_AUTH_DISABLED)
+    return "ENTITLEMENT_AUTH_TOKENS is not set and ENTITLEMENT_AUTH_DISABLED is not true: configure at least one token (entitlement token new NAME SCOPES) or disable authentication explicitly";
+  if (tokens && e.ENTITLEMENT_AUTH_DISABLED)
+    return "ENTITLEMENT_AUTH_TOKENS is set but ENTITLEMENT_AUTH_DISABLED=true would ignore it: set only one of them";
+  return undefined;
+};
+
+/**
+ * `requireAuth: false` is for the commands that never serve the API (migrate, operator tools): they need neither
+ * tokens nor ENTITLEMENT_AUTH_DISABLED, though tokens that are set must still be valid.
+ */
+export function loadEntitlementConfig(
+  env: Record<string, string | undefined>,
+  options: { requireAuth?: boolean } = {},
+) {
   const e = parseEnv(EntitlementEnv, env, [
     notGreater("ENTITLEMENT_OUTBOX_BACKOFF_MIN", "ENTITLEMENT_OUTBOX_BACKOFF_MAX"),
     notGreater("ENTITLEMENT_OUTBOX_BACKOFF_JITTER_MIN", "ENTITLEMENT_OUTBOX_BACKOFF_JITTER_MAX"),
+    notGreater("ENTITLEMENT_REQUEST_QUEUE_TIMEOUT", "ENTITLEMENT_REQUEST_TIMEOUT"),
+    tokensAreValid,
+    ...(options.requireAuth === false ? [] : [tokensOrDisabled]),
   ]);
   return {
     env: e,
@@ -81,6 +141,18 @@ export function loadEntitlementConfig(env: Record<string, string | undefined>) {
       enabled: e.ENTITLEMENT_RETENTION_ENABLED,
       cleanupIntervalMs: e.ENTITLEMENT_RETENTION_CLEANUP_INTERVAL,
       publishedTtlMs: e.ENTITLEMENT_OUTBOX_PUBLISHED_TTL,
+    },
+    auth: {
+      disabled: e.ENTITLEMENT_AUTH_DISABLED,
+      tokens: parseTokenEntries(e.ENTITLEMENT_AUTH_TOKENS ?? "").entries,
+      metricsPublic: e.ENTITLEMENT_METRICS_PUBLIC,
+    },
+    limits: {
+      rateLimit: e.ENTITLEMENT_RATE_LIMIT_ENABLED
+        ? { ratePerSecond: e.ENTITLEMENT_RATE_LIMIT_RPS, burst: e.ENTITLEMENT_RATE_LIMIT_BURST }
+        : undefined,
+      requestTimeoutMs: e.ENTITLEMENT_REQUEST_TIMEOUT,
+      queueTimeoutMs: e.ENTITLEMENT_REQUEST_QUEUE_TIMEOUT,
     },
     log: { level: e.LOG_LEVEL },
     workerId: e.HOSTNAME,

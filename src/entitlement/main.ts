@@ -7,6 +7,7 @@ import { connectNats } from "../shared/nats.ts";
 import { systemClock, workerId } from "../shared/runtime.ts";
 import { runMigrate, runServe, type ServiceSpec, type Worker } from "../shared/service.ts";
 import { createApp } from "./app.ts";
+import { tokenCommand } from "./auth/command.ts";
 import { type EntitlementConfig, loadEntitlementConfig } from "./config.ts";
 import { migrations, SCHEMA } from "./migrations.ts";
 import { entitlementOpsCommands } from "./ops/commands.ts";
@@ -23,11 +24,21 @@ const spec: ServiceSpec<EntitlementConfig> = {
   logLevel: (config) => config.log.level,
   start: async ({ config, sql, log }) => {
     const registry = createRegistry("entitlement", { defaultMetrics: true });
+    if (config.auth.disabled) {
+      log.warn("ENTITLEMENT_AUTH_DISABLED=true: anyone who reaches the port may grant, revoke and read entitlements");
+    }
     const app = createApp({
       sql,
       log: log.child({ component: "http" }),
       now: systemClock,
       idempotencyTtlHours: config.idempotency.ttlHours,
+      auth: config.auth,
+      limits: {
+        rateLimit: config.limits.rateLimit ?? false,
+        requestTimeoutMs: config.limits.requestTimeoutMs,
+        queueTimeoutMs: config.limits.queueTimeoutMs,
+        slots: config.database.poolMax,
+      },
       registry,
       version: pkg.version,
     });
@@ -69,7 +80,13 @@ const code = await dispatch("entitlement", process.argv.slice(2), [
     summary: "apply pending migrations, then serve the API and run the workers",
     run: () => runServe(spec, env),
   },
-  { name: "migrate", summary: "apply pending migrations and exit", run: () => runMigrate(spec, env) },
+  {
+    name: "migrate",
+    summary: "apply pending migrations and exit",
+    // Migrating serves nothing, so it needs no API tokens.
+    run: () => runMigrate({ ...spec, loadConfig: (e) => loadEntitlementConfig(e, { requireAuth: false }) }, env),
+  },
   ...entitlementOpsCommands(env),
+  tokenCommand(),
 ]);
 process.exit(code);

@@ -39,8 +39,8 @@ export const OneOf = <T extends string>(values: readonly T[], defaultValue: T, d
 /** A variable without a default: empty means "not set". */
 export const Optional = (doc: Doc & { pattern?: string }) => Type.Optional(Type.String({ default: undefined, ...doc }));
 
-/** A cross-variable rule, e.g. min ≤ max; returns a message naming the variables, or undefined. */
-export type Rule<T> = (config: T) => string | undefined;
+/** A cross-variable rule, e.g. min ≤ max; returns messages naming the variables (one or several), or undefined. */
+export type Rule<T> = (config: T) => string | string[] | undefined;
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -117,7 +117,7 @@ export function parseEnv<S extends TObject>(
   if (problems.length === 0) {
     for (const rule of rules) {
       const problem = rule(out as Static<S>);
-      if (problem) problems.push(problem);
+      if (problem) problems.push(...(Array.isArray(problem) ? problem : [problem]));
     }
   }
   if (problems.length > 0) throw new ConfigError(problems);

@@ -1,12 +1,16 @@
 // Shared fixtures of the Entitlement API tests: requests built for `app.handle`, an app on its own database with a
 // settable clock, and row counts of the four tables a command writes.
 import { createApp } from "../../src/entitlement/app.ts";
+import type { AuthSettings } from "../../src/entitlement/auth/guard.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createRegistry } from "../../src/shared/metrics.ts";
 import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
 
 export type Body = Record<string, unknown>;
+
+/** These tests are about the API's behaviour, not its callers: authentication is off (tests/entitlement/auth.* test it). */
+export const AUTH_DISABLED: AuthSettings = { disabled: true, tokens: [], metricsPublic: false };
 
 /** The body of the reference's request-hash test vector. */
 export const vectorBody = {
@@ -62,6 +66,7 @@ export async function openApi(label: string, options: { statementTimeoutMs?: num
     log: silentLogger,
     now: () => clock.at ?? new Date(),
     idempotencyTtlHours: 24,
+    auth: AUTH_DISABLED,
     registry,
     ...options,
   });

@@ -6,7 +6,16 @@ import { idempotencyLockKey } from "../../src/entitlement/idempotency/lock-key.t
 import { createSql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createRegistry } from "../../src/shared/metrics.ts";
-import { type ApiFixture, commandCount, commandRequest, countRows, openApi, send, vectorBody } from "./api.helpers.ts";
+import {
+  type ApiFixture,
+  AUTH_DISABLED,
+  commandCount,
+  commandRequest,
+  countRows,
+  openApi,
+  send,
+  vectorBody,
+} from "./api.helpers.ts";
 
 let f: ApiFixture;
 beforeAll(async () => {
@@ -84,6 +93,7 @@ describe("failures", () => {
       log: silentLogger,
       now: () => new Date(),
       idempotencyTtlHours: 24,
+      auth: AUTH_DISABLED,
       statementTimeoutMs: 500,
     });
     const holder = await f.sql.reserve();
@@ -109,7 +119,14 @@ describe("failures", () => {
       applicationName: "t",
     });
     const registry = createRegistry("entitlement");
-    const app = createApp({ sql, log: silentLogger, now: () => new Date(), idempotencyTtlHours: 24, registry });
+    const app = createApp({
+      sql,
+      log: silentLogger,
+      now: () => new Date(),
+      idempotencyTtlHours: 24,
+      auth: AUTH_DISABLED,
+      registry,
+    });
     try {
       const command = await send(app, commandRequest("revokes", vectorBody, { "idempotency-key": "k" }));
       expect(command.status).toBe(503);

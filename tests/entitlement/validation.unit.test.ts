@@ -4,7 +4,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { createApp } from "../../src/entitlement/app.ts";
 import { createSql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
-import { commandRequest, type Reply, send, vectorBody } from "./api.helpers.ts";
+import { AUTH_DISABLED, commandRequest, type Reply, send, vectorBody } from "./api.helpers.ts";
 
 const sql = createSql({
   url: "postgres://postgres@127.0.0.1:9/unused",
@@ -12,7 +12,7 @@ const sql = createSql({
   max: 1,
   applicationName: "t",
 });
-const app = createApp({ sql, log: silentLogger, now: () => new Date(), idempotencyTtlHours: 24 });
+const app = createApp({ sql, log: silentLogger, now: () => new Date(), idempotencyTtlHours: 24, auth: AUTH_DISABLED });
 afterAll(() => sql.end({ timeout: 1 }));
 
 const KEY = { "idempotency-key": "idem-1" };

@@ -29,8 +29,11 @@ describe("durations", () => {
 });
 
 describe("entitlement configuration", () => {
+  // Serving needs tokens or an explicit opt-out (CONTRACT §3.3; tests/entitlement/auth.unit.test.ts covers the rule).
+  const noAuth = { ENTITLEMENT_AUTH_DISABLED: "true" };
+
   test("defaults match the reference (§8)", () => {
-    const c = loadEntitlementConfig({});
+    const c = loadEntitlementConfig(noAuth);
     expect(c.http.port).toBe(8080);
     expect(c.outbox).toMatchObject({
       pollIntervalMs: 1000,
@@ -70,7 +73,7 @@ describe("entitlement configuration", () => {
 
   test("min greater than max is refused", () => {
     const problems = problemsOf(() =>
-      loadEntitlementConfig({ ENTITLEMENT_OUTBOX_BACKOFF_MIN: "2m", ENTITLEMENT_OUTBOX_BACKOFF_MAX: "1m" }),
+      loadEntitlementConfig({ ...noAuth, ENTITLEMENT_OUTBOX_BACKOFF_MIN: "2m", ENTITLEMENT_OUTBOX_BACKOFF_MAX: "1m" }),
     );
     expect(problems).toEqual([
       "ENTITLEMENT_OUTBOX_BACKOFF_MIN=120000 must not be greater than ENTITLEMENT_OUTBOX_BACKOFF_MAX=60000",

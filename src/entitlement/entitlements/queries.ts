@@ -72,6 +72,8 @@ export type AuditEntry = {
   purchaseId: string;
   /** The Idempotency-Key, as in the reference. */
   requestId: string;
+  /** The token name of the caller; null when authentication is disabled. */
+  caller: string | null;
   detail: JSONValue;
   traceId: string;
   occurredAt: Date;
@@ -80,9 +82,10 @@ export type AuditEntry = {
 export async function insertAuditEntry(db: Db, a: AuditEntry): Promise<void> {
   await db`
     insert into entitlement_audit
-      (audit_id, occurred_at, user_id, stock_keeping_unit, action, source, source_id, request_id, detail, trace_id)
+      (audit_id, occurred_at, user_id, stock_keeping_unit, action, source, source_id, request_id, caller, detail,
+       trace_id)
     values (${crypto.randomUUID()}, ${a.occurredAt}, ${a.userId}, ${a.sku}, ${a.action}, ${a.reason},
-            ${a.purchaseId}, ${a.requestId}, ${db.json(a.detail)}, ${a.traceId})`;
+            ${a.purchaseId}, ${a.requestId}, ${a.caller}, ${db.json(a.detail)}, ${a.traceId})`;
 }
 
 export type OutboxEvent = {

@@ -1,9 +1,12 @@
 // The three Entitlement routes. Input is checked in the parse/transform hooks (validation.ts) so that every bad
-// request gets its precise `{code, message}`; the schemas also feed /openapi.json.
+// request gets its precise `{code, message}`; the schemas also feed /openapi.json. Each route first asserts the scope
+// of the caller the edge authenticated (app.ts), and runs its database work through the gate (limits/gate.ts).
 import { Elysia } from "elysia";
 import { isTransientDbError, SqlState } from "../../shared/db.ts";
 import { ApiError, ErrorBody } from "../../shared/http/errors.ts";
 import type { Logger } from "../../shared/logger.ts";
+import type { Scope } from "../auth/tokens.ts";
+import type { Gate } from "../limits/gate.ts";
 import {
   type Action,
   CommandBody,
@@ -16,9 +19,22 @@ import {
 import { type CommandDeps, executeCommand, listEntitlements } from "./service.ts";
 import { checkIdempotencyKey, checkUserId, readCommandBody, traceIdOf } from "./validation.ts";
 
-export type RouteDeps = CommandDeps & { log: Logger };
+export type RouteDeps = CommandDeps & {
+  log: Logger;
+  /** The authenticated caller's name ('' when authentication is disabled); throws 401/403 without the scope. */
+  callerOf: (request: Request, scope: Scope) => string;
+  gate: Gate;
+};
 
-const errors = { 400: ErrorBody, 404: ErrorBody, 500: ErrorBody, 503: ErrorBody };
+const errors = {
+  400: ErrorBody,
+  401: ErrorBody,
+  403: ErrorBody,
+  404: ErrorBody,
+  429: ErrorBody,
+  500: ErrorBody,
+  503: ErrorBody,
+};
 const commandErrors = { ...errors, 409: ErrorBody, 413: ErrorBody, 415: ErrorBody };
 
 /** A lost or stuck database is worth a retry (503); anything else stays a 500. */
@@ -34,13 +50,16 @@ function unavailableOr(log: Logger, error: unknown): never {
 export function entitlementRoutes(deps: RouteDeps) {
   const command = (action: Action, summary: string) => ({
     handler: async ({ body, request }: { body: CommandBody; request: Request }) => {
-      const reply = await executeCommand(deps, {
+      const command = {
         action,
         body,
         idempotencyKey: checkIdempotencyKey(request.headers),
         traceId: traceIdOf(request.headers),
-        caller: "",
-      }).catch((error) => unavailableOr(deps.log, error));
+        caller: deps.callerOf(request, "write"),
+      };
+      const reply = await deps.gate
+        .run(() => executeCommand(deps, command))
+        .catch((error) => unavailableOr(deps.log, error));
       return new Response(renderCommandReply(reply.status, reply.body), {
         status: reply.status,
         headers: { "content-type": "application/json" },
@@ -51,6 +70,7 @@ export function entitlementRoutes(deps: RouteDeps) {
       // /openapi.json lists application/json as the request media type.
       parse: [
         async ({ request }: { request: Request }) => {
+          deps.callerOf(request, "write");
           checkIdempotencyKey(request.headers);
           return readCommandBody(request);
         },
@@ -70,9 +90,13 @@ export function entitlementRoutes(deps: RouteDeps) {
     .post("/v1/entitlements/revokes", revoke.handler, revoke.hooks)
     .get(
       "/v1/users/:user_id/entitlements",
-      ({ params }) => listEntitlements(deps.sql, params.user_id).catch((error) => unavailableOr(deps.log, error)),
+      ({ params }) =>
+        deps.gate
+          .run(() => listEntitlements(deps.sql, params.user_id))
+          .catch((error) => unavailableOr(deps.log, error)),
       {
-        transform: ({ params }) => {
+        transform: ({ params, request }) => {
+          deps.callerOf(request, "read");
           checkUserId(params.user_id);
         },
         params: UserParams,

@@ -45,7 +45,7 @@ export type Command = {
   body: CommandBody;
   idempotencyKey: string;
   traceId: string;
-  /** Whose key space the Idempotency-Key lives in; '' until authentication exists. */
+  /** The token name: whose key space the Idempotency-Key lives in; '' when authentication is disabled. */
   caller: string;
 };
 
@@ -126,6 +126,7 @@ async function applyCommand(
       reason: body.reason,
       purchaseId: body.purchase_id,
       requestId: command.idempotencyKey,
+      caller: command.caller === "" ? null : command.caller,
       detail: { ...body },
       traceId: command.traceId,
       occurredAt: now,

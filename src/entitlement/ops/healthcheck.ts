@@ -25,7 +25,7 @@ export function healthcheckCommand(env: Record<string, string | undefined> = pro
         return EXIT_USAGE;
       }
       try {
-        return await probeReadiness(loadEntitlementConfig(env).http.port);
+        return await probeReadiness(loadEntitlementConfig(env, { requireAuth: false }).http.port);
       } catch (error) {
         if (!(error instanceof ConfigError)) throw error;
         for (const p of error.problems) console.error(`entitlement: configuration: ${p}`);

@@ -75,7 +75,7 @@ export function outboxCommand(env: Record<string, string | undefined> = process.
       }
       let config: ReturnType<typeof loadEntitlementConfig>;
       try {
-        config = loadEntitlementConfig(env);
+        config = loadEntitlementConfig(env, { requireAuth: false });
       } catch (error) {
         if (!(error instanceof ConfigError)) throw error;
         for (const p of error.problems) console.error(`entitlement: configuration: ${p}`);

@@ -14,6 +14,8 @@ export type HttpDeps = {
   registry: Registry;
   /** Throws (or rejects) when the service cannot do its work; /readyz answers 503 then. */
   readiness: () => Promise<void>;
+  /** Bun.serve limits used when the app listens (body size in bytes, idle timeout in seconds); Bun's defaults if unset. */
+  serve?: { maxRequestBodySize?: number; idleTimeout?: number };
 };
 
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
@@ -48,7 +50,11 @@ export function createHttpApp(deps: HttpDeps) {
   const metrics = httpMetrics(deps.registry);
   const started = new WeakMap<Request, number>();
 
-  const app = new Elysia({ name: `${deps.service}-http`, strictPath: true })
+  const app = new Elysia({
+    name: `${deps.service}-http`,
+    strictPath: true,
+    ...(deps.serve ? { serve: deps.serve } : {}),
+  })
     .use(
       openapi({
         provider: null,

@@ -1,0 +1,29 @@
+// Per-caller token bucket: `burst` requests at once, refilled at `ratePerSecond`. Callers are token names (or '' when
+// authentication is disabled), so the number of buckets is bounded by the configuration, not by the traffic.
+
+export type RateLimitSettings = { ratePerSecond: number; burst: number };
+
+export type RateLimiter = {
+  /** Takes one request from the caller's bucket: undefined when allowed, else the seconds to wait (≥ 1). */
+  take: (caller: string) => number | undefined;
+};
+
+/** `now` is a monotonic clock in milliseconds (performance.now in production, a fake one in tests). */
+export function createRateLimiter(settings: RateLimitSettings, now: () => number): RateLimiter {
+  const buckets = new Map<string, { tokens: number; at: number }>();
+  return {
+    take: (caller) => {
+      const t = now();
+      const bucket = buckets.get(caller) ?? { tokens: settings.burst, at: t };
+      const elapsed = Math.max(0, t - bucket.at) / 1000;
+      bucket.tokens = Math.min(settings.burst, bucket.tokens + elapsed * settings.ratePerSecond);
+      bucket.at = t;
+      buckets.set(caller, bucket);
+      if (bucket.tokens >= 1) {
+        bucket.tokens -= 1;
+        return undefined;
+      }
+      return Math.max(1, Math.ceil((1 - bucket.tokens) / settings.ratePerSecond));
+    },
+  };
+}

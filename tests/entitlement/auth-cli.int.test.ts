@@ -1,0 +1,52 @@
+// The executable's side of authentication: `serve` refuses to start without tokens (exit 78, naming both variables),
+// `migrate` does not need them, and `token new` prints a token whose entry the service accepts.
+import { expect, test } from "bun:test";
+import { join, resolve } from "node:path";
+import { findTokenEntry } from "../../src/entitlement/auth/tokens.ts";
+import { loadEntitlementConfig } from "../../src/entitlement/config.ts";
+import { EXIT_CONFIG } from "../../src/shared/config.ts";
+
+const main = join(resolve(import.meta.dir, "../.."), "src/entitlement/main.ts");
+
+async function run(args: string[], env: Record<string, string> = {}) {
+  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("ENTITLEMENT_AUTH")));
+  const proc = Bun.spawn([process.execPath, main, ...args], {
+    env: { ...clean, DATABASE_URL: "postgres://postgres@127.0.0.1:9/none", LOG_LEVEL: "silent", ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const timer = setTimeout(() => proc.kill("SIGKILL"), 20_000);
+  const [code, stdout, stderr] = await Promise.all([
+    proc.exited,
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+  ]);
+  clearTimeout(timer);
+  return { code, stdout, stderr };
+}
+
+test("serve without tokens and without ENTITLEMENT_AUTH_DISABLED=true exits 78 before touching the database", async () => {
+  const r = await run(["serve"]);
+  expect(r.code).toBe(EXIT_CONFIG);
+  expect(r.stderr).toContain("ENTITLEMENT_AUTH_TOKENS is not set and ENTITLEMENT_AUTH_DISABLED is not true");
+});
+
+test("serve with a malformed entry exits 78 naming the entry, without echoing it", async () => {
+  const r = await run(["serve"], { ENTITLEMENT_AUTH_TOKENS: "payments:ent_PastedTokenByMistake:write" });
+  expect(r.code).toBe(EXIT_CONFIG);
+  expect(r.stderr).toContain("ENTITLEMENT_AUTH_TOKENS entry 1 (payments): the digest must be 64 hex characters");
+  expect(r.stderr).not.toContain("ent_PastedTokenByMistake");
+});
+
+test("token new prints a token and an entry the configuration accepts; usage errors exit 2", async () => {
+  const r = await run(["token", "new", "payments", "write"]);
+  expect(r.code, r.stderr).toBe(0);
+  const token = /^token: (\S+)$/m.exec(r.stdout)?.[1] as string;
+  const entry = /^entry: (\S+)$/m.exec(r.stdout)?.[1] as string;
+  expect(token).toStartWith("ent_");
+  const config = loadEntitlementConfig({ ENTITLEMENT_AUTH_TOKENS: entry });
+  expect(findTokenEntry(config.auth.tokens, token)?.name).toBe("payments");
+  expect((await run(["token", "new", "Payments!", "write"])).code).toBe(2);
+  expect((await run(["token", "new", "payments", "admin"])).code).toBe(2);
+  expect((await run(["--help"])).stdout).toContain("token");
+});
