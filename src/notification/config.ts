@@ -94,7 +94,10 @@ export const NotificationEnv = Type.Object({
     description: "Durable reading MSG_TERMINATED advisories.",
   }),
   NOTIFICATION_DEBUG_API_ENABLED: Bool(false, { description: "Serve GET /debug/notification/inbox/{user_id}." }),
-  NOTIFICATION_DEBUG_API_TOKEN: Optional({ description: "Bearer token the debug inbox requires when enabled." }),
+  NOTIFICATION_DEBUG_API_TOKEN: Optional({
+    description:
+      "Bearer token the debug inbox requires; at least 16 characters, required when the debug API is enabled.",
+  }),
 });
 export type NotificationEnv = Static<typeof NotificationEnv>;
 
@@ -107,11 +110,20 @@ const webhookNeedsUrlAndSecret: Rule<NotificationEnv> = (e) => {
   return undefined;
 };
 
+/** Fail closed: the inbox shows every user's notifications, so it is never served without a token. */
+const debugApiNeedsToken: Rule<NotificationEnv> = (e) => {
+  const token = e.NOTIFICATION_DEBUG_API_TOKEN;
+  if (e.NOTIFICATION_DEBUG_API_ENABLED && (!token || token.trim().length < 16))
+    return "NOTIFICATION_DEBUG_API_TOKEN must be set (at least 16 characters) when NOTIFICATION_DEBUG_API_ENABLED=true";
+  return undefined;
+};
+
 export function loadNotificationConfig(env: Record<string, string | undefined>) {
   const e = parseEnv(NotificationEnv, env, [
     notGreater("NOTIFICATION_DELIVERY_BACKOFF_MIN", "NOTIFICATION_DELIVERY_BACKOFF_MAX"),
     notGreater("NOTIFICATION_DELIVERY_BACKOFF_JITTER_MIN", "NOTIFICATION_DELIVERY_BACKOFF_JITTER_MAX"),
     webhookNeedsUrlAndSecret,
+    debugApiNeedsToken,
   ]);
   return {
     env: e,

@@ -4,18 +4,28 @@ import pino, { type Logger } from "pino";
 
 export type { Logger };
 
-export const REDACTED_PATHS = [
+const SECRET_KEYS = [
   "authorization",
-  "*.authorization",
-  "headers.authorization",
-  "*.headers.authorization",
   "token",
-  "*.token",
+  "tokens",
   "secret",
-  "*.secret",
   "password",
-  "*.password",
+  "NOTIFICATION_WEBHOOK_SECRET",
+  "NOTIFICATION_DEBUG_API_TOKEN",
 ];
+const URL_KEYS = ["url", "databaseUrl", "connectionString", "DATABASE_URL", "NATS_URL"];
+
+/** Each secret key at the top level and up to three levels down (pino's wildcards match exactly one level). */
+const atDepths = (key: string) => [key, `*.${key}`, `*.*.${key}`, `*.*.*.${key}`];
+
+export const REDACTED_PATHS = [...SECRET_KEYS, ...URL_KEYS].flatMap(atDepths);
+
+/** A URL keeps everything but its password, so logs still say which host was meant; every other secret goes. */
+export function censor(value: unknown, path: string[]): string {
+  const key = path[path.length - 1] ?? "";
+  if (URL_KEYS.includes(key) && typeof value === "string") return value.replace(/\/\/([^:/@]*):[^@/]*@/g, "//$1:***@");
+  return "[redacted]";
+}
 
 export function createLogger(options: {
   level: string;
@@ -28,7 +38,7 @@ export function createLogger(options: {
       base: { service: options.service },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
-      redact: { paths: REDACTED_PATHS, censor: "[redacted]" },
+      redact: { paths: REDACTED_PATHS, censor },
     },
     options.destination ?? pino.destination({ fd: 1, sync: false }),
   );
