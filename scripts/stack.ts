@@ -1,8 +1,10 @@
 // `bun run stack`: the whole system on this machine. Uses DATABASE_URL / NATS_URL when they answer, otherwise starts
 // PostgreSQL and nats-server from the machine's binaries (data in .data/), builds both executables, starts them, waits
 // for /readyz and prints ready-to-paste commands. Ctrl-C stops everything it started, and only that.
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
+import { newToken, tokenEntryLine } from "../src/entitlement/auth/tokens.ts";
 import {
   answers,
   freePort,
@@ -99,21 +101,29 @@ async function shutdown(reason: string, code: number): Promise<never> {
   process.exit(code);
 }
 
+/** Fresh for every run and known only to this terminal: the API token (read+write) and the debug inbox token. */
+const tokens = {
+  api: newToken(),
+  debug: process.env.NOTIFICATION_DEBUG_API_TOKEN || `dbg_${randomBytes(24).toString("base64url")}`,
+};
+
 function printUsage(entitlement: string, notification: string): void {
   const key = `demo-${Date.now().toString(36)}`;
-  const token = process.env.NOTIFICATION_DEBUG_API_TOKEN;
-  const auth = token ? ` -H 'Authorization: Bearer ${token}'` : "";
+  const api = `-H 'Authorization: Bearer ${tokens.api}'`;
+  const debug = `-H 'Authorization: Bearer ${tokens.debug}'`;
   console.log(`
 stack is up
   entitlement   ${entitlement}  (logs: ${shown(join(logDir, "entitlement.log"))})
   notification  ${notification}  (logs: ${shown(join(logDir, "notification.log"))})
-  metrics       ${entitlement}/metrics  ${notification}/metrics
+  metrics       ${entitlement}/metrics (token needed)  ${notification}/metrics
+  API token     ${tokens.api}  (caller "stack", read+write, valid for this run only)
+  debug token   ${tokens.debug}  (debug inbox)
 
 grant an item:
-  curl -s -X POST ${entitlement}/v1/entitlements/grants -H 'Content-Type: application/json' -H 'Idempotency-Key: ${key}' -d '{"user_id":"u_123","stock_keeping_unit":"item1","reason":"purchase","purchase_id":"p_456"}'
+  curl -s -X POST ${entitlement}/v1/entitlements/grants ${api} -H 'Content-Type: application/json' -H 'Idempotency-Key: ${key}' -d '{"user_id":"u_123","stock_keeping_unit":"item1","reason":"purchase","purchase_id":"p_456"}'
 see it, and its notification (SENT after a moment):
-  curl -s ${entitlement}/v1/users/u_123/entitlements
-  curl -s${auth} ${notification}/debug/notification/inbox/u_123
+  curl -s ${api} ${entitlement}/v1/users/u_123/entitlements
+  curl -s ${debug} ${notification}/debug/notification/inbox/u_123
 
 Ctrl-C stops everything this command started.`);
 }
@@ -128,9 +138,16 @@ async function main(): Promise<void> {
   const pick = async (preferred: number) => ((await answers("127.0.0.1", preferred, 300)) ? freePort() : preferred);
   const ePort = await pick(8080);
   const nPort = await pick(8081);
-  // Bearer tokens for the API arrive with a later issue; until then the stack runs the API without them.
-  await startService("entitlement", ePort, { ...common, ENTITLEMENT_AUTH_DISABLED: "true" });
-  await startService("notification", nPort, { ...common, NOTIFICATION_DEBUG_API_ENABLED: "true" });
+  await startService("entitlement", ePort, {
+    ...common,
+    ENTITLEMENT_AUTH_TOKENS: tokenEntryLine("stack", tokens.api, "read+write"),
+    ENTITLEMENT_AUTH_DISABLED: "false",
+  });
+  await startService("notification", nPort, {
+    ...common,
+    NOTIFICATION_DEBUG_API_ENABLED: "true",
+    NOTIFICATION_DEBUG_API_TOKEN: tokens.debug,
+  });
   printUsage(`http://127.0.0.1:${ePort}`, `http://127.0.0.1:${nPort}`);
   await new Promise<never>(() => {});
 }

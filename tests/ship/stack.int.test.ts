@@ -71,14 +71,22 @@ test("the printed curl grant yields a SENT notification; Ctrl-C stops everything
   try {
     const output = await readUntil(stack.stdout, "Ctrl-C stops", 180_000);
     const grant =
-      /curl -s -X POST (\S+) -H 'Content-Type: application\/json' -H 'Idempotency-Key: (\S+)' -d '(.+)'/.exec(output);
-    const inbox = /curl -s (\S+\/debug\/notification\/inbox\/u_123)/.exec(output);
-    expect(grant, "the stack prints a curl grant").not.toBeNull();
-    expect(inbox, "the stack prints the debug inbox curl").not.toBeNull();
-    const [, url, key, body] = grant as RegExpExecArray;
+      /curl -s -X POST (\S+) -H 'Authorization: (Bearer \S+)' -H 'Content-Type: application\/json' -H 'Idempotency-Key: (\S+)' -d '(.+)'/.exec(
+        output,
+      );
+    const inbox = /curl -s -H 'Authorization: (Bearer \S+)' (\S+\/debug\/notification\/inbox\/u_123)/.exec(output);
+    expect(grant, "the stack prints a curl grant with its API token").not.toBeNull();
+    expect(inbox, "the stack prints the debug inbox curl with its token").not.toBeNull();
+    const [, url, authorization, key, body] = grant as RegExpExecArray;
+    const unauthenticated = await fetch(url as string, { method: "POST", body });
+    expect(unauthenticated.status, "the stack's API requires the printed token").toBe(401);
     const response = await fetch(url as string, {
       method: "POST",
-      headers: { "content-type": "application/json", "idempotency-key": key as string },
+      headers: {
+        authorization: authorization as string,
+        "content-type": "application/json",
+        "idempotency-key": key as string,
+      },
       body,
     });
     expect(response.status).toBe(200);
@@ -86,7 +94,8 @@ test("the printed curl grant yields a SENT notification; Ctrl-C stops everything
     let last: unknown;
     const deadline = Date.now() + 30_000;
     while (Date.now() < deadline) {
-      last = await (await fetch((inbox as RegExpExecArray)[1] as string)).json();
+      const [, inboxAuth, inboxUrl] = inbox as RegExpExecArray;
+      last = await (await fetch(inboxUrl as string, { headers: { authorization: inboxAuth as string } })).json();
       const notifications = (last as { notifications?: { status: string }[] }).notifications ?? [];
       if (notifications.some((n) => n.status === "SENT")) break;
       await Bun.sleep(250);
