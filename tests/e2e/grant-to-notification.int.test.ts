@@ -1,0 +1,177 @@
+// The whole system through its two composition roots: a grant made over HTTP to Entitlement ends as exactly one SENT
+// notification in Notification, with the trace id carried through, and both processes exit 0 on SIGTERM.
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
+import postgres from "postgres";
+import { createTestDatabase, natsUrl, type TestDatabase, uniqueName } from "../support/infra.ts";
+
+setDefaultTimeout(120_000);
+
+const ENTITLEMENT = new URL("../../src/entitlement/main.ts", import.meta.url).pathname;
+const NOTIFICATION = new URL("../../src/notification/main.ts", import.meta.url).pathname;
+const TOKEN = "e2e-token-for-the-pipeline-test-0123456789";
+const DEBUG_TOKEN = "e2e-debug-token-0123456789abcdef";
+
+let db: TestDatabase;
+let sql: postgres.Sql;
+const stream = uniqueName("e2e_stream").replaceAll("_", "-");
+const durable = uniqueName("e2e_durable").replaceAll("_", "-");
+const subject = `${uniqueName("e2e")}.events`;
+const advisory = (kind: string) => `$JS.EVENT.ADVISORY.CONSUMER.${kind}.${stream}.${durable}`;
+const streams = [stream, `${stream}-maxdel`, `${stream}-term`];
+const children: Bun.Subprocess[] = [];
+
+beforeAll(async () => {
+  db = await createTestDatabase("e2e");
+  sql = postgres(db.url, { max: 2, onnotice: () => {} });
+});
+
+afterAll(async () => {
+  for (const child of children) child.kill("SIGKILL");
+  await sql.end();
+  const nc = await connect({ servers: await natsUrl() });
+  const jsm = await jetstreamManager(nc);
+  for (const name of streams) await jsm.streams.delete(name).catch(() => {});
+  await nc.close();
+  await db.drop();
+});
+
+function start(main: string, env: Record<string, string>, name: string) {
+  const child = Bun.spawn(["bun", main, "serve"], {
+    env: {
+      PATH: process.env.PATH ?? "",
+      DATABASE_URL: db.url,
+      HOST: "127.0.0.1",
+      PORT: "0",
+      LOG_LEVEL: "info",
+      ...env,
+    },
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  children.push(child);
+  return { child, port: listeningPort(child.stdout, name) };
+}
+
+/** Reads the child's JSON log lines until the "<name> listening" line and returns its port. */
+async function listeningPort(out: ReadableStream<Uint8Array>, name: string): Promise<number> {
+  const reader = out.getReader();
+  const pattern = new RegExp(`"port":(\\d+),"msg":"${name} listening"`);
+  let text = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`${name} exited before listening:\n${text}`);
+    text += new TextDecoder().decode(value);
+    const match = pattern.exec(text);
+    if (match) {
+      reader.releaseLock();
+      void out.pipeTo(new WritableStream()).catch(() => {});
+      return Number(match[1]);
+    }
+  }
+}
+
+async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(100);
+  }
+}
+
+test("a grant over HTTP becomes exactly one SENT notification carrying its trace id", async () => {
+  const nats = await natsUrl();
+  const digest = new Bun.CryptoHasher("sha256").update(TOKEN).digest("hex");
+  const entitlement = start(
+    ENTITLEMENT,
+    {
+      NATS_URL: nats,
+      ENTITLEMENT_AUTH_TOKENS: `payments:${digest}:read+write`,
+      ENTITLEMENT_NATS_STREAM: stream,
+      ENTITLEMENT_NATS_SUBJECT: subject,
+    },
+    "entitlement",
+  );
+  const notification = start(
+    NOTIFICATION,
+    {
+      NATS_URL: nats,
+      NOTIFICATION_NATS_STREAM: stream,
+      NOTIFICATION_NATS_SUBJECT: subject,
+      NOTIFICATION_NATS_DURABLE: durable,
+      NOTIFICATION_NATS_ADVISORY_SUBJECT: advisory("MAX_DELIVERIES"),
+      NOTIFICATION_NATS_ADVISORY_STREAM: streams[1] as string,
+      NOTIFICATION_NATS_ADVISORY_DURABLE: `${durable}-maxdel`,
+      NOTIFICATION_NATS_TERMINATED_ADVISORY_SUBJECT: advisory("MSG_TERMINATED"),
+      NOTIFICATION_NATS_TERMINATED_ADVISORY_STREAM: streams[2] as string,
+      NOTIFICATION_NATS_TERMINATED_ADVISORY_DURABLE: `${durable}-term`,
+      NOTIFICATION_DEBUG_API_ENABLED: "true",
+      NOTIFICATION_DEBUG_API_TOKEN: DEBUG_TOKEN,
+    },
+    "notification",
+  );
+  const entitlementUrl = `http://127.0.0.1:${await entitlement.port}`;
+  const notificationUrl = `http://127.0.0.1:${await notification.port}`;
+  for (const base of [entitlementUrl, notificationUrl]) {
+    await eventually(`${base}/readyz`, async () =>
+      (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200 ? true : undefined,
+    );
+  }
+
+  const user = uniqueName("e2e_user");
+  const traceId = `trace-${crypto.randomUUID()}`;
+  const grant = await fetch(`${entitlementUrl}/v1/entitlements/grants`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      "idempotency-key": `e2e-${user}`,
+      "x-trace-id": traceId,
+      authorization: `Bearer ${TOKEN}`,
+    },
+    body: JSON.stringify({
+      user_id: user,
+      stock_keeping_unit: "e2e.sku.basic",
+      reason: "purchase",
+      purchase_id: "p-1",
+    }),
+  });
+  expect(grant.status, "the grant is accepted").toBe(200);
+  expect(await grant.json()).toMatchObject({ user_id: user, status: "ACTIVE", version: 0 });
+
+  const sent = await eventually("the notification to be SENT", async () => {
+    const rows = await sql`
+      select n.status, n.event_id::text, n.payload_json ->> 'trace_id' as trace_id, n.type
+      from notification.notifications n where n.user_id = ${user}`;
+    return rows.length === 1 && rows[0]?.status === "SENT" ? rows[0] : undefined;
+  });
+  expect(sent.type).toBe("EntitlementGranted");
+  expect(sent.trace_id, "the X-Trace-Id of the grant reaches the notification").toBe(traceId);
+
+  const [outbox] = await sql`
+    select status, event_id::text from entitlement.outbox_events where aggregate_key = ${`${user}:e2e.sku.basic`}`;
+  expect(outbox, "the outbox event is published and is the one notified").toEqual({
+    status: "PUBLISHED",
+    event_id: sent.event_id,
+  });
+  const processed = await sql`select 1 from notification.processed_events where event_id = ${sent.event_id}::uuid`;
+  expect(processed).toHaveLength(1);
+
+  const inbox = await fetch(`${notificationUrl}/debug/notification/inbox/${user}`, {
+    headers: { authorization: `Bearer ${DEBUG_TOKEN}` },
+  });
+  const body = (await inbox.json()) as { notifications: { status: string; event_id: string }[] };
+  expect(body.notifications.map((n) => [n.status, n.event_id])).toEqual([["SENT", sent.event_id]]);
+
+  // A while later there is still exactly one notification: nothing is delivered twice.
+  await Bun.sleep(1_000);
+  const [count] = await sql`select count(*)::int as n from notification.notifications where user_id = ${user}`;
+  expect(count?.n, "exactly one notification per event").toBe(1);
+
+  entitlement.child.kill("SIGTERM");
+  notification.child.kill("SIGTERM");
+  expect(await entitlement.child.exited, "entitlement drains and exits 0").toBe(0);
+  expect(await notification.child.exited, "notification drains and exits 0").toBe(0);
+});
