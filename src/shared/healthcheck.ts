@@ -1,8 +1,7 @@
-// `notification healthcheck`: asks the running service's own /readyz, so an image FROM scratch (no shell, no curl) can
-// still have a container health check. Exit 0 when ready, 1 otherwise.
-import { type Command, EXIT_USAGE } from "../../shared/cli.ts";
-import { ConfigError, EXIT_CONFIG } from "../../shared/config.ts";
-import { loadNotificationConfig } from "../config.ts";
+// `<service> healthcheck`: asks the running service's own /readyz, so an image FROM scratch (no shell, no curl) can
+// still have a container health check. Exit 0 when ready, 1 otherwise, 78 on bad configuration.
+import { type Command, EXIT_USAGE } from "./cli.ts";
+import { ConfigError, EXIT_CONFIG } from "./config.ts";
 
 export async function probeReadiness(port: number, timeoutMs = 3_000): Promise<number> {
   try {
@@ -15,20 +14,21 @@ export async function probeReadiness(port: number, timeoutMs = 3_000): Promise<n
   return 1;
 }
 
-export function healthcheckCommand(env: Record<string, string | undefined> = process.env): Command {
+/** `portOf` reads the service's configuration (and throws ConfigError when it is invalid). */
+export function healthcheckCommand(service: string, portOf: () => number): Command {
   return {
     name: "healthcheck",
     summary: "exit 0 when the service on PORT answers /readyz with 200 (container health checks)",
     run: async (args) => {
       if (args.length > 0) {
-        console.error("usage: notification healthcheck");
+        console.error(`usage: ${service} healthcheck`);
         return EXIT_USAGE;
       }
       try {
-        return await probeReadiness(loadNotificationConfig(env).http.port);
+        return await probeReadiness(portOf());
       } catch (error) {
         if (!(error instanceof ConfigError)) throw error;
-        for (const p of error.problems) console.error(`notification: configuration: ${p}`);
+        for (const p of error.problems) console.error(`${service}: configuration: ${p}`);
         return EXIT_CONFIG;
       }
     },
