@@ -1,0 +1,67 @@
+// The benchmark harness end to end at its --quick sizes: it builds, starts both services on a fresh database and
+// streams, runs every phase and reports every figure. Only presence is asserted: figures on a shared CI machine
+// are too noisy to hold to a target (docs/benchmarks.md keeps the real ones).
+import { expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { natsUrl, postgresAdminUrl } from "../support/infra.ts";
+
+const root = resolve(import.meta.dir, "../..");
+
+const EXPECTED = [
+  "ready: entitlement",
+  "ready: notification",
+  "RSS idle: entitlement",
+  "RSS idle: notification",
+  "grants/s API c=16",
+  "grants/s pgbench c=16",
+  "API ÷ pgbench c=16",
+  "grants/s API c=64",
+  "grants/s pgbench c=64",
+  "API ÷ pgbench c=64",
+  "RSS under load: entitlement",
+  "RSS under load: notification",
+  "end-to-end p50",
+  "end-to-end p95",
+  "end-to-end p99",
+  "relay drain",
+  "raw publish",
+  "relay ÷ raw publish",
+  "ingest",
+  "RSS during ingest: notification",
+  "binary size: entitlement",
+  "binary size: notification",
+];
+
+test(
+  "bun run bench --quick reports every figure, each present and positive",
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), "bench-smoke-"));
+    const out = join(dir, "bench.json");
+    try {
+      const proc = Bun.spawn([process.execPath, "run", "tests/bench/run.ts", "--quick", "--out", out], {
+        cwd: root,
+        env: { ...process.env, DATABASE_URL: await postgresAdminUrl(), NATS_URL: await natsUrl() },
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      const [code, stdout, stderr] = await Promise.all([
+        proc.exited,
+        new Response(proc.stdout).text(),
+        new Response(proc.stderr).text(),
+      ]);
+      expect(code, `the harness exits 0\n${stdout}\n${stderr}`).toBe(0);
+      expect(stdout, "the harness prints its table").toContain("figure");
+      const report = JSON.parse(readFileSync(out, "utf8")) as { figures: { name: string; value: number }[] };
+      for (const name of EXPECTED) {
+        const figure = report.figures.find((f) => f.name.startsWith(name));
+        expect(figure, `figure '${name}' is reported`).toBeDefined();
+        expect(Number.isFinite(figure?.value) && (figure?.value ?? 0) > 0, `figure '${name}' is positive`).toBe(true);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+  { timeout: 120_000 },
+);

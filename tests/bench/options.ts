@@ -1,0 +1,65 @@
+// Flags of `bun run bench`. Defaults are the issue-6 sizes; `--quick` shrinks every phase so the whole harness runs in
+// well under a minute (the smoke test and a first look).
+import { parseArgs } from "node:util";
+
+export type BenchOptions = {
+  quick: boolean;
+  /** Seconds of each autocannon and pgbench run. */
+  duration: number;
+  /** Concurrency levels of the grant-throughput phase (API and pgbench alike). */
+  connections: number[];
+  /** End-to-end phase: grants per second and seconds. */
+  rate: number;
+  rateDuration: number;
+  /** Outbox rows drained by the relay, messages of the raw publish, and events of the ingest backlog. */
+  events: number;
+  /** Concurrent publishes per window in the raw publish. */
+  publishWindow: number;
+  /** Longest wait for the pipeline to go quiet between phases, in seconds. */
+  settleTimeout: number;
+  /** Where the JSON goes (default .data/bench/<timestamp>.json). */
+  out: string | undefined;
+  keep: boolean;
+};
+
+export const USAGE = `usage: bun run bench [--quick] [--duration S] [--connections 16,64] [--rate N] [--rate-duration S]
+                     [--events N] [--publish-window N] [--settle-timeout S] [--out FILE] [--keep]`;
+
+function positive(name: string, text: string | undefined, fallback: number): number {
+  if (text === undefined) return fallback;
+  const n = Number(text);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got '${text}'\n${USAGE}`);
+  return n;
+}
+
+export function parseBenchOptions(argv: string[]): BenchOptions {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      quick: { type: "boolean", default: false },
+      duration: { type: "string" },
+      connections: { type: "string" },
+      rate: { type: "string" },
+      "rate-duration": { type: "string" },
+      events: { type: "string" },
+      "publish-window": { type: "string" },
+      "settle-timeout": { type: "string" },
+      out: { type: "string" },
+      keep: { type: "boolean", default: false },
+    },
+  });
+  const quick = values.quick ?? false;
+  const connections = (values.connections ?? "16,64").split(",").map((c) => positive("connections", c, 0));
+  return {
+    quick,
+    duration: positive("duration", values.duration, quick ? 2 : 10),
+    connections,
+    rate: positive("rate", values.rate, quick ? 100 : 300),
+    rateDuration: positive("rate-duration", values["rate-duration"], quick ? 2 : 20),
+    events: Math.round(positive("events", values.events, quick ? 2_000 : 100_000)),
+    publishWindow: Math.round(positive("publish-window", values["publish-window"], 256)),
+    settleTimeout: positive("settle-timeout", values["settle-timeout"], quick ? 20 : 120),
+    out: values.out,
+    keep: values.keep ?? false,
+  };
+}

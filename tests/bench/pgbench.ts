@@ -1,0 +1,67 @@
+// The limit for the same work: pgbench runs the grant's write set (grant.pgbench.sql) with prepared statements at the
+// same client count and duration, against the same database, while the services run. Latencies come from its
+// per-transaction log.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ThroughputResult } from "./grants.ts";
+import { percentile } from "./stats.ts";
+
+export const PGBENCH_SCRIPT = join(import.meta.dir, "grant.pgbench.sql");
+
+export async function runPgbench(args: {
+  databaseUrl: string;
+  clients: number;
+  seconds: number;
+}): Promise<ThroughputResult> {
+  const dir = mkdtempSync(join(tmpdir(), "bench-pgbench-"));
+  try {
+    const proc = Bun.spawn(
+      [
+        "pgbench",
+        "-n",
+        "-M",
+        "prepared",
+        "-c",
+        String(args.clients),
+        "-j",
+        String(Math.min(args.clients, 2)),
+        "-T",
+        String(args.seconds),
+        "-f",
+        PGBENCH_SCRIPT,
+        "-l",
+        `--log-prefix=${join(dir, "tx")}`,
+        args.databaseUrl,
+      ],
+      { stdout: "pipe", stderr: "pipe" },
+    );
+    const [code, out, err] = await Promise.all([
+      proc.exited,
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+    ]);
+    if (code !== 0) throw new Error(`pgbench failed (exit ${code}): ${err.trim().split("\n").slice(-3).join(" | ")}`);
+    const tps = Number(out.match(/tps = ([\d.]+) \(without initial connection time\)/)?.[1]);
+    const failed = Number(out.match(/number of failed transactions: (\d+)/)?.[1] ?? 0);
+    const latencies: number[] = [];
+    for (const file of readdirSync(dir)) {
+      for (const line of readFileSync(join(dir, file), "utf8").split("\n")) {
+        const micros = Number(line.split(" ")[2]);
+        if (line && Number.isFinite(micros)) latencies.push(micros / 1000);
+      }
+    }
+    latencies.sort((a, b) => a - b);
+    return {
+      connections: args.clients,
+      rps: tps,
+      p50Ms: percentile(latencies, 50),
+      p99Ms: percentile(latencies, 99),
+      ok: latencies.length,
+      non2xx: 0,
+      errors: failed,
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

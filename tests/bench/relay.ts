@@ -1,0 +1,68 @@
+// Relay drain: a backlog of PENDING outbox rows (valid payloads, inserted with SQL in one transaction) drained to
+// JetStream by the running relay, which the insert trigger wakes at commit; events/s from that commit to the last
+// published_at. Compared with a raw publish of the same number of messages into a stream of the same settings.
+import { jetstreamManager } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/transport-node";
+import type postgres from "postgres";
+import { publishEvents } from "./publish.ts";
+
+export async function seedAndDrainOutbox(args: {
+  sql: postgres.Sql;
+  count: number;
+  prefix: string;
+  timeoutMs: number;
+  progress: (line: string) => void;
+}): Promise<{ eventsPerSecond: number; seconds: number; published: number }> {
+  const { sql, prefix } = args;
+  await sql`
+    with s as (select gen_random_uuid() as id, g from generate_series(1, ${args.count}::int) g)
+    insert into entitlement.outbox_events (event_id, event_type, aggregate_key, payload, status, attempt_count, created_at)
+    select id, 'EntitlementGranted', ${prefix} || '-' || g || ':sku-drain',
+      jsonb_build_object('event_id', id, 'event_type', 'EntitlementGranted',
+        'occurred_at', to_char(now() at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+        'user_id', ${prefix} || '-' || g, 'stock_keeping_unit', 'sku-drain', 'source', 'bench',
+        'source_id', 'p-' || g, 'version', 0, 'trace_id', md5(id::text)),
+      'PENDING', 0, now()
+    from s`;
+  const committed = Date.now();
+  const deadline = committed + args.timeoutMs;
+  let left = args.count;
+  while (Date.now() < deadline) {
+    const [row] = await sql<{ n: number }[]>`
+      select count(*)::int as n from entitlement.outbox_events where status in ('PENDING', 'IN_FLIGHT')`;
+    left = row?.n ?? 0;
+    if (left === 0) break;
+    args.progress(`relay drain: ${args.count - left}/${args.count} published`);
+    await Bun.sleep(500);
+  }
+  const [last] = await sql<{ n: number; last_ms: number | null }[]>`
+    select count(*)::int as n, extract(epoch from max(published_at))::float8 * 1000 as last_ms
+    from entitlement.outbox_events where aggregate_key like ${`${prefix}-%`} and status = 'PUBLISHED'`;
+  const published = last?.n ?? 0;
+  const seconds = ((last?.last_ms ?? Date.now()) - committed) / 1000;
+  return { eventsPerSecond: published / seconds, seconds, published };
+}
+
+/** The raw yardstick, into its own stream with the entitlement stream's settings; the stream is deleted afterwards. */
+export async function rawPublish(
+  nc: NatsConnection,
+  args: { stream: string; subject: string; count: number; window: number; duplicateWindowMs: number },
+): Promise<{ eventsPerSecond: number; seconds: number }> {
+  const jsm = await jetstreamManager(nc);
+  await jsm.streams.add({
+    name: args.stream,
+    subjects: [args.subject],
+    duplicate_window: args.duplicateWindowMs * 1_000_000,
+  });
+  try {
+    const seconds = await publishEvents(nc, {
+      subject: args.subject,
+      count: args.count,
+      window: args.window,
+      prefix: "raw",
+    });
+    return { eventsPerSecond: args.count / seconds, seconds };
+  } finally {
+    await jsm.streams.delete(args.stream).catch(() => false);
+  }
+}

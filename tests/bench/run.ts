@@ -1,0 +1,247 @@
+// `bun run bench`: builds both executables, starts them on a fresh database and fresh stream names on the local
+// PostgreSQL and NATS, runs every phase of issue 6, prints one table and writes the figures as JSON.
+//   bun run bench [--quick] [...]   (see options.ts; DATABASE_URL / NATS_URL as for the tests)
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import postgres from "postgres";
+import { measureEndToEnd } from "./e2e.ts";
+import { runGrantLoad, type ThroughputResult } from "./grants.ts";
+import { fillBacklog, measureIngest } from "./ingest.ts";
+import { type BenchOptions, parseBenchOptions } from "./options.ts";
+import { runPgbench } from "./pgbench.ts";
+import { rawPublish, seedAndDrainOutbox } from "./relay.ts";
+import { type Figure, machine, renderTable } from "./report.ts";
+import * as stack from "./stack.ts";
+
+const adminUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const natsUrl = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
+const DUPLICATE_WINDOW_MS = 120_000;
+
+const began = performance.now();
+const progress = (line: string) => console.log(`[bench ${((performance.now() - began) / 1000).toFixed(1)}s] ${line}`);
+let lastDetail = 0;
+/** In-phase counters, at most one line every 2s. */
+const detail = (line: string) => {
+  if (performance.now() - lastDetail < 2_000) return;
+  lastDetail = performance.now();
+  progress(`  ${line}`);
+};
+
+/** Waits until every outbox event is published and every notification stored and settled. */
+async function settle(sql: postgres.Sql, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const [s] = await sql<{ outbox: number; open: number; events: number; notifications: number }[]>`
+      select (select count(*) from entitlement.outbox_events)::int as events,
+             (select count(*) from entitlement.outbox_events where status in ('PENDING', 'IN_FLIGHT'))::int as outbox,
+             (select count(*) from notification.notifications)::int as notifications,
+             (select count(*) from notification.notifications where status in ('PENDING', 'PROCESSING'))::int as open`;
+    if (s && s.outbox === 0 && s.open === 0 && s.notifications >= s.events) return true;
+    detail(`settling: ${s?.outbox} outbox pending, ${s?.notifications}/${s?.events} notifications, ${s?.open} open`);
+    await Bun.sleep(250);
+  }
+  progress(`did not settle within ${timeoutMs / 1000}s; measuring anyway`);
+  return false;
+}
+
+async function main(options: BenchOptions): Promise<void> {
+  const tag = Date.now().toString(36);
+  const names = stack.benchNames(tag);
+  const runDir = join(stack.root, ".data/bench", tag);
+  mkdirSync(runDir, { recursive: true });
+  progress(`building executables into .data/bench/dist`);
+  const bin = await stack.buildBinaries();
+  progress(`creating database ${names.database}, stream ${names.stream}`);
+  const databaseUrl = await stack.createDatabase(adminUrl, names.database);
+  const sql = postgres(databaseUrl, { max: 2, onnotice: () => {} });
+  const nc = await stack.connectBenchNats(natsUrl);
+  const auth = stack.apiAuth();
+  const common = { DATABASE_URL: databaseUrl, NATS_URL: natsUrl, LOG_LEVEL: process.env.LOG_LEVEL ?? "warn" };
+  const entitlementEnv = {
+    ...common,
+    ...auth.env,
+    ...(auth.mode === "bearer token" ? { ENTITLEMENT_AUTH_DISABLED: "false" } : {}),
+    ENTITLEMENT_NATS_STREAM: names.stream,
+    ENTITLEMENT_NATS_SUBJECT: names.subject,
+  };
+  const [max, term] = names.advisories;
+  const notificationEnv = (delivery: boolean) => ({
+    ...common,
+    NOTIFICATION_DELIVERY_ENABLED: String(delivery),
+    NOTIFICATION_DELIVERY_CHANNEL: "log",
+    NOTIFICATION_NATS_STREAM: names.stream,
+    NOTIFICATION_NATS_SUBJECT: names.subject,
+    NOTIFICATION_NATS_DURABLE: names.durable,
+    NOTIFICATION_NATS_ADVISORY_SUBJECT: max?.subject ?? "",
+    NOTIFICATION_NATS_ADVISORY_STREAM: max?.stream ?? "",
+    NOTIFICATION_NATS_ADVISORY_DURABLE: max?.durable ?? "",
+    NOTIFICATION_NATS_TERMINATED_ADVISORY_SUBJECT: term?.subject ?? "",
+    NOTIFICATION_NATS_TERMINATED_ADVISORY_STREAM: term?.stream ?? "",
+    NOTIFICATION_NATS_TERMINATED_ADVISORY_DURABLE: term?.durable ?? "",
+  });
+  const running: stack.Service[] = [];
+  const figures: Figure[] = [];
+  const results: Record<string, unknown> = { auth: auth.mode };
+  const add = (name: string, value: number, unit: string, target?: Figure["target"]) =>
+    figures.push({ name, value, unit, ...(target ? { target } : {}) });
+  const settleMs = options.settleTimeout * 1000;
+  try {
+    for (const service of ["entitlement", "notification"] as const) {
+      const migrate = Bun.spawnSync([bin[service], "migrate"], { env: { ...process.env, ...common } });
+      if (migrate.exitCode !== 0) throw new Error(`${service} migrate failed: ${migrate.stderr.toString()}`);
+    }
+    progress("footprint: starting entitlement and notification (exec → /readyz 200)");
+    const log = (name: string) => join(runDir, `${name}.log`);
+    const entitlement = await stack.startService("entitlement", bin.entitlement, entitlementEnv, log("entitlement"));
+    running.push(entitlement);
+    let notification = await stack.startService(
+      "notification",
+      bin.notification,
+      notificationEnv(true),
+      log("notification"),
+    );
+    running.push(notification);
+    add("ready: entitlement", entitlement.readyMs, "ms", { op: "<=", value: 250 });
+    add("ready: notification", notification.readyMs, "ms", { op: "<=", value: 250 });
+    await Bun.sleep(options.quick ? 500 : 3_000);
+    add("RSS idle: entitlement", entitlement.rssMb(), "MiB", { op: "<=", value: 80 });
+    add("RSS idle: notification", notification.rssMb(), "MiB", { op: "<=", value: 80 });
+
+    const throughput: Record<string, ThroughputResult> = {};
+    const peakRss = stack.sampleRss([entitlement, notification]);
+    progress(`grant throughput: warm-up`);
+    await runGrantLoad({ url: entitlement.url, headers: auth.headers, connections: 16, seconds: 1, tag });
+    for (const c of options.connections) {
+      await settle(sql, settleMs);
+      progress(`grant throughput: API, ${c} connections, ${options.duration}s (autocannon)`);
+      const api = await runGrantLoad({
+        url: entitlement.url,
+        headers: auth.headers,
+        connections: c,
+        seconds: options.duration,
+        tag,
+      });
+      await settle(sql, settleMs);
+      progress(`grant throughput: pgbench, ${c} clients, ${options.duration}s (same write set)`);
+      const pg = await runPgbench({ databaseUrl, clients: c, seconds: options.duration });
+      throughput[`api_c${c}`] = api;
+      throughput[`pgbench_c${c}`] = pg;
+      add(`grants/s API c=${c} (p50 ${api.p50Ms} ms, p99 ${api.p99Ms} ms, non-2xx ${api.non2xx})`, api.rps, "req/s");
+      add(`grants/s pgbench c=${c} (p50 ${pg.p50Ms.toFixed(1)} ms, p99 ${pg.p99Ms.toFixed(1)} ms)`, pg.rps, "tx/s");
+      add(`API ÷ pgbench c=${c}`, api.rps / pg.rps, "", { op: ">=", value: 0.8 });
+    }
+    results.throughput = throughput;
+    await settle(sql, settleMs);
+    const loadRss = peakRss();
+    add("RSS under load: entitlement", loadRss.entitlement ?? 0, "MiB");
+    add("RSS under load: notification", loadRss.notification ?? 0, "MiB");
+
+    progress(`end-to-end: ${options.rate} grants/s for ${options.rateDuration}s`);
+    const e2e = await measureEndToEnd({
+      sql,
+      url: entitlement.url,
+      headers: auth.headers,
+      rate: options.rate,
+      seconds: options.rateDuration,
+      prefix: `e2e-${tag}`,
+      timeoutMs: settleMs,
+    });
+    results.e2e = e2e;
+    add(`end-to-end p50 at ${options.rate}/s`, e2e.p50Ms, "ms");
+    add(`end-to-end p95 at ${options.rate}/s`, e2e.p95Ms, "ms");
+    add(`end-to-end p99 at ${options.rate}/s (${e2e.delivered}/${e2e.sent} delivered)`, e2e.p99Ms, "ms", {
+      op: "<=",
+      value: 50,
+    });
+    await settle(sql, settleMs);
+
+    progress(`relay drain: stopping notification, inserting ${options.events} PENDING outbox rows`);
+    await notification.stop();
+    running.splice(running.indexOf(notification), 1);
+    const drain = await seedAndDrainOutbox({
+      sql,
+      count: options.events,
+      prefix: `drain-${tag}`,
+      timeoutMs: 600_000,
+      progress: detail,
+    });
+    progress(`relay drain: raw publish of ${options.events} messages, windows of ${options.publishWindow}`);
+    const raw = await rawPublish(nc, {
+      stream: `bench-${tag}-raw`,
+      subject: `bench.${tag}.raw`,
+      count: options.events,
+      window: options.publishWindow,
+      duplicateWindowMs: DUPLICATE_WINDOW_MS,
+    });
+    results.relay = { drain, raw };
+    add(`relay drain (${drain.published} events)`, drain.eventsPerSecond, "events/s");
+    add(`raw publish (window ${options.publishWindow})`, raw.eventsPerSecond, "events/s");
+    add("relay ÷ raw publish", drain.eventsPerSecond / raw.eventsPerSecond, "", { op: ">=", value: 0.5 });
+
+    progress(`notification ingest: backlog of ${options.events} events, starting notification (delivery off)`);
+    await fillBacklog(nc, {
+      stream: names.stream,
+      durable: names.durable,
+      subject: names.subject,
+      count: options.events,
+      window: options.publishWindow,
+    });
+    const rssDuringIngest = { peak: 0 };
+    const ingest = await measureIngest({
+      sql,
+      count: options.events,
+      timeoutMs: 600_000,
+      progress: (line) => {
+        rssDuringIngest.peak = Math.max(rssDuringIngest.peak, notification.rssMb());
+        detail(line);
+      },
+      start: async () => {
+        notification = await stack.startService(
+          "notification",
+          bin.notification,
+          notificationEnv(false),
+          log("notification-ingest"),
+        );
+        running.push(notification);
+        return notification;
+      },
+    });
+    results.ingest = { eventsPerSecond: ingest.eventsPerSecond, seconds: ingest.seconds, stored: ingest.stored };
+    add(`ingest (${ingest.stored} events)`, ingest.eventsPerSecond, "events/s", { op: ">=", value: 5000 });
+    add("RSS during ingest: notification", Math.max(rssDuringIngest.peak, notification.rssMb()), "MiB");
+    add("binary size: entitlement", stack.fileSize(bin.entitlement) / 1024 ** 2, "MiB");
+    add("binary size: notification", stack.fileSize(bin.notification) / 1024 ** 2, "MiB");
+  } finally {
+    for (const s of running.reverse()) await s.stop().catch(() => {});
+    const [pg] = await sql<{ v: string }[]>`show server_version`.catch(() => []);
+    results.machine = machine({ postgres: pg?.v ?? "?", nats: nc.info?.version ?? "?" });
+    await sql.end({ timeout: 5 });
+    if (!options.keep) {
+      await stack.deleteStreams(nc, [names.stream, ...names.advisories.map((a) => a.stream)]);
+      await stack.dropDatabase(adminUrl, names.database);
+    }
+    await nc.close();
+  }
+  const table = renderTable(figures);
+  console.log(`\n${table}\n`);
+  const out = options.out ?? join(stack.root, ".data/bench", `${tag}.json`);
+  const report = {
+    tag,
+    date: new Date().toISOString(),
+    command: `bun run bench ${process.argv.slice(2).join(" ")}`.trim(),
+    options,
+    figures,
+    results,
+  };
+  writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(join(stack.root, ".data/bench/latest.json"), `${JSON.stringify(report, null, 2)}\n`);
+  progress(`done in ${((performance.now() - began) / 1000).toFixed(0)}s; JSON: ${relative(process.cwd(), out)}`);
+}
+
+main(parseBenchOptions(Bun.argv.slice(2))).then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    process.exit(1);
+  },
+);
