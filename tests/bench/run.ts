@@ -4,6 +4,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import postgres from "postgres";
+import { type CpuReport, measureCpu } from "./cpu.ts";
 import { measureEndToEnd } from "./e2e.ts";
 import { runGrantLoad, type ThroughputResult } from "./grants.ts";
 import { fillBacklog, measureIngest } from "./ingest.ts";
@@ -61,6 +62,9 @@ async function main(options: BenchOptions): Promise<void> {
     ...common,
     ...auth.env,
     ...(auth.mode === "bearer token" ? { ENTITLEMENT_AUTH_DISABLED: "false" } : {}),
+    // Pool 10 (the default) admits 10 + 40 queued requests (limits/gate.ts), so 14 of 64 connections got 503 at once:
+    // 594 -> 986 grants/s at c=64 with 16 (bun run bench --quick --duration 5).
+    DATABASE_POOL_MAX: process.env.DATABASE_POOL_MAX ?? "16",
     ENTITLEMENT_NATS_STREAM: names.stream,
     ENTITLEMENT_NATS_SUBJECT: names.subject,
   };
@@ -107,28 +111,45 @@ async function main(options: BenchOptions): Promise<void> {
     add("RSS idle: entitlement", entitlement.rssMb(), "MiB", { op: "<=", value: 80 });
     add("RSS idle: notification", notification.rssMb(), "MiB", { op: "<=", value: 80 });
 
-    const throughput: Record<string, ThroughputResult> = {};
+    const throughput: Record<string, ThroughputResult & { cpu: CpuReport }> = {};
     const peakRss = stack.sampleRss([entitlement, notification]);
     progress(`grant throughput: warm-up`);
     await runGrantLoad({ url: entitlement.url, headers: auth.headers, connections: 16, seconds: 1, tag });
     for (const c of options.connections) {
       await settle(sql, settleMs);
       progress(`grant throughput: API, ${c} connections, ${options.duration}s (autocannon)`);
-      const api = await runGrantLoad({
-        url: entitlement.url,
-        headers: auth.headers,
-        connections: c,
-        seconds: options.duration,
-        tag,
-      });
+      const pids = { entitlement: entitlement.pid, notification: notification.pid };
+      let cpu = measureCpu(pids);
+      const api = {
+        ...(await runGrantLoad({
+          url: entitlement.url,
+          headers: auth.headers,
+          connections: c,
+          seconds: options.duration,
+          tag,
+        })),
+        cpu: cpu(),
+      };
       await settle(sql, settleMs);
       progress(`grant throughput: pgbench, ${c} clients, ${options.duration}s (same write set)`);
-      const pg = await runPgbench({ databaseUrl, clients: c, seconds: options.duration });
+      cpu = measureCpu(pids);
+      const pg = { ...(await runPgbench({ databaseUrl, clients: c, seconds: options.duration })), cpu: cpu() };
       throughput[`api_c${c}`] = api;
       throughput[`pgbench_c${c}`] = pg;
       add(`grants/s API c=${c} (p50 ${api.p50Ms} ms, p99 ${api.p99Ms} ms, non-2xx ${api.non2xx})`, api.rps, "req/s");
       add(`grants/s pgbench c=${c} (p50 ${pg.p50Ms.toFixed(1)} ms, p99 ${pg.p99Ms.toFixed(1)} ms)`, pg.rps, "tx/s");
       add(`API ÷ pgbench c=${c}`, api.rps / pg.rps, "", { op: ">=", value: 0.8 });
+      const perCore = (r: CpuReport, name: string) => ((r.seconds[name] ?? 0) / options.duration).toFixed(2);
+      add(
+        `machine CPU busy, API c=${c} (cores: autocannon ${perCore(api.cpu, "harness")}, entitlement ${perCore(api.cpu, "entitlement")}, notification ${perCore(api.cpu, "notification")})`,
+        api.cpu.machineBusy * 100,
+        "%",
+      );
+      add(
+        `machine CPU busy, pgbench c=${c} (cores: entitlement ${perCore(pg.cpu, "entitlement")}, notification ${perCore(pg.cpu, "notification")})`,
+        pg.cpu.machineBusy * 100,
+        "%",
+      );
     }
     results.throughput = throughput;
     await settle(sql, settleMs);
