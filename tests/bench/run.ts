@@ -234,7 +234,7 @@ async function main(options: BenchOptions): Promise<void> {
     add("binary size: notification", stack.fileSize(bin.notification) / 1024 ** 2, "MiB");
   } finally {
     for (const s of running.reverse()) await s.stop().catch(() => {});
-    const [pg] = await sql<{ v: string }[]>`show server_version`.catch(() => []);
+    const [pg] = await sql<{ v: string }[]>`select current_setting('server_version') as v`.catch(() => []);
     results.machine = machine({ postgres: pg?.v ?? "?", nats: nc.info?.version ?? "?" });
     await sql.end({ timeout: 5 });
     if (!options.keep) {
