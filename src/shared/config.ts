@@ -139,7 +139,10 @@ export const CommonConfig = {
   }),
   DATABASE_POOL_MAX: Int(10, { minimum: 1, maximum: 1000, description: "Maximum PostgreSQL connections per process." }),
   NATS_URL: NonBlank("nats://127.0.0.1:4222", { description: "NATS server URL(s), comma-separated." }),
-  NATS_ENABLED: Bool(true, { description: "Connect to NATS at all (false: the API runs, nothing is published)." }),
+  NATS_ENABLED: Bool(true, {
+    description:
+      "Connect to NATS at all (false: the APIs run; Entitlement publishes nothing, Notification consumes nothing).",
+  }),
   NATS_CONNECTION_TIMEOUT: Duration("5s", { minimum: 1, description: "Timeout of one NATS connection attempt." }),
   HOST: NonBlank("0.0.0.0", { description: "Address the HTTP server binds." }),
   LOG_LEVEL: OneOf(["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const, "info", {
