@@ -1,7 +1,7 @@
 // The Entitlement executable: the only place that reads process.env. `serve` (the default) migrates, then runs the
 // HTTP API and the background workers until SIGTERM/SIGINT; `migrate` applies pending migrations and exits.
 import pkg from "../../package.json" with { type: "json" };
-import { dispatch } from "../shared/cli.ts";
+import { dispatch, withoutArgs } from "../shared/cli.ts";
 import { createRegistry } from "../shared/metrics.ts";
 import { connectNats } from "../shared/nats.ts";
 import { systemClock, workerId } from "../shared/runtime.ts";
@@ -78,13 +78,15 @@ const code = await dispatch("entitlement", process.argv.slice(2), [
   {
     name: "serve",
     summary: "apply pending migrations, then serve the API and run the workers",
-    run: () => runServe(spec, env),
+    run: withoutArgs("entitlement", "serve", () => runServe(spec, env)),
   },
   {
     name: "migrate",
     summary: "apply pending migrations and exit",
     // Migrating serves nothing, so it needs no API tokens.
-    run: () => runMigrate({ ...spec, loadConfig: (e) => loadEntitlementConfig(e, { requireAuth: false }) }, env),
+    run: withoutArgs("entitlement", "migrate", () =>
+      runMigrate({ ...spec, loadConfig: (e) => loadEntitlementConfig(e, { requireAuth: false }) }, env),
+    ),
   },
   ...entitlementOpsCommands(env),
   tokenCommand(),

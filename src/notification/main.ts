@@ -1,7 +1,7 @@
 // Composition root of the Notification executable (STYLE §1): the only place that reads process.env, opens
 // PostgreSQL and NATS, listens and starts the loops.
 import pkg from "../../package.json" with { type: "json" };
-import { type Command, dispatch, EXIT_USAGE } from "../shared/cli.ts";
+import { type Command, dispatch, withoutArgs } from "../shared/cli.ts";
 import { createRegistry } from "../shared/metrics.ts";
 import { connectNats } from "../shared/nats.ts";
 import { systemClock, Waker, workerId } from "../shared/runtime.ts";
@@ -60,25 +60,16 @@ const spec: ServiceSpec<NotificationConfig> = {
   },
 };
 
-/** Neither subcommand takes arguments: anything after it is a usage error (exit 2). */
-function withoutArgs(name: string, run: () => Promise<number>): Command["run"] {
-  return async (args) => {
-    if (args.length === 0) return run();
-    console.error(`notification ${name}: unexpected argument '${args[0]}'\nusage: notification ${name}`);
-    return EXIT_USAGE;
-  };
-}
-
 const commands: Command[] = [
   {
     name: "serve",
     summary: "apply migrations, then serve HTTP and run the workers (default)",
-    run: withoutArgs("serve", () => runServe(spec, process.env)),
+    run: withoutArgs("notification", "serve", () => runServe(spec, process.env)),
   },
   {
     name: "migrate",
     summary: "apply pending migrations and exit",
-    run: withoutArgs("migrate", () => runMigrate(spec, process.env)),
+    run: withoutArgs("notification", "migrate", () => runMigrate(spec, process.env)),
   },
   ...notificationOpsCommands(process.env),
 ];

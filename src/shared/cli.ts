@@ -33,3 +33,12 @@ export async function dispatch(program: string, argv: string[], commands: Comman
   }
   return command.run(rest);
 }
+
+/** Wraps a subcommand that takes no arguments: anything after it is a usage error (exit 2). */
+export function withoutArgs(program: string, name: string, run: () => Promise<number>): Command["run"] {
+  return async (args) => {
+    if (args.length === 0) return run();
+    console.error(`${program} ${name}: unexpected argument '${args[0]}'\nusage: ${program} ${name}`);
+    return EXIT_USAGE;
+  };
+}

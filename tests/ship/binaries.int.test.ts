@@ -69,6 +69,14 @@ function describeBinary(name: ServiceName, badVariable: string, operatorCommands
       expect(r.stderr).toContain("usage:");
     });
 
+    test("serve and migrate take no arguments: an extra one exits 2 before anything runs", async () => {
+      for (const command of ["serve", "migrate"]) {
+        const r = await run(binary, [command, "--bogus"], { DATABASE_URL: databaseUrl }, dir);
+        expect(r.code, `${name} ${command} --bogus is a usage error`).toBe(2);
+        expect(r.stderr).toContain("usage:");
+      }
+    });
+
     test("invalid configuration exits 78 naming the variable", async () => {
       const r = await run(binary, ["migrate"], { [badVariable]: "-1", DATABASE_URL: databaseUrl }, dir);
       expect(r.code).toBe(78);
