@@ -114,10 +114,22 @@ export function parseEnv<S extends TObject>(
     }
     out[name] = value;
   }
-  if (problems.length === 0) {
-    for (const rule of rules) {
-      const problem = rule(out as Static<S>);
+  // Cross-variable rules run in the same pass; a rule that reads a variable already reported as invalid is skipped,
+  // so every problem is reported at once without a rule judging a value that was never parsed.
+  const bad = new Set(problems.map((p) => p.slice(0, p.indexOf("="))));
+  const skip = Symbol("skip");
+  const checked = new Proxy(out, {
+    get: (target, key) => {
+      if (typeof key === "string" && bad.has(key)) throw skip;
+      return target[key as string];
+    },
+  });
+  for (const rule of rules) {
+    try {
+      const problem = rule(checked as Static<S>);
       if (problem) problems.push(...(Array.isArray(problem) ? problem : [problem]));
+    } catch (error) {
+      if (error !== skip) throw error;
     }
   }
   if (problems.length > 0) throw new ConfigError(problems);

@@ -62,7 +62,9 @@ describe("entitlement configuration", () => {
         PORT: "http",
       }),
     );
-    expect(problems).toHaveLength(4);
+    // The four bad values, plus the missing tokens (no ENTITLEMENT_AUTH_TOKENS and auth not disabled).
+    expect(problems).toHaveLength(5);
+    expect(problems.join("\n")).toContain("ENTITLEMENT_AUTH_TOKENS");
     expect(problems.join("\n")).toContain(
       'ENTITLEMENT_OUTBOX_POLL_INTERVAL="5 fortnights" is invalid: expected a duration',
     );
@@ -78,6 +80,31 @@ describe("entitlement configuration", () => {
     expect(problems).toEqual([
       "ENTITLEMENT_OUTBOX_BACKOFF_MIN=120000 must not be greater than ENTITLEMENT_OUTBOX_BACKOFF_MAX=60000",
     ]);
+  });
+
+  test("cross-variable problems are reported together with single-variable ones", () => {
+    const problems = problemsOf(() =>
+      loadEntitlementConfig({
+        ENTITLEMENT_AUTH_DISABLED: "true",
+        ENTITLEMENT_OUTBOX_BACKOFF_MIN: "2m",
+        ENTITLEMENT_OUTBOX_BACKOFF_MAX: "1m",
+        ENTITLEMENT_OUTBOX_BATCH_SIZE: "many",
+      }),
+    );
+    expect(problems).toHaveLength(2);
+    expect(problems.join("\n")).toContain("ENTITLEMENT_OUTBOX_BATCH_SIZE");
+    expect(problems.join("\n")).toContain("must not be greater than ENTITLEMENT_OUTBOX_BACKOFF_MAX");
+  });
+
+  test("a rule over an invalid variable is skipped rather than judging an unparsed value", () => {
+    const problems = problemsOf(() =>
+      loadEntitlementConfig({
+        ENTITLEMENT_AUTH_DISABLED: "true",
+        ENTITLEMENT_OUTBOX_BACKOFF_MIN: "soon",
+        ENTITLEMENT_OUTBOX_BACKOFF_MAX: "1m",
+      }),
+    );
+    expect(problems).toEqual([expect.stringContaining('ENTITLEMENT_OUTBOX_BACKOFF_MIN="soon" is invalid')]);
   });
 
   test("a database password never appears in a problem", () => {
