@@ -49,6 +49,37 @@ function patternOf(path: string): RegExp {
 export function createHttpApp(deps: HttpDeps) {
   const metrics = httpMetrics(deps.registry);
   const started = new WeakMap<Request, number>();
+  // The status an error reply carried: Elysia's `set.status` does not see Responses built in onError.
+  const sentStatus = new WeakMap<Request, number>();
+
+  function errorReply(code: unknown, error: unknown, request: Request, path: string, requestId: string): Response {
+    const headers = { "x-request-id": requestId };
+    const apiError = error instanceof ApiError ? error : (error as { cause?: unknown })?.cause;
+    if (apiError instanceof ApiError) {
+      return errorResponse(apiError.status, apiError.code, apiError.message, { ...headers, ...apiError.headers });
+    }
+    if (code === "NOT_FOUND") {
+      const allowed = app.routes
+        .filter((r) => r.method !== request.method && patternOf(r.path).test(path))
+        .map((r) => r.method);
+      if (allowed.length > 0) {
+        return errorResponse(405, "METHOD_NOT_ALLOWED", `method ${request.method} is not allowed here`, {
+          ...headers,
+          allow: [...new Set(allowed)].join(", "),
+        });
+      }
+      return errorResponse(404, "NOT_FOUND", "no such resource", headers);
+    }
+    if (code === "PARSE") return errorResponse(400, "BAD_REQUEST", "request body is invalid", headers);
+    if (code === "VALIDATION") return errorResponse(400, "BAD_REQUEST", "request is invalid", headers);
+    const status =
+      typeof (error as { status?: unknown })?.status === "number" ? (error as { status: number }).status : 500;
+    if (status >= 500) {
+      deps.log.error({ err: error, path, method: request.method, request_id: requestId }, "request failed");
+      return errorResponse(500, "INTERNAL_ERROR", "internal error", headers);
+    }
+    return errorResponse(status, statusCode(status), "request rejected", headers);
+  }
 
   const app = new Elysia({
     name: `${deps.service}-http`,
@@ -70,39 +101,16 @@ export function createHttpApp(deps: HttpDeps) {
       set.headers["x-request-id"] = given && REQUEST_ID.test(given) ? given : crypto.randomUUID();
     })
     .onError(({ code, error, request, path, set }) => {
-      const headers = { "x-request-id": String(set.headers["x-request-id"] ?? "") };
-      const apiError = error instanceof ApiError ? error : (error as { cause?: unknown })?.cause;
-      if (apiError instanceof ApiError) {
-        return errorResponse(apiError.status, apiError.code, apiError.message, { ...headers, ...apiError.headers });
-      }
-      if (code === "NOT_FOUND") {
-        const allowed = app.routes
-          .filter((r) => r.method !== request.method && patternOf(r.path).test(path))
-          .map((r) => r.method);
-        if (allowed.length > 0) {
-          return errorResponse(405, "METHOD_NOT_ALLOWED", `method ${request.method} is not allowed here`, {
-            ...headers,
-            allow: [...new Set(allowed)].join(", "),
-          });
-        }
-        return errorResponse(404, "NOT_FOUND", "no such resource", headers);
-      }
-      if (code === "PARSE") return errorResponse(400, "BAD_REQUEST", "request body is invalid", headers);
-      if (code === "VALIDATION") return errorResponse(400, "BAD_REQUEST", "request is invalid", headers);
-      const status =
-        typeof (error as { status?: unknown })?.status === "number" ? (error as { status: number }).status : 500;
-      if (status >= 500) {
-        deps.log.error(
-          { err: error, path, method: request.method, request_id: headers["x-request-id"] },
-          "request failed",
-        );
-        return errorResponse(500, "INTERNAL_ERROR", "internal error", headers);
-      }
-      return errorResponse(status, statusCode(status), "request rejected", headers);
+      const response = errorReply(code, error, request, path, String(set.headers["x-request-id"] ?? ""));
+      sentStatus.set(request, response.status);
+      return response;
     })
-    .onAfterResponse(({ request, route, set }) => {
+    .onAfterResponse(({ request, route, set, responseValue }) => {
       const start = started.get(request);
-      const status = typeof set.status === "number" ? set.status : 200;
+      // Error replies and routes that build their own Response carry the status there, not in `set`.
+      const status =
+        sentStatus.get(request) ??
+        (responseValue instanceof Response ? responseValue.status : typeof set.status === "number" ? set.status : 200);
       metrics.observe(
         request.method,
         route || "unmatched",

@@ -1,0 +1,90 @@
+import { expect, test } from "bun:test";
+import { createHttpApp } from "../../src/shared/http/app.ts";
+import { ApiError, jsonResponse } from "../../src/shared/http/errors.ts";
+import { silentLogger } from "../../src/shared/logger.ts";
+import { createRegistry } from "../../src/shared/metrics.ts";
+
+function build(ready: boolean) {
+  const registry = createRegistry("test");
+  const app = createHttpApp({
+    service: "test",
+    version: "0.0.0",
+    log: silentLogger,
+    registry,
+    readiness: async () => {
+      if (!ready) throw new Error("database down");
+    },
+  })
+    .post("/things", () => jsonResponse(409, { code: "ENTITLEMENT_STATE_CONFLICT", message: "already ACTIVE" }))
+    .get("/secret", () => {
+      throw new ApiError(401, "UNAUTHORIZED", "missing token", { "www-authenticate": "Bearer" });
+    })
+    .get("/boom", () => {
+      throw new Error("select * from secrets failed");
+    });
+  return { app, registry };
+}
+
+const call = (app: ReturnType<typeof build>["app"], method: string, path: string) =>
+  app.handle(new Request(`http://localhost${path}`, { method }));
+
+test("every error status answers the {code, message} envelope as JSON, with no internals", async () => {
+  const { app } = build(false);
+  const cases: [string, string, number, string][] = [
+    ["GET", "/nowhere", 404, "NOT_FOUND"],
+    ["GET", "/things", 405, "METHOD_NOT_ALLOWED"],
+    ["GET", "/things/", 404, "NOT_FOUND"],
+    ["GET", "/secret", 401, "UNAUTHORIZED"],
+    ["GET", "/boom", 500, "INTERNAL_ERROR"],
+    ["GET", "/readyz", 503, "NOT_READY"],
+  ];
+  for (const [method, path, status, code] of cases) {
+    const response = await call(app, method, path);
+    expect(response.status, `${method} ${path}`).toBe(status);
+    expect(response.headers.get("content-type")).toStartWith("application/json");
+    const body = (await response.json()) as Record<string, unknown>;
+    expect(Object.keys(body).sort()).toEqual(["code", "message"]);
+    expect(body.code).toBe(code);
+    expect(JSON.stringify(body)).not.toContain("select");
+  }
+  expect((await call(app, "GET", "/things")).headers.get("allow")).toBe("POST");
+  expect((await call(app, "GET", "/secret")).headers.get("www-authenticate")).toBe("Bearer");
+});
+
+test("request metrics count the status that was actually sent", async () => {
+  const { app, registry } = build(false);
+  for (const [method, path] of [
+    ["POST", "/things"],
+    ["GET", "/nowhere"],
+    ["GET", "/things"],
+    ["GET", "/secret"],
+    ["GET", "/readyz"],
+    ["GET", "/healthz"],
+  ] as const) {
+    await call(app, method, path);
+  }
+  await Bun.sleep(20); // onAfterResponse runs after the response is handed over
+  const counted = (await registry.getSingleMetric("http_requests_total")?.get())?.values.map(
+    (v) => `${v.labels.method} ${v.labels.route} ${v.labels.status}`,
+  );
+  expect(counted?.sort()).toEqual(
+    [
+      "POST /things 409",
+      "GET unmatched 404",
+      "GET unmatched 405",
+      "GET /secret 401",
+      "GET /readyz 503",
+      "GET /healthz 200",
+    ].sort(),
+  );
+});
+
+test("an X-Request-Id is echoed when sane and generated otherwise", async () => {
+  const { app } = build(true);
+  const given = await app.handle(new Request("http://localhost/healthz", { headers: { "x-request-id": "abc-123" } }));
+  expect(given.headers.get("x-request-id")).toBe("abc-123");
+  const generated = await app.handle(
+    new Request("http://localhost/healthz", { headers: { "x-request-id": "bad id with spaces" } }),
+  );
+  expect(generated.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+});
