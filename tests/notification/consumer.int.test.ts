@@ -9,11 +9,12 @@ import { type ConsumerHealth, createEventConsumer } from "../../src/notification
 import type { NotificationMetrics } from "../../src/notification/metrics.ts";
 import { createNatsLink } from "../../src/notification/nats/link.ts";
 import { termTakesReason } from "../../src/notification/nats/server.ts";
-import type { Sql } from "../../src/shared/db.ts";
+import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { systemClock } from "../../src/shared/runtime.ts";
 import type { Worker } from "../../src/shared/service.ts";
 import { createTestDatabase, natsUrl, type TestDatabase } from "../support/infra.ts";
+import { startTcpProxy } from "../support/tcp-proxy.ts";
 import { deleteStreams, eventBytes, notificationSql, streamsOf, testConfig, testMetrics, waitFor } from "./helpers.ts";
 
 setDefaultTimeout(120_000);
@@ -115,9 +116,39 @@ describe("stream and durable", () => {
 });
 
 describe("database failure", () => {
-  test("a batch that cannot be stored is NAK-ed until MAX_DELIVERIES, which is recorded", async () => {
+  test("an unreachable database holds the batch: no nak, no MAX_DELIVERIES, stored once the database is back", async () => {
+    // max_deliver 2 and ack_wait 2s: the old nak-on-failure behaviour would give this event up within seconds.
     const c = config({ NOTIFICATION_NATS_MAX_DELIVER: "2", NOTIFICATION_NATS_ACK_WAIT: "2s" });
-    const broken = notificationSql("postgres://postgres@127.0.0.1:1/nowhere", 1);
+    const target = new URL(db.url);
+    const proxy = startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    target.host = `127.0.0.1:${proxy.port}`;
+    const viaProxy = notificationSql(target.toString(), 1);
+    try {
+      const { health, metrics } = start(c, { eventsSql: viaProxy });
+      await bound(health);
+      proxy.down();
+      const userId = `outage-${crypto.randomUUID()}`;
+      const ack = await jetstream(nc).publish(c.nats.subject, eventBytes({ userId }));
+      await Bun.sleep(7_000); // more than max_deliver × ack_wait
+      const given = await sql`select 1 from notification_nats_dlq where stream_seq = ${ack.seq}`;
+      expect(given, "an outage never exhausts max_deliver").toHaveLength(0);
+      const naks = (await metrics.events.get()).values.find((v) => v.labels.result === "nak");
+      expect(naks?.value ?? 0).toBe(0);
+      proxy.up();
+      await waitFor(async () => ((await countFor(userId)) === 1 ? true : undefined), "the held event to be stored");
+      const info = await jsm.consumers.info(c.nats.stream, c.nats.durable);
+      expect(info.num_ack_pending, "acked after the commit").toBe(0);
+      expect(await sql`select 1 from notification_nats_dlq where stream_seq = ${ack.seq}`).toHaveLength(0);
+    } finally {
+      proxy.stop();
+      await viaProxy.end({ timeout: 1 });
+    }
+  });
+
+  test("a batch that can never be stored is NAK-ed until MAX_DELIVERIES, which is recorded", async () => {
+    const c = config({ NOTIFICATION_NATS_MAX_DELIVER: "2", NOTIFICATION_NATS_ACK_WAIT: "2s" });
+    // A schema without the tables: every insert fails with 42P01, which no retry can fix.
+    const broken = createSql({ url: db.url, schema: "no_such_schema", max: 1, applicationName: "broken" });
     const { health, metrics } = start(c, { eventsSql: broken });
     await bound(health);
     const userId = `nak-${crypto.randomUUID()}`;

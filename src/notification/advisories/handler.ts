@@ -1,10 +1,11 @@
-// One advisory message: record it and ack; a malformed advisory is acked and dropped with a warning; a database
-// failure naks it so JetStream offers it again.
+// One advisory message: record it and ack; a malformed advisory is acked and dropped with a warning. While the
+// database is unreachable the advisory is held (see nats/hold.ts); any other database failure naks it.
 import type { JsMsg } from "@nats-io/jetstream";
 import type { Sql } from "../../shared/db.ts";
 import type { Logger } from "../../shared/logger.ts";
 import type { Clock } from "../../shared/runtime.ts";
 import type { NotificationMetrics } from "../metrics.ts";
+import { holdWhileDatabaseDown } from "../nats/hold.ts";
 import { type AdvisoryKind, parseAdvisory } from "./parse.ts";
 import { insertNatsDlqEntry } from "./queries.ts";
 
@@ -15,11 +16,13 @@ export type AdvisoryHandlerDeps = {
   metrics: NotificationMetrics;
   kind: AdvisoryKind;
   nakDelayMs?: number;
+  /** Delay between two tries while the database is unreachable. */
+  holdRetryMs?: number;
 };
 
 export function createAdvisoryHandler(deps: AdvisoryHandlerDeps) {
   const { log } = deps;
-  return async function handleAdvisory(message: JsMsg): Promise<void> {
+  return async function handleAdvisory(message: JsMsg, signal?: AbortSignal): Promise<void> {
     const parsed = parseAdvisory(message.data, deps.kind);
     try {
       if (!parsed.ok) {
@@ -27,16 +30,20 @@ export function createAdvisoryHandler(deps: AdvisoryHandlerDeps) {
         message.ack();
         return;
       }
-      try {
-        const added = await insertNatsDlqEntry(deps.sql, parsed.entry, deps.clock());
-        if (added > 0) deps.metrics.natsDlq.inc({ kind: deps.kind });
+      const result = await holdWhileDatabaseDown(
+        [message],
+        () => insertNatsDlqEntry(deps.sql, parsed.entry, deps.clock()),
+        { log, signal, retryMs: deps.holdRetryMs },
+      );
+      if (result.ok) {
+        if (result.value > 0) deps.metrics.natsDlq.inc({ kind: deps.kind });
         log.warn(
-          { ...parsed.entry, recorded: added > 0 },
+          { ...parsed.entry, recorded: result.value > 0 },
           "JetStream message given up, recorded in notification_nats_dlq",
         );
         message.ack();
-      } catch (error) {
-        log.error({ err: error, kind: deps.kind }, "recording advisory failed");
+      } else {
+        log.error({ err: result.error, kind: deps.kind }, "recording advisory failed");
         message.nak(deps.nakDelayMs ?? 2_000);
       }
     } catch (error) {

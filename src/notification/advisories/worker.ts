@@ -41,8 +41,8 @@ export function createAdvisoryCapture(deps: AdvisoryCaptureDeps): Worker {
             return jetstream(nc).consumers.get(advisory.stream, advisory.durable);
           },
           batchSize: 50,
-          handle: async (messages) => {
-            for (const message of messages) await handle(message);
+          handle: async (messages, signal) => {
+            for (const message of messages) await handle(message, signal);
           },
           log,
         },

@@ -1,10 +1,12 @@
 // One batch of entitlement events: term() what can never be stored, store the rest in one transaction, ack only
-// after the commit, nak the whole batch with a delay when the database fails.
+// after the commit. While the database is unreachable the batch is held (see nats/hold.ts); any other failure naks
+// the whole batch with a delay, so a batch that can never be stored ends at max_deliver and its advisory.
 import type { JsMsg } from "@nats-io/jetstream";
 import type { Sql } from "../../shared/db.ts";
 import type { Logger } from "../../shared/logger.ts";
 import type { Clock } from "../../shared/runtime.ts";
 import type { NotificationMetrics } from "../metrics.ts";
+import { holdWhileDatabaseDown } from "../nats/hold.ts";
 import { decodeEntitlementEvent, type EventRecord } from "./event.ts";
 import { storeEvents } from "./service.ts";
 
@@ -19,6 +21,10 @@ export type EventHandlerDeps = {
   termTakesReason?: () => boolean;
   /** Redelivery delay after a database failure; jittered so replicas do not retry in lockstep. */
   nakDelayMs?: () => number;
+  /** Stored-events writer (tests replace it to simulate an outage). */
+  store?: typeof storeEvents;
+  /** Delay between two tries while the database is unreachable. */
+  holdRetryMs?: number;
 };
 
 const defaultNakDelay = () => 1_000 + Math.floor(Math.random() * 4_000);
@@ -34,7 +40,7 @@ function settle(log: Logger, action: () => void): void {
 
 export function createEventHandler(deps: EventHandlerDeps) {
   const { log, metrics } = deps;
-  return async function handleEventBatch(messages: JsMsg[]): Promise<void> {
+  return async function handleEventBatch(messages: JsMsg[], signal?: AbortSignal): Promise<void> {
     const valid: { message: JsMsg; record: EventRecord }[] = [];
     for (const message of messages) {
       const decoded = decodeEntitlementEvent(message.data);
@@ -47,22 +53,29 @@ export function createEventHandler(deps: EventHandlerDeps) {
       metrics.events.inc({ result: "terminated" });
     }
     if (valid.length === 0) return;
-    try {
-      const outcome = await storeEvents(
-        deps.sql,
-        valid.map((v) => v.record),
-        deps.clock(),
-      );
+    const store = deps.store ?? storeEvents;
+    const result = await holdWhileDatabaseDown(
+      valid.map((v) => v.message),
+      () =>
+        store(
+          deps.sql,
+          valid.map((v) => v.record),
+          deps.clock(),
+        ),
+      { log, signal, retryMs: deps.holdRetryMs },
+    );
+    if (result.ok) {
+      const outcome = result.value;
       for (const v of valid) settle(log, () => v.message.ack());
       metrics.events.inc({ result: "created" }, outcome.created);
       metrics.events.inc({ result: "duplicate" }, outcome.duplicates);
       if (outcome.duplicates > 0) log.info({ duplicates: outcome.duplicates }, "duplicate entitlement events skipped");
       if (outcome.created > 0) deps.onCreated();
-    } catch (error) {
-      const delay = (deps.nakDelayMs ?? defaultNakDelay)();
-      log.error({ err: error, messages: valid.length, nak_delay_ms: delay }, "storing entitlement events failed");
-      for (const v of valid) settle(log, () => v.message.nak(delay));
-      metrics.events.inc({ result: "nak" }, valid.length);
+      return;
     }
+    const delay = signal?.aborted ? 0 : (deps.nakDelayMs ?? defaultNakDelay)();
+    log.error({ err: result.error, messages: valid.length, nak_delay_ms: delay }, "storing entitlement events failed");
+    for (const v of valid) settle(log, () => (delay > 0 ? v.message.nak(delay) : v.message.nak()));
+    metrics.events.inc({ result: "nak" }, valid.length);
   };
 }

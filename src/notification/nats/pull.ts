@@ -9,7 +9,7 @@ export type PullLoop = {
   prepare: () => Promise<Consumer>;
   batchSize: number;
   /** Handles one batch; it settles every message itself (ack, nak or term) and should not throw. */
-  handle: (messages: JsMsg[]) => Promise<void>;
+  handle: (messages: JsMsg[], signal: AbortSignal) => Promise<void>;
   /** Told true once reading, false when the consumer is gone or the loop is between attempts. */
   onBound?: (bound: boolean) => void;
   log: Logger;
@@ -76,7 +76,7 @@ async function consumeOnce(loop: PullLoop, signal: AbortSignal): Promise<void> {
   loop.onBound?.(true);
   watchStatus(messages, loop);
   try {
-    for await (const batch of inBatches<JsMsg>(messages, loop.batchSize)) await loop.handle(batch);
+    for await (const batch of inBatches<JsMsg>(messages, loop.batchSize)) await loop.handle(batch, signal);
   } finally {
     signal.removeEventListener("abort", stop);
   }
