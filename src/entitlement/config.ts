@@ -24,6 +24,13 @@ export const EntitlementEnv = Type.Object({
     description: "Safety-net poll of the relay (new events wake it at once through LISTEN/NOTIFY).",
   }),
   ENTITLEMENT_OUTBOX_BATCH_SIZE: Int(50, { minimum: 1, maximum: 10000, description: "Events claimed per batch." }),
+  ENTITLEMENT_OUTBOX_CONCURRENCY: Int(4, {
+    minimum: 1,
+    maximum: 64,
+    description:
+      "Batches one relay keeps in flight at once: the next claim overlaps the publish and finalize of earlier " +
+      "batches. Batches may then complete out of order; consumers order by version. 1 is strictly sequential.",
+  }),
   ENTITLEMENT_OUTBOX_MAX_ATTEMPTS: Int(10, { minimum: 1, description: "Publish attempts before an event is FAILED." }),
   ENTITLEMENT_OUTBOX_BACKOFF_BASE: Duration("1s", { description: "Backoff of the first retry, before jitter." }),
   ENTITLEMENT_OUTBOX_BACKOFF_MAX: Duration("60s", { description: "Cap of the exponential backoff, before jitter." }),
@@ -125,6 +132,7 @@ export function loadEntitlementConfig(
       enabled: e.ENTITLEMENT_OUTBOX_ENABLED && e.NATS_ENABLED,
       pollIntervalMs: e.ENTITLEMENT_OUTBOX_POLL_INTERVAL,
       batchSize: e.ENTITLEMENT_OUTBOX_BATCH_SIZE,
+      concurrency: e.ENTITLEMENT_OUTBOX_CONCURRENCY,
       maxAttempts: e.ENTITLEMENT_OUTBOX_MAX_ATTEMPTS,
       leaseMs: e.ENTITLEMENT_OUTBOX_LEASE,
       errorMessageMaxLength: e.ENTITLEMENT_OUTBOX_ERROR_MESSAGE_MAX_LENGTH,

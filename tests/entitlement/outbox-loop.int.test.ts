@@ -113,6 +113,67 @@ describe("relay loop", () => {
     expect((await readEvent(f.sql, id)).status, "the batch was finalized before run() returned").toBe("PUBLISHED");
   });
 
+  test("with concurrency 3 one relay keeps three batches in flight, never more, and publishes each event once", async () => {
+    let publishing = 0;
+    let most = 0;
+    const counting: Publisher = {
+      publish: async (...args) => {
+        most = Math.max(most, ++publishing);
+        try {
+          await Bun.sleep(300);
+          return await f.js.publish(...args);
+        } finally {
+          publishing -= 1;
+        }
+      },
+    };
+    const relay = makeRelay(f, { js: counting, settings: { batchSize: 10, concurrency: 3, pollIntervalMs: 60_000 } });
+    const ids = await insertEvents(f.sql, 100);
+    await running([relay], () =>
+      waitFor(async () => (await countByStatus(f.sql)).PUBLISHED === 100, "all 100 PUBLISHED", 30_000),
+    );
+    expect(most, "publishes of more than two batches overlapped").toBeGreaterThan(20);
+    expect(most, "at most three batches of 10 in flight").toBeLessThanOrEqual(30);
+    const messages = await readStream(f.jsm, f.stream);
+    expect(new Set(messages.map((m) => m.msgId)), "every event exactly once").toEqual(new Set(ids));
+    expect(messages).toHaveLength(100);
+  });
+
+  test("with concurrency 1 batches stay strictly sequential", async () => {
+    let publishing = 0;
+    let most = 0;
+    const counting: Publisher = {
+      publish: async (...args) => {
+        most = Math.max(most, ++publishing);
+        try {
+          await Bun.sleep(50);
+          return await f.js.publish(...args);
+        } finally {
+          publishing -= 1;
+        }
+      },
+    };
+    const relay = makeRelay(f, { js: counting, settings: { batchSize: 10, concurrency: 1, pollIntervalMs: 60_000 } });
+    await insertEvents(f.sql, 40);
+    await running([relay], () =>
+      waitFor(async () => (await countByStatus(f.sql)).PUBLISHED === 40, "all 40 PUBLISHED", 30_000),
+    );
+    expect(most, "one batch of 10 at a time").toBeLessThanOrEqual(10);
+  });
+
+  test("on abort a concurrent relay finishes every batch in flight, then returns", async () => {
+    const relay = makeRelay(f, { js: delayed(500), settings: { batchSize: 10, concurrency: 3 } });
+    await insertEvents(f.sql, 30);
+    const stop = new AbortController();
+    const loop = relay.run(stop.signal);
+    await waitFor(async () => (await countByStatus(f.sql)).IN_FLIGHT === 30, "three batches claimed");
+    stop.abort();
+    await loop;
+    expect(await countByStatus(f.sql), "every claimed batch finalized before run() returned").toMatchObject({
+      PUBLISHED: 30,
+    });
+  });
+
   test("a relay whose database is gone keeps running, counts the failures, and stops on abort", async () => {
     const u = new URL(f.db.url);
     u.pathname = "/no_such_database";

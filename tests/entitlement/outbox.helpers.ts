@@ -54,6 +54,7 @@ export function settingsFor(subject: string, overrides: Partial<RelaySettings> =
   return {
     subject,
     batchSize: 50,
+    concurrency: 4,
     maxAttempts: 10,
     leaseMs: 30_000,
     pollIntervalMs: 1_000,

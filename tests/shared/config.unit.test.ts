@@ -38,6 +38,7 @@ describe("entitlement configuration", () => {
     expect(c.outbox).toMatchObject({
       pollIntervalMs: 1000,
       batchSize: 50,
+      concurrency: 4,
       maxAttempts: 10,
       leaseMs: 30_000,
       errorMessageMaxLength: 1000,
@@ -51,6 +52,12 @@ describe("entitlement configuration", () => {
     });
     expect(c.idempotency.ttlHours).toBe(24);
     expect(c.database.url).toBe("postgres://postgres@127.0.0.1:5432/postgres");
+  });
+
+  test("ENTITLEMENT_OUTBOX_CONCURRENCY sets the relay's batches in flight; 0 is refused", () => {
+    expect(loadEntitlementConfig({ ...noAuth, ENTITLEMENT_OUTBOX_CONCURRENCY: "1" }).outbox.concurrency).toBe(1);
+    const problems = problemsOf(() => loadEntitlementConfig({ ...noAuth, ENTITLEMENT_OUTBOX_CONCURRENCY: "0" }));
+    expect(problems.join("\n")).toContain("ENTITLEMENT_OUTBOX_CONCURRENCY");
   });
 
   test("every bad variable is reported at once, naming the variable and the value", () => {

@@ -1,6 +1,7 @@
 // One relay batch: claim, encode, publish everything at once, then finalize with one statement for the successes and
 // one for the failures. A batch never throws for a publish failure; it throws only when the database fails, and then
-// the claimed rows simply wait for their lease to expire.
+// the claimed rows simply wait for their lease to expire. The claim is its own step so that the relay loop can start
+// more lanes as soon as a claim comes back full (relay.ts).
 import type { Sql } from "../../shared/db.ts";
 import type { Logger } from "../../shared/logger.ts";
 import type { Clock } from "../../shared/runtime.ts";
@@ -42,28 +43,38 @@ function encodeAll(rows: OutboxRow[], deps: RelayDeps, now: Date) {
   return { encoded, poison };
 }
 
-export async function relayOutboxBatch(deps: RelayDeps): Promise<BatchReport> {
-  const { settings, lockedBy, sql } = deps;
+/** Claims one batch; the rows are this relay's (IN_FLIGHT, leased) until `publishClaimedBatch` finalizes them. */
+export async function claimBatch(deps: RelayDeps): Promise<{ rows: OutboxRow[]; claimedAt: Date }> {
+  const { settings } = deps;
   const claimedAt = deps.now();
-  const rows = await claimOutboxBatch(sql, {
+  const rows = await claimOutboxBatch(deps.sql, {
     now: claimedAt,
     leaseUntil: new Date(claimedAt.getTime() + settings.leaseMs),
-    lockedBy,
+    lockedBy: deps.lockedBy,
     limit: settings.batchSize,
     maxAttempts: settings.maxAttempts,
   });
-  if (rows.length === 0) return { claimed: 0, published: 0, retried: 0, failed: 0, lost: 0 };
+  return { rows, claimedAt };
+}
 
+/** Publishes a claimed batch and finalizes it, keeping its lease alive meanwhile. */
+export async function publishClaimedBatch(deps: RelayDeps, rows: OutboxRow[], claimedAt: Date): Promise<BatchReport> {
+  if (rows.length === 0) return { claimed: 0, published: 0, retried: 0, failed: 0, lost: 0 };
   return withLeaseHeartbeat(deps, rows, async () => {
     const { encoded, poison } = encodeAll(rows, deps, claimedAt);
     for (const { event } of encoded) deps.metrics.observeBacklogAge(event.occurredAt, claimedAt);
     const outcomes = await publishEvents(deps.js, {
-      subject: settings.subject,
+      subject: deps.settings.subject,
       events: encoded.map((e) => e.event),
       now: deps.now,
     });
     return finalize(deps, rows, outcomes, poison);
   });
+}
+
+export async function relayOutboxBatch(deps: RelayDeps): Promise<BatchReport> {
+  const { rows, claimedAt } = await claimBatch(deps);
+  return publishClaimedBatch(deps, rows, claimedAt);
 }
 
 async function finalize(

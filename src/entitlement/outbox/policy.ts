@@ -8,6 +8,8 @@ import type { OutboxFailure } from "./queries.ts";
 export type RelaySettings = {
   subject: string;
   batchSize: number;
+  /** Batches one relay keeps in flight at once (ENTITLEMENT_OUTBOX_CONCURRENCY); claims stay one at a time. */
+  concurrency: number;
   maxAttempts: number;
   leaseMs: number;
   pollIntervalMs: number;

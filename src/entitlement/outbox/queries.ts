@@ -16,11 +16,11 @@ type ClaimedRecord = {
  * Claims due PENDING rows and lease-expired IN_FLIGHT rows, oldest first, and counts the claim as an attempt at once:
  * a claim that is never finalized (the relay died) still uses up an attempt (CONTRACT §8.5). Rows that already used
  * every attempt are left to `failExhaustedOutboxClaims`. The result is sorted explicitly (CONTRACT §8.7).
- * Each kind of due row is found by its own ordered, limited index scan, and `picked` re-checks the whole predicate
- * under the row lock: one `or` over all of them made PostgreSQL read and sort the entire backlog for every batch
- * (42–120 ms a claim with 80,000 PENDING rows, so a relay drained 952 events/s). The first branch orders by every
- * column of outbox_pick_idx so the scan stops after `limit` rows. `picked` is materialized so the limit holds even if
- * the planner would rather rescan it per row (see retention/queries.ts).
+ * Each kind of due row is found by its own ordered, limited index scan that locks as it goes (`skip locked`): one `or`
+ * over all of them made PostgreSQL read and sort the entire backlog for every batch (42–120 ms a claim with 80,000
+ * PENDING rows), and picking candidates first and locking them afterwards made concurrent claims (the relay's lanes,
+ * relay.ts) pick the same candidates and come back nearly empty. New events use outbox_fresh_idx (migration 002).
+ * Each branch is materialized so its limit holds; up to 3 × limit rows are locked and only `limit` are claimed.
  */
 export async function claimOutboxBatch(
   db: Db,
@@ -28,26 +28,26 @@ export async function claimOutboxBatch(
 ): Promise<OutboxRow[]> {
   const { now, limit, maxAttempts } = args;
   const rows = await db<ClaimedRecord[]>`
-    with candidates as (
-      (select event_id, created_at from outbox_events
-       where status = 'PENDING' and next_retry_at is null
-       order by status, next_retry_at, created_at limit ${limit})
-      union all
-      (select event_id, created_at from outbox_events
-       where status = 'PENDING' and next_retry_at <= ${now}
-       order by created_at limit ${limit})
-      union all
-      (select event_id, created_at from outbox_events
-       where status = 'IN_FLIGHT' and (lease_until is null or lease_until <= ${now}) and attempt_count < ${maxAttempts}
-       order by created_at limit ${limit})
-    ), picked as materialized (
-      select e.event_id from outbox_events e
-      where e.event_id in (select event_id from candidates order by created_at limit ${limit})
-        and ((e.status = 'PENDING' and (e.next_retry_at is null or e.next_retry_at <= ${now}))
-          or (e.status = 'IN_FLIGHT' and (e.lease_until is null or e.lease_until <= ${now})
-              and e.attempt_count < ${maxAttempts}))
-      order by e.created_at
+    with fresh as materialized (
+      select event_id, created_at from outbox_events
+      where status = 'PENDING' and next_retry_at is null
+      order by created_at limit ${limit}
       for update skip locked
+    ), retry_due as materialized (
+      select event_id, created_at from outbox_events
+      where status = 'PENDING' and next_retry_at <= ${now}
+      order by created_at limit ${limit}
+      for update skip locked
+    ), lease_expired as materialized (
+      select event_id, created_at from outbox_events
+      where status = 'IN_FLIGHT' and (lease_until is null or lease_until <= ${now}) and attempt_count < ${maxAttempts}
+      order by created_at limit ${limit}
+      for update skip locked
+    ), picked as (
+      select event_id from (
+        select * from fresh union all select * from retry_due union all select * from lease_expired
+      ) due
+      order by created_at limit ${limit}
     ), claimed as (
       update outbox_events e
       set status = 'IN_FLIGHT', locked_by = ${args.lockedBy}, locked_at = ${now},

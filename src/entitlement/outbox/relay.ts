@@ -1,10 +1,14 @@
 // The relay loop: a batch as soon as a new event commits (LISTEN entitlement_outbox), the poll interval as the safety
-// net, the next batch at once after a full one. It never dies: a failed batch is logged once per run of failures,
-// counted, and retried after the poll interval. On abort it finishes the batch in flight, then returns.
+// net, the next batch at once after a full one. While claims come back full (a backlog), up to `concurrency` lanes
+// each run claim → publish → finalize at once, so claims, publishes and finalizes of different batches overlap; each
+// batch keeps its own lease, heartbeat and guarded finalize, and the claim's `skip locked` keeps the lanes apart.
+// Batches may therefore complete out of order (docs/decisions.md). An idle relay runs one lane, so a single new event
+// costs one claim, not one per lane. It never dies: a failed batch is logged once per run of failures, counted, and
+// retried after the poll interval. On abort no lane claims again; every batch in flight is finished, then it returns.
 
 import { sleep, Waker } from "../../shared/runtime.ts";
 import type { Worker } from "../../shared/service.ts";
-import { type BatchReport, type RelayDeps, relayOutboxBatch } from "./batch.ts";
+import { type BatchReport, claimBatch, publishClaimedBatch, type RelayDeps, relayOutboxBatch } from "./batch.ts";
 import { failExhaustedOutboxClaims } from "./queries.ts";
 
 export const OUTBOX_CHANNEL = "entitlement_outbox";
@@ -18,11 +22,42 @@ export type OutboxRelay = Worker & {
 
 export function createOutboxRelay(deps: RelayDeps): OutboxRelay {
   const waker = new Waker();
-  const runOnce = () => relayOutboxBatch(deps);
+  const helpers = new Set<Promise<void>>();
+  let failures = 0;
 
-  async function step(): Promise<boolean> {
-    const report = deps.isConnected() ? await runOnce() : undefined;
-    if (report && report.claimed === deps.settings.batchSize) return true;
+  /** The extra lanes of a backlog; each stops at its first batch that is not full. */
+  const spawnHelpers = (signal: AbortSignal) => {
+    while (helpers.size < deps.settings.concurrency - 1) {
+      const lane: Promise<void> = (async () => {
+        while (!signal.aborted && (await pass(signal, false)));
+      })().finally(() => helpers.delete(lane));
+      helpers.add(lane);
+    }
+  };
+
+  /** One batch when NATS is up; true when the claim was full (more is probably due). Never throws. */
+  async function pass(signal: AbortSignal, main: boolean): Promise<boolean> {
+    try {
+      let full = false;
+      if (deps.isConnected()) {
+        const { rows, claimedAt } = await claimBatch(deps);
+        full = rows.length === deps.settings.batchSize;
+        if (full && !signal.aborted) spawnHelpers(signal);
+        await publishClaimedBatch(deps, rows, claimedAt);
+      }
+      if (main && !full) await failExhausted();
+      if (failures > 0) deps.log.info({ failures }, "outbox relay recovered");
+      failures = 0;
+      return full;
+    } catch (error) {
+      failures += 1;
+      deps.metrics.countRelayError();
+      if (failures === 1) deps.log.warn({ err: error }, "outbox relay batch failed; retrying every poll interval");
+      return false;
+    }
+  }
+
+  async function failExhausted(): Promise<void> {
     const failed = await failExhaustedOutboxClaims(deps.sql, {
       now: deps.now(),
       maxAttempts: deps.settings.maxAttempts,
@@ -31,29 +66,18 @@ export function createOutboxRelay(deps: RelayDeps): OutboxRelay {
       deps.metrics.countPublish("failed", failed.length);
       deps.log.error({ eventIds: failed }, "outbox events FAILED: every attempt was claimed and never finalized");
     }
-    return false;
   }
 
   async function run(signal: AbortSignal): Promise<void> {
     const stopListening = listen(deps, () => waker.wake(), signal);
-    let failures = 0;
     while (!signal.aborted) {
-      let again = false;
-      try {
-        again = await step();
-        if (failures > 0) deps.log.info({ failures }, "outbox relay recovered");
-        failures = 0;
-      } catch (error) {
-        failures += 1;
-        deps.metrics.countRelayError();
-        if (failures === 1) deps.log.warn({ err: error }, "outbox relay batch failed; retrying every poll interval");
-      }
-      if (!again) await waker.wait(deps.settings.pollIntervalMs, signal);
+      if (!(await pass(signal, true))) await waker.wait(deps.settings.pollIntervalMs, signal);
     }
+    await Promise.all(helpers);
     await stopListening();
   }
 
-  return { name: "outbox-relay", run, runOnce, wake: () => waker.wake() };
+  return { name: "outbox-relay", run, runOnce: () => relayOutboxBatch(deps), wake: () => waker.wake() };
 }
 
 /** LISTENs in the background, retrying while the database is away; every (re)listen wakes the loop to catch up. */
