@@ -126,6 +126,8 @@ describe("body and fields (reference test 10, §1.3 #2-#6)", () => {
     ["user_id", 123, "user_id must be a string"],
     ["reason", ["purchase"], "reason must be a string"],
     ["purchase_id", "p\u0000", "purchase_id must not contain U+0000"],
+    ["user_id", "\ud800", "user_id must be well-formed Unicode (no lone surrogate)"],
+    ["reason", "a\udc00b", "reason must be well-formed Unicode (no lone surrogate)"],
   ])("%s = %j → 400 %s", async (field, value, message) => {
     const reply = await send(app, commandRequest("grants", { ...vectorBody, [field]: value }, KEY));
     expectError(reply, 400, "BAD_REQUEST", message);

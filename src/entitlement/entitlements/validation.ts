@@ -91,6 +91,9 @@ function checkFields(body: Record<string, unknown>): CommandBody {
 function checkField(name: string, schema: TString, value: unknown): string {
   if (value === undefined || value === null) throw badRequest(`${name} is required`);
   if (typeof value !== "string") throw badRequest(`${name} must be a string`);
+  // JSON can carry a lone surrogate ("\ud800"); PostgreSQL's json types refuse it, so it would fail the command's
+  // transaction with a 500 (found by tests/entitlement/properties.int.test.ts).
+  if (!value.isWellFormed()) throw badRequest(`${name} must be well-formed Unicode (no lone surrogate)`);
   if (Value.Check(schema, value as unknown)) return value;
   if (isBlank(value)) throw badRequest(`${name} is required`);
   if (value.length > (schema.maxLength ?? Number.POSITIVE_INFINITY)) {
