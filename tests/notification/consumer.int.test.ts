@@ -130,7 +130,8 @@ describe("database failure", () => {
       const userId = `outage-${crypto.randomUUID()}`;
       const ack = await jetstream(nc).publish(c.nats.subject, eventBytes({ userId }));
       await Bun.sleep(7_000); // more than max_deliver × ack_wait
-      const given = await sql`select 1 from notification_nats_dlq where stream_seq = ${ack.seq}`;
+      const given =
+        await sql`select 1 from notification_nats_dlq where stream = ${c.nats.stream} and stream_seq = ${ack.seq}`;
       expect(given, "an outage never exhausts max_deliver").toHaveLength(0);
       const naks = (await metrics.events.get()).values.find((v) => v.labels.result === "nak");
       expect(naks?.value ?? 0).toBe(0);
@@ -138,7 +139,9 @@ describe("database failure", () => {
       await waitFor(async () => ((await countFor(userId)) === 1 ? true : undefined), "the held event to be stored");
       const info = await jsm.consumers.info(c.nats.stream, c.nats.durable);
       expect(info.num_ack_pending, "acked after the commit").toBe(0);
-      expect(await sql`select 1 from notification_nats_dlq where stream_seq = ${ack.seq}`).toHaveLength(0);
+      expect(
+        await sql`select 1 from notification_nats_dlq where stream = ${c.nats.stream} and stream_seq = ${ack.seq}`,
+      ).toHaveLength(0);
     } finally {
       proxy.stop();
       await viaProxy.end({ timeout: 1 });
@@ -155,7 +158,8 @@ describe("database failure", () => {
     const ack = await jetstream(nc).publish(c.nats.subject, eventBytes({ userId }));
     const [entry] = await waitFor(async () => {
       const rows = await sql<{ kind: string; stream: string; consumer: string; deliveries: number }[]>`
-        select kind, stream, consumer, deliveries::int from notification_nats_dlq where stream_seq = ${ack.seq}`;
+        select kind, stream, consumer, deliveries::int from notification_nats_dlq
+        where stream = ${c.nats.stream} and stream_seq = ${ack.seq}`;
       return rows.length ? rows : undefined;
     }, "the MAX_DELIVERIES advisory");
     expect(entry).toEqual({ kind: "MAX_DELIVERIES", stream: c.nats.stream, consumer: c.nats.durable, deliveries: 2 });

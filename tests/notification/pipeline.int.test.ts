@@ -80,7 +80,8 @@ const rowsFor = (userId: string) =>
     from notifications where user_id = ${userId}`;
 const natsDlq = (seq: number) =>
   sql<{ kind: string; stream: string; consumer: string; deliveries: number | null }[]>`
-    select kind, stream, consumer, deliveries::int from notification_nats_dlq where stream_seq = ${seq}`;
+    select kind, stream, consumer, deliveries::int from notification_nats_dlq
+    where stream = ${config.nats.stream} and stream_seq = ${seq}`;
 
 describe("pipeline", () => {
   test("the consumer binds with the configured ack wait, max deliver and filter", async () => {

@@ -53,7 +53,7 @@ describe("nats-dlq replay", () => {
     const eventId = crypto.randomUUID();
     const seq = await publishOriginal(eventId);
     const jet = { js: jetstream(nc), jsm };
-    const options = { streamSeq: seq, force: false, defaultStream: "entitlement-events" };
+    const options = { streamSeq: seq, force: false, stream };
 
     const first = capture();
     expect(await replayNatsDlq({ sql, out: first.out }, jet, options)).toBe(0);
@@ -67,7 +67,8 @@ describe("nats-dlq replay", () => {
     expect(copy?.header.get("event_type")).toBe("EntitlementGranted");
     expect(copy?.header.get("aggregate_key")).toBe("user-9:sku-1");
     expect(copy?.header.get("trace_id")).toBe("trace-42");
-    const [row] = await sql`select replayed_at from notification_nats_dlq where stream_seq = ${seq}`;
+    const [row] =
+      await sql`select replayed_at from notification_nats_dlq where stream = ${stream} and stream_seq = ${seq}`;
     expect(row?.replayed_at).toBeInstanceOf(Date);
 
     const second = capture();
@@ -83,16 +84,12 @@ describe("nats-dlq replay", () => {
   test("an unknown stream_seq and a message gone from the stream are errors", async () => {
     const jet = { js: jetstream(nc), jsm };
     const out = capture();
-    expect(
-      await replayNatsDlq({ sql, out: out.out }, jet, { streamSeq: 999_999, force: false, defaultStream: stream }),
-    ).toBe(1);
+    expect(await replayNatsDlq({ sql, out: out.out }, jet, { streamSeq: 999_999, force: false, stream })).toBe(1);
 
     const seq = await publishOriginal(crypto.randomUUID());
     await jsm.streams.deleteMessage(stream, seq);
     const gone = capture();
-    expect(
-      await replayNatsDlq({ sql, out: gone.out }, jet, { streamSeq: seq, force: false, defaultStream: stream }),
-    ).toBe(1);
+    expect(await replayNatsDlq({ sql, out: gone.out }, jet, { streamSeq: seq, force: false, stream })).toBe(1);
     expect(gone.lines.join("\n")).toContain("cannot");
   });
 });
@@ -113,12 +110,16 @@ describe("nats-dlq list and the command", () => {
       ["replay", "0"],
       ["replay", "x"],
       ["replay", "1", "--force", "--force"],
+      ["replay", "1", "--stream"],
+      ["replay", "1", "--stream", "bad name"],
       ["list", "-n"],
     ]) {
-      expect(await natsDlqCommand(env).run(args)).toBe(2);
+      expect(await natsDlqCommand(env).run(args), `nats-dlq ${args.join(" ")} is a usage error`).toBe(2);
     }
-    expect(await natsDlqCommand(env).run(["replay", String(seq)])).toBe(0);
-    expect(await natsDlqCommand(env).run(["replay", String(seq)])).toBe(0);
+    // The row belongs to this test's stream: under the configured default stream there is no such message.
+    expect(await natsDlqCommand(env).run(["replay", String(seq)])).toBe(1);
+    expect(await natsDlqCommand(env).run(["replay", String(seq), "--stream", stream])).toBe(0);
+    expect(await natsDlqCommand({ ...env, NOTIFICATION_NATS_STREAM: stream }).run(["replay", String(seq)])).toBe(0);
     expect(await natsDlqCommand(env).run(["list"])).toBe(0);
   });
 });

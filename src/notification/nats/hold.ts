@@ -29,24 +29,32 @@ export async function holdWhileDatabaseDown<T>(
 ): Promise<HoldResult<T>> {
   const isTransient = options.isTransient ?? isTransientDbError;
   const retryMs = Math.min(options.retryMs ?? 1_000, 2_000);
-  for (let tries = 1; ; tries++) {
-    try {
-      const value = await write();
-      if (tries > 1) options.log.info({ tries, messages: messages.length }, "database is back, messages stored");
-      return { ok: true, value };
-    } catch (error) {
-      if (!isTransient(error) || options.signal?.aborted) return { ok: false, error };
-      if (tries === 1) {
-        options.log.warn({ err: error, messages: messages.length }, "database unreachable, holding messages");
+  // working() runs on its own timer for as long as the write is not done: one try can itself take longer than
+  // ack_wait (postgres.js waits between reconnects, up to 20 s after many failures).
+  const keepAlive = setInterval(() => {
+    for (const message of messages) {
+      try {
+        message.working();
+      } catch {
+        // The connection is gone: the server redelivers after ack_wait, and storing twice is deduplicated.
       }
-      for (const message of messages) {
-        try {
-          message.working();
-        } catch {
-          // The connection is gone: the server redelivers after ack_wait, and the retry below is harmless.
-        }
-      }
-      await sleep(retryMs, options.signal);
     }
+  }, retryMs);
+  try {
+    for (let tries = 1; ; tries++) {
+      try {
+        const value = await write();
+        if (tries > 1) options.log.info({ tries, messages: messages.length }, "database is back, messages stored");
+        return { ok: true, value };
+      } catch (error) {
+        if (!isTransient(error) || options.signal?.aborted) return { ok: false, error };
+        if (tries === 1) {
+          options.log.warn({ err: error, messages: messages.length }, "database unreachable, holding messages");
+        }
+        await sleep(retryMs, options.signal);
+      }
+    }
+  } finally {
+    clearInterval(keepAlive);
   }
 }

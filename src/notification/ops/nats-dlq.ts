@@ -1,4 +1,4 @@
-// `notification nats-dlq list|replay <stream_seq> [--force]` (CONTRACT §7): messages JetStream gave up on
+// `notification nats-dlq list|replay <stream_seq> [--stream NAME] [--force]` (CONTRACT §7): messages JetStream gave up on
 // (MAX_DELIVERIES / MSG_TERMINATED advisories), and their replay. A replay fetches the original message from its stream
 // by sequence and republishes payload and headers to its subject under a new Nats-Msg-Id, so the stream's duplicate
 // window does not swallow it; `processed_events` still deduplicates by event_id on the consuming side.
@@ -8,13 +8,14 @@ import type { NotificationConfig } from "../config.ts";
 import { type Jet, type OpsDeps, type OpsEnv, parseLimit, withJetStream, withOps } from "./context.ts";
 import { findNatsDlqEntry, listNatsDlq, markNatsDlqReplayed } from "./queries.ts";
 
-export const NATS_DLQ_USAGE = "usage: notification nats-dlq list [--limit N] | replay <stream_seq> [--force]";
+export const NATS_DLQ_USAGE =
+  "usage: notification nats-dlq list [--limit N] | replay <stream_seq> [--stream NAME] [--force]";
 
 export async function printNatsDlq({ sql, out }: OpsDeps, options: { limit: number }): Promise<number> {
   const rows = await listNatsDlq(sql, options);
   for (const r of rows) {
     out(
-      `${r.created_at.toISOString()} stream_seq=${r.stream_seq} stream=${r.stream ?? "?"} consumer=${r.consumer ?? "?"} ` +
+      `${r.created_at.toISOString()} stream_seq=${r.stream_seq} stream=${r.stream || "?"} consumer=${r.consumer ?? "?"} ` +
         `kind=${r.kind ?? "?"} deliveries=${r.deliveries ?? "?"} ` +
         `replayed=${r.replayed_at ? r.replayed_at.toISOString() : "no"}`,
     );
@@ -23,13 +24,15 @@ export async function printNatsDlq({ sql, out }: OpsDeps, options: { limit: numb
   return 0;
 }
 
-export type ReplayOptions = { streamSeq: number; force: boolean; defaultStream: string };
+/** `stream`: the stream the message was given up in (by default the configured NOTIFICATION_NATS_STREAM). */
+export type ReplayOptions = { streamSeq: number; force: boolean; stream: string };
 
 /** Replays one recorded message with an open JetStream connection (`jet`); see the file comment. */
 export async function replayNatsDlq({ sql, out }: OpsDeps, jet: Jet, options: ReplayOptions): Promise<number> {
-  const entry = await findNatsDlqEntry(sql, options.streamSeq);
+  const key = { stream: options.stream, streamSeq: options.streamSeq };
+  const entry = await findNatsDlqEntry(sql, key);
   if (!entry) {
-    out(`no notification_nats_dlq row with stream_seq ${options.streamSeq}`);
+    out(`no notification_nats_dlq row with stream_seq ${options.streamSeq} in stream ${options.stream}`);
     return 1;
   }
   if (entry.replayed_at && !options.force) {
@@ -39,7 +42,7 @@ export async function replayNatsDlq({ sql, out }: OpsDeps, jet: Jet, options: Re
     );
     return 0;
   }
-  const stream = entry.stream ?? options.defaultStream;
+  const stream = options.stream;
   const original = await jet.jsm.streams.getMessage(stream, { seq: entry.stream_seq }).catch((error: unknown) => {
     throw new Error(`cannot fetch message ${entry.stream_seq} from stream ${stream}`, { cause: error });
   });
@@ -60,7 +63,7 @@ export async function replayNatsDlq({ sql, out }: OpsDeps, jet: Jet, options: Re
     headers: copied,
     expect: { streamName: stream },
   });
-  const replayedAt = await markNatsDlqReplayed(sql, entry.stream_seq);
+  const replayedAt = await markNatsDlqReplayed(sql, key);
   out(
     `replayed stream_seq ${entry.stream_seq} of ${stream} to ${original.subject} as seq ${ack.seq} ` +
       `(Nats-Msg-Id ${msgID}${ack.duplicate ? ", JetStream reported a duplicate" : ""}); ` +
@@ -69,7 +72,9 @@ export async function replayNatsDlq({ sql, out }: OpsDeps, jet: Jet, options: Re
   return 0;
 }
 
-type NatsDlqArgs = { op: "list"; limit: number } | { op: "replay"; streamSeq: number; force: boolean };
+type NatsDlqArgs =
+  | { op: "list"; limit: number }
+  | { op: "replay"; streamSeq: number; force: boolean; stream: string | undefined };
 
 function parseNatsDlqArgs(args: string[]): NatsDlqArgs | undefined {
   const [op, ...rest] = args;
@@ -78,12 +83,20 @@ function parseNatsDlqArgs(args: string[]): NatsDlqArgs | undefined {
     return limit === undefined ? undefined : { op, limit };
   }
   if (op !== "replay") return undefined;
-  const force = rest.includes("--force");
-  const positional = rest.filter((a) => a !== "--force");
-  if (positional.length !== 1 || rest.length - positional.length > 1) return undefined;
+  let force = false;
+  let stream: string | undefined;
+  const positional: string[] = [];
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i] as string;
+    if (arg === "--force" && !force) force = true;
+    else if (arg === "--stream" && stream === undefined && /^[A-Za-z0-9_-]{1,255}$/.test(rest[i + 1] ?? "")) {
+      stream = rest[++i];
+    } else if (arg.startsWith("--")) return undefined;
+    else positional.push(arg);
+  }
   const seq = positional[0] ?? "";
-  if (!/^[1-9]\d{0,15}$/.test(seq)) return undefined;
-  return { op, streamSeq: Number(seq), force };
+  if (positional.length !== 1 || !/^[1-9]\d{0,15}$/.test(seq)) return undefined;
+  return { op, streamSeq: Number(seq), force, stream };
 }
 
 function replayWith(deps: OpsDeps & { config: NotificationConfig }, args: ReplayOptions): Promise<number> {
@@ -93,7 +106,8 @@ function replayWith(deps: OpsDeps & { config: NotificationConfig }, args: Replay
 export function natsDlqCommand(env: OpsEnv = process.env): Command {
   return {
     name: "nats-dlq",
-    summary: "nats-dlq list [--limit N] | replay <stream_seq> [--force]   (JetStream DLQ, see docs/operations.md)",
+    summary:
+      "nats-dlq list [--limit N] | replay <stream_seq> [--stream NAME] [--force]   (JetStream DLQ, see docs/operations.md)",
     run: async (args) => {
       const parsed = parseNatsDlqArgs(args);
       if (!parsed) {
@@ -106,7 +120,7 @@ export function natsDlqCommand(env: OpsEnv = process.env): Command {
           : replayWith(deps, {
               streamSeq: parsed.streamSeq,
               force: parsed.force,
-              defaultStream: deps.config.nats.stream,
+              stream: parsed.stream ?? deps.config.nats.stream,
             }),
       );
     },

@@ -47,7 +47,7 @@ export async function requeueDlqNotification(db: Sql, notificationId: string): P
 
 export type NatsDlqEntry = {
   stream_seq: number;
-  stream: string | null;
+  stream: string;
   consumer: string | null;
   kind: string | null;
   deliveries: number | null;
@@ -68,17 +68,22 @@ export async function listNatsDlq(db: Db, options: { limit: number }): Promise<N
   }));
 }
 
-export async function findNatsDlqEntry(db: Db, streamSeq: number): Promise<NatsDlqEntry | undefined> {
+export async function findNatsDlqEntry(
+  db: Db,
+  key: { stream: string; streamSeq: number },
+): Promise<NatsDlqEntry | undefined> {
   const [row] = await db<NatsDlqEntry[]>`
     select stream_seq, stream, consumer, kind, deliveries, created_at, replayed_at
     from notification_nats_dlq
-    where stream_seq = ${streamSeq}`;
+    where stream = ${key.stream} and stream_seq = ${key.streamSeq}`;
   return row && { ...row, stream_seq: Number(row.stream_seq), deliveries: row.deliveries && Number(row.deliveries) };
 }
 
-export async function markNatsDlqReplayed(db: Db, streamSeq: number): Promise<Date> {
+export async function markNatsDlqReplayed(db: Db, key: { stream: string; streamSeq: number }): Promise<Date> {
   const [row] = await db<{ replayed_at: Date }[]>`
-    update notification_nats_dlq set replayed_at = now() where stream_seq = ${streamSeq} returning replayed_at`;
-  if (!row) throw new Error(`notification_nats_dlq row ${streamSeq} disappeared during the replay`);
+    update notification_nats_dlq set replayed_at = now()
+    where stream = ${key.stream} and stream_seq = ${key.streamSeq}
+    returning replayed_at`;
+  if (!row) throw new Error(`notification_nats_dlq row ${key.stream}/${key.streamSeq} disappeared during the replay`);
   return row.replayed_at;
 }
