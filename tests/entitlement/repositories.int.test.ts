@@ -43,6 +43,28 @@ describe("entitlement upserts", () => {
     expect(await rowOf()).toMatchObject({ status: "REVOKED", version: 0, updated_at: t0 });
   });
 
+  test("with unlessKeyIsLive an upsert changes nothing while that caller's key has a live record", async () => {
+    const guarded = (now: Date) => ({ ...change(now), unlessKeyIsLive: { caller: "c1", key: "k1" } });
+    await storeIdempotencyRecord(sql, {
+      caller: "c1",
+      key: "k1",
+      requestHash: "h",
+      responseCode: 200,
+      responseBody: {},
+      expiresAt: new Date(Date.now() + 60_000),
+    });
+    expect(await upsertGrantIfNotActive(sql, guarded(t0)), "a live key: no grant").toBeUndefined();
+    expect(await upsertRevokeIfNotRevoked(sql, guarded(t0)), "a live key: no revoke").toBeUndefined();
+    expect(await rowOf(), "no row was written").toBeUndefined();
+    await sql`update idempotency_keys set expires_at = now() - interval '1 second'`;
+    expect(await upsertGrantIfNotActive(sql, guarded(t1)), "an expired key does not hold").toMatchObject({
+      status: "ACTIVE",
+      version: 0,
+    });
+    const other = { ...change(t1), sku: "sku2", unlessKeyIsLive: { caller: "c2", key: "k1" } };
+    expect(await upsertGrantIfNotActive(sql, other), "another caller's key space").toMatchObject({ version: 0 });
+  });
+
   test("revoke keeps granted_at; a grant after it clears revoked_at; each transition adds 1 to version", async () => {
     await upsertGrantIfNotActive(sql, change(t0));
     expect(await upsertRevokeIfNotRevoked(sql, change(t1))).toMatchObject({ status: "REVOKED", version: 1 });

@@ -13,14 +13,36 @@ export type EntitlementRow = {
   updated_at: Date;
 };
 
-export type Change = { userId: string; sku: string; reason: string; purchaseId: string; now: Date };
+export type Change = {
+  userId: string;
+  sku: string;
+  reason: string;
+  purchaseId: string;
+  now: Date;
+  /**
+   * Change nothing when this caller's Idempotency-Key has a live record (a replay). It lets the upsert be pipelined
+   * with the key's lock and lookup: as a later statement it sees whatever the lock's previous holder committed.
+   */
+  unlessKeyIsLive?: { caller: string; key: string };
+};
+
+/** `where not exists` a live idempotency record, or nothing; `now()` is the transaction's, as in the lookup. */
+function keyGuard(db: Db, c: Change) {
+  const k = c.unlessKeyIsLive;
+  return k
+    ? db`where not exists (select 1 from idempotency_keys
+           where caller = ${k.caller} and idem_key = ${k.key} and expires_at > now())`
+    : db``;
+}
 
 /** Grants unless the row is already ACTIVE: a new row is v0, a REVOKED row goes to v+1. No row → already ACTIVE. */
 export async function upsertGrantIfNotActive(db: Db, c: Change): Promise<EntitlementRow | undefined> {
   const [row] = await db<EntitlementRow[]>`
     insert into entitlements as e
       (user_id, stock_keeping_unit, status, granted_at, revoked_at, source, source_id, version, updated_at)
-    values (${c.userId}, ${c.sku}, 'ACTIVE', ${c.now}, null, ${c.reason}, ${c.purchaseId}, 0, ${c.now})
+    select ${c.userId}::text, ${c.sku}::text, 'ACTIVE', ${c.now}::timestamptz, null::timestamptz, ${c.reason}::text,
+           ${c.purchaseId}::text, 0, ${c.now}::timestamptz
+    ${keyGuard(db, c)}
     on conflict (user_id, stock_keeping_unit) do update set
       status = excluded.status,
       granted_at = excluded.granted_at,
@@ -42,7 +64,9 @@ export async function upsertRevokeIfNotRevoked(db: Db, c: Change): Promise<Entit
   const [row] = await db<EntitlementRow[]>`
     insert into entitlements as e
       (user_id, stock_keeping_unit, status, granted_at, revoked_at, source, source_id, version, updated_at)
-    values (${c.userId}, ${c.sku}, 'REVOKED', null, ${c.now}, ${c.reason}, ${c.purchaseId}, 0, ${c.now})
+    select ${c.userId}::text, ${c.sku}::text, 'REVOKED', null::timestamptz, ${c.now}::timestamptz, ${c.reason}::text,
+           ${c.purchaseId}::text, 0, ${c.now}::timestamptz
+    ${keyGuard(db, c)}
     on conflict (user_id, stock_keeping_unit) do update set
       status = excluded.status,
       granted_at = e.granted_at,

@@ -79,24 +79,6 @@ export async function executeCommand(deps: CommandDeps, command: Command): Promi
 async function executeInTransaction(tx: TransactionSql, deps: CommandDeps, command: Command): Promise<CommandReply> {
   const { action, body, caller, idempotencyKey: key } = command;
   const hash = requestHash({ action, ...body });
-  // One round trip: the statements are pipelined and run in order, so the lookup sees whatever the previous holder
-  // of the lock committed.
-  const [, , stored] = await Promise.all([
-    limitStatementTime(tx, deps.statementTimeoutMs),
-    lockIdempotencyKey(tx, key),
-    findLiveIdempotencyRecord(tx, { caller, key }),
-  ]);
-  return stored ? replayStored(stored, hash) : applyCommand(tx, deps, command, hash);
-}
-
-/** The state change and everything that commits with it; a refused transition only records its 409. */
-async function applyCommand(
-  tx: TransactionSql,
-  deps: CommandDeps,
-  command: Command,
-  hash: string,
-): Promise<CommandReply> {
-  const { action, body } = command;
   const now = deps.now();
   const change = {
     userId: body.user_id,
@@ -104,9 +86,34 @@ async function applyCommand(
     reason: body.reason,
     purchaseId: body.purchase_id,
     now,
+    unlessKeyIsLive: { caller, key },
   };
-  const row =
-    action === "GRANT" ? await upsertGrantIfNotActive(tx, change) : await upsertRevokeIfNotRevoked(tx, change);
+  // One round trip: the statements are pipelined and run in order, so the lookup and the upsert see whatever the
+  // previous holder of the lock committed, and the upsert changes nothing when the lookup finds a live record.
+  // Four round trips a command instead of five (begin, this, the inserts, commit).
+  const [, , stored, row] = await Promise.all([
+    limitStatementTime(tx, deps.statementTimeoutMs),
+    lockIdempotencyKey(tx, key),
+    findLiveIdempotencyRecord(tx, { caller, key }),
+    action === "GRANT" ? upsertGrantIfNotActive(tx, change) : upsertRevokeIfNotRevoked(tx, change),
+  ]);
+  if (stored) {
+    if (row) throw new Error("idempotency invariant violated: a replayed key changed an entitlement");
+    return replayStored(stored, hash);
+  }
+  return applyCommand(tx, deps, command, hash, row, now);
+}
+
+/** Everything that commits with the state change; a refused transition (no row) only records its 409. */
+async function applyCommand(
+  tx: TransactionSql,
+  deps: CommandDeps,
+  command: Command,
+  hash: string,
+  row: EntitlementRow | undefined,
+  now: Date,
+): Promise<CommandReply> {
+  const { action, body } = command;
   const remember = (reply: Omit<CommandReply, "kind">) =>
     rememberReply(tx, command, hash, new Date(now.getTime() + deps.idempotencyTtlMs), reply);
 
