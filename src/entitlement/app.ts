@@ -24,7 +24,16 @@ export type Limits = {
   queueTimeoutMs?: number;
   /** Requests that may use the database at once: the pool size (default 10). */
   slots?: number;
+  /** Requests that may wait for a slot (default 1,000); beyond it 503 at once. */
+  maxQueue?: number;
 };
+
+/**
+ * A waiting request holds no database connection, only its parsed body, and the queue timeout bounds its wait, so the
+ * bound is generous: at `slots * 4` (40 with the default pool) a burst of 64 connections got 503s at once while the
+ * pool would have served them within milliseconds.
+ */
+const DEFAULT_MAX_QUEUE = 1_000;
 
 export type AppDeps = {
   sql: Sql;
@@ -54,7 +63,7 @@ export function createApp(deps: AppDeps) {
   const slots = limits.slots ?? 10;
   const gate = createGate({
     slots,
-    maxQueue: slots * 4,
+    maxQueue: limits.maxQueue ?? DEFAULT_MAX_QUEUE,
     queueTimeoutMs: limits.queueTimeoutMs ?? 1_000,
     requestTimeoutMs,
   });

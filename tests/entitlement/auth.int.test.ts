@@ -266,6 +266,23 @@ describe("request limits", () => {
     }
   });
 
+  test("a burst of 64 grants on 2 slots queues instead of being refused: waiting holds no connection", async () => {
+    const narrow = build({ limits: { slots: 2 } });
+    const replies = await Promise.all(
+      Array.from({ length: 64 }, (_, i) =>
+        grant(
+          { "idempotency-key": `burst-${i}`, ...bearer(TOKENS.writer) },
+          { ...vectorBody, user_id: `burst-${i}` },
+          narrow,
+        ),
+      ),
+    );
+    expect(
+      replies.map((r) => r.status),
+      "every queued request is served",
+    ).toEqual(Array(64).fill(200));
+  });
+
   test("listening: guarded paths stay guarded on the real server, and Bun caps request bodies", async () => {
     const server = app.listen({ hostname: "127.0.0.1", port: 0 });
     try {
