@@ -24,8 +24,7 @@ import {
 } from "./model.ts";
 import {
   type EntitlementRow,
-  insertAuditEntry,
-  insertOutboxEvent,
+  insertAppliedCommand,
   limitStatementTime,
   listEntitlementsOfUser,
   upsertGrantIfNotActive,
@@ -114,19 +113,18 @@ async function applyCommand(
   now: Date,
 ): Promise<CommandReply> {
   const { action, body } = command;
-  const remember = (reply: Omit<CommandReply, "kind">) =>
-    rememberReply(tx, command, hash, new Date(now.getTime() + deps.idempotencyTtlMs), reply);
+  const expiresAt = new Date(now.getTime() + deps.idempotencyTtlMs);
 
   if (!row) {
     const message = `already ${TARGET_STATUS[action]}`;
     const conflict = { status: 409, body: { code: "ENTITLEMENT_STATE_CONFLICT", message } };
     // Remembered and committed, so that a retry with this key gets the same answer.
-    await remember(conflict);
+    assertStored(await storeIdempotencyRecord(tx, replyRecord(command, hash, expiresAt, conflict)));
     return { kind: "state_conflict", ...conflict } satisfies CommandReply;
   }
   const applied = { status: 200, body: toResponse(row) };
-  await Promise.all([
-    insertAuditEntry(tx, {
+  const stored = await insertAppliedCommand(tx, {
+    audit: {
       userId: row.user_id,
       sku: row.stock_keeping_unit,
       action,
@@ -137,29 +135,27 @@ async function applyCommand(
       detail: { ...body },
       traceId: command.traceId,
       occurredAt: now,
-    }),
-    insertOutboxEvent(tx, outboxEventOf(action, row, body, command.traceId, now)),
-    remember(applied),
-  ]);
+    },
+    event: outboxEventOf(action, row, body, command.traceId, now),
+    reply: replyRecord(command, hash, expiresAt, applied),
+  });
+  assertStored(stored);
   return { kind: "applied", ...applied } satisfies CommandReply;
 }
 
-async function rememberReply(
-  tx: TransactionSql,
-  command: Command,
-  hash: string,
-  expiresAt: Date,
-  reply: Omit<CommandReply, "kind">,
-): Promise<void> {
-  const stored = await storeIdempotencyRecord(tx, {
+function replyRecord(command: Command, hash: string, expiresAt: Date, reply: Omit<CommandReply, "kind">) {
+  return {
     caller: command.caller,
     key: command.idempotencyKey,
     requestHash: hash,
     responseCode: reply.status,
     responseBody: reply.body,
     expiresAt,
-  });
-  // Under the advisory lock, after a lookup that found no live record, the slot is free; anything else is a bug.
+  };
+}
+
+/** Under the advisory lock, after a lookup that found no live record, the slot is free; anything else is a bug. */
+function assertStored(stored: number): void {
   if (stored !== 1) throw new Error("idempotency invariant violated: a live record appeared under the lock");
 }
 

@@ -11,7 +11,7 @@ export type IdempotencyRecord = {
   expiresAt: Date;
 };
 
-type Key = { caller: string; key: string };
+export type Key = { caller: string; key: string };
 
 /** The live record of a key, or undefined when there is none or it has expired. */
 export async function findLiveIdempotencyRecord(db: Db, { caller, key }: Key): Promise<IdempotencyRecord | undefined> {
@@ -28,7 +28,13 @@ export async function findLiveIdempotencyRecord(db: Db, { caller, key }: Key): P
  * Returns the number of rows written: 1 when stored, 0 when a live record was in the way.
  */
 export async function storeIdempotencyRecord(db: Db, record: Key & IdempotencyRecord): Promise<number> {
-  const result = await db`
+  const result = await db`${idempotencyUpsert(db, record)}`;
+  return result.count;
+}
+
+/** The statement of `storeIdempotencyRecord`, as a fragment that other statements embed in a CTE. */
+export function idempotencyUpsert(db: Db, record: Key & IdempotencyRecord) {
+  return db`
     insert into idempotency_keys (caller, idem_key, request_hash, response_code, response_body, expires_at)
     values (${record.caller}, ${record.key}, ${record.requestHash}, ${record.responseCode},
             ${db.json(record.responseBody as JSONValue)}, ${record.expiresAt})
@@ -38,7 +44,6 @@ export async function storeIdempotencyRecord(db: Db, record: Key & IdempotencyRe
       response_body = excluded.response_body,
       expires_at = excluded.expires_at
     where idempotency_keys.expires_at <= now()`;
-  return result.count;
 }
 
 /** Serializes every request that uses this key until the transaction ends (reference §3.2). */
