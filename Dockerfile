@@ -8,6 +8,8 @@ ARG SERVICE=entitlement
 FROM oven/bun:1.4.4 AS builder
 WORKDIR /src
 COPY package.json bun.lock bunfig.toml ./
+# patchedDependencies (package.json) are applied at install time.
+COPY patches ./patches
 RUN bun install --frozen-lockfile
 COPY tsconfig.json ./
 COPY scripts ./scripts
