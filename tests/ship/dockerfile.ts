@@ -68,3 +68,13 @@ export function readFinalStage(root: string, args: Record<string, string>): Fina
   }
   return stage;
 }
+
+/** The build-context paths the builder stage copies (`COPY <src>... <dst>` without --from, before the last FROM). */
+export function builderContextPaths(root: string): string[] {
+  const lines = instructions(readFileSync(join(root, "Dockerfile"), "utf8"));
+  const lastFrom = lines.findLastIndex((l) => /^FROM\s/i.test(l));
+  return lines
+    .slice(0, lastFrom)
+    .filter((l) => /^COPY\s/i.test(l) && !/--from=/.test(l))
+    .flatMap((l) => l.split(/\s+/).slice(1, -1));
+}
