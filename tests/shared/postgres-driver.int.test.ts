@@ -1,8 +1,9 @@
-// postgres.js 3.4.9 poisons a pooled connection whose socket closes while a small write waits for its setImmediate:
-// closed() cancels the timer but leaves `nextWriteTimer` set, so that connection never writes again, and every later
-// connect on it ends in CONNECT_TIMEOUT (the fault drill found it: after a PostgreSQL restart or killed backends,
-// requests hung until connect_timeout and the pool never fully recovered). patches/postgres@3.4.9.patch resets the
-// timer and the buffered chunk; this test fails without it.
+// What patches/postgres@3.4.9.patch fixes; each test fails without it. The fault drill (issue 7) found both: after a
+// PostgreSQL restart or killed backends, requests hung until connect_timeout, notifications stayed PENDING, and the
+// first query on a reconnected connection failed with the error of the backend that was gone.
+// 1. closed() cancelled the pending write timer but left `nextWriteTimer` set, so the connection never wrote again and
+//    every later connect on it ended in CONNECT_TIMEOUT.
+// 2. closed() kept the failed query and its ErrorResponse, and the reconnect handed that error to the next query.
 import { expect, test } from "bun:test";
 import { connect, type Socket } from "node:net";
 import postgres from "postgres";
@@ -35,5 +36,23 @@ test("a connection whose socket closed with a write pending connects and answers
     expect(performance.now() - started, "at once, not after connect_timeout").toBeLessThan(2_000);
   } finally {
     await sql.end({ timeout: 1 });
+  }
+});
+
+test("after its backend was terminated mid-query, a connection's next query gets its own answer, not the old error", async () => {
+  const base = await postgresAdminUrl();
+  const sql = postgres(base, { max: 1, onnotice: () => {} });
+  const admin = postgres(base, { max: 1, onnotice: () => {} });
+  try {
+    const [me] = await sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
+    const sleeping = sql`select pg_sleep(5)`.catch((error: Error) => error);
+    await Bun.sleep(200);
+    await admin`select pg_terminate_backend(${me?.pid ?? 0})`;
+    expect(await sleeping, "the query whose backend was terminated fails").toBeInstanceOf(Error);
+    const [row] = await sql<{ n: number }[]>`select 3 as n`;
+    expect(row?.n, "no 57P01 left over from the terminated backend").toBe(3);
+  } finally {
+    await sql.end({ timeout: 1 });
+    await admin.end({ timeout: 1 });
   }
 });
