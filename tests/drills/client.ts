@@ -1,0 +1,64 @@
+// One grant/revoke request as the drill sends it and records it: what was asked, of which replica, when, how long it
+// took, and the answer, or why there was none (a killed replica, a client-side timeout).
+export type Action = "grants" | "revokes";
+export type Body = { user_id: string; stock_keeping_unit: string; reason: string; purchase_id: string };
+
+export type Answer = { status: number; body: Record<string, unknown>; text: string };
+
+export type Sent = {
+  kind: "fresh" | "replay" | "reuse";
+  action: Action;
+  key: string;
+  body: Body;
+  replica: string;
+  startedAt: number;
+  ms: number;
+  /** Undefined: not answered (connection refused or reset, client-side timeout). */
+  answer?: Answer;
+  error?: string;
+  /** For replay and reuse: the request whose key they use. */
+  original?: Sent;
+  /** For a fresh request that was not answered, or answered 5xx: the answer of its idempotent replay. */
+  settled?: Answer;
+};
+
+/** Longer than the service's own request timeout (10s), so a hang shows as a latency above the drill's bound. */
+export const CLIENT_TIMEOUT_MS = 15_000;
+
+export async function send(
+  baseUrl: string,
+  token: string,
+  request: { action: Action; key: string; body: Body },
+  timeoutMs = CLIENT_TIMEOUT_MS,
+): Promise<{ answer?: Answer; error?: string; ms: number }> {
+  const started = performance.now();
+  try {
+    const response = await fetch(`${baseUrl}/v1/entitlements/${request.action}`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "idempotency-key": request.key,
+        authorization: `Bearer ${token}`,
+      },
+      body: JSON.stringify(request.body),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const text = await response.text();
+    let body: Record<string, unknown> = {};
+    try {
+      body = JSON.parse(text);
+    } catch {}
+    return { answer: { status: response.status, body, text }, ms: performance.now() - started };
+  } catch (error) {
+    const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    return { error: message, ms: performance.now() - started };
+  }
+}
+
+/** The answer that counts for a fresh request: its own when it was a definite one (not 5xx), else its replay's. */
+export function finalAnswer(s: Sent): Answer | undefined {
+  if (s.answer && s.answer.status < 500) return s.answer;
+  return s.settled;
+}
+
+export const needsSettling = (s: Sent) => s.kind === "fresh" && (!s.answer || s.answer.status >= 500);

@@ -1,0 +1,134 @@
+// CONTRACT §6 read from the tables: every accepted change has exactly one outbox event, every event is PUBLISHED and
+// has exactly one notification, which is SENT; neither DLQ has rows. Rows are scoped to one scenario by the user-id
+// prefix of its load.
+import type postgres from "postgres";
+import { finalAnswer } from "./client.ts";
+import type { Recorded } from "./load.ts";
+
+type EventRow = { event_id: string; user_id: string; sku: string; version: number; status: string; created_at: Date };
+type NotificationRow = { event_id: string; status: string };
+
+export type LedgerReport = {
+  events: number;
+  notifications: number;
+  lost: number;
+  duplicated: number;
+  dlq: number;
+  problems: string[];
+};
+
+const tripleOf = (user: unknown, sku: unknown, version: unknown) => `${user}|${sku}|${Number(version)}`;
+
+async function readRows(sql: postgres.Sql, prefix: string) {
+  const pattern = `${prefix}%`;
+  const events = await sql<EventRow[]>`
+    select event_id, payload->>'user_id' as user_id, payload->>'stock_keeping_unit' as sku,
+           (payload->>'version')::float8 as version, status, created_at
+    from entitlement.outbox_events where payload->>'user_id' like ${pattern}`;
+  const notifications = await sql<NotificationRow[]>`
+    select event_id, status from notification.notifications where user_id like ${pattern}`;
+  // Versions start at 0 and move by one per transition, each with one outbox event and one audit row.
+  const pairs = await sql<{ pair: string; version: number; events: number; audits: number }[]>`
+    select e.user_id || '/' || e.stock_keeping_unit as pair, e.version::float8 as version,
+      (select count(*)::int from entitlement.outbox_events o
+        where o.aggregate_key = e.user_id || ':' || e.stock_keeping_unit) as events,
+      (select count(*)::int from entitlement.entitlement_audit a
+        where a.user_id = e.user_id and a.stock_keeping_unit = e.stock_keeping_unit) as audits
+    from entitlement.entitlements e where e.user_id like ${pattern}`;
+  const [dlq] = await sql<{ n: number; nats: number }[]>`
+    select (select count(*)::int from notification.notification_dlq) as n,
+           (select count(*)::int from notification.notification_nats_dlq) as nats`;
+  return { events, notifications, pairs, dlq: (dlq?.n ?? 0) + (dlq?.nats ?? 0) };
+}
+
+/** Polls until every event of the prefix is PUBLISHED and has a SENT notification; returns the time taken, or undefined. */
+export async function waitForQuiescence(
+  sql: postgres.Sql,
+  prefix: string,
+  expectedEvents: number,
+  timeoutMs: number,
+): Promise<number | undefined> {
+  const started = Date.now();
+  while (Date.now() - started < timeoutMs) {
+    try {
+      const { events, notifications } = await readRows(sql, prefix);
+      const sent = new Set(notifications.filter((n) => n.status === "SENT").map((n) => n.event_id));
+      const done = events.every((e) => e.status === "PUBLISHED" && sent.has(e.event_id));
+      if (done && events.length >= expectedEvents && notifications.every((n) => n.status === "SENT"))
+        return Date.now() - started;
+    } catch {}
+    await Bun.sleep(250);
+  }
+  return undefined;
+}
+
+/**
+ * Resolves with the milliseconds from `since` until every event committed before `since` has a SENT notification
+ * (the pipeline caught up with the fault), or undefined after `timeoutMs`.
+ */
+export async function watchCatchUp(sql: postgres.Sql, prefix: string, since: Date, timeoutMs: number) {
+  while (Date.now() - since.getTime() < timeoutMs) {
+    try {
+      const [row] = await sql<{ n: number }[]>`
+        select count(*)::int as n from entitlement.outbox_events o
+        where o.payload->>'user_id' like ${`${prefix}%`} and o.created_at <= ${since}
+          and not exists (select 1 from notification.notifications n where n.event_id = o.event_id and n.status = 'SENT')`;
+      if (row?.n === 0) return Date.now() - since.getTime();
+    } catch {}
+    await Bun.sleep(200);
+  }
+  return undefined;
+}
+
+export async function checkLedger(sql: postgres.Sql, prefix: string, accepted: Recorded[]): Promise<LedgerReport> {
+  const { events, notifications, pairs, dlq } = await readRows(sql, prefix);
+  const problems: string[] = [];
+  let lost = 0;
+  let duplicated = 0;
+  const finding = (kind: "lost" | "duplicated", count: number, what: string) => {
+    if (kind === "lost") lost += count;
+    else duplicated += count;
+    if (problems.length < 12) problems.push(`${kind}: ${what}`);
+  };
+  const acceptedByTriple = Map.groupBy(accepted, (r) => {
+    const b = finalAnswer(r)?.body ?? {};
+    return tripleOf(b.user_id, b.stock_keeping_unit, b.version);
+  });
+  const eventsByTriple = Map.groupBy(events, (e) => tripleOf(e.user_id, e.sku, e.version));
+  const notificationsByEvent = Map.groupBy(notifications, (n) => n.event_id);
+  for (const [t, answers] of acceptedByTriple) {
+    if (answers.length > 1) finding("duplicated", answers.length - 1, `${answers.length} answers of 200 for ${t}`);
+    if (!eventsByTriple.has(t)) finding("lost", 1, `accepted change without an outbox event: ${t}`);
+  }
+  for (const [t, list] of eventsByTriple) {
+    if (list.length > 1) finding("duplicated", list.length - 1, `${list.length} outbox events for ${t}`);
+    // After settling, every committed change has been answered 200; an event nobody was told about is an extra one.
+    if (!acceptedByTriple.has(t)) finding("duplicated", list.length, `outbox event that no 200 answer explains: ${t}`);
+  }
+  for (const e of events) {
+    const own = notificationsByEvent.get(e.event_id) ?? [];
+    if (own.length > 1) finding("duplicated", own.length - 1, `${own.length} notifications for event ${e.event_id}`);
+    const why =
+      e.status !== "PUBLISHED"
+        ? `outbox event ${e.status}`
+        : own.length === 0
+          ? "no notification"
+          : own.some((n) => n.status !== "SENT")
+            ? `notification ${own.map((n) => n.status).join("/")}`
+            : undefined;
+    if (why) finding("lost", 1, `${why}: ${e.event_id} ${tripleOf(e.user_id, e.sku, e.version)}`);
+  }
+  for (const p of pairs) {
+    const transitions = p.version + 1;
+    for (const [what, count] of [
+      ["outbox events", p.events],
+      ["audit rows", p.audits],
+    ] as const) {
+      if (count < transitions) finding("lost", transitions - count, `${p.pair} at v${p.version} has ${count} ${what}`);
+      if (count > transitions)
+        finding("duplicated", count - transitions, `${p.pair} at v${p.version} has ${count} ${what}`);
+    }
+  }
+  if (dlq > 0) problems.push(`${dlq} rows in notification_dlq / notification_nats_dlq`);
+  return { events: events.length, notifications: notifications.length, lost, duplicated, dlq, problems };
+}

@@ -1,0 +1,129 @@
+// Steady grant/revoke load against both replicas. Each load worker owns its users, so it knows what every answer
+// must be (a small model of the state machine): a fresh pair is granted at version 0, a toggle moves the version by
+// one, the same transition twice is 409 ENTITLEMENT_STATE_CONFLICT, a replay gets the original answer and a reused key
+// with another body 409 IDEMPOTENCY_KEY_CONFLICT. A pair whose request went unanswered is left alone from then on.
+import { type Action, type Answer, type Body, type Sent, send } from "./client.ts";
+
+export type Expectation = { status: number; code?: string; version?: number; same?: Answer };
+export type Recorded = Sent & { expect: Expectation };
+
+export type LoadOptions = {
+  prefix: string;
+  urls: () => string[];
+  token: string;
+  workers: number;
+  pauseMs: number;
+  random: () => number;
+};
+
+export type Load = { sent: Recorded[]; stop: () => Promise<void> };
+
+type Pair = { user: string; sku: string; status: "ACTIVE" | "REVOKED"; version: number };
+
+const SKUS = ["sku-sword", "sku-shield", "sku-map"];
+
+type Planned = Omit<Recorded, "replica" | "startedAt" | "ms">;
+
+/** The same key again: with the same request (a replay: the original answer) or another body (a key conflict). */
+function repeat(original: Recorded, sameRequest: boolean): Planned {
+  const { action, key } = original;
+  if (sameRequest) {
+    const expect = { status: original.answer?.status ?? 0, same: original.answer };
+    return { kind: "replay", action, key, body: original.body, original, expect };
+  }
+  const body = { ...original.body, reason: "drill-reused-key" };
+  return { kind: "reuse", action, key, body, original, expect: { status: 409, code: "IDEMPOTENCY_KEY_CONFLICT" } };
+}
+
+export function startLoad(options: LoadOptions): Load {
+  const sent: Recorded[] = [];
+  let stopped = false;
+  let turn = 0;
+  const pick = <T>(items: T[]) => items[Math.floor(options.random() * items.length)] as T;
+
+  async function worker(w: number): Promise<void> {
+    const pairs: Pair[] = [];
+    const answered: Recorded[] = [];
+    let n = 0;
+    while (!stopped) {
+      const next = plan(w, n++, pairs, answered);
+      const urls = options.urls();
+      const url = urls[turn++ % urls.length] as string;
+      const startedAt = Date.now();
+      const result = await send(url, options.token, next);
+      const record: Recorded = { ...next, replica: url, startedAt, ...result };
+      sent.push(record);
+      learn(record, pairs, answered);
+      // A refused or reset connection (a replica is down) is retried later, as a client with backoff would.
+      const backoff = record.answer ? 0 : 250;
+      await Bun.sleep(backoff + options.pauseMs * (0.5 + options.random()));
+    }
+  }
+
+  function plan(w: number, n: number, pairs: Pair[], answered: Recorded[]): Planned {
+    const key = `${options.prefix}w${w}-k${n}-${crypto.randomUUID()}`;
+    const body = (user: string, sku: string): Body => ({
+      user_id: user,
+      stock_keeping_unit: sku,
+      reason: "drill",
+      purchase_id: `p-${crypto.randomUUID()}`,
+    });
+    const r = options.random();
+    if (r < 0.4 || pairs.length === 0) {
+      const user = `${options.prefix}w${w}-u${n}`;
+      return {
+        kind: "fresh",
+        action: "grants",
+        key,
+        body: body(user, pick(SKUS)),
+        expect: { status: 200, version: 0 },
+      };
+    }
+    if (r < 0.85 || answered.length === 0) {
+      const index = Math.floor(options.random() * pairs.length);
+      const pair = pairs[index] as Pair;
+      const toggle = r < 0.78;
+      const action: Action = (pair.status === "ACTIVE") === toggle ? "revokes" : "grants";
+      // The pair leaves the known set while its request is out; learn() puts it back with the answer.
+      pairs.splice(index, 1);
+      const expect = toggle
+        ? { status: 200, version: pair.version + 1 }
+        : { status: 409, code: "ENTITLEMENT_STATE_CONFLICT", version: pair.version };
+      return { kind: "fresh", action, key, body: body(pair.user, pair.sku), expect };
+    }
+    return repeat(pick(answered), r < 0.95);
+  }
+
+  function learn(record: Recorded, pairs: Pair[], answered: Recorded[]): void {
+    if (record.kind !== "fresh") return;
+    const a = record.answer;
+    if (!a || a.status >= 500) return;
+    answered.push(record);
+    if (a.status === 200) {
+      const status = a.body.status === "REVOKED" ? "REVOKED" : "ACTIVE";
+      pairs.push({
+        user: record.body.user_id,
+        sku: record.body.stock_keeping_unit,
+        status,
+        version: Number(a.body.version),
+      });
+    } else if (a.status === 409 && record.expect.version !== undefined) {
+      const status = record.action === "grants" ? "ACTIVE" : "REVOKED";
+      pairs.push({
+        user: record.body.user_id,
+        sku: record.body.stock_keeping_unit,
+        status,
+        version: record.expect.version,
+      });
+    }
+  }
+
+  const running = Array.from({ length: options.workers }, (_, w) => worker(w));
+  return {
+    sent,
+    stop: async () => {
+      stopped = true;
+      await Promise.all(running);
+    },
+  };
+}
