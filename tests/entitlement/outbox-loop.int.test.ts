@@ -174,6 +174,25 @@ describe("relay loop", () => {
     });
   });
 
+  test("a slow full claim makes the relay refresh the planner statistics, once per interval", async () => {
+    let analyzes = 0;
+    // The claim answers 30 ms late (as with a plan that sorts the whole backlog); every other statement is untouched.
+    const slowClaims = new Proxy(f.sql, {
+      apply(target, self, args: unknown[]) {
+        const text = (args[0] as { raw?: string[] } | undefined)?.raw?.join("") ?? "";
+        if (text.includes("analyze outbox_events")) analyzes += 1;
+        const query = Reflect.apply(target, self, args);
+        return text.includes("with fresh as") ? Bun.sleep(30).then(() => query) : query;
+      },
+    });
+    const relay = makeRelay(f, { sql: slowClaims, settings: { batchSize: 10, concurrency: 2 } });
+    await insertEvents(f.sql, 100);
+    await running([relay], () =>
+      waitFor(async () => (await countByStatus(f.sql)).PUBLISHED === 100, "all 100 PUBLISHED", 30_000),
+    );
+    expect(analyzes, "one analyze for a run of slow claims within a minute").toBe(1);
+  });
+
   test("a relay whose database is gone keeps running, counts the failures, and stops on abort", async () => {
     const u = new URL(f.db.url);
     u.pathname = "/no_such_database";

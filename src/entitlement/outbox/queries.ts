@@ -144,6 +144,11 @@ export async function extendOutboxLease(
   return result.count;
 }
 
+/** Fresh planner statistics for the claim (see `createOutboxRelay`'s slow-claim check). */
+export async function analyzeOutbox(db: Db): Promise<void> {
+  await db`analyze outbox_events`;
+}
+
 export async function countFailedOutbox(db: Db): Promise<number> {
   const [row] = await db<{ n: number }[]>`select count(*)::int as n from outbox_events where status = 'FAILED'`;
   return row?.n ?? 0;

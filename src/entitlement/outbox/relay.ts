@@ -9,9 +9,19 @@
 import { sleep, Waker } from "../../shared/runtime.ts";
 import type { Worker } from "../../shared/service.ts";
 import { type BatchReport, claimBatch, publishClaimedBatch, type RelayDeps, relayOutboxBatch } from "./batch.ts";
-import { failExhaustedOutboxClaims } from "./queries.ts";
+import { analyzeOutbox, failExhaustedOutboxClaims } from "./queries.ts";
 
 export const OUTBOX_CHANNEL = "entitlement_outbox";
+
+/**
+ * A full claim slower than this means the planner misjudges the backlog: statistics taken while the table held no
+ * PENDING rows make it read and sort every PENDING row (a bitmap scan) instead of stopping after one batch on
+ * outbox_fresh_idx: 35-60 ms a claim instead of 0.4 ms with 80,000 rows pending, until autoanalyze comes round
+ * (EXPLAIN ANALYZE in the bench's database after its throughput phases). The relay then runs `analyze`, at most once
+ * per ANALYZE_INTERVAL_MS; it takes ~0.25 s on 250,000 rows.
+ */
+const SLOW_CLAIM_MS = 20;
+const ANALYZE_INTERVAL_MS = 60_000;
 
 export type OutboxRelay = Worker & {
   /** One claim → publish → finalize pass, for tests and operators. */
@@ -24,6 +34,18 @@ export function createOutboxRelay(deps: RelayDeps): OutboxRelay {
   const waker = new Waker();
   const helpers = new Set<Promise<void>>();
   let failures = 0;
+  let analyzedAt = Number.NEGATIVE_INFINITY;
+
+  /** In the background, so no lane waits for it; a failure is only logged (autoanalyze remains). */
+  const refreshStatistics = (claimMs: number) => {
+    const at = performance.now();
+    if (at - analyzedAt < ANALYZE_INTERVAL_MS) return;
+    analyzedAt = at;
+    analyzeOutbox(deps.sql).then(
+      () => deps.log.info({ claimMs: Math.round(claimMs) }, "slow outbox claim: planner statistics refreshed"),
+      (error) => deps.log.warn({ err: error }, "analyze outbox_events failed"),
+    );
+  };
 
   /** The extra lanes of a backlog; each stops at its first batch that is not full. */
   const spawnHelpers = (signal: AbortSignal) => {
@@ -40,8 +62,11 @@ export function createOutboxRelay(deps: RelayDeps): OutboxRelay {
     try {
       let full = false;
       if (deps.isConnected()) {
+        const started = performance.now();
         const { rows, claimedAt } = await claimBatch(deps);
         full = rows.length === deps.settings.batchSize;
+        const claimMs = performance.now() - started;
+        if (full && claimMs > SLOW_CLAIM_MS) refreshStatistics(claimMs);
         if (full && !signal.aborted) spawnHelpers(signal);
         await publishClaimedBatch(deps, rows, claimedAt);
       }
