@@ -12,7 +12,7 @@ import { type AuthSettings, authenticate, type Caller, requireScope } from "./au
 import { createCommandMetrics } from "./entitlements/metrics.ts";
 import { entitlementRoutes } from "./entitlements/routes.ts";
 import { createGate } from "./limits/gate.ts";
-import { checkHeaderLimits, MAX_REQUEST_BODY_BYTES } from "./limits/headers.ts";
+import { checkHeaderLimits } from "./limits/headers.ts";
 import { createRateLimiter, type RateLimitSettings } from "./limits/rate-limit.ts";
 
 export type Limits = {
@@ -76,7 +76,6 @@ export function createApp(deps: AppDeps) {
     registry,
     readiness: () => withTimeout(ping(deps.sql), readinessTimeoutMs, "database did not answer"),
     serve: {
-      maxRequestBodySize: MAX_REQUEST_BODY_BYTES,
       // Seconds a connection may stay silent; also ends a client that stops sending its body halfway.
       idleTimeout: Math.min(255, Math.ceil(requestTimeoutMs / 1000) + 1),
     },

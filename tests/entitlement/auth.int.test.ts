@@ -283,7 +283,7 @@ describe("request limits", () => {
     ).toEqual(Array(64).fill(200));
   });
 
-  test("listening: guarded paths stay guarded on the real server, and Bun caps request bodies", async () => {
+  test("listening: guarded paths stay guarded on the real server; any oversized body gets the envelope 413", async () => {
     const server = app.listen({ hostname: "127.0.0.1", port: 0 });
     try {
       const base = `http://127.0.0.1:${server.server?.port}`;
@@ -302,7 +302,11 @@ describe("request limits", () => {
         headers: { "content-type": "application/json", "idempotency-key": "k", ...bearer(TOKENS.writer) },
         body: "x".repeat(1024 * 1024),
       });
-      expect(huge.status, "beyond maxRequestBodySize Bun refuses before the app").toBe(413);
+      expect(huge.status).toBe(413);
+      expect(huge.headers.get("content-type"), "even a huge body is refused in the envelope").toStartWith(
+        "application/json",
+      );
+      expect(await huge.json()).toMatchObject({ code: "PAYLOAD_TOO_LARGE" });
     } finally {
       await server.stop();
     }

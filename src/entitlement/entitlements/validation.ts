@@ -34,7 +34,11 @@ export function checkUserId(value: string | undefined): string {
 }
 
 const unsupportedMediaType = () => new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json");
-const tooLarge = () => new ApiError(413, "PAYLOAD_TOO_LARGE", `request body must be at most ${MAX_BODY_BYTES} bytes`);
+// The rest of an oversized body is never read, so the connection is closed after the reply rather than kept alive.
+const tooLarge = () =>
+  new ApiError(413, "PAYLOAD_TOO_LARGE", `request body must be at most ${MAX_BODY_BYTES} bytes`, {
+    connection: "close",
+  });
 
 /** Reads and validates a grant/revoke body. Call after `checkIdempotencyKey`. */
 export async function readCommandBody(request: Request): Promise<CommandBody> {

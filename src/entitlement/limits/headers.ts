@@ -1,12 +1,11 @@
-// Header limits at the edge. Bun itself refuses heads beyond 16 KiB (bare 431) and bodies beyond the server's
-// maxRequestBodySize (bare 413); these tighter limits answer in the `{code, message}` envelope.
+// Header limits at the edge. Bun itself refuses heads beyond 16 KiB (bare 431); this tighter limit answers in the
+// `{code, message}` envelope. Bodies are limited while they are read (entitlements/validation.ts): Bun's own
+// maxRequestBodySize stays at its default, far above, because its refusal is a bare 413 without the envelope.
 import { ApiError } from "../../shared/http/errors.ts";
 
 /** Sum of header names and values; no legitimate caller of this API comes close. */
 export const MAX_HEADER_BYTES = 8 * 1024;
 export const MAX_HEADER_COUNT = 64;
-/** Handed to Bun.serve: above the 16 KiB the validation enforces, so nearly every refusal is an envelope 413. */
-export const MAX_REQUEST_BODY_BYTES = 64 * 1024;
 
 export function checkHeaderLimits(headers: Headers): void {
   let bytes = 0;
