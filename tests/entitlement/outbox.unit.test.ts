@@ -14,7 +14,6 @@ const row = (over: Partial<OutboxRow> = {}): OutboxRow => ({
   aggregateKey: "u_1:sku_1",
   payload: { ...payloadFor(eventId, {}, occurredAt), event_type: "EntitlementRevoked", version: 3 },
   attemptCount: 1,
-  createdAt: new Date(occurredAt),
   ...over,
 });
 

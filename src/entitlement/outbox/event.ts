@@ -9,7 +9,6 @@ export type OutboxRow = {
   aggregateKey: string;
   payload: unknown;
   attemptCount: number;
-  createdAt: Date;
 };
 
 export type EncodedEvent = {
@@ -74,7 +73,7 @@ export function encodeOutboxEvent(row: OutboxRow): EncodedEvent {
     if (typeof p[field] !== "string") throw new EventEncodingError(`${field} is missing or not a string`);
   }
   const s = p as Record<string, string>;
-  if (s.event_id?.toLowerCase() !== row.eventId.toLowerCase()) {
+  if (s.event_id !== row.eventId && s.event_id?.toLowerCase() !== row.eventId.toLowerCase()) {
     throw new EventEncodingError("payload event_id differs from the row's event_id");
   }
   const occurredAt = readInstant(s.occurred_at ?? "");

@@ -18,8 +18,12 @@ export async function publishEvents(
 ): Promise<PublishOutcome[]> {
   const settled = await Promise.allSettled(
     args.events.map(async (event) => {
+      // `append` on a fresh MsgHdrs is `set` without the lookup-and-delete of an earlier value, of which there is none.
       const h = natsHeaders();
-      for (const [key, value] of Object.entries(event.headers)) h.set(key, value);
+      h.append("event_type", event.headers.event_type);
+      h.append("aggregate_key", event.headers.aggregate_key);
+      h.append("occurred_at", event.headers.occurred_at);
+      h.append("trace_id", event.headers.trace_id);
       const ack = await js.publish(args.subject, event.body, {
         msgID: event.eventId,
         headers: h,

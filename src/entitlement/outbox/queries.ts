@@ -9,7 +9,6 @@ type ClaimedRecord = {
   aggregate_key: string;
   payload: unknown;
   attempt_count: number;
-  created_at: Date;
 };
 
 /**
@@ -56,14 +55,13 @@ export async function claimOutboxBatch(
       where e.event_id = picked.event_id
       returning e.event_id, e.event_type, e.aggregate_key, e.payload, e.attempt_count, e.created_at
     )
-    select * from claimed order by created_at, event_id`;
+    select event_id, event_type, aggregate_key, payload, attempt_count from claimed order by created_at, event_id`;
   return rows.map((r) => ({
     eventId: r.event_id,
     eventType: r.event_type,
     aggregateKey: r.aggregate_key,
     payload: r.payload,
     attemptCount: r.attempt_count,
-    createdAt: r.created_at,
   }));
 }
 
