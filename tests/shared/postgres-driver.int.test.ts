@@ -4,6 +4,9 @@
 // 1. closed() cancelled the pending write timer but left `nextWriteTimer` set, so the connection never wrote again and
 //    every later connect on it ended in CONNECT_TIMEOUT.
 // 2. closed() kept the failed query and its ErrorResponse, and the reconnect handed that error to the next query.
+// 3. A close with hadError only failed what was waiting at 'error'; a query started in between (a transaction's
+//    rollback) stayed in `sent`, the next socket gave it the answer of a later query, and the connection then waited
+//    for ever: one request hung until its 10s timeout in the drill's "postgres backends killed".
 import { expect, test } from "bun:test";
 import { connect, type Socket } from "node:net";
 import postgres from "postgres";
@@ -54,5 +57,41 @@ test("after its backend was terminated mid-query, a connection's next query gets
   } finally {
     await sql.end({ timeout: 1 });
     await admin.end({ timeout: 1 });
+  }
+});
+
+test("a connection whose socket failed while a transaction was rolling back answers its next queries", async () => {
+  const url = new URL(await postgresAdminUrl());
+  const sockets: Socket[] = [];
+  const options = {
+    max: 1,
+    connect_timeout: 3,
+    onnotice: () => {},
+    socket: () => {
+      const socket = connect(Number(url.port || 5432), url.hostname);
+      sockets.push(socket);
+      return socket;
+    },
+  };
+  const sql = postgres(url.toString(), options as postgres.Options<Record<string, never>>);
+  const within = <T>(work: Promise<T>, what: string) =>
+    Promise.race([work, Bun.sleep(2_000).then(() => Promise.reject(new Error(`${what}: no answer within 2s`)))]);
+  try {
+    const failed = sql
+      .begin(async (tx) => {
+        await tx`select 1`;
+        await tx`select pg_sleep(2)`;
+      })
+      .catch((error: Error) => error);
+    await Bun.sleep(300);
+    // 'error' fails the statement; the transaction sends its rollback before 'close' (hadError) arrives.
+    sockets.at(-1)?.destroy(Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" }));
+    expect(await within(failed, "the transaction"), "the transaction on the failed socket fails").toBeInstanceOf(Error);
+    for (const n of [3, 4, 5]) {
+      const [row] = await within(sql<{ n: number }[]>`select ${n}::int as n`, `select ${n}`);
+      expect(row?.n, "each query gets its own answer, none waits for the lost rollback's").toBe(n);
+    }
+  } finally {
+    await sql.end({ timeout: 1 });
   }
 });
