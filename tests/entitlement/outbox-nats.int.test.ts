@@ -2,9 +2,6 @@
 // test (the machine's shared NATS is never touched): NATS down at start, and NATS killed and restarted mid-stream.
 // Neither may lose an event, put one in the stream twice, or use up attempts while NATS is away.
 import { afterAll, beforeAll, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { Registry } from "prom-client";
 import { createOutboxWorker } from "../../src/entitlement/outbox/worker.ts";
@@ -12,53 +9,25 @@ import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { connectNats, type NatsConnection } from "../../src/shared/nats.ts";
 import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
+import { natsServerBinary, type PrivateNats, privateNats } from "../support/nats-server.ts";
 import { countByStatus, insertEvent, insertEvents, readStream, settingsFor, waitFor } from "./outbox.helpers.ts";
 
 // Real PostgreSQL and NATS on a loaded 2-core CI machine: waits are polled, but the whole test may take a while.
 setDefaultTimeout(90_000);
 
-const NATS_SERVER = ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"].find(existsSync);
+const NATS_SERVER = natsServerBinary;
 
 let db: TestDatabase;
 let sql: Sql;
-let port: number;
-let storeDir: string;
-let server: ReturnType<typeof Bun.spawn> | undefined;
-
-function freePort(): number {
-  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const p = probe.port;
-  probe.stop(true);
-  return p;
-}
-
-async function startServer(): Promise<void> {
-  server = Bun.spawn([NATS_SERVER as string, "-js", "-a", "127.0.0.1", "-p", String(port), "-sd", storeDir], {
-    stdout: "ignore",
-    stderr: "ignore",
-  });
-  await waitFor(async () => {
-    const probe = await Bun.connect({ hostname: "127.0.0.1", port, socket: { data() {} } }).catch(() => undefined);
-    probe?.end();
-    return probe !== undefined;
-  }, "own nats-server accepts connections");
-}
-
-async function killServer(): Promise<void> {
-  server?.kill("SIGKILL");
-  await server?.exited;
-  server = undefined;
-}
+let broker: PrivateNats;
 
 beforeAll(async () => {
   db = await createTestDatabase("outbox_nats");
   sql = createSql({ url: db.url, schema: "entitlement", max: 10, applicationName: "test-outbox-nats" });
-  port = freePort();
-  storeDir = mkdtempSync(join(tmpdir(), "nats-store-"));
+  if (NATS_SERVER) broker = privateNats("outbox-nats");
 });
 afterAll(async () => {
-  await killServer();
-  rmSync(storeDir, { recursive: true, force: true });
+  await broker?.dispose();
   await sql.end();
   await db.drop();
 });
@@ -99,13 +68,13 @@ test.skipIf(!NATS_SERVER)(
   "NATS down at start: nothing is claimed; once it is up the stream is made and the backlog drains",
   async () => {
     const ids = await insertEvents(sql, 20);
-    const nats = connectNats({ url: `nats://127.0.0.1:${port}`, connectionTimeoutMs: 1000, name: "t" }, silentLogger);
+    const nats = connectNats({ url: broker.url, connectionTimeoutMs: 1000, name: "t" }, silentLogger);
     const worker = startWorker(nats);
     await Bun.sleep(1_000); // the relay polls every 200 ms; give it several chances to misbehave
     expect(await countByStatus(sql), "nothing claimed while NATS is unreachable").toEqual({ PENDING: 20 });
     expect(await maxAttempts(), "no attempt used").toBe(0);
 
-    await startServer();
+    await broker.start();
     const nc = await nats;
     await waitFor(async () => (await countByStatus(sql)).PUBLISHED === 20, "backlog published after NATS came up");
     const jsm = await jetstreamManager(nc);
@@ -120,8 +89,8 @@ test.skipIf(!NATS_SERVER)(
 test.skipIf(!NATS_SERVER)(
   "NATS killed and restarted mid-stream: every event reaches the stream exactly once",
   async () => {
-    if (!server) await startServer();
-    const nats = connectNats({ url: `nats://127.0.0.1:${port}`, connectionTimeoutMs: 1000, name: "t" }, silentLogger);
+    if (!broker.running()) await broker.start();
+    const nats = connectNats({ url: broker.url, connectionTimeoutMs: 1000, name: "t" }, silentLogger);
     const nc = await nats;
     const jsm = await jetstreamManager(nc);
     await jsm.streams.purge(stream).catch(() => undefined);
@@ -135,7 +104,7 @@ test.skipIf(!NATS_SERVER)(
       }
     };
     await produce(100);
-    await killServer();
+    await broker.stop("SIGKILL");
     await produce(50);
     const duringOutage = ids.slice(100);
     await Bun.sleep(1_000); // the relay polls every 200 ms; give it several chances to misbehave
@@ -145,7 +114,7 @@ test.skipIf(!NATS_SERVER)(
     expect(untouched[0]?.n, "events written during the outage are not claimed and use no attempt").toBe(50);
     expect(await maxAttempts(), "at most the attempt in flight at the crash").toBeLessThanOrEqual(1);
 
-    await startServer();
+    await broker.start();
     await produce(50);
     await waitFor(
       async () => (await countByStatus(sql)).PUBLISHED === 200,

@@ -1,9 +1,6 @@
 // A NATS outage on a private nats-server (the shared one is never touched): the consumer survives a server restart
 // and goes on consuming. Skipped when no nats-server binary is installed.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { jetstream } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { type ConsumerHealth, createEventConsumer } from "../../src/notification/consumer/worker.ts";
@@ -12,54 +9,26 @@ import type { Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { systemClock } from "../../src/shared/runtime.ts";
 import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
+import { natsServerBinary, type PrivateNats, privateNats } from "../support/nats-server.ts";
 import { eventBytes, notificationSql, testConfig, testMetrics, waitFor } from "./helpers.ts";
 
 setDefaultTimeout(120_000);
 
-const binary = Bun.which("nats-server");
+const binary = natsServerBinary;
 let db: TestDatabase;
 let sql: Sql;
-let store: string;
-let port: number;
-let server: ReturnType<typeof Bun.spawn> | undefined;
-
-function freePort(): number {
-  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const p = probe.port;
-  probe.stop(true);
-  return p;
-}
-
-async function startServer(): Promise<void> {
-  server = Bun.spawn([binary ?? "nats-server", "-a", "127.0.0.1", "-p", String(port), "-js", "-sd", store], {
-    stdout: "ignore",
-    stderr: "ignore",
-  });
-  await waitFor(async () => {
-    const nc = await connect({ servers: `127.0.0.1:${port}`, timeout: 500 }).catch(() => undefined);
-    await nc?.close();
-    return nc ? true : undefined;
-  }, "the private nats-server");
-}
-
-async function stopServer(): Promise<void> {
-  server?.kill("SIGTERM");
-  await server?.exited;
-  server = undefined;
-}
+let broker: PrivateNats;
 
 beforeAll(async () => {
   if (!binary) return;
   db = await createTestDatabase("notif_outage");
   sql = notificationSql(db.url);
-  store = mkdtempSync(join(tmpdir(), "notif-outage-"));
-  port = freePort();
-  await startServer();
+  broker = privateNats("notif-outage");
+  await broker.start();
 });
 afterAll(async () => {
   if (!binary) return;
-  await stopServer();
-  rmSync(store, { recursive: true, force: true });
+  await broker.dispose();
   await sql.end();
   await db.drop();
 });
@@ -79,7 +48,7 @@ async function publishWhenUp(nc: NatsConnection, subject: string, data: Uint8Arr
 
 test.skipIf(!binary)("the consumer survives a NATS restart and consumes what comes after it", async () => {
   const config = testConfig();
-  const nc = await connect({ servers: `127.0.0.1:${port}`, maxReconnectAttempts: -1, reconnectTimeWait: 200 });
+  const nc = await connect({ servers: broker.url, maxReconnectAttempts: -1, reconnectTimeWait: 200 });
   const link = createNatsLink(Promise.resolve(nc), silentLogger);
   const health: ConsumerHealth = { bound: false };
   const consumer = createEventConsumer({
@@ -102,9 +71,9 @@ test.skipIf(!binary)("the consumer survives a NATS restart and consumes what com
     await publishWhenUp(nc, config.nats.subject, eventBytes({ userId: "before-outage" }));
     await waitFor(async () => ((await count("before-outage")) === 1 ? true : undefined), "the first event");
 
-    await stopServer();
+    await broker.stop();
     await waitFor(async () => (link.connected() ? undefined : true), "the link to notice the outage");
-    await startServer();
+    await broker.start();
 
     await publishWhenUp(nc, config.nats.subject, eventBytes({ userId: "after-outage" }));
     await waitFor(async () => ((await count("after-outage")) === 1 ? true : undefined), "the event after the restart");

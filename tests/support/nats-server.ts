@@ -1,0 +1,68 @@
+// A private nats-server (JetStream, its own store folder, a free port) for tests that stop and restart the broker:
+// the shared NATS at NATS_URL is never touched. `binary` is undefined when nats-server is not installed.
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export const natsServerBinary: string | undefined =
+  ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"].find(existsSync) ??
+  Bun.which("nats-server") ??
+  undefined;
+
+export function freePort(): number {
+  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = probe.port;
+  probe.stop(true);
+  return port;
+}
+
+export type PrivateNats = {
+  url: string;
+  port: number;
+  running: () => boolean;
+  /** Starts the server (same port and store every time) and waits until it accepts connections. */
+  start: () => Promise<void>;
+  /** SIGTERM (a clean stop) or SIGKILL (a crash); resolves once the process is gone. */
+  stop: (signal?: "SIGTERM" | "SIGKILL") => Promise<void>;
+  /** Stops the server and removes its store. */
+  dispose: () => Promise<void>;
+};
+
+export function privateNats(label: string): PrivateNats {
+  if (!natsServerBinary) throw new Error("nats-server is not installed");
+  const binary = natsServerBinary;
+  const port = freePort();
+  const store = mkdtempSync(join(tmpdir(), `${label}-nats-`));
+  let server: ReturnType<typeof Bun.spawn> | undefined;
+  const stop = async (signal: "SIGTERM" | "SIGKILL" = "SIGTERM") => {
+    server?.kill(signal);
+    await server?.exited;
+    server = undefined;
+  };
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    port,
+    running: () => server !== undefined,
+    start: async () => {
+      server = Bun.spawn([binary, "-js", "-a", "127.0.0.1", "-p", String(port), "-sd", store], {
+        stdout: "ignore",
+        stderr: "ignore",
+      });
+      const deadline = Date.now() + 15_000;
+      for (;;) {
+        const probe = await Bun.connect({ hostname: "127.0.0.1", port, socket: { data() {} } }).catch(() => undefined);
+        if (probe) {
+          probe.end();
+          return;
+        }
+        if (Date.now() > deadline) throw new Error(`private nats-server on ${port} did not start`);
+        await Bun.sleep(50);
+      }
+    },
+    stop,
+    dispose: async () => {
+      await stop("SIGKILL");
+      rmSync(store, { recursive: true, force: true });
+    },
+  };
+}
