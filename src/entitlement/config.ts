@@ -4,6 +4,7 @@ import {
   Bool,
   CommonConfig,
   Duration,
+  httpPort,
   Int,
   NonBlank,
   Num,
@@ -11,11 +12,13 @@ import {
   Optional,
   parseEnv,
   type Rule,
+  ServerPortAlias,
 } from "../shared/config.ts";
 import { parseTokenEntries } from "./auth/tokens.ts";
 
 export const EntitlementEnv = Type.Object({
   ...CommonConfig,
+  ...ServerPortAlias,
   PORT: Int(8080, { minimum: 0, maximum: 65535, description: "HTTP port of the Entitlement API." }),
   ENTITLEMENT_IDEMPOTENCY_TTL_HOURS: Int(24, { minimum: 1, description: "How long an Idempotency-Key is remembered." }),
   ENTITLEMENT_OUTBOX_ENABLED: Bool(true, { description: "Run the outbox relay in this process." }),
@@ -117,7 +120,7 @@ export function loadEntitlementConfig(
   ]);
   return {
     env: e,
-    http: { host: e.HOST, port: e.PORT },
+    http: { host: e.HOST, port: httpPort(env, e) },
     database: { url: e.DATABASE_URL, poolMax: e.DATABASE_POOL_MAX },
     nats: {
       enabled: e.NATS_ENABLED,

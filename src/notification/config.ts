@@ -5,6 +5,7 @@ import {
   Bool,
   CommonConfig,
   Duration,
+  httpPort,
   Int,
   NonBlank,
   Num,
@@ -13,6 +14,7 @@ import {
   Optional,
   parseEnv,
   type Rule,
+  ServerPortAlias,
   Str,
 } from "../shared/config.ts";
 
@@ -21,6 +23,7 @@ const advisorySubject = (kind: string) =>
 
 export const NotificationEnv = Type.Object({
   ...CommonConfig,
+  ...ServerPortAlias,
   PORT: Int(8081, { minimum: 0, maximum: 65535, description: "HTTP port of the Notification service." }),
   NOTIFICATION_DELIVERY_ENABLED: Bool(true, { description: "Run the delivery worker in this process." }),
   NOTIFICATION_DELIVERY_POLL_INTERVAL: Duration("1s", {
@@ -127,7 +130,7 @@ export function loadNotificationConfig(env: Record<string, string | undefined>) 
   ]);
   return {
     env: e,
-    http: { host: e.HOST, port: e.PORT },
+    http: { host: e.HOST, port: httpPort(env, e) },
     database: { url: e.DATABASE_URL, poolMax: e.DATABASE_POOL_MAX },
     nats: {
       enabled: e.NATS_ENABLED,

@@ -144,6 +144,22 @@ export function notGreater<T extends Record<string, unknown>>(low: keyof T & str
       : undefined;
 }
 
+/** The reference's `server.port` as a variable (CONTRACT §2 maps every reference key); PORT wins when both are set. */
+export const ServerPortAlias = {
+  SERVER_PORT: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: 65535,
+      description: "The reference's server.port; used only when PORT is unset.",
+    }),
+  ),
+};
+
+/** PORT when it is set, else SERVER_PORT, else PORT's default. */
+export function httpPort(env: Record<string, string | undefined>, parsed: { PORT: number; SERVER_PORT?: number }) {
+  return env.PORT === undefined || env.PORT === "" ? (parsed.SERVER_PORT ?? parsed.PORT) : parsed.PORT;
+}
+
 /** Variables both services read. */
 export const CommonConfig = {
   DATABASE_URL: NonBlank("postgres://postgres@127.0.0.1:5432/postgres", {

@@ -80,6 +80,14 @@ describe("entitlement configuration", () => {
     expect(problems.join("\n")).toContain("PORT");
   });
 
+  test("SERVER_PORT (the reference's server.port) is used when PORT is unset; PORT wins", () => {
+    const base = { ENTITLEMENT_AUTH_DISABLED: "true" };
+    expect(loadEntitlementConfig({ ...base, SERVER_PORT: "9090" }).http.port).toBe(9090);
+    expect(loadEntitlementConfig({ ...base, SERVER_PORT: "9090", PORT: "7070" }).http.port).toBe(7070);
+    expect(loadNotificationConfig({ SERVER_PORT: "9091" }).http.port).toBe(9091);
+    expect(problemsOf(() => loadNotificationConfig({ SERVER_PORT: "http" }))[0]).toContain("SERVER_PORT");
+  });
+
   test("min greater than max is refused", () => {
     const problems = problemsOf(() =>
       loadEntitlementConfig({ ...noAuth, ENTITLEMENT_OUTBOX_BACKOFF_MIN: "2m", ENTITLEMENT_OUTBOX_BACKOFF_MAX: "1m" }),
