@@ -2,7 +2,8 @@
 // idempotency keys and old PUBLISHED outbox events, a bounded batch per statement until none is left.
 import type { Sql } from "../../shared/db.ts";
 import type { Logger } from "../../shared/logger.ts";
-import { type Clock, sleep } from "../../shared/runtime.ts";
+import { periodicWorker, untilShortBatch } from "../../shared/periodic.ts";
+import type { Clock } from "../../shared/runtime.ts";
 import type { Worker } from "../../shared/service.ts";
 import { deleteExpiredIdempotencyKeys, deletePublishedOutboxEvents } from "./queries.ts";
 
@@ -13,41 +14,33 @@ export type RetentionReport = { idempotencyKeys: number; outboxEvents: number };
 /** 1000 rows take a few milliseconds to delete: short locks, and few round trips for a day's worth of events. */
 const DEFAULT_BATCH = 1000;
 
-async function drain(deleteBatch: () => Promise<number>, limit: number, signal?: AbortSignal): Promise<number> {
-  let total = 0;
-  for (;;) {
-    const n = await deleteBatch();
-    total += n;
-    if (n < limit || signal?.aborted) return total;
-  }
-}
-
 /** One cleanup pass with a single `now`, so both bounds refer to the same instant. */
 export async function runRetentionOnce(deps: RetentionDeps, signal?: AbortSignal): Promise<RetentionReport> {
   const now = deps.now();
   const limit = deps.settings.batchSize ?? DEFAULT_BATCH;
   const threshold = new Date(now.getTime() - deps.settings.publishedTtlMs);
-  const idempotencyKeys = await drain(() => deleteExpiredIdempotencyKeys(deps.sql, { now, limit }), limit, signal);
-  const outboxEvents = await drain(() => deletePublishedOutboxEvents(deps.sql, { threshold, limit }), limit, signal);
+  const idempotencyKeys = await untilShortBatch(
+    (l) => deleteExpiredIdempotencyKeys(deps.sql, { now, limit: l }),
+    limit,
+    signal,
+  );
+  const outboxEvents = await untilShortBatch(
+    (l) => deletePublishedOutboxEvents(deps.sql, { threshold, limit: l }),
+    limit,
+    signal,
+  );
   return { idempotencyKeys, outboxEvents };
 }
 
 export function createRetentionWorker(deps: RetentionDeps): Worker {
   const log = deps.log.child({ component: "retention" });
-  return {
+  return periodicWorker({
     name: "entitlement-retention",
-    async run(signal) {
-      let failures = 0;
-      while (!signal.aborted) {
-        try {
-          const report = await runRetentionOnce(deps, signal);
-          if (report.idempotencyKeys || report.outboxEvents) log.info(report, "retention deleted expired rows");
-          failures = 0;
-        } catch (error) {
-          if (++failures === 1) log.warn({ err: error }, "retention failed; retrying at the next interval");
-        }
-        await sleep(deps.settings.cleanupIntervalMs, signal);
-      }
+    intervalMs: deps.settings.cleanupIntervalMs,
+    log,
+    once: async (signal) => {
+      const report = await runRetentionOnce(deps, signal);
+      if (report.idempotencyKeys || report.outboxEvents) log.info(report, "retention deleted expired rows");
     },
-  };
+  });
 }

@@ -3,24 +3,12 @@
 // many row locks for long.
 import type { Sql } from "../../shared/db.ts";
 import type { Logger } from "../../shared/logger.ts";
+import { untilShortBatch } from "../../shared/periodic.ts";
 import { countStaleActive, deleteFinishedNotifications, deleteProcessedEvents } from "./queries.ts";
 
 export type RetentionOutcome = { staleActive: number; notificationsDeleted: number; processedEventsDeleted: number };
 
 const DAY_MS = 86_400_000;
-
-async function deleteInBatches(
-  remove: (limit: number) => Promise<number>,
-  limit: number,
-  signal?: AbortSignal,
-): Promise<number> {
-  let total = 0;
-  for (;;) {
-    const n = await remove(limit);
-    total += n;
-    if (n < limit || signal?.aborted) return total;
-  }
-}
 
 export async function runRetention(
   deps: { sql: Sql; log: Logger; now: Date; retentionDays: number; batchSize?: number },
@@ -36,12 +24,12 @@ export async function runRetention(
       "stale active records: PENDING/PROCESSING older than retention",
     );
   }
-  const notificationsDeleted = await deleteInBatches(
+  const notificationsDeleted = await untilShortBatch(
     (l) => deleteFinishedNotifications(sql, { threshold, limit: l }),
     limit,
     signal,
   );
-  const processedEventsDeleted = await deleteInBatches(
+  const processedEventsDeleted = await untilShortBatch(
     (l) => deleteProcessedEvents(sql, { threshold, limit: l }),
     limit,
     signal,

@@ -1,7 +1,8 @@
 // Runs retention every cleanup interval (on by default, CONTRACT §2); a failed run is logged and tried next time.
 import type { Sql } from "../../shared/db.ts";
 import type { Logger } from "../../shared/logger.ts";
-import { type Clock, sleep } from "../../shared/runtime.ts";
+import { periodicWorker } from "../../shared/periodic.ts";
+import type { Clock } from "../../shared/runtime.ts";
 import type { Worker } from "../../shared/service.ts";
 import { runRetention } from "./service.ts";
 
@@ -13,17 +14,12 @@ export function createRetentionWorker(deps: {
   cleanupIntervalMs: number;
 }): Worker {
   const log = deps.log.child({ component: "retention" });
-  return {
-    name: "retention",
-    run: async (signal) => {
-      while (!signal.aborted) {
-        try {
-          await runRetention({ sql: deps.sql, log, now: deps.clock(), retentionDays: deps.retentionDays }, signal);
-        } catch (error) {
-          log.error({ err: error }, "retention run failed");
-        }
-        await sleep(deps.cleanupIntervalMs, signal);
-      }
+  return periodicWorker({
+    name: "notification-retention",
+    intervalMs: deps.cleanupIntervalMs,
+    log,
+    once: async (signal) => {
+      await runRetention({ sql: deps.sql, log, now: deps.clock(), retentionDays: deps.retentionDays }, signal);
     },
-  };
+  });
 }
