@@ -2,6 +2,9 @@
 import { type Static, Type } from "@sinclair/typebox";
 import {
   Bool,
+  backoffPolicy,
+  backoffRules,
+  backoffVariables,
   CommonConfig,
   Duration,
   httpPort,
@@ -35,12 +38,7 @@ export const EntitlementEnv = Type.Object({
       "batches. Batches may then complete out of order; consumers order by version. 1 is strictly sequential.",
   }),
   ENTITLEMENT_OUTBOX_MAX_ATTEMPTS: Int(10, { minimum: 1, description: "Publish attempts before an event is FAILED." }),
-  ENTITLEMENT_OUTBOX_BACKOFF_BASE: Duration("1s", { description: "Backoff of the first retry, before jitter." }),
-  ENTITLEMENT_OUTBOX_BACKOFF_MAX: Duration("60s", { description: "Cap of the exponential backoff, before jitter." }),
-  ENTITLEMENT_OUTBOX_BACKOFF_MIN: Duration("1s", { description: "Floor of the backoff, after jitter." }),
-  ENTITLEMENT_OUTBOX_BACKOFF_EXPONENT_BASE: Num(2.0, { minimum: 1, description: "Growth factor per attempt." }),
-  ENTITLEMENT_OUTBOX_BACKOFF_JITTER_MIN: Num(0.5, { minimum: 0, description: "Lower bound of the jitter factor." }),
-  ENTITLEMENT_OUTBOX_BACKOFF_JITTER_MAX: Num(1.5, { minimum: 0, description: "Upper bound of the jitter factor." }),
+  ...backoffVariables("ENTITLEMENT_OUTBOX"),
   ENTITLEMENT_OUTBOX_ERROR_MESSAGE_MAX_LENGTH: Int(1000, {
     minimum: 1,
     description: "last_error is cut to this many characters.",
@@ -112,8 +110,7 @@ export function loadEntitlementConfig(
   options: { requireAuth?: boolean } = {},
 ) {
   const e = parseEnv(EntitlementEnv, env, [
-    notGreater("ENTITLEMENT_OUTBOX_BACKOFF_MIN", "ENTITLEMENT_OUTBOX_BACKOFF_MAX"),
-    notGreater("ENTITLEMENT_OUTBOX_BACKOFF_JITTER_MIN", "ENTITLEMENT_OUTBOX_BACKOFF_JITTER_MAX"),
+    ...backoffRules("ENTITLEMENT_OUTBOX"),
     notGreater("ENTITLEMENT_REQUEST_QUEUE_TIMEOUT", "ENTITLEMENT_REQUEST_TIMEOUT"),
     tokensAreValid,
     ...(options.requireAuth === false ? [] : [tokensOrDisabled]),
@@ -139,14 +136,7 @@ export function loadEntitlementConfig(
       maxAttempts: e.ENTITLEMENT_OUTBOX_MAX_ATTEMPTS,
       leaseMs: e.ENTITLEMENT_OUTBOX_LEASE,
       errorMessageMaxLength: e.ENTITLEMENT_OUTBOX_ERROR_MESSAGE_MAX_LENGTH,
-      backoff: {
-        baseMs: e.ENTITLEMENT_OUTBOX_BACKOFF_BASE,
-        maxMs: e.ENTITLEMENT_OUTBOX_BACKOFF_MAX,
-        minMs: e.ENTITLEMENT_OUTBOX_BACKOFF_MIN,
-        exponentBase: e.ENTITLEMENT_OUTBOX_BACKOFF_EXPONENT_BASE,
-        jitterMin: e.ENTITLEMENT_OUTBOX_BACKOFF_JITTER_MIN,
-        jitterMax: e.ENTITLEMENT_OUTBOX_BACKOFF_JITTER_MAX,
-      },
+      backoff: backoffPolicy("ENTITLEMENT_OUTBOX", e),
     },
     retention: {
       enabled: e.ENTITLEMENT_RETENTION_ENABLED,

@@ -3,6 +3,9 @@
 import { type Static, Type } from "@sinclair/typebox";
 import {
   Bool,
+  backoffPolicy,
+  backoffRules,
+  backoffVariables,
   CommonConfig,
   Duration,
   httpPort,
@@ -32,12 +35,7 @@ export const NotificationEnv = Type.Object({
   }),
   NOTIFICATION_DELIVERY_BATCH_SIZE: Int(50, { minimum: 1, maximum: 10000, description: "Notifications per claim." }),
   NOTIFICATION_DELIVERY_MAX_ATTEMPTS: Int(10, { minimum: 1, description: "Send attempts before FAILED + DLQ." }),
-  NOTIFICATION_DELIVERY_BACKOFF_BASE: Duration("1s", { description: "Backoff of the first retry, before jitter." }),
-  NOTIFICATION_DELIVERY_BACKOFF_MAX: Duration("60s", { description: "Cap of the exponential backoff, before jitter." }),
-  NOTIFICATION_DELIVERY_BACKOFF_MIN: Duration("1s", { description: "Floor of the backoff, after jitter." }),
-  NOTIFICATION_DELIVERY_BACKOFF_EXPONENT_BASE: Num(2.0, { minimum: 1, description: "Growth factor per attempt." }),
-  NOTIFICATION_DELIVERY_BACKOFF_JITTER_MIN: Num(0.5, { minimum: 0, description: "Lower bound of the jitter factor." }),
-  NOTIFICATION_DELIVERY_BACKOFF_JITTER_MAX: Num(1.5, { minimum: 0, description: "Upper bound of the jitter factor." }),
+  ...backoffVariables("NOTIFICATION_DELIVERY"),
   NOTIFICATION_DELIVERY_ERROR_MESSAGE_MAX_LENGTH: Int(1000, {
     minimum: 1,
     description: "DLQ error_message and last_error are cut to this many characters.",
@@ -123,8 +121,7 @@ const debugApiNeedsToken: Rule<NotificationEnv> = (e) => {
 
 export function loadNotificationConfig(env: Record<string, string | undefined>) {
   const e = parseEnv(NotificationEnv, env, [
-    notGreater("NOTIFICATION_DELIVERY_BACKOFF_MIN", "NOTIFICATION_DELIVERY_BACKOFF_MAX"),
-    notGreater("NOTIFICATION_DELIVERY_BACKOFF_JITTER_MIN", "NOTIFICATION_DELIVERY_BACKOFF_JITTER_MAX"),
+    ...backoffRules("NOTIFICATION_DELIVERY"),
     webhookNeedsUrlAndSecret,
     debugApiNeedsToken,
   ]);
@@ -164,14 +161,7 @@ export function loadNotificationConfig(env: Record<string, string | undefined>) 
       maxAttempts: e.NOTIFICATION_DELIVERY_MAX_ATTEMPTS,
       leaseMs: e.NOTIFICATION_DELIVERY_LEASE,
       errorMessageMaxLength: e.NOTIFICATION_DELIVERY_ERROR_MESSAGE_MAX_LENGTH,
-      backoff: {
-        baseMs: e.NOTIFICATION_DELIVERY_BACKOFF_BASE,
-        maxMs: e.NOTIFICATION_DELIVERY_BACKOFF_MAX,
-        minMs: e.NOTIFICATION_DELIVERY_BACKOFF_MIN,
-        exponentBase: e.NOTIFICATION_DELIVERY_BACKOFF_EXPONENT_BASE,
-        jitterMin: e.NOTIFICATION_DELIVERY_BACKOFF_JITTER_MIN,
-        jitterMax: e.NOTIFICATION_DELIVERY_BACKOFF_JITTER_MAX,
-      },
+      backoff: backoffPolicy("NOTIFICATION_DELIVERY", e),
       channel: e.NOTIFICATION_DELIVERY_CHANNEL,
       failureInjection: {
         enabled: e.NOTIFICATION_DELIVERY_FAILURE_INJECTION_ENABLED,

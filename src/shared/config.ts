@@ -144,6 +144,39 @@ export function notGreater<T extends Record<string, unknown>>(low: keyof T & str
       : undefined;
 }
 
+type BackoffKey<P extends string> =
+  `${P}_BACKOFF_${"BASE" | "MAX" | "MIN" | "EXPONENT_BASE" | "JITTER_MIN" | "JITTER_MAX"}`;
+
+/** The six backoff variables of reference §5.6 under one prefix (ENTITLEMENT_OUTBOX, NOTIFICATION_DELIVERY). */
+export function backoffVariables<P extends string>(prefix: P) {
+  return {
+    [`${prefix}_BACKOFF_BASE`]: Duration("1s", { description: "Backoff of the first retry, before jitter." }),
+    [`${prefix}_BACKOFF_MAX`]: Duration("60s", { description: "Cap of the exponential backoff, before jitter." }),
+    [`${prefix}_BACKOFF_MIN`]: Duration("1s", { description: "Floor of the backoff, after jitter." }),
+    [`${prefix}_BACKOFF_EXPONENT_BASE`]: Num(2.0, { minimum: 1, description: "Growth factor per attempt." }),
+    [`${prefix}_BACKOFF_JITTER_MIN`]: Num(0.5, { minimum: 0, description: "Lower bound of the jitter factor." }),
+    [`${prefix}_BACKOFF_JITTER_MAX`]: Num(1.5, { minimum: 0, description: "Upper bound of the jitter factor." }),
+  } as Record<BackoffKey<P>, ReturnType<typeof Num>>;
+}
+
+/** min ≤ max for the backoff floor/cap and for the jitter bounds. */
+export function backoffRules<P extends string>(prefix: P): Rule<Record<BackoffKey<P>, number>>[] {
+  const key = (name: string) => `${prefix}_BACKOFF_${name}` as BackoffKey<P>;
+  return [notGreater(key("MIN"), key("MAX")), notGreater(key("JITTER_MIN"), key("JITTER_MAX"))];
+}
+
+/** The parsed backoff variables of `prefix` as the policy the retry code takes. */
+export function backoffPolicy<P extends string>(prefix: P, e: Record<BackoffKey<P>, number>) {
+  return {
+    baseMs: e[`${prefix}_BACKOFF_BASE`],
+    maxMs: e[`${prefix}_BACKOFF_MAX`],
+    minMs: e[`${prefix}_BACKOFF_MIN`],
+    exponentBase: e[`${prefix}_BACKOFF_EXPONENT_BASE`],
+    jitterMin: e[`${prefix}_BACKOFF_JITTER_MIN`],
+    jitterMax: e[`${prefix}_BACKOFF_JITTER_MAX`],
+  };
+}
+
 /** The reference's `server.port` as a variable (CONTRACT §2 maps every reference key); PORT wins when both are set. */
 export const ServerPortAlias = {
   SERVER_PORT: Type.Optional(

@@ -150,6 +150,27 @@ describe("notification configuration", () => {
     expect(c.debugApi.enabled).toBe(false);
   });
 
+  test("delivery backoff: defaults of reference §5.6, and min greater than max is refused", () => {
+    expect(loadNotificationConfig({}).delivery.backoff).toEqual({
+      baseMs: 1000,
+      maxMs: 60_000,
+      minMs: 1000,
+      exponentBase: 2,
+      jitterMin: 0.5,
+      jitterMax: 1.5,
+    });
+    expect(
+      problemsOf(() =>
+        loadNotificationConfig({
+          NOTIFICATION_DELIVERY_BACKOFF_JITTER_MIN: "2",
+          NOTIFICATION_DELIVERY_BACKOFF_JITTER_MAX: "1",
+        }),
+      ),
+    ).toEqual([
+      "NOTIFICATION_DELIVERY_BACKOFF_JITTER_MIN=2 must not be greater than NOTIFICATION_DELIVERY_BACKOFF_JITTER_MAX=1",
+    ]);
+  });
+
   test("ack wait and max deliver must be positive (reference tests 48, 49)", () => {
     const problems = problemsOf(() =>
       loadNotificationConfig({ NOTIFICATION_NATS_ACK_WAIT: "0", NOTIFICATION_NATS_MAX_DELIVER: "0" }),
