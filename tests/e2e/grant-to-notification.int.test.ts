@@ -5,6 +5,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import postgres from "postgres";
 import { createTestDatabase, natsUrl, type TestDatabase, uniqueName } from "../support/infra.ts";
+import { waitUntil } from "../support/wait.ts";
 
 setDefaultTimeout(120_000);
 
@@ -72,16 +73,6 @@ async function listeningPort(out: ReadableStream<Uint8Array>, name: string): Pro
   }
 }
 
-async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(100);
-  }
-}
-
 test("a grant over HTTP becomes exactly one SENT notification carrying its trace id", async () => {
   const nats = await natsUrl();
   const digest = new Bun.CryptoHasher("sha256").update(TOKEN).digest("hex");
@@ -116,8 +107,10 @@ test("a grant over HTTP becomes exactly one SENT notification carrying its trace
   const entitlementUrl = `http://127.0.0.1:${await entitlement.port}`;
   const notificationUrl = `http://127.0.0.1:${await notification.port}`;
   for (const base of [entitlementUrl, notificationUrl]) {
-    await eventually(`${base}/readyz`, async () =>
-      (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200 ? true : undefined,
+    await waitUntil(
+      async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200,
+      `${base}/readyz`,
+      60_000,
     );
   }
 
@@ -141,12 +134,16 @@ test("a grant over HTTP becomes exactly one SENT notification carrying its trace
   expect(grant.status, "the grant is accepted").toBe(200);
   expect(await grant.json()).toMatchObject({ user_id: user, status: "ACTIVE", version: 0 });
 
-  const sent = await eventually("the notification to be SENT", async () => {
-    const rows = await sql`
-      select n.status, n.event_id::text, n.payload_json ->> 'trace_id' as trace_id, n.type
-      from notification.notifications n where n.user_id = ${user}`;
-    return rows.length === 1 && rows[0]?.status === "SENT" ? rows[0] : undefined;
-  });
+  const sent = await waitUntil(
+    async () => {
+      const rows = await sql`
+        select n.status, n.event_id::text, n.payload_json ->> 'trace_id' as trace_id, n.type
+        from notification.notifications n where n.user_id = ${user}`;
+      return rows.length === 1 && rows[0]?.status === "SENT" ? rows[0] : undefined;
+    },
+    "the notification to be SENT",
+    60_000,
+  );
   expect(sent.type).toBe("EntitlementGranted");
   expect(sent.trace_id, "the X-Trace-Id of the grant reaches the notification").toBe(traceId);
 

@@ -13,6 +13,7 @@ import { ensureEntitlementStream } from "../../src/entitlement/outbox/stream.ts"
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createTestDatabase, natsUrl, type TestDatabase, uniqueName } from "../support/infra.ts";
+import { waitUntil } from "../support/wait.ts";
 
 export type Fixture = {
   db: TestDatabase;
@@ -222,12 +223,7 @@ export async function streamCount(jsm: JetStreamManager, stream: string): Promis
 
 /** Polls `check` until it returns true; the generous timeout is for a loaded 2-core CI machine. */
 export async function waitFor(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 20_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await Bun.sleep(20);
-  }
-  throw new Error(`timed out after ${timeoutMs}ms waiting for: ${what}`);
+  await waitUntil(check, what, timeoutMs, 20);
 }
 
 export async function metricValue(registry: Registry, name: string, labels: Record<string, string> = {}) {

@@ -16,6 +16,7 @@ import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createRegistry } from "../../src/shared/metrics.ts";
 import { uniqueName } from "../support/infra.ts";
+import { waitUntil } from "../support/wait.ts";
 
 export function notificationSql(url: string, max = 8): Sql {
   return createSql({ url, schema: SCHEMA, max, applicationName: "notification-test" });
@@ -126,20 +127,8 @@ export async function notificationRow(sql: Sql, id: string) {
 }
 
 /** Polls `probe` until it returns a value other than undefined; generous by default for a loaded machine. */
-export async function waitFor<T>(
-  probe: () => Promise<T | undefined>,
-  what: string,
-  timeoutMs = 30_000,
-  intervalMs = 100,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}`);
-    await Bun.sleep(intervalMs);
-  }
-}
+export const waitFor = <T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 30_000, intervalMs = 100) =>
+  waitUntil(probe, what, timeoutMs, intervalMs);
 
 /** Delivery dependencies with max attempts 3, a fixed clock and a sender that records what it was given. */
 export function deliveryDeps(
