@@ -11,8 +11,6 @@ import {
   httpPort,
   Int,
   NonBlank,
-  Num,
-  notGreater,
   OneOf,
   Optional,
   parseEnv,
