@@ -1,37 +1,26 @@
 // The relay loop against real PostgreSQL and JetStream: LISTEN wake-up, several relays at once, the lease heartbeat,
 // graceful stop, a relay that never dies, and the measured time from commit to stream append.
-import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Publisher } from "../../src/entitlement/outbox/publisher.ts";
 import { claimOutboxBatch } from "../../src/entitlement/outbox/queries.ts";
 import { createSql } from "../../src/shared/db.ts";
 import {
   countByStatus,
-  type Fixture,
   insertEvent,
   insertEvents,
   makeRelay,
   metricValue,
-  openFixture,
   readEvent,
   readStream,
   streamCount,
+  useFixture,
   waitFor,
 } from "./outbox.helpers.ts";
 
 // Real PostgreSQL and NATS on a loaded 2-core CI machine: waits are polled, but the whole test may take a while.
 setDefaultTimeout(90_000);
 
-let f: Fixture;
-beforeAll(async () => {
-  f = await openFixture("loop");
-});
-afterAll(async () => {
-  await f.close();
-});
-beforeEach(async () => {
-  await f.sql`truncate outbox_events`;
-  await f.jsm.streams.purge(f.stream);
-});
+const f = useFixture("loop");
 
 /** Runs `relays` until the callback is done, then stops them and waits for their loops to return. */
 async function running<T>(relays: { run: (s: AbortSignal) => Promise<void> }[], body: () => Promise<T>): Promise<T> {

@@ -1,31 +1,20 @@
 // The reference's publisher cases (§10.1 items 37–43) with real rows and a real stream instead of mocks.
-import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import {
-  type Fixture,
   failingFirst,
   insertEvent,
   makeRelay,
   metricValue,
-  openFixture,
   readEvent,
   readStream,
   streamCount,
+  useFixture,
 } from "./outbox.helpers.ts";
 
 // Real PostgreSQL and NATS on a loaded 2-core CI machine: waits are polled, but the whole test may take a while.
 setDefaultTimeout(90_000);
 
-let f: Fixture;
-beforeAll(async () => {
-  f = await openFixture("publish");
-});
-afterAll(async () => {
-  await f.close();
-});
-beforeEach(async () => {
-  await f.sql`truncate outbox_events`;
-  await f.jsm.streams.purge(f.stream);
-});
+const f = useFixture("publish");
 
 describe("publisher cases (reference items 37–43)", () => {
   test("a poison event ends FAILED at once with its error and does not hold back the others (item 37)", async () => {

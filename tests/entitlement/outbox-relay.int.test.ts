@@ -1,36 +1,25 @@
 // One relay batch against real PostgreSQL and JetStream: seed 004's W-101..W-105 adapted to this outbox.
-import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { fromBinary } from "@bufbuild/protobuf";
 import { headers as natsHeaders } from "@nats-io/transport-node";
 import { claimOutboxBatch, markOutboxPublished } from "../../src/entitlement/outbox/queries.ts";
 import { EntitlementEventSchema } from "../../src/gen/entitlement_event_pb.ts";
 import {
-  type Fixture,
   failingFirst,
   insertEvent,
   makeRelay,
   manualClock,
   metricValue,
-  openFixture,
   readEvent,
   readStream,
   streamCount,
+  useFixture,
 } from "./outbox.helpers.ts";
 
 // Real PostgreSQL and NATS on a loaded 2-core CI machine: waits are polled, but the whole test may take a while.
 setDefaultTimeout(90_000);
 
-let f: Fixture;
-beforeAll(async () => {
-  f = await openFixture("relay");
-});
-afterAll(async () => {
-  await f.close();
-});
-beforeEach(async () => {
-  await f.sql`truncate outbox_events`;
-  await f.jsm.streams.purge(f.stream);
-});
+const f = useFixture("relay");
 
 describe("seed 004 scenarios", () => {
   test("W-101: PENDING → IN_FLIGHT → PUBLISHED, and the message is in the stream with its headers and body", async () => {

@@ -1,5 +1,6 @@
 // Shared fixtures of the outbox and retention tests: a database per file, unique stream names, outbox rows written
 // directly with SQL (as the API's grant transaction would), and a relay wired like the service wires it.
+import { afterAll, beforeAll, beforeEach } from "bun:test";
 import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { Registry } from "prom-client";
@@ -49,6 +50,25 @@ export async function openFixture(label: string): Promise<Fixture> {
       await db.drop();
     },
   };
+}
+
+/**
+ * Registers the hooks of one test file: a fixture opened before all tests, an empty outbox and stream before each,
+ * everything closed after all. The returned object is filled in by the first hook.
+ */
+export function useFixture(label: string): Fixture {
+  const f = {} as Fixture;
+  beforeAll(async () => {
+    Object.assign(f, await openFixture(label));
+  });
+  afterAll(async () => {
+    await f.close();
+  });
+  beforeEach(async () => {
+    await f.sql`truncate outbox_events`;
+    await f.jsm.streams.purge(f.stream);
+  });
+  return f;
 }
 
 export function settingsFor(subject: string, overrides: Partial<RelaySettings> = {}): RelaySettings {
