@@ -5,24 +5,16 @@ import { join, resolve } from "node:path";
 import { findTokenEntry } from "../../src/entitlement/auth/tokens.ts";
 import { loadEntitlementConfig } from "../../src/entitlement/config.ts";
 import { EXIT_CONFIG } from "../../src/shared/config.ts";
+import { runCommand } from "../support/process.ts";
 
 const main = join(resolve(import.meta.dir, "../.."), "src/entitlement/main.ts");
 
-async function run(args: string[], env: Record<string, string> = {}) {
+function run(args: string[], env: Record<string, string> = {}) {
   const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("ENTITLEMENT_AUTH")));
-  const proc = Bun.spawn([process.execPath, main, ...args], {
+  return runCommand([process.execPath, main, ...args], {
     env: { ...clean, DATABASE_URL: "postgres://postgres@127.0.0.1:9/none", LOG_LEVEL: "silent", ...env },
-    stdout: "pipe",
-    stderr: "pipe",
+    timeoutMs: 20_000,
   });
-  const timer = setTimeout(() => proc.kill("SIGKILL"), 20_000);
-  const [code, stdout, stderr] = await Promise.all([
-    proc.exited,
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-  ]);
-  clearTimeout(timer);
-  return { code, stdout, stderr };
 }
 
 test("serve without tokens and without ENTITLEMENT_AUTH_DISABLED=true exits 78 before touching the database", async () => {

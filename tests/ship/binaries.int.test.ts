@@ -8,26 +8,13 @@ import { join } from "node:path";
 import postgres from "postgres";
 import type { ServiceName } from "../../scripts/build.ts";
 import { postgresAdminUrl, uniqueName } from "../support/infra.ts";
+import { runCommand } from "../support/process.ts";
 import { builtBinary } from "./support.ts";
 
 const BUILD_TIMEOUT = 240_000;
 
-async function run(binary: string, args: string[], env: Record<string, string>, cwd: string) {
-  const proc = Bun.spawn([binary, ...args], {
-    cwd,
-    env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin", LOG_LEVEL: "warn", ...env },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const timer = setTimeout(() => proc.kill("SIGKILL"), 60_000);
-  const [code, stdout, stderr] = await Promise.all([
-    proc.exited,
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-  ]);
-  clearTimeout(timer);
-  return { code, stdout, stderr };
-}
+const run = (binary: string, args: string[], env: Record<string, string>, cwd: string) =>
+  runCommand([binary, ...args], { cwd, env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin", LOG_LEVEL: "warn", ...env } });
 
 function describeBinary(name: ServiceName, badVariable: string, operatorCommands: string[][]) {
   describe(`dist/${name}`, () => {

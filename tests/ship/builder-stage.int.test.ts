@@ -5,6 +5,7 @@ import { afterAll, expect, setDefaultTimeout, test } from "bun:test";
 import { cpSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { runCommand } from "../support/process.ts";
 import { builderContextPaths } from "./dockerfile.ts";
 
 setDefaultTimeout(180_000);
@@ -18,13 +19,8 @@ test("the builder stage's COPY inputs install from the lockfile and build the ex
   expect(paths).toContain("bun.lock");
   for (const path of paths) cpSync(join(root, path), join(dir, path), { recursive: true });
   const run = async (cmd: string[]) => {
-    const child = Bun.spawn(cmd, { cwd: dir, stdout: "pipe", stderr: "pipe" });
-    const [code, out, err] = await Promise.all([
-      child.exited,
-      new Response(child.stdout).text(),
-      new Response(child.stderr).text(),
-    ]);
-    expect(code, `${cmd.join(" ")}:\n${out}\n${err}`).toBe(0);
+    const r = await runCommand(cmd, { cwd: dir, timeoutMs: 150_000 });
+    expect(r.code, `${cmd.join(" ")}:\n${r.stdout}\n${r.stderr}`).toBe(0);
   };
   await run(["bun", "install", "--frozen-lockfile"]);
   await run(["bun", "run", "build", "--only", "entitlement", "--target", "bun-linux-x64"]);

@@ -35,15 +35,6 @@ export function builtBinary(name: ServiceName): Promise<string> {
   return build;
 }
 
-/** A TCP port nobody listens on right now. */
-export function freePort(): number {
-  const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
-  const port = server.port;
-  server.stop(true);
-  if (port === undefined) throw new Error("no free port");
-  return port;
-}
-
 /** Polls `url` until it answers 200 (resolves the response) or `timeoutMs` passes (throws, naming the last outcome). */
 export async function waitForOk(url: string, timeoutMs: number, alive: () => boolean = () => true): Promise<Response> {
   const deadline = Date.now() + timeoutMs;
@@ -61,3 +52,5 @@ export async function waitForOk(url: string, timeoutMs: number, alive: () => boo
   }
   throw new Error(`${url} did not answer 200 within ${timeoutMs}ms (last: ${last})`);
 }
+
+export { freePort } from "../support/process.ts";
