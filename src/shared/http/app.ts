@@ -37,13 +37,20 @@ function statusCode(status: number): ErrorCode {
   }
 }
 
-/** Turns an Elysia route pattern into a matcher, to tell 405 (path known, method not) from 404. */
+const patterns = new Map<string, RegExp>();
+
+/** Turns an Elysia route pattern into a matcher (built once per route), to tell 405 (path known) from 404. */
 function patternOf(path: string): RegExp {
-  const body = path
-    .split("/")
-    .map((part) => (part.startsWith(":") ? "[^/]+" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
-    .join("/");
-  return new RegExp(`^${body}$`);
+  let pattern = patterns.get(path);
+  if (!pattern) {
+    const body = path
+      .split("/")
+      .map((part) => (part.startsWith(":") ? "[^/]+" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
+      .join("/");
+    pattern = new RegExp(`^${body}$`);
+    patterns.set(path, pattern);
+  }
+  return pattern;
 }
 
 export function createHttpApp(deps: HttpDeps) {
