@@ -1,18 +1,18 @@
-// The Entitlement executable: the only place that reads process.env. `serve` (the default) migrates, then runs the
-// HTTP API and the background workers until SIGTERM/SIGINT; `migrate` applies pending migrations and exits.
+// Composition root of the Entitlement executable (STYLE §1): the only place that reads process.env, opens PostgreSQL
+// and NATS, listens and starts the loops. `serve` (the default) migrates, then runs the HTTP API and the background
+// workers until SIGTERM/SIGINT; `migrate` applies pending migrations and exits.
 import pkg from "../../package.json" with { type: "json" };
-import { dispatch, withoutArgs } from "../shared/cli.ts";
+import { type Command, dispatch, withoutArgs } from "../shared/cli.ts";
 import { createRegistry } from "../shared/metrics.ts";
-import { connectNats } from "../shared/nats.ts";
+import { openNatsLink } from "../shared/nats.ts";
 import { systemClock, workerId } from "../shared/runtime.ts";
-import { runMigrate, runServe, type ServiceSpec, type Worker } from "../shared/service.ts";
+import { runMigrate, runServe, type ServiceSpec } from "../shared/service.ts";
 import { createApp } from "./app.ts";
 import { tokenCommand } from "./auth/command.ts";
 import { type EntitlementConfig, loadEntitlementConfig } from "./config.ts";
 import { migrations, SCHEMA } from "./migrations.ts";
 import { entitlementOpsCommands } from "./ops/commands.ts";
-import { createOutboxWorker } from "./outbox/worker.ts";
-import { createRetentionWorker } from "./retention/worker.ts";
+import { createWorkers } from "./workers.ts";
 
 const spec: ServiceSpec<EntitlementConfig> = {
   name: "entitlement",
@@ -44,38 +44,24 @@ const spec: ServiceSpec<EntitlementConfig> = {
     });
     // NATS connects in the background (retrying forever): the API serves while NATS is down (CONTRACT §8.6).
     // Without async traces the relay's CPU per 100,000 events fell from ~4.0 to ~3.1 s (docs/benchmarks.md).
-    const nats = config.outbox.enabled
-      ? connectNats({ ...config.nats, name: "entitlement", noAsyncTraces: true }, log.child({ component: "nats" }))
+    const link = config.outbox.enabled
+      ? openNatsLink({ ...config.nats, name: "entitlement", noAsyncTraces: true }, log.child({ component: "nats" }))
       : undefined;
-    const workers: Worker[] = [];
-    if (nats) {
-      workers.push(
-        createOutboxWorker({
-          sql,
-          nats,
-          log,
-          now: systemClock,
-          registry,
-          workerId: workerId(config.workerId),
-          settings: { ...config.outbox, subject: config.nats.subject },
-          stream: config.nats,
-        }),
-      );
-    }
-    if (config.retention.enabled) {
-      workers.push(createRetentionWorker({ sql, log, now: systemClock, settings: config.retention }));
-    }
-    const close = async () => {
-      // A connection still being made is left to process exit; one that is up is drained.
-      const nc = nats && (await Promise.race([nats, Promise.resolve(undefined)]));
-      await nc?.drain().catch(() => {});
-    };
-    return { app, workers, close };
+    const workers = createWorkers({
+      config,
+      sql,
+      log,
+      now: systemClock,
+      registry,
+      workerId: workerId(config.workerId),
+      link,
+    });
+    return { app, workers, close: async () => link?.close() };
   },
 };
 
 const env = process.env;
-const code = await dispatch("entitlement", process.argv.slice(2), [
+const commands: Command[] = [
   {
     name: "serve",
     summary: "apply pending migrations, then serve the API and run the workers",
@@ -91,5 +77,6 @@ const code = await dispatch("entitlement", process.argv.slice(2), [
   },
   ...entitlementOpsCommands(env),
   tokenCommand(),
-]);
-process.exit(code);
+];
+
+process.exitCode = await dispatch("entitlement", process.argv.slice(2), commands);

@@ -3,7 +3,7 @@
 import pkg from "../../package.json" with { type: "json" };
 import { type Command, dispatch, withoutArgs } from "../shared/cli.ts";
 import { createRegistry } from "../shared/metrics.ts";
-import { connectNats } from "../shared/nats.ts";
+import { openNatsLink } from "../shared/nats.ts";
 import { systemClock, Waker, workerId } from "../shared/runtime.ts";
 import { runMigrate, runServe, type ServiceSpec } from "../shared/service.ts";
 import { createApp } from "./app.ts";
@@ -11,7 +11,6 @@ import { loadNotificationConfig, type NotificationConfig } from "./config.ts";
 import type { ConsumerHealth } from "./consumer/worker.ts";
 import { createNotificationMetrics } from "./metrics.ts";
 import { migrations, SCHEMA } from "./migrations.ts";
-import { createNatsLink } from "./nats/link.ts";
 import { notificationOpsCommands } from "./ops/commands.ts";
 import { createWorkers } from "./workers.ts";
 
@@ -27,13 +26,11 @@ const spec: ServiceSpec<NotificationConfig> = {
     const registry = createRegistry("notification", { defaultMetrics: true });
     const metrics = createNotificationMetrics(registry);
     const health: ConsumerHealth = { bound: false };
+    // NATS connects in the background (retrying forever): /healthz and /readyz answer while NATS is down.
     const link = config.nats.enabled
-      ? createNatsLink(
-          connectNats(
-            { url: config.nats.url, connectionTimeoutMs: config.nats.connectionTimeoutMs, name: "notification" },
-            log.child({ component: "nats" }),
-          ),
-          log,
+      ? openNatsLink(
+          { url: config.nats.url, connectionTimeoutMs: config.nats.connectionTimeoutMs, name: "notification" },
+          log.child({ component: "nats" }),
         )
       : undefined;
     if (!link) log.warn("NATS_ENABLED=false: no entitlement events are consumed");
@@ -60,18 +57,19 @@ const spec: ServiceSpec<NotificationConfig> = {
   },
 };
 
+const env = process.env;
 const commands: Command[] = [
   {
     name: "serve",
-    summary: "apply migrations, then serve HTTP and run the workers (default)",
-    run: withoutArgs("notification", "serve", () => runServe(spec, process.env)),
+    summary: "apply pending migrations, then serve HTTP and run the workers",
+    run: withoutArgs("notification", "serve", () => runServe(spec, env)),
   },
   {
     name: "migrate",
     summary: "apply pending migrations and exit",
-    run: withoutArgs("notification", "migrate", () => runMigrate(spec, process.env)),
+    run: withoutArgs("notification", "migrate", () => runMigrate(spec, env)),
   },
-  ...notificationOpsCommands(process.env),
+  ...notificationOpsCommands(env),
 ];
 
 process.exitCode = await dispatch("notification", process.argv.slice(2), commands);

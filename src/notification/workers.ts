@@ -1,8 +1,8 @@
 // Builds the background workers from the opened resources; main and the integration tests share it.
 import type { Sql } from "../shared/db.ts";
 import type { Logger } from "../shared/logger.ts";
-import type { Clock, Waker } from "../shared/runtime.ts";
-import type { Worker } from "../shared/service.ts";
+import type { NatsLink } from "../shared/nats.ts";
+import type { Clock, Waker, Worker } from "../shared/runtime.ts";
 import { createAdvisoryCapture } from "./advisories/worker.ts";
 import { createSender } from "./channels/select.ts";
 import type { Sender } from "./channels/sender.ts";
@@ -10,7 +10,6 @@ import type { NotificationConfig } from "./config.ts";
 import { type ConsumerHealth, createEventConsumer } from "./consumer/worker.ts";
 import { createDeliveryWorker } from "./delivery/worker.ts";
 import type { NotificationMetrics } from "./metrics.ts";
-import type { NatsLink } from "./nats/link.ts";
 import { createRetentionWorker } from "./retention/worker.ts";
 
 /** Events per consumer transaction; the client keeps at most this many unacknowledged messages buffered. */

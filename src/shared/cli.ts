@@ -1,5 +1,7 @@
 // Subcommand dispatch shared by both executables (CONTRACT §1): none means `serve`; `--help` lists them;
-// an unknown subcommand or flag exits 2 with a usage line.
+// an unknown subcommand or flag exits 2 with a usage line; invalid configuration exits 78.
+import { ConfigError, EXIT_CONFIG } from "./config.ts";
+
 export const EXIT_USAGE = 2;
 
 export type Command = {
@@ -41,4 +43,25 @@ export function withoutArgs(program: string, name: string, run: () => Promise<nu
     console.error(`${program} ${name}: unexpected argument '${args[0]}'\nusage: ${program} ${name}`);
     return EXIT_USAGE;
   };
+}
+
+/**
+ * Loads the configuration a command needs, then runs it. Invalid configuration prints every problem on a line of its
+ * own (`<program>: configuration: <problem>`) and returns 78 without running `body`. Every command (serve, migrate,
+ * healthcheck, the operator commands) loads its configuration through here.
+ */
+export async function withConfig<C>(
+  program: string,
+  load: () => C,
+  body: (config: C) => Promise<number>,
+): Promise<number> {
+  let config: C;
+  try {
+    config = load();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    for (const problem of error.problems) console.error(`${program}: configuration: ${problem}`);
+    return EXIT_CONFIG;
+  }
+  return body(config);
 }

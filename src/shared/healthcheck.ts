@@ -1,7 +1,6 @@
 // `<service> healthcheck`: asks the running service's own /readyz, so an image FROM scratch (no shell, no curl) can
 // still have a container health check. Exit 0 when ready, 1 otherwise, 78 on bad configuration.
-import { type Command, EXIT_USAGE } from "./cli.ts";
-import { ConfigError, EXIT_CONFIG } from "./config.ts";
+import { type Command, EXIT_USAGE, withConfig } from "./cli.ts";
 
 export async function probeReadiness(port: number, timeoutMs = 3_000): Promise<number> {
   try {
@@ -24,13 +23,7 @@ export function healthcheckCommand(service: string, portOf: () => number): Comma
         console.error(`usage: ${service} healthcheck`);
         return EXIT_USAGE;
       }
-      try {
-        return await probeReadiness(portOf());
-      } catch (error) {
-        if (!(error instanceof ConfigError)) throw error;
-        for (const p of error.problems) console.error(`${service}: configuration: ${p}`);
-        return EXIT_CONFIG;
-      }
+      return withConfig(service, portOf, (port) => probeReadiness(port));
     },
   };
 }

@@ -1,6 +1,7 @@
 // Forward-only migrations: numbered .sql files in db/<service>/, embedded into the executable through text imports,
 // applied in one transaction under an advisory lock so that several replicas may start at once.
 import type { Sql } from "./db.ts";
+import { sha256Int64 } from "./ids.ts";
 
 export type Migration = { version: number; name: string; sql: string };
 
@@ -19,10 +20,7 @@ export function migrationList(files: Record<string, string>): Migration[] {
 }
 
 /** Stable 64-bit advisory-lock key per schema, so two services migrating one database do not wait for each other. */
-function lockKey(schema: string): bigint {
-  const digest = new Bun.CryptoHasher("sha256").update(`migrate:${schema}`).digest();
-  return new DataView(digest.buffer, digest.byteOffset, 8).getBigInt64(0, false);
-}
+const lockKey = (schema: string): bigint => sha256Int64(`migrate:${schema}`);
 
 /** Applies pending migrations; returns the names applied (empty when the schema is current). */
 export async function migrate(sql: Sql, schema: string, migrations: Migration[]): Promise<string[]> {

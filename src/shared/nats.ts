@@ -1,5 +1,6 @@
 // NATS connection (the @nats-io/transport-node client). The connection retries forever, first attempt included, so a
-// service can start and serve while NATS is down; callers watch `status()` and `isClosed()` instead of failing.
+// service can start and serve while NATS is down; workers reach it through one NatsLink, which tells them whether it is
+// usable right now and when it came back.
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "./logger.ts";
 
@@ -17,10 +18,11 @@ export type NatsOptions = {
 };
 
 /**
- * Connects to NATS, retrying until it answers (or `signal` aborts). Logs each state change once, without credentials.
+ * Connects to NATS, retrying until it answers. When `signal` aborts first the promise rejects at once, and a connection
+ * that arrives later is closed. Logs each state change once, without credentials.
  */
 export async function connectNats(options: NatsOptions, log: Logger, signal?: AbortSignal): Promise<NatsConnection> {
-  const nc = await connect({
+  const connecting = connect({
     servers: options.url.split(",").map((s) => s.trim()),
     name: options.name,
     timeout: options.connectionTimeoutMs,
@@ -30,10 +32,7 @@ export async function connectNats(options: NatsOptions, log: Logger, signal?: Ab
     pingInterval: 10_000,
     noAsyncTraces: options.noAsyncTraces ?? false,
   });
-  if (signal?.aborted) {
-    await nc.close();
-    throw new Error("aborted while connecting to NATS");
-  }
+  const nc = await (signal ? untilAborted(connecting, signal) : connecting);
   log.info({ server: nc.getServer() }, "connected to NATS");
   void (async () => {
     for await (const s of nc.status()) {
@@ -45,21 +44,48 @@ export async function connectNats(options: NatsOptions, log: Logger, signal?: Ab
   return nc;
 }
 
-/** Whether a connection is usable right now, for workers that must not act while NATS is away. */
+/** `connecting`, or a rejection as soon as `signal` aborts; a connection that arrives after the abort is closed. */
+function untilAborted(connecting: Promise<NatsConnection>, signal: AbortSignal): Promise<NatsConnection> {
+  const abandon = () => {
+    connecting.then((nc) => nc.close()).catch(() => {});
+    return new Error("aborted while connecting to NATS");
+  };
+  if (signal.aborted) return Promise.reject(abandon());
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(abandon());
+    signal.addEventListener("abort", onAbort, { once: true });
+    connecting.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
+/** The NATS connection as every worker sees it, while it is still being made and across outages. */
 export type NatsLink = {
+  /** The connection once it is up, or undefined when `signal` aborts (or the link is closed) first. */
+  get(signal: AbortSignal): Promise<NatsConnection | undefined>;
+  /** True while connected: false before the first connection, during an outage and after close. */
   connected(): boolean;
   /** Calls `listener` after every reconnect; returns a function that removes it. */
   onReconnect(listener: () => void): () => void;
+  /** Stops a connection still being made and drains one that is up. */
+  close(): Promise<void>;
 };
 
-/**
- * Follows the connection's status events. Starts as connected (call it on a connection `connectNats` returned);
- * a disconnect or close makes it false until the next reconnect.
- */
-export function watchNatsLink(nc: NatsConnection): NatsLink {
-  let up = !nc.isClosed();
+/** Connects in the background (see connectNats) and returns the link at once, so HTTP serves meanwhile. */
+export function openNatsLink(options: NatsOptions, log: Logger): NatsLink {
+  const closing = new AbortController();
+  return createNatsLink(connectNats(options, log, closing.signal), log, closing);
+}
+
+/** A link over a connection being made; `closing` is aborted by `close()` (openNatsLink hands it to connectNats). */
+export function createNatsLink(
+  connecting: Promise<NatsConnection>,
+  log: Logger,
+  closing: AbortController = new AbortController(),
+): NatsLink {
+  let connection: NatsConnection | undefined;
+  let up = false;
   const listeners = new Set<() => void>();
-  void (async () => {
+  const follow = async (nc: NatsConnection) => {
     for await (const s of nc.status()) {
       if (s.type === "disconnect" || s.type === "close") up = false;
       else if (s.type === "reconnect") {
@@ -67,12 +93,37 @@ export function watchNatsLink(nc: NatsConnection): NatsLink {
         for (const listener of listeners) listener();
       }
     }
-  })();
+  };
+  const ready = connecting.then(
+    (nc) => {
+      connection = nc;
+      up = !nc.isClosed();
+      void follow(nc).catch(() => {});
+      if (closing.signal.aborted) void nc.close();
+      return nc;
+    },
+    (error) => {
+      if (!closing.signal.aborted) log.error({ err: error }, "NATS connection failed");
+      return undefined;
+    },
+  );
   return {
-    connected: () => up && !nc.isClosed(),
+    get: (signal) =>
+      signal.aborted || closing.signal.aborted
+        ? Promise.resolve(undefined)
+        : Promise.race([ready, abortOf(signal), abortOf(closing.signal)]),
+    connected: () => up && connection !== undefined && !connection.isClosed(),
     onReconnect(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
+    close: async () => {
+      closing.abort();
+      if (!connection || connection.isClosed()) return;
+      await connection.drain().catch((error) => log.warn({ err: error }, "NATS drain failed"));
+    },
   };
 }
+
+const abortOf = (signal: AbortSignal) =>
+  new Promise<undefined>((resolve) => signal.addEventListener("abort", () => resolve(undefined), { once: true }));

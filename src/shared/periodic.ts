@@ -1,7 +1,6 @@
 // Small building blocks of the periodic jobs (both services' retention).
 import type { Logger } from "./logger.ts";
-import { sleep } from "./runtime.ts";
-import type { Worker } from "./service.ts";
+import { sleep, type Worker } from "./runtime.ts";
 
 /**
  * Runs `step(limit)` until it handles fewer than `limit` rows (or `signal` aborts) and returns the total: bounded

@@ -1,8 +1,11 @@
-// Small process-level helpers: the clock, the worker id, sleeping that honours shutdown, and signal handling.
+// Small process-level helpers: the clock, the worker shape and id, sleeping that honours shutdown, signal handling.
 import { hostname } from "node:os";
 import type { Logger } from "./logger.ts";
 
 export type Clock = () => Date;
+
+/** A background loop. `run` returns once `signal` aborts and its current batch is finished; it never throws. */
+export type Worker = { name: string; run: (signal: AbortSignal) => Promise<void> };
 export const systemClock: Clock = () => new Date();
 
 /** The id written to `locked_by`: $HOSTNAME (or the OS host name) plus the process id, so two workers on one host differ. */

@@ -2,14 +2,11 @@
 // advisory lock, serve HTTP, run background workers, and on SIGTERM/SIGINT stop taking requests, let workers finish
 // their batch, close connections and exit 0.
 import type { AnyElysia } from "elysia";
-import { ConfigError, EXIT_CONFIG } from "./config.ts";
+import { withConfig } from "./cli.ts";
 import { createSql, type Sql } from "./db.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import { type Migration, migrate } from "./migrate.ts";
-import { onShutdownSignal } from "./runtime.ts";
-
-/** A background loop. `run` returns once `signal` aborts and its current batch is finished; it never throws. */
-export type Worker = { name: string; run: (signal: AbortSignal) => Promise<void> };
+import { onShutdownSignal, type Worker } from "./runtime.ts";
 
 export type Running = {
   app: AnyElysia;
@@ -30,21 +27,27 @@ export type ServiceSpec<C> = {
   start: (ctx: { config: C; sql: Sql; log: Logger }) => Promise<Running>;
 };
 
-/** Parses configuration or prints every problem on one line each and exits 78. */
-export function loadConfigOrExit<C>(spec: ServiceSpec<C>, env: Record<string, string | undefined>): C {
-  try {
-    return spec.loadConfig(env);
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      for (const problem of error.problems) console.error(`${spec.name}: configuration: ${problem}`);
-      process.exit(EXIT_CONFIG);
-    }
-    throw error;
-  }
+type Env = Record<string, string | undefined>;
+
+/** `migrate`: applies pending migrations and returns 0 (1 when they fail, 78 on invalid configuration). */
+export function runMigrate<C>(spec: ServiceSpec<C>, env: Env): Promise<number> {
+  return withConfig(
+    spec.name,
+    () => spec.loadConfig(env),
+    (config) => migrateOnly(spec, config),
+  );
 }
 
-export async function runMigrate<C>(spec: ServiceSpec<C>, env: Record<string, string | undefined>): Promise<number> {
-  const config = loadConfigOrExit(spec, env);
+/** `serve`: runs until SIGTERM/SIGINT, which exits the process (78 on invalid configuration). */
+export function runServe<C>(spec: ServiceSpec<C>, env: Env): Promise<number> {
+  return withConfig(
+    spec.name,
+    () => spec.loadConfig(env),
+    (config) => serve(spec, config),
+  );
+}
+
+async function migrateOnly<C>(spec: ServiceSpec<C>, config: C): Promise<number> {
   const log = createLogger({ level: spec.logLevel(config), service: spec.name });
   const db = spec.database(config);
   const sql = createSql({ url: db.url, schema: spec.schema, max: 1, applicationName: `${spec.name}-migrate` });
@@ -61,8 +64,7 @@ export async function runMigrate<C>(spec: ServiceSpec<C>, env: Record<string, st
   }
 }
 
-export async function runServe<C>(spec: ServiceSpec<C>, env: Record<string, string | undefined>): Promise<number> {
-  const config = loadConfigOrExit(spec, env);
+async function serve<C>(spec: ServiceSpec<C>, config: C): Promise<number> {
   const log = createLogger({ level: spec.logLevel(config), service: spec.name });
   const db = spec.database(config);
   const sql = createSql({ url: db.url, schema: spec.schema, max: db.poolMax, applicationName: spec.name });

@@ -1,5 +1,5 @@
 // `bun run bench`: builds both executables, starts them on a fresh database and fresh stream names on the local
-// PostgreSQL and NATS, runs every phase of issue 6, prints one table and writes the figures as JSON.
+// PostgreSQL and NATS, runs every phase (docs/benchmarks.md), prints one table and writes the figures as JSON.
 //   bun run bench [--quick] [...]   (see options.ts; DATABASE_URL / NATS_URL as for the tests)
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";

@@ -1,4 +1,4 @@
-// `bun run drill [--quick] [--only NAME,...] [--seed N] [--keep]`: fault drills (issue 7). Starts its own PostgreSQL
+// `bun run drill [--quick] [--only NAME,...] [--seed N] [--keep]`: fault drills. Starts its own PostgreSQL
 // cluster and nats-server in a temporary folder, builds both executables into it, runs two Entitlement replicas and one
 // Notification, and injects one fault per scenario under a steady load; prints the table and exits 1 when any
 // scenario lost or duplicated something or broke another guarantee. `--quick` (or DRILL_SCALE=ci) is the bounded CI

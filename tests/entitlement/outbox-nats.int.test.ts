@@ -7,7 +7,7 @@ import { Registry } from "prom-client";
 import { createOutboxWorker } from "../../src/entitlement/outbox/worker.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
-import { connectNats, type NatsConnection } from "../../src/shared/nats.ts";
+import { connectNats, createNatsLink, type NatsConnection } from "../../src/shared/nats.ts";
 import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
 import { natsServerBinary, type PrivateNats, privateNats } from "../support/nats-server.ts";
 import { countByStatus, insertEvent, insertEvents, readStream, settingsFor, waitFor } from "./outbox.helpers.ts";
@@ -41,7 +41,7 @@ const subject = "entitlement.events";
 function startWorker(nats: Promise<NatsConnection>) {
   const worker = createOutboxWorker({
     sql,
-    nats,
+    link: createNatsLink(nats, silentLogger),
     log: silentLogger,
     now: () => new Date(),
     registry: new Registry(),

@@ -1,4 +1,5 @@
-// One relay batch against real PostgreSQL and JetStream: seed 004's W-101..W-105 adapted to this outbox.
+// One relay batch against real PostgreSQL and JetStream, scenario by scenario: publish, retry with backoff, lease
+// takeover after a crash, FAILED then requeue, and a message the stream already holds.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { fromBinary } from "@bufbuild/protobuf";
 import { headers as natsHeaders } from "@nats-io/transport-node";
@@ -21,7 +22,7 @@ setDefaultTimeout(90_000);
 
 const f = useFixture("relay");
 
-describe("seed 004 scenarios", () => {
+describe("relay scenarios", () => {
   test("W-101: PENDING → IN_FLIGHT → PUBLISHED, and the message is in the stream with its headers and body", async () => {
     const id = await insertEvent(f.sql, { userId: "u_101", sku: "sku_a" });
     const seenDuringPublish: string[] = [];

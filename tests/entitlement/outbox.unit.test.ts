@@ -1,7 +1,7 @@
 // Encoding and failure arithmetic of the relay, without I/O (reference §5.5, §6.3, items 37 and 39–42 adapted).
 import { describe, expect, test } from "bun:test";
 import { fromBinary } from "@bufbuild/protobuf";
-import { EventEncodingError, encodeOutboxEvent, type OutboxRow } from "../../src/entitlement/outbox/event.ts";
+import { EventEncodingError, encodeOutboxEvent, type OutboxRow } from "../../src/entitlement/outbox/encode.ts";
 import { planFailure, planRelease } from "../../src/entitlement/outbox/policy.ts";
 import { EntitlementEvent_EventType, EntitlementEventSchema } from "../../src/gen/entitlement_event_pb.ts";
 import { payloadFor, settingsFor } from "./outbox.helpers.ts";

@@ -1,4 +1,4 @@
-// Properties of the Entitlement API on a real database (issue 7). (1) Whatever arrives (any method, path, headers,
+// Properties of the Entitlement API on a real database. (1) Whatever arrives (any method, path, headers,
 // body), the answer is never a 5xx and every error is the `{code, message}` envelope as application/json. (2) Random
 // sequences of grants, revokes, replays and reused keys agree with a small model of the state machine (versions from
 // 0, "already ACTIVE/REVOKED" conflicts) and of the idempotency rules (same key and request → the stored answer, byte

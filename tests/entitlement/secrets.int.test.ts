@@ -1,4 +1,4 @@
-// Secrets stay secret (issue 8): every log line of both apps, under valid and invalid tokens, refused and failing
+// Secrets stay secret: every log line of both apps, under valid and invalid tokens, refused and failing
 // requests, a database that is gone, a failing webhook and a configuration logged by mistake, is captured through a
 // pino destination and scanned for tokens, "Bearer", the webhook secret and the database password.
 import { afterAll, beforeAll, expect, test } from "bun:test";

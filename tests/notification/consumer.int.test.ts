@@ -7,12 +7,12 @@ import { createAdvisoryCapture } from "../../src/notification/advisories/worker.
 import type { NotificationConfig } from "../../src/notification/config.ts";
 import { type ConsumerHealth, createEventConsumer } from "../../src/notification/consumer/worker.ts";
 import type { NotificationMetrics } from "../../src/notification/metrics.ts";
-import { createNatsLink } from "../../src/notification/nats/link.ts";
 import { termTakesReason } from "../../src/notification/nats/server.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
+import { createNatsLink } from "../../src/shared/nats.ts";
+import type { Worker } from "../../src/shared/runtime.ts";
 import { systemClock } from "../../src/shared/runtime.ts";
-import type { Worker } from "../../src/shared/service.ts";
 import { createTestDatabase, natsUrl, type TestDatabase } from "../support/infra.ts";
 import { startTcpProxy } from "../support/tcp-proxy.ts";
 import { deleteStreams, eventBytes, notificationSql, streamsOf, testConfig, testMetrics, waitFor } from "./helpers.ts";

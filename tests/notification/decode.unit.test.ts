@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { EntitlementEvent_EventType } from "../../src/gen/entitlement_event_pb.ts";
 import { parseAdvisory } from "../../src/notification/advisories/parse.ts";
-import { decodeEntitlementEvent, isIsoInstant } from "../../src/notification/consumer/event.ts";
+import { decodeEntitlementEvent, isIsoInstant } from "../../src/notification/consumer/decode.ts";
 import { eventBytes } from "./helpers.ts";
 
 const json = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));

@@ -5,10 +5,10 @@ import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManage
 import { connect, type NatsConnection, headers as natsHeaders } from "@nats-io/transport-node";
 import type { NotificationConfig } from "../../src/notification/config.ts";
 import type { ConsumerHealth } from "../../src/notification/consumer/worker.ts";
-import { createNatsLink } from "../../src/notification/nats/link.ts";
 import { createWorkers } from "../../src/notification/workers.ts";
 import type { Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
+import { createNatsLink } from "../../src/shared/nats.ts";
 import { systemClock, Waker } from "../../src/shared/runtime.ts";
 import { createTestDatabase, natsUrl, type TestDatabase } from "../support/infra.ts";
 import { deleteStreams, eventBytes, notificationSql, streamsOf, testConfig, testMetrics, waitFor } from "./helpers.ts";

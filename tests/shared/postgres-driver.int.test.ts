@@ -1,4 +1,4 @@
-// What patches/postgres@3.4.9.patch fixes; each test fails without it. The fault drill (issue 7) found both: after a
+// What patches/postgres@3.4.9.patch fixes; each test fails without it. The fault drill (`bun run drill`) found both: after a
 // PostgreSQL restart or killed backends, requests hung until connect_timeout, notifications stayed PENDING, and the
 // first query on a reconnected connection failed with the error of the backend that was gone.
 // 1. closed() cancelled the pending write timer but left `nextWriteTimer` set, so the connection never wrote again and

@@ -11,7 +11,6 @@ import {
   lockIdempotencyKey,
   storeIdempotencyRecord,
 } from "../idempotency/queries.ts";
-import { outboxEventOf } from "./event.ts";
 import type { CommandMetrics, CommandResult } from "./metrics.ts";
 import {
   type Action,
@@ -22,6 +21,7 @@ import {
   type ErrorReply,
   TARGET_STATUS,
 } from "./model.ts";
+import { outboxEventOf } from "./outbox-event.ts";
 import {
   type EntitlementRow,
   insertAppliedCommand,

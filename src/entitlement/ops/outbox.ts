@@ -1,15 +1,12 @@
 // `entitlement outbox stats|requeue <event_id>|requeue --failed` (CONTRACT §7): the runbook's SQL, made safe. Each
 // function prints one human-readable line per fact or change and returns its exit code; running one twice is harmless.
 import { type Command, EXIT_USAGE } from "../../shared/cli.ts";
-import { ConfigError, EXIT_CONFIG } from "../../shared/config.ts";
-import { createSql, type Sql } from "../../shared/db.ts";
-import { loadEntitlementConfig } from "../config.ts";
+import { isUuid } from "../../shared/ids.ts";
+import { type OpsDeps, withOpsDatabase } from "../../shared/ops.ts";
+import { type EntitlementConfig, loadEntitlementConfig } from "../config.ts";
 import { SCHEMA } from "../migrations.ts";
 import { findOutboxStatus, readOutboxStats, requeueFailedOutboxEvents } from "./queries.ts";
 
-export type OpsDeps = { sql: Sql; out: (line: string) => void };
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const OUTBOX_USAGE = "usage: entitlement outbox stats | requeue <event_id> | requeue --failed";
 
 export async function printOutboxStats({ sql, out }: OpsDeps): Promise<number> {
@@ -58,7 +55,7 @@ function parseOutboxArgs(args: string[]): OutboxArgs | undefined {
   if (extra.length > 0) return undefined;
   if (op === "stats" && arg === undefined) return { op };
   if (op === "requeue" && arg === "--failed") return { op, target: "failed" };
-  if (op === "requeue" && arg !== undefined && UUID.test(arg)) return { op, target: { eventId: arg.toLowerCase() } };
+  if (op === "requeue" && arg !== undefined && isUuid(arg)) return { op, target: { eventId: arg.toLowerCase() } };
   return undefined;
 }
 
@@ -73,26 +70,17 @@ export function outboxCommand(env: Record<string, string | undefined> = process.
         console.error(OUTBOX_USAGE);
         return EXIT_USAGE;
       }
-      let config: ReturnType<typeof loadEntitlementConfig>;
-      try {
-        config = loadEntitlementConfig(env, { requireAuth: false });
-      } catch (error) {
-        if (!(error instanceof ConfigError)) throw error;
-        for (const p of error.problems) console.error(`entitlement: configuration: ${p}`);
-        return EXIT_CONFIG;
-      }
-      const sql = createSql({ url: config.database.url, schema: SCHEMA, max: 1, applicationName: "entitlement-ops" });
-      const deps = { sql, out: (line: string) => console.log(line) };
-      try {
-        return parsed.op === "stats" ? await printOutboxStats(deps) : await requeueOutbox(deps, parsed.target);
-      } catch (error) {
-        console.error(
-          `entitlement outbox ${args.join(" ")}: ${error instanceof Error ? error.message : String(error)}`,
-        );
-        return 1;
-      } finally {
-        await sql.end({ timeout: 5 });
-      }
+      const spec = {
+        program: "entitlement",
+        label: `outbox ${args.join(" ")}`,
+        schema: SCHEMA,
+        // Operator commands serve nothing, so they need no API tokens.
+        loadConfig: () => loadEntitlementConfig(env, { requireAuth: false }),
+        databaseUrl: (c: EntitlementConfig) => c.database.url,
+      };
+      return withOpsDatabase(spec, (deps) =>
+        parsed.op === "stats" ? printOutboxStats(deps) : requeueOutbox(deps, parsed.target),
+      );
     },
   };
 }

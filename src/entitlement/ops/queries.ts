@@ -1,5 +1,6 @@
 // SQL of the outbox operator commands (CONTRACT §7): the runbook's statements, each touching only the rows it names.
 import type { Db } from "../../shared/db.ts";
+import { OUTBOX_CHANNEL } from "../outbox/queries.ts";
 
 export type OutboxStats = {
   byStatus: Record<"PENDING" | "IN_FLIGHT" | "PUBLISHED" | "FAILED", number>;
@@ -48,7 +49,7 @@ export async function requeueFailedOutboxEvents(db: Db, options: { eventId?: str
     where e.event_id = old.event_id
     returning e.event_id, e.event_type, e.aggregate_key, old.attempt_count as previous_attempts, e.last_error`;
   // Wakes the relay at once (it LISTENs on this channel) instead of at its next poll.
-  if (rows.length > 0) await db`select pg_notify('entitlement_outbox', '')`;
+  if (rows.length > 0) await db`select pg_notify(${OUTBOX_CHANNEL}, '')`;
   return [...rows];
 }
 

@@ -5,7 +5,7 @@
 import type { Sql } from "../../shared/db.ts";
 import type { Logger } from "../../shared/logger.ts";
 import type { Clock } from "../../shared/runtime.ts";
-import { type EncodedEvent, encodeOutboxEvent, type OutboxRow } from "./event.ts";
+import { type EncodedEvent, encodeOutboxEvent, type OutboxRow } from "./encode.ts";
 import { withLeaseHeartbeat } from "./heartbeat.ts";
 import type { OutboxMetrics } from "./metrics.ts";
 import { planFailure, planRelease, type RelaySettings } from "./policy.ts";

@@ -1,9 +1,9 @@
-// Seed 004's lease heartbeat: while a batch is still being published past half its lease, the relay pushes the lease
+// The lease heartbeat: while a batch is still being published past half its lease, the relay pushes the lease
 // of the rows it still holds, so a slow NATS does not let a second relay take over (and republish) a live batch.
 import type { Sql } from "../../shared/db.ts";
 import type { Logger } from "../../shared/logger.ts";
 import type { Clock } from "../../shared/runtime.ts";
-import type { OutboxRow } from "./event.ts";
+import type { OutboxRow } from "./encode.ts";
 import { extendOutboxLease } from "./queries.ts";
 
 type HeartbeatDeps = { sql: Sql; log: Logger; now: Clock; lockedBy: string; settings: { leaseMs: number } };

@@ -2,7 +2,7 @@
 // of the attempt that just failed), so the total number of publish attempts is max attempts, and a FAILED row ends
 // with attempt_count = max attempts, as in the reference (§5.5).
 import { type BackoffPolicy, backoffMs, errorText } from "../../shared/backoff.ts";
-import type { OutboxRow } from "./event.ts";
+import type { OutboxRow } from "./encode.ts";
 import type { OutboxFailure } from "./queries.ts";
 
 export type RelaySettings = {

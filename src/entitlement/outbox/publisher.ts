@@ -3,7 +3,7 @@
 import type { JetStreamClient } from "@nats-io/jetstream";
 import { headers as natsHeaders } from "@nats-io/transport-node";
 import type { Clock } from "../../shared/runtime.ts";
-import type { EncodedEvent } from "./event.ts";
+import type { EncodedEvent } from "./encode.ts";
 
 /** The one JetStream call the relay makes; tests wrap it to inject failures or delays. */
 export type Publisher = Pick<JetStreamClient, "publish">;

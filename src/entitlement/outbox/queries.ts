@@ -1,7 +1,10 @@
 // SQL of the outbox relay, one statement per function, handle first (STYLE §4). Every finalize is guarded by
 // `locked_by = me and status = 'IN_FLIGHT'`, so a relay that lost its lease changes nothing (CONTRACT §6).
 import type { Db } from "../../shared/db.ts";
-import type { OutboxRow } from "./event.ts";
+import type { OutboxRow } from "./encode.ts";
+
+/** The channel the `after insert` trigger of outbox_events NOTIFYs (db/entitlement/); the relay LISTENs on it. */
+export const OUTBOX_CHANNEL = "entitlement_outbox";
 
 type ClaimedRecord = {
   event_id: string;
@@ -130,7 +133,7 @@ export async function markOutboxFailures(
   return rows.map((r) => r.event_id);
 }
 
-/** Seed 004's heartbeat: pushes the lease of rows this relay still holds; returns how many it extended. */
+/** The lease heartbeat: pushes the lease of rows this relay still holds; returns how many it extended. */
 export async function extendOutboxLease(
   db: Db,
   args: { eventIds: string[]; lockedBy: string; leaseUntil: Date },

@@ -6,12 +6,9 @@
 // costs one claim, not one per lane. It never dies: a failed batch is logged once per run of failures, counted, and
 // retried after the poll interval. On abort no lane claims again; every batch in flight is finished, then it returns.
 
-import { sleep, Waker } from "../../shared/runtime.ts";
-import type { Worker } from "../../shared/service.ts";
+import { sleep, Waker, type Worker } from "../../shared/runtime.ts";
 import { type BatchReport, claimBatch, publishClaimedBatch, type RelayDeps, relayOutboxBatch } from "./batch.ts";
-import { analyzeOutbox, failExhaustedOutboxClaims } from "./queries.ts";
-
-export const OUTBOX_CHANNEL = "entitlement_outbox";
+import { analyzeOutbox, failExhaustedOutboxClaims, OUTBOX_CHANNEL } from "./queries.ts";
 
 /**
  * A full claim slower than this means the planner misjudges the backlog: statistics taken while the table held no
@@ -115,7 +112,7 @@ function listen(deps: RelayDeps, wake: () => void, signal: AbortSignal): () => P
         const meta = await deps.sql.listen(OUTBOX_CHANNEL, wake, wake);
         unlisten = meta.unlisten;
       } catch (error) {
-        if (++failures === 1) deps.log.warn({ err: error }, "LISTEN entitlement_outbox failed; polling meanwhile");
+        if (++failures === 1) deps.log.warn({ err: error }, `LISTEN ${OUTBOX_CHANNEL} failed; polling meanwhile`);
         await sleep(deps.settings.pollIntervalMs, signal);
       }
     }

@@ -5,9 +5,8 @@ import { type JetStreamClient, jetstream, jetstreamManager } from "@nats-io/jets
 import type { Registry } from "prom-client";
 import type { Sql } from "../../shared/db.ts";
 import type { Logger } from "../../shared/logger.ts";
-import { type NatsConnection, watchNatsLink } from "../../shared/nats.ts";
-import { type Clock, sleep } from "../../shared/runtime.ts";
-import type { Worker } from "../../shared/service.ts";
+import type { NatsConnection, NatsLink } from "../../shared/nats.ts";
+import { type Clock, sleep, type Worker } from "../../shared/runtime.ts";
 import { createOutboxMetrics } from "./metrics.ts";
 import type { RelaySettings } from "./policy.ts";
 import { countFailedOutbox } from "./queries.ts";
@@ -17,7 +16,7 @@ import { ensureEntitlementStream, type StreamSettings, validateStreamSettings } 
 export type OutboxWorkerDeps = {
   sql: Sql;
   /** The connection, still being established when the service starts. */
-  nats: Promise<NatsConnection>;
+  link: NatsLink;
   log: Logger;
   now: Clock;
   registry: Registry;
@@ -36,9 +35,8 @@ export function createOutboxWorker(deps: OutboxWorkerDeps): Worker {
   return {
     name: "outbox-relay",
     async run(signal) {
-      const nc = await Promise.race([deps.nats, aborted(signal)]);
+      const nc = await deps.link.get(signal);
       if (!nc) return;
-      const link = watchNatsLink(nc);
       let streamReady = false;
       const js = jetstream(nc);
       const relay = createOutboxRelay({
@@ -49,13 +47,13 @@ export function createOutboxWorker(deps: OutboxWorkerDeps): Worker {
         metrics,
         settings: deps.settings,
         lockedBy: deps.workerId,
-        isConnected: () => streamReady && link.connected(),
+        isConnected: () => streamReady && deps.link.connected(),
       });
       const bootstrap = async () => {
         streamReady = await ensureStream(nc, deps, log, signal);
         relay.wake();
       };
-      const stopWatching = link.onReconnect(() => {
+      const stopWatching = deps.link.onReconnect(() => {
         streamReady = false;
         void bootstrap();
       });
@@ -65,12 +63,6 @@ export function createOutboxWorker(deps: OutboxWorkerDeps): Worker {
     },
   };
 }
-
-const aborted = (signal: AbortSignal) =>
-  new Promise<undefined>((resolve) => {
-    if (signal.aborted) resolve(undefined);
-    signal.addEventListener("abort", () => resolve(undefined), { once: true });
-  });
 
 /** Retries until the stream is in place (or the worker stops); logs the first failure of a run only. */
 async function ensureStream(nc: NatsConnection, deps: OutboxWorkerDeps, log: Logger, signal: AbortSignal) {

@@ -3,8 +3,7 @@
 import type { Sql } from "../../shared/db.ts";
 import type { Logger } from "../../shared/logger.ts";
 import { periodicWorker, untilShortBatch } from "../../shared/periodic.ts";
-import type { Clock } from "../../shared/runtime.ts";
-import type { Worker } from "../../shared/service.ts";
+import type { Clock, Worker } from "../../shared/runtime.ts";
 import { deleteExpiredIdempotencyKeys, deletePublishedOutboxEvents } from "./queries.ts";
 
 export type RetentionSettings = { cleanupIntervalMs: number; publishedTtlMs: number; batchSize?: number };

@@ -1,9 +1,9 @@
 // Captures the MAX_DELIVERIES and MSG_TERMINATED advisories of the entitlement consumer, each through its own stream
 // and durable (reference §7.3), into notification_nats_dlq.
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
-import type { Worker } from "../../shared/service.ts";
+import type { NatsLink } from "../../shared/nats.ts";
+import type { Worker } from "../../shared/runtime.ts";
 import type { NotificationConfig } from "../config.ts";
-import type { NatsLink } from "../nats/link.ts";
 import { runPullLoop } from "../nats/pull.ts";
 import { ensureDurable, ensureOwnedStream } from "../nats/streams.ts";
 import { type AdvisoryHandlerDeps, createAdvisoryHandler } from "./handler.ts";

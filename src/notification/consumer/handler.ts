@@ -7,7 +7,7 @@ import type { Logger } from "../../shared/logger.ts";
 import type { Clock } from "../../shared/runtime.ts";
 import type { NotificationMetrics } from "../metrics.ts";
 import { holdWhileDatabaseDown } from "../nats/hold.ts";
-import { decodeEntitlementEvent, type EventRecord } from "./event.ts";
+import { decodeEntitlementEvent, type EventRecord } from "./decode.ts";
 import { storeEvents } from "./service.ts";
 
 export type EventHandlerDeps = {

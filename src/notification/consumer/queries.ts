@@ -1,7 +1,7 @@
 // SQL of the event consumer. Run both inside one transaction: an event counts as processed exactly when its
 // notification exists.
 import type { Db } from "../../shared/db.ts";
-import type { EventRecord } from "./event.ts";
+import type { EventRecord } from "./decode.ts";
 
 /** Marks events processed; returns the ids that were new (duplicates are skipped, never an error: CONTRACT §8.1). */
 export async function insertProcessedEvents(db: Db, input: { eventIds: string[]; now: Date }): Promise<Set<string>> {

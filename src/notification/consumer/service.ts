@@ -1,6 +1,6 @@
 // Turns a batch of valid events into notifications in one transaction, exactly once per event id.
 import type { Sql } from "../../shared/db.ts";
-import type { EventRecord } from "./event.ts";
+import type { EventRecord } from "./decode.ts";
 import { insertNotifications, insertProcessedEvents } from "./queries.ts";
 
 export type StoreOutcome = { created: number; duplicates: number };

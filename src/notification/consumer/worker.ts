@@ -1,8 +1,8 @@
 // The entitlement event consumer: durable pull consumer on the entitlement stream (CONTRACT §4).
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
-import type { Worker } from "../../shared/service.ts";
+import type { NatsLink } from "../../shared/nats.ts";
+import type { Worker } from "../../shared/runtime.ts";
 import type { NotificationConfig } from "../config.ts";
-import type { NatsLink } from "../nats/link.ts";
 import { runPullLoop } from "../nats/pull.ts";
 import { termTakesReason } from "../nats/server.ts";
 import { ensureDurable, ensureOwnedStream, ensureStreamExists } from "../nats/streams.ts";

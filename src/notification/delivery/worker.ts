@@ -1,7 +1,6 @@
 // The delivery loop: woken at once when the consumer stores notifications, polling as the safety net, never dying
 // on a transient error (logged once, counted, retried after the poll interval).
-import type { Waker } from "../../shared/runtime.ts";
-import type { Worker } from "../../shared/service.ts";
+import type { Waker, Worker } from "../../shared/runtime.ts";
 import type { DeliveryDeps } from "./deps.ts";
 import { countBacklog } from "./queries.ts";
 import { deliverBatch } from "./service.ts";

@@ -1,7 +1,9 @@
 // `notification dlq list|requeue <notification_id>` (CONTRACT §7): read the delivery DLQ and give a FAILED
 // notification a fresh attempt budget. Requeueing twice is harmless: the second run finds nothing FAILED.
 import { type Command, EXIT_USAGE } from "../../shared/cli.ts";
-import { type OpsDeps, type OpsEnv, parseLimit, UUID, withOps } from "./context.ts";
+import { isUuid } from "../../shared/ids.ts";
+import type { OpsDeps } from "../../shared/ops.ts";
+import { type OpsEnv, parseLimit, withOps } from "./context.ts";
 import { listNotificationDlq, requeueDlqNotification } from "./queries.ts";
 
 export const DLQ_USAGE = "usage: notification dlq list [--limit N] | requeue <notification_id>";
@@ -44,7 +46,7 @@ export function dlqCommand(env: OpsEnv = process.env): Command {
     run: async (args) => {
       const [op, ...rest] = args;
       const limit = op === "list" ? parseLimit(rest) : undefined;
-      const id = op === "requeue" && rest.length === 1 && UUID.test(rest[0] ?? "") ? rest[0]?.toLowerCase() : undefined;
+      const id = op === "requeue" && rest.length === 1 && isUuid(rest[0] ?? "") ? rest[0]?.toLowerCase() : undefined;
       if (limit === undefined && id === undefined) {
         console.error(DLQ_USAGE);
         return EXIT_USAGE;

@@ -4,8 +4,9 @@
 // window does not swallow it; `processed_events` still deduplicates by event_id on the consuming side.
 import { headers } from "@nats-io/transport-node";
 import { type Command, EXIT_USAGE } from "../../shared/cli.ts";
+import type { OpsDeps } from "../../shared/ops.ts";
 import type { NotificationConfig } from "../config.ts";
-import { type Jet, type OpsDeps, type OpsEnv, parseLimit, withJetStream, withOps } from "./context.ts";
+import { type Jet, type OpsEnv, parseLimit, withJetStream, withOps } from "./context.ts";
 import { findNatsDlqEntry, listNatsDlq, markNatsDlqReplayed } from "./queries.ts";
 
 export const NATS_DLQ_USAGE =

@@ -2,8 +2,7 @@
 import type { Sql } from "../../shared/db.ts";
 import type { Logger } from "../../shared/logger.ts";
 import { periodicWorker } from "../../shared/periodic.ts";
-import type { Clock } from "../../shared/runtime.ts";
-import type { Worker } from "../../shared/service.ts";
+import type { Clock, Worker } from "../../shared/runtime.ts";
 import { runRetention } from "./service.ts";
 
 export function createRetentionWorker(deps: {

@@ -5,7 +5,7 @@ import { Elysia } from "elysia";
 import type { Registry } from "prom-client";
 import type { Logger } from "../logger.ts";
 import { httpMetrics } from "../metrics.ts";
-import { ApiError, type ErrorCode, errorResponse, jsonResponse } from "./errors.ts";
+import { ApiError, type ErrorCode, errorResponse } from "./errors.ts";
 
 export type HttpDeps = {
   service: string;
@@ -14,8 +14,8 @@ export type HttpDeps = {
   registry: Registry;
   /** Throws (or rejects) when the service cannot do its work; /readyz answers 503 then. */
   readiness: () => Promise<void>;
-  /** Bun.serve limits used when the app listens (body size in bytes, idle timeout in seconds); Bun's defaults if unset. */
-  serve?: { maxRequestBodySize?: number; idleTimeout?: number };
+  /** Bun.serve's idle timeout (seconds) used when the app listens; Bun's default if unset. */
+  serve?: { idleTimeout?: number };
 };
 
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
@@ -147,5 +147,3 @@ export function createHttpApp(deps: HttpDeps) {
     );
   return app;
 }
-
-export { jsonResponse };

@@ -2,6 +2,7 @@
 // stored is rejected here with a reason, so the consumer can term() it instead of letting the database refuse it.
 import { fromBinary } from "@bufbuild/protobuf";
 import { EntitlementEvent_EventType, EntitlementEventSchema } from "../../gen/entitlement_event_pb.ts";
+import { isUuid } from "../../shared/ids.ts";
 
 export type NotificationType = "EntitlementGranted" | "EntitlementRevoked";
 
@@ -28,7 +29,6 @@ export type EventRecord = {
 
 export type DecodedEvent = { ok: true; record: EventRecord } | { ok: false; reason: string };
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-](\d{2}):(\d{2}))$/;
 
 /** ISO-8601 instant with a Z or ±hh:mm offset whose every field is in range (no Feb 30, no hour 24). */
@@ -54,7 +54,7 @@ export function decodeEntitlementEvent(bytes: Uint8Array): DecodedEvent {
   } catch {
     return { ok: false, reason: "undecodable entitlement event" };
   }
-  if (!UUID.test(event.eventId)) return { ok: false, reason: "invalid entitlement event_id" };
+  if (!isUuid(event.eventId)) return { ok: false, reason: "invalid entitlement event_id" };
   if (!isIsoInstant(event.occurredAt)) return { ok: false, reason: "invalid entitlement occurred_at" };
   const type = TYPES[event.eventType];
   if (!type) return { ok: false, reason: `unknown entitlement event_type ${event.eventType}` };

@@ -1,0 +1,41 @@
+// Builds the background workers from the opened resources; main and the integration tests share it.
+import type { Registry } from "prom-client";
+import type { Sql } from "../shared/db.ts";
+import type { Logger } from "../shared/logger.ts";
+import type { NatsLink } from "../shared/nats.ts";
+import type { Clock, Worker } from "../shared/runtime.ts";
+import type { EntitlementConfig } from "./config.ts";
+import { createOutboxWorker } from "./outbox/worker.ts";
+import { createRetentionWorker } from "./retention/worker.ts";
+
+export type WorkerDeps = {
+  config: EntitlementConfig;
+  sql: Sql;
+  log: Logger;
+  now: Clock;
+  registry: Registry;
+  workerId: string;
+  /** Undefined when the relay is off (ENTITLEMENT_OUTBOX_ENABLED=false or NATS_ENABLED=false). */
+  link: NatsLink | undefined;
+};
+
+export function createWorkers(deps: WorkerDeps): Worker[] {
+  const { config, sql, log, now } = deps;
+  return [
+    ...(deps.link
+      ? [
+          createOutboxWorker({
+            sql,
+            link: deps.link,
+            log,
+            now,
+            registry: deps.registry,
+            workerId: deps.workerId,
+            settings: { ...config.outbox, subject: config.nats.subject },
+            stream: config.nats,
+          }),
+        ]
+      : []),
+    ...(config.retention.enabled ? [createRetentionWorker({ sql, log, now, settings: config.retention })] : []),
+  ];
+}
