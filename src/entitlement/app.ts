@@ -5,6 +5,7 @@ import type { Registry } from "prom-client";
 import { ping, type Sql } from "../shared/db.ts";
 import { createHttpApp } from "../shared/http/app.ts";
 import { ApiError } from "../shared/http/errors.ts";
+import { requestPath } from "../shared/http/path.ts";
 import type { Logger } from "../shared/logger.ts";
 import { createRegistry } from "../shared/metrics.ts";
 import type { Clock } from "../shared/runtime.ts";
@@ -82,8 +83,7 @@ export function createApp(deps: AppDeps) {
   })
     .onRequest(({ request }) => {
       checkHeaderLimits(request.headers);
-      const path = new URL(request.url).pathname;
-      const caller = authenticate(deps.auth, path, request.headers.get("authorization"));
+      const caller = authenticate(deps.auth, requestPath(request), request.headers.get("authorization"));
       if (!caller) return;
       callers.set(request, caller);
       const wait = limiter?.take(caller.name);

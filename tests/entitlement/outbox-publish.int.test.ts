@@ -1,5 +1,7 @@
 // The reference's publisher cases (§10.1 items 37–43) with real rows and a real stream instead of mocks.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { fromBinary } from "@bufbuild/protobuf";
+import { EntitlementEventSchema } from "../../src/gen/entitlement_event_pb.ts";
 import {
   failingFirst,
   insertEvent,
@@ -34,6 +36,21 @@ describe("publisher cases (reference items 37–43)", () => {
       "the others, in created_at order",
     ).toEqual([a, c]);
     expect(await metricValue(relay.registry, "entitlement_outbox_publish_total", { result: "failed" })).toBe(1);
+  });
+
+  test("a row stored with CR/LF in its ids is still published, its headers percent-encoded", async () => {
+    // Rows the API accepted before it refused control characters: NATS refuses CR and LF in a header value, so
+    // before the headers were encoded this event failed every attempt and ended FAILED.
+    const id = await insertEvent(f.sql, { userId: "u\r\n1", sku: "sku\u001b[31m" });
+    expect(await makeRelay(f).runOnce()).toMatchObject({ published: 1, failed: 0, retried: 0 });
+    expect((await readEvent(f.sql, id)).status).toBe("PUBLISHED");
+    const [message] = await readStream(f.jsm, f.stream);
+    expect(message?.headers.aggregate_key, "control characters percent-encoded, the rest as stored").toBe(
+      "u%0D%0A1:sku%1B[31m",
+    );
+    expect(fromBinary(EntitlementEventSchema, message?.data ?? new Uint8Array()).userId, "the body keeps the id").toBe(
+      "u\r\n1",
+    );
   });
 
   test("a missing PubAck is a retryable failure (item 40)", async () => {

@@ -125,7 +125,9 @@ describe("body and fields (reference test 10, §1.3 #2-#6)", () => {
     ["purchase_id", "p".repeat(129), "purchase_id must be at most 128 characters"],
     ["user_id", 123, "user_id must be a string"],
     ["reason", ["purchase"], "reason must be a string"],
-    ["purchase_id", "p\u0000", "purchase_id must not contain U+0000"],
+    ["purchase_id", "p\u0000", "purchase_id must not contain control characters"],
+    ["user_id", "u\n1", "user_id must not contain control characters"],
+    ["stock_keeping_unit", "s\r", "stock_keeping_unit must not contain control characters"],
     ["user_id", "\ud800", "user_id must be well-formed Unicode (no lone surrogate)"],
     ["reason", "a\udc00b", "reason must be well-formed Unicode (no lone surrogate)"],
   ])("%s = %j → 400 %s", async (field, value, message) => {

@@ -84,6 +84,21 @@ describe("debug inbox", () => {
     }
   });
 
+  test("a control character or a malformed escape in user_id is 400, never a 500", async () => {
+    const a = app({ enabled: true });
+    for (const [id, message] of [
+      ["%00", "user_id must not contain control characters"],
+      ["a%0Ab", "user_id must not contain control characters"],
+      ["a%1B[31m", "user_id must not contain control characters"],
+      ["%ZZ", "user_id must be well-formed UTF-8 percent-encoding"],
+      ["%FF", "user_id must be well-formed UTF-8 percent-encoding"],
+    ]) {
+      const res = await get(a, `/debug/notification/inbox/${id}`);
+      expect(res.status, `${id}: bad input is the client's error`).toBe(400);
+      expect(await res.json()).toEqual({ code: "BAD_REQUEST", message });
+    }
+  });
+
   test("with a token: 401 + WWW-Authenticate without it, 200 with it", async () => {
     const a = app({ enabled: true, token: "inbox-token" });
     const missing = await get(a, "/debug/notification/inbox/u1");

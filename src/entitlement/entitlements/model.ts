@@ -4,12 +4,13 @@ import { type Static, type TString, Type } from "@sinclair/typebox";
 
 /**
  * Non-blank as the reference's @NotBlank (at least one character above U+0020, Java's String.trim()), and free of
- * U+0000, which PostgreSQL text cannot hold.
+ * control characters (U+0000–U+001F, U+007F): PostgreSQL text cannot hold U+0000, and a CR or LF in an id would make
+ * the event's `aggregate_key` header unpublishable (CONTRACT §3.1).
  */
-const NOT_BLANK_NO_NUL = "^[^\\u0000]*[^\\u0000-\\u0020][^\\u0000]*$";
+const NOT_BLANK_NO_CONTROL = "^[^\\u0000-\\u001f\\u007f]*[^\\u0000-\\u0020\\u007f][^\\u0000-\\u001f\\u007f]*$";
 
 const field = (maxLength: number, description: string, example: string): TString =>
-  Type.String({ minLength: 1, maxLength, pattern: NOT_BLANK_NO_NUL, description, examples: [example] });
+  Type.String({ minLength: 1, maxLength, pattern: NOT_BLANK_NO_CONTROL, description, examples: [example] });
 
 export const UserId = field(128, "The user who owns the entitlement.", "u_123");
 export const StockKeepingUnit = field(128, "The item (SKU).", "item1");

@@ -35,6 +35,7 @@ const errors = {
   500: ErrorBody,
   503: ErrorBody,
 };
+const LIST_PATH = "/v1/users/:user_id/entitlements";
 const commandErrors = { ...errors, 409: ErrorBody, 413: ErrorBody, 415: ErrorBody };
 
 /** A lost or stuck database is worth a retry (503); anything else stays a 500. */
@@ -89,7 +90,7 @@ export function entitlementRoutes(deps: RouteDeps) {
     .post("/v1/entitlements/grants", grant.handler, grant.hooks)
     .post("/v1/entitlements/revokes", revoke.handler, revoke.hooks)
     .get(
-      "/v1/users/:user_id/entitlements",
+      LIST_PATH,
       ({ params }) =>
         deps.gate
           .run(() => listEntitlements(deps.sql, params.user_id))
@@ -97,7 +98,7 @@ export function entitlementRoutes(deps: RouteDeps) {
       {
         transform: ({ params, request }) => {
           deps.callerOf(request, "read");
-          checkUserId(params.user_id);
+          params.user_id = checkUserId(request, LIST_PATH);
         },
         params: UserParams,
         response: { 200: EntitlementsResponse, ...errors },

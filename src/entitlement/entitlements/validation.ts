@@ -3,6 +3,7 @@
 import type { TString } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { ApiError, badRequest } from "../../shared/http/errors.ts";
+import { pathParam } from "../../shared/http/path.ts";
 import { CommandBody, CommandHeaders, MAX_BODY_BYTES, UserId } from "./model.ts";
 
 const KEY_SCHEMA = CommandHeaders.properties["idempotency-key"];
@@ -28,9 +29,9 @@ export function traceIdOf(headers: Headers): string {
   return given && TRACE_ID.test(given) ? given : crypto.randomUUID();
 }
 
-/** The `{user_id}` path segment of the list route. */
-export function checkUserId(value: string | undefined): string {
-  return checkField("user_id", UserId, value);
+/** The `{user_id}` path segment of the list route, decoded strictly from the request target (shared/http/path.ts). */
+export function checkUserId(request: Request, pattern: string): string {
+  return checkField("user_id", UserId, pathParam(request, pattern, "user_id"));
 }
 
 const unsupportedMediaType = () => new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json");
@@ -103,5 +104,5 @@ function checkField(name: string, schema: TString, value: unknown): string {
   if (value.length > (schema.maxLength ?? Number.POSITIVE_INFINITY)) {
     throw badRequest(`${name} must be at most ${schema.maxLength} characters`);
   }
-  throw badRequest(`${name} must not contain U+0000`);
+  throw badRequest(`${name} must not contain control characters`);
 }

@@ -2,6 +2,7 @@
 // A row that cannot be mapped never will be, so it is reported as an EventEncodingError and FAILED at once.
 import { create, toBinary } from "@bufbuild/protobuf";
 import { EntitlementEvent_EventType, EntitlementEventSchema } from "../../gen/entitlement_event_pb.ts";
+import { CONTROL_CHARACTERS } from "../../shared/http/path.ts";
 
 export type OutboxRow = {
   eventId: string;
@@ -64,6 +65,15 @@ function readVersion(value: unknown): bigint {
   throw new EventEncodingError("version is not an integer");
 }
 
+/**
+ * A header value NATS accepts: the client refuses CR and LF (the event could then never be published, whatever the
+ * retries), so every control character is percent-encoded (`\n` → `%0A`). The API refuses control characters in ids,
+ * so only rows stored before that rule are changed; the protobuf body keeps the exact values.
+ */
+export function headerValue(text: string): string {
+  return text.replace(CONTROL_CHARACTERS, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`);
+}
+
 /** Builds the protobuf body and headers; event_type comes from the row, as in the reference (§6.4). */
 export function encodeOutboxEvent(row: OutboxRow): EncodedEvent {
   const eventType = EVENT_TYPES[row.eventType];
@@ -93,10 +103,10 @@ export function encodeOutboxEvent(row: OutboxRow): EncodedEvent {
     occurredAt,
     body: toBinary(EntitlementEventSchema, message),
     headers: {
-      event_type: row.eventType,
-      aggregate_key: row.aggregateKey,
-      occurred_at: s.occurred_at ?? "",
-      trace_id: s.trace_id ?? "",
+      event_type: headerValue(row.eventType),
+      aggregate_key: headerValue(row.aggregateKey),
+      occurred_at: headerValue(s.occurred_at ?? ""),
+      trace_id: headerValue(s.trace_id ?? ""),
     },
   };
 }

@@ -3,20 +3,22 @@
 import { Elysia } from "elysia";
 import type { Sql } from "../../shared/db.ts";
 import { ErrorBody } from "../../shared/http/errors.ts";
+import { pathParam } from "../../shared/http/path.ts";
 import { InboxParams, InboxResponse } from "./model.ts";
 import { readInbox, requireBearer, validUserId } from "./service.ts";
 
+const INBOX_PATH = "/debug/notification/inbox/:user_id";
+
 export function inboxRoutes(deps: { sql: Sql; token: string | undefined }) {
-  return new Elysia({ name: "debug-inbox" }).get(
-    "/debug/notification/inbox/:user_id",
-    ({ params, request }) => {
+  return new Elysia({ name: "debug-inbox" }).get(INBOX_PATH, ({ params }) => readInbox(deps.sql, params.user_id), {
+    // Before the params schema: Elysia's lenient decoding would turn a malformed escape into a validation error
+    // without its reason, or into U+FFFD.
+    transform: ({ params, request }) => {
       requireBearer(request.headers.get("authorization"), deps.token);
-      return readInbox(deps.sql, validUserId(params.user_id));
+      params.user_id = validUserId(pathParam(request, INBOX_PATH, "user_id"));
     },
-    {
-      params: InboxParams,
-      response: { 200: InboxResponse, 400: ErrorBody, 401: ErrorBody },
-      detail: { summary: "A user's latest notifications, newest first (debugging only)" },
-    },
-  );
+    params: InboxParams,
+    response: { 200: InboxResponse, 400: ErrorBody, 401: ErrorBody },
+    detail: { summary: "A user's latest notifications, newest first (debugging only)" },
+  });
 }
