@@ -9,7 +9,8 @@ import { requestPath } from "../shared/http/path.ts";
 import type { Logger } from "../shared/logger.ts";
 import { createRegistry } from "../shared/metrics.ts";
 import type { Clock } from "../shared/runtime.ts";
-import { type AuthSettings, authenticate, type Caller, requireScope } from "./auth/guard.ts";
+import { type AuthSettings, authenticate, type Caller, callerName, requiredAccess } from "./auth/guard.ts";
+import { type RouteScopes, routeScopes } from "./auth/scope.ts";
 import { createCommandMetrics } from "./entitlements/metrics.ts";
 import { entitlementRoutes } from "./entitlements/routes.ts";
 import { createGate } from "./limits/gate.ts";
@@ -69,8 +70,10 @@ export function createApp(deps: AppDeps) {
     requestTimeoutMs,
   });
   const callers = new WeakMap<Request, Caller>();
+  // Read from the routes' own declarations once every route is mounted, i.e. at the first request.
+  let scopes: RouteScopes | undefined;
 
-  return createHttpApp({
+  const app = createHttpApp({
     service: "entitlement",
     version: deps.version ?? "0.0.0",
     log: deps.log,
@@ -83,7 +86,9 @@ export function createApp(deps: AppDeps) {
   })
     .onRequest(({ request }) => {
       checkHeaderLimits(request.headers);
-      const caller = authenticate(deps.auth, requestPath(request), request.headers.get("authorization"));
+      scopes ??= routeScopes(app.routes);
+      const access = requiredAccess(scopes, request.method, requestPath(request), deps.auth.metricsPublic);
+      const caller = authenticate(deps.auth, access, request.headers.get("authorization"));
       if (!caller) return;
       callers.set(request, caller);
       const wait = limiter?.take(caller.name);
@@ -99,10 +104,11 @@ export function createApp(deps: AppDeps) {
         idempotencyTtlMs: deps.idempotencyTtlHours * 3_600_000,
         statementTimeoutMs: deps.statementTimeoutMs ?? 5_000,
         metrics: createCommandMetrics(registry),
-        callerOf: (request, scope) => requireScope(callers.get(request), scope),
+        callerOf: (request) => callerName(callers.get(request)),
         gate,
       }),
     );
+  return app;
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {

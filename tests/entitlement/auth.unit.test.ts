@@ -1,8 +1,10 @@
 // Authentication, scopes and abuse limits without I/O: token entries, constant-time lookup, which path needs what,
 // the token bucket on a fake clock, the database gate, the configuration rules and the token subcommand.
 import { describe, expect, test } from "bun:test";
+import { createApp } from "../../src/entitlement/app.ts";
 import { tokenCommand } from "../../src/entitlement/auth/command.ts";
 import { authenticate, bearerToken, requiredAccess } from "../../src/entitlement/auth/guard.ts";
+import { routeScopes } from "../../src/entitlement/auth/scope.ts";
 import {
   findTokenEntry,
   newToken,
@@ -15,9 +17,24 @@ import { createGate } from "../../src/entitlement/limits/gate.ts";
 import { createRateLimiter } from "../../src/entitlement/limits/rate-limit.ts";
 import { loadNotificationConfig } from "../../src/notification/config.ts";
 import { ConfigError } from "../../src/shared/config.ts";
+import type { Sql } from "../../src/shared/db.ts";
 import { ApiError } from "../../src/shared/http/errors.ts";
+import { silentLogger } from "../../src/shared/logger.ts";
 
 const hex = (token: string) => sha256(token).toString("hex");
+
+/** The routes of the real app, as declared (building the app touches no database). */
+const appRoutes = createApp({
+  sql: {} as Sql,
+  log: silentLogger,
+  now: () => new Date(),
+  idempotencyTtlHours: 24,
+  auth: { disabled: false, tokens: [], metricsPublic: false },
+}).routes;
+const scopes = routeScopes(appRoutes);
+/** What a request needs, by the scopes the real routes declare. */
+const accessOf = (method: string, path: string, metricsPublic = false) =>
+  requiredAccess(scopes, method, path, metricsPublic);
 
 function problemsOf(fn: () => unknown): string[] {
   try {
@@ -94,17 +111,28 @@ describe("who may call what", () => {
     tokens: parseTokenEntries(`w:${hex("tw")}:write,r:${hex("tr")}:read`).entries,
   };
   test("paths and the access they need", () => {
-    expect(requiredAccess("/healthz", false)).toBe("open");
-    expect(requiredAccess("/readyz", false)).toBe("open");
-    expect(requiredAccess("/metrics", false)).toBe("read");
-    expect(requiredAccess("/openapi.json", false)).toBe("read");
-    expect(requiredAccess("/metrics", true)).toBe("open");
-    expect(requiredAccess("/openapi.json", true)).toBe("open");
-    expect(requiredAccess("/v1/entitlements/grants", false)).toBe("write");
-    expect(requiredAccess("/v1/entitlements/revokes", false)).toBe("write");
-    expect(requiredAccess("/v1/users/u%2F1/entitlements", false)).toBe("read");
-    expect(requiredAccess("/v1/users/u/entitlements/", false), "anything else needs some token").toBe("authenticated");
-    expect(requiredAccess("/healthz/", false)).toBe("authenticated");
+    expect(accessOf("GET", "/healthz", false)).toBe("open");
+    expect(accessOf("GET", "/readyz", false)).toBe("open");
+    expect(accessOf("GET", "/metrics", false)).toBe("read");
+    expect(accessOf("GET", "/openapi.json", false)).toBe("read");
+    expect(accessOf("GET", "/metrics", true)).toBe("open");
+    expect(accessOf("GET", "/openapi.json", true)).toBe("open");
+    expect(accessOf("POST", "/v1/entitlements/grants", false)).toBe("write");
+    expect(accessOf("POST", "/v1/entitlements/revokes", false)).toBe("write");
+    expect(accessOf("GET", "/v1/users/u%2F1/entitlements", false)).toBe("read");
+    expect(accessOf("GET", "/v1/users/u/entitlements/", false), "anything else needs some token").toBe("authenticated");
+    expect(accessOf("GET", "/healthz/", false)).toBe("authenticated");
+    expect(accessOf("GET", "/v1/entitlements/grants"), "another method on a path needs that path's scope").toBe(
+      "write",
+    );
+  });
+
+  test("every API route declares its scope on the route", () => {
+    const api = appRoutes.filter((r) => r.path.startsWith("/v1/"));
+    expect(api.length, "the API has routes").toBeGreaterThan(0);
+    for (const route of api) {
+      expect(routeScopes([route]).length, `${route.method} ${route.path} declares a scope`).toBe(1);
+    }
   });
 
   test("Bearer header parsing", () => {
@@ -116,16 +144,21 @@ describe("who may call what", () => {
 
   test("401 with WWW-Authenticate for a missing or unknown token, 403 for a missing scope", () => {
     for (const header of [null, "Bearer nope", "Basic dHc="]) {
-      const e = apiErrorOf(() => authenticate(settings, "/v1/entitlements/grants", header));
+      const e = apiErrorOf(() => authenticate(settings, accessOf("POST", "/v1/entitlements/grants"), header));
       expect([e.status, e.code, e.headers["www-authenticate"]]).toEqual([401, "UNAUTHORIZED", "Bearer"]);
     }
-    const e = apiErrorOf(() => authenticate(settings, "/v1/entitlements/grants", "Bearer tr"));
+    const e = apiErrorOf(() => authenticate(settings, accessOf("POST", "/v1/entitlements/grants"), "Bearer tr"));
     expect([e.status, e.code]).toEqual([403, "FORBIDDEN"]);
-    expect(apiErrorOf(() => authenticate(settings, "/metrics", "Bearer tw")).status).toBe(403);
-    expect(authenticate(settings, "/v1/entitlements/grants", "Bearer tw")?.name).toBe("w");
-    expect(authenticate(settings, "/nowhere", "Bearer tr")?.name, "any valid token may learn a path is 404").toBe("r");
-    expect(authenticate(settings, "/healthz", null)).toBeUndefined();
-    expect(authenticate({ ...settings, disabled: true }, "/v1/entitlements/grants", null)?.name).toBe("");
+    expect(apiErrorOf(() => authenticate(settings, accessOf("GET", "/metrics"), "Bearer tw")).status).toBe(403);
+    expect(authenticate(settings, accessOf("POST", "/v1/entitlements/grants"), "Bearer tw")?.name).toBe("w");
+    expect(
+      authenticate(settings, accessOf("GET", "/nowhere"), "Bearer tr")?.name,
+      "any valid token may learn a path is 404",
+    ).toBe("r");
+    expect(authenticate(settings, accessOf("GET", "/healthz"), null)).toBeUndefined();
+    expect(authenticate({ ...settings, disabled: true }, accessOf("POST", "/v1/entitlements/grants"), null)?.name).toBe(
+      "",
+    );
   });
 });
 
@@ -268,7 +301,7 @@ describe("entitlement token new NAME SCOPES", () => {
     expect(entry).toBe(tokenEntryLine("payments", token, "read+write"));
     expect(entry).not.toContain(token);
     const config = loadEntitlementConfig({ ENTITLEMENT_AUTH_TOKENS: entry });
-    const caller = authenticate(config.auth, "/v1/entitlements/grants", `Bearer ${token}`);
+    const caller = authenticate(config.auth, accessOf("POST", "/v1/entitlements/grants"), `Bearer ${token}`);
     expect(caller?.name).toBe("payments");
     const again = await run(["new", "payments", "read+write"]);
     expect(again.lines[0], "every token is fresh").not.toBe(lines[0]);

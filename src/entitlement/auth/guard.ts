@@ -1,6 +1,8 @@
-// Who may call what (CONTRACT §3.3): each path needs a scope, checked before anything else about the request is
-// looked at, so a caller without a valid token learns nothing but 401. /healthz and /readyz stay open for probes.
+// Who may call what (CONTRACT §3.3): each request needs the scope its route declares (auth/scope.ts), checked before
+// anything else about the request is looked at, so a caller without a valid token learns nothing but 401. /healthz
+// and /readyz stay open for probes; /metrics and /openapi.json need `read` unless ENTITLEMENT_METRICS_PUBLIC.
 import { ApiError } from "../../shared/http/errors.ts";
+import { type RouteScopes, scopeOf } from "./scope.ts";
 import { findTokenEntry, type Scope, type TokenEntry } from "./tokens.ts";
 
 export type AuthSettings = {
@@ -11,23 +13,20 @@ export type AuthSettings = {
   metricsPublic: boolean;
 };
 
-/** What a path needs: nothing, a token with a scope, or any valid token (unknown paths: 404 only for callers). */
+/** What a request needs: nothing, a token with a scope, or any valid token (unknown paths: 404 only for callers). */
 export type Access = "open" | Scope | "authenticated";
 
+/** The probes and documents of the shared HTTP skeleton (shared/http/app.ts), which declares no scopes. */
 const OPEN = new Set(["/healthz", "/readyz"]);
 const DOCS = new Set(["/metrics", "/openapi.json"]);
-const WRITE = new Set(["/v1/entitlements/grants", "/v1/entitlements/revokes"]);
-const READ = /^\/v1\/users\/[^/]+\/entitlements$/;
 /** Longer than any token this service issues (36 bytes of base64url); longer headers are never hashed. */
 const MAX_TOKEN_LENGTH = 512;
 const BEARER = /^Bearer +([\x21-\x7e]+) *$/i;
 
-export function requiredAccess(path: string, metricsPublic: boolean): Access {
+export function requiredAccess(scopes: RouteScopes, method: string, path: string, metricsPublic: boolean): Access {
   if (OPEN.has(path)) return "open";
   if (DOCS.has(path)) return metricsPublic ? "open" : "read";
-  if (WRITE.has(path)) return "write";
-  if (READ.test(path)) return "read";
-  return "authenticated";
+  return scopeOf(scopes, method, path) ?? "authenticated";
 }
 
 const unauthorized = () =>
@@ -50,23 +49,21 @@ export type Caller = { name: string; scopes: ReadonlySet<Scope> };
 const ANONYMOUS: Caller = { name: "", scopes: new Set<Scope>(["read", "write"]) };
 
 /**
- * The caller of a request, or undefined for an open path; throws 401 for a missing or unknown token and 403 for a
- * known token without the scope the path needs.
+ * The caller of a request, or undefined when it needs no token; throws 401 for a missing or unknown token and 403 for
+ * a known token without the scope the request needs.
  */
-export function authenticate(settings: AuthSettings, path: string, authorization: string | null): Caller | undefined {
-  const access = requiredAccess(path, settings.metricsPublic);
+export function authenticate(settings: AuthSettings, access: Access, authorization: string | null): Caller | undefined {
   if (access === "open") return undefined;
   if (settings.disabled) return ANONYMOUS;
   const token = bearerToken(authorization);
   const entry = token === undefined ? undefined : findTokenEntry(settings.tokens, token);
   if (!entry) throw unauthorized();
-  if (access !== "authenticated") requireScope(entry, access);
+  if (access !== "authenticated" && !entry.scopes.has(access)) throw forbidden(access);
   return { name: entry.name, scopes: entry.scopes };
 }
 
-/** The route-level check, behind the path-level one: no caller recorded means no authentication happened (401). */
-export function requireScope(caller: Caller | undefined, scope: Scope): string {
+/** The name of a caller `authenticate` accepted; none recorded means the request was never authenticated (401). */
+export function callerName(caller: Caller | undefined): string {
   if (!caller) throw unauthorized();
-  if (!caller.scopes.has(scope)) throw forbidden(scope);
   return caller.name;
 }

@@ -1,11 +1,12 @@
-// The three Entitlement routes. Input is checked in the parse/transform hooks (validation.ts) so that every bad
-// request gets its precise `{code, message}`; the schemas also feed /openapi.json. Each route first asserts the scope
-// of the caller the edge authenticated (app.ts), and runs its database work through the gate (limits/gate.ts).
+// The three Entitlement routes. Each declares the scope it needs (`scope: "write"`, see auth/scope.ts), which the edge
+// (app.ts) checks before anything else. Input is checked in the parse/transform hooks (validation.ts) so that every
+// bad request gets its precise `{code, message}`; the schemas also feed /openapi.json. Database work runs through the
+// gate (limits/gate.ts).
 import { Elysia } from "elysia";
 import { isTransientDbError, SqlState } from "../../shared/db.ts";
 import { ApiError, ErrorBody } from "../../shared/http/errors.ts";
 import type { Logger } from "../../shared/logger.ts";
-import type { Scope } from "../auth/tokens.ts";
+import { scopeMacro } from "../auth/scope.ts";
 import type { Gate } from "../limits/gate.ts";
 import {
   type Action,
@@ -21,8 +22,8 @@ import { checkIdempotencyKey, checkUserId, readCommandBody, traceIdOf } from "./
 
 export type RouteDeps = CommandDeps & {
   log: Logger;
-  /** The authenticated caller's name ('' when authentication is disabled); throws 401/403 without the scope. */
-  callerOf: (request: Request, scope: Scope) => string;
+  /** The name of the caller the edge authenticated ('' when authentication is disabled). */
+  callerOf: (request: Request) => string;
   gate: Gate;
 };
 
@@ -49,14 +50,16 @@ function unavailableOr(log: Logger, error: unknown): never {
 }
 
 export function entitlementRoutes(deps: RouteDeps) {
+  // The Idempotency-Key is checked first of all input (CONTRACT §3.1), in the parser, which hands it on from here.
+  const keys = new WeakMap<Request, string>();
   const command = (action: Action, summary: string) => ({
     handler: async ({ body, request }: { body: CommandBody; request: Request }) => {
       const command = {
         action,
         body,
-        idempotencyKey: checkIdempotencyKey(request.headers),
+        idempotencyKey: keys.get(request) ?? checkIdempotencyKey(request.headers),
         traceId: traceIdOf(request.headers),
-        caller: deps.callerOf(request, "write"),
+        caller: deps.callerOf(request),
       };
       const reply = await deps.gate
         .run(() => executeCommand(deps, command))
@@ -71,8 +74,7 @@ export function entitlementRoutes(deps: RouteDeps) {
       // /openapi.json lists application/json as the request media type.
       parse: [
         async ({ request }: { request: Request }) => {
-          deps.callerOf(request, "write");
-          checkIdempotencyKey(request.headers);
+          keys.set(request, checkIdempotencyKey(request.headers));
           return readCommandBody(request);
         },
         "json" as const,
@@ -87,8 +89,9 @@ export function entitlementRoutes(deps: RouteDeps) {
   const revoke = command("REVOKE", "Revoke an entitlement (idempotent per Idempotency-Key)");
 
   return new Elysia({ name: "entitlement-routes", strictPath: true })
-    .post("/v1/entitlements/grants", grant.handler, grant.hooks)
-    .post("/v1/entitlements/revokes", revoke.handler, revoke.hooks)
+    .use(scopeMacro)
+    .post("/v1/entitlements/grants", grant.handler, { ...grant.hooks, scope: "write" })
+    .post("/v1/entitlements/revokes", revoke.handler, { ...revoke.hooks, scope: "write" })
     .get(
       LIST_PATH,
       ({ params }) =>
@@ -96,8 +99,8 @@ export function entitlementRoutes(deps: RouteDeps) {
           .run(() => listEntitlements(deps.sql, params.user_id))
           .catch((error) => unavailableOr(deps.log, error)),
       {
+        scope: "read",
         transform: ({ params, request }) => {
-          deps.callerOf(request, "read");
           params.user_id = checkUserId(request, LIST_PATH);
         },
         params: UserParams,

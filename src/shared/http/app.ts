@@ -6,6 +6,7 @@ import type { Registry } from "prom-client";
 import type { Logger } from "../logger.ts";
 import { httpMetrics } from "../metrics.ts";
 import { ApiError, type ErrorCode, errorResponse } from "./errors.ts";
+import { routePattern } from "./route-pattern.ts";
 
 export type HttpDeps = {
   service: string;
@@ -37,22 +38,6 @@ function statusCode(status: number): ErrorCode {
   }
 }
 
-const patterns = new Map<string, RegExp>();
-
-/** Turns an Elysia route pattern into a matcher (built once per route), to tell 405 (path known) from 404. */
-function patternOf(path: string): RegExp {
-  let pattern = patterns.get(path);
-  if (!pattern) {
-    const body = path
-      .split("/")
-      .map((part) => (part.startsWith(":") ? "[^/]+" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
-      .join("/");
-    pattern = new RegExp(`^${body}$`);
-    patterns.set(path, pattern);
-  }
-  return pattern;
-}
-
 export function createHttpApp(deps: HttpDeps) {
   const metrics = httpMetrics(deps.registry);
   const started = new WeakMap<Request, number>();
@@ -67,7 +52,7 @@ export function createHttpApp(deps: HttpDeps) {
     }
     if (code === "NOT_FOUND") {
       const allowed = app.routes
-        .filter((r) => r.method !== request.method && patternOf(r.path).test(path))
+        .filter((r) => r.method !== request.method && routePattern(r.path).test(path))
         .map((r) => r.method);
       if (allowed.length > 0) {
         return errorResponse(405, "METHOD_NOT_ALLOWED", `method ${request.method} is not allowed here`, {

@@ -1,0 +1,42 @@
+// Authorization declared on the route. A route states the scope it needs in its options, `scope: "write"`, through
+// the `scope` macro; that one line is all a new route needs. The edge (app.ts) finds the route a request is for,
+// authenticates the caller and checks that scope once, in onRequest, before anything else about the request is read.
+// The macro records the scope in the route's OpenAPI operation as `x-required-scope`, where the edge reads it back.
+import { type DocumentDecoration, Elysia } from "elysia";
+import { routePattern } from "../../shared/http/route-pattern.ts";
+import type { Scope } from "./tokens.ts";
+
+const SCOPE_KEY = "x-required-scope";
+
+/** `.use(scopeMacro)` in a routes module, then `{ scope: "read" | "write" }` on each of its routes. */
+export const scopeMacro = new Elysia({ name: "entitlement-scope" }).macro({
+  scope: (scope: Scope) => {
+    // An OpenAPI specification extension (`x-`), so /openapi.json shows what each operation needs.
+    const detail: DocumentDecoration & Record<string, unknown> = { [SCOPE_KEY]: scope };
+    return { detail };
+  },
+});
+
+/** The declared scope of every route, for matching a request before Elysia has routed it. */
+export type RouteScopes = readonly { method: string; pattern: RegExp; scope: Scope }[];
+
+type DeclaredRoute = { method: string; path: string; hooks?: { detail?: unknown } };
+
+export function routeScopes(routes: readonly DeclaredRoute[]): RouteScopes {
+  return routes.flatMap((route) => {
+    const scope = (route.hooks?.detail as Record<string, unknown> | undefined)?.[SCOPE_KEY];
+    return scope === "read" || scope === "write"
+      ? [{ method: route.method, pattern: routePattern(route.path), scope }]
+      : [];
+  });
+}
+
+/**
+ * The scope a request needs: its route's, or, for a method the path does not have (a 405 to come), the scope of the
+ * path's first route, so that a caller without that scope learns nothing about the path. Undefined: no route declares
+ * one.
+ */
+export function scopeOf(scopes: RouteScopes, method: string, path: string): Scope | undefined {
+  const onPath = scopes.filter((s) => s.pattern.test(path));
+  return (onPath.find((s) => s.method === method) ?? onPath[0])?.scope;
+}
