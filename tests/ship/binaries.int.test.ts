@@ -89,7 +89,8 @@ function describeBinary(name: ServiceName, badVariable: string, operatorCommands
         const usage = await run(binary, [args[0] as string, "--bogus"], { DATABASE_URL: databaseUrl }, dir);
         expect(usage.code, `${name} ${args[0]} --bogus is a usage error`).toBe(2);
       }
-    });
+      // Eight process starts: ~3 s on an idle machine, more than the default 5 s on a loaded one.
+    }, 30_000);
   });
 }
 
