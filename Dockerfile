@@ -16,6 +16,9 @@ COPY scripts ./scripts
 COPY db ./db
 COPY src ./src
 ARG SERVICE
+# No .git in the build context: `--build-arg BUILD_COMMIT=$(git rev-parse --short=12 HEAD)` names the commit that
+# `--version`, /healthz and build_info report ("unknown" without it).
+ARG BUILD_COMMIT
 RUN bun run build --only "${SERVICE}" --target bun-linux-x64 && ldd "dist/${SERVICE}"
 
 FROM scratch

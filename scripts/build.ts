@@ -1,5 +1,6 @@
 // `bun run build`: compiles each service into one standalone executable (CONTRACT §1). Migrations are text imports, so
-// they are inside the binary; the result runs with no Bun, no node_modules and no source tree beside it.
+// they are inside the binary; the result runs with no Bun, no node_modules and no source tree beside it. The git commit
+// is embedded for `--version`, /healthz and `build_info` (src/shared/build-info.ts).
 //   bun run build [--target bun-linux-x64] [--only entitlement|notification] [--outdir dist]
 import { mkdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -19,6 +20,26 @@ export function defaultTarget(): string {
   return `bun-${process.platform}-${arch}`;
 }
 
+const COMMIT = /^[0-9a-f]{7,40}(-dirty)?$/;
+
+/**
+ * The commit to embed: `BUILD_COMMIT` when given (a Docker build has no .git: pass it as a build argument), else the
+ * checkout's HEAD (12 hex digits, `-dirty` when tracked files differ), else "unknown" (a source tarball).
+ */
+export function sourceCommit(env: Record<string, string | undefined> = process.env): string {
+  const given = env.BUILD_COMMIT?.trim();
+  if (given) return COMMIT.test(given) ? given : "unknown";
+  const git = (args: string[]) => Bun.spawnSync(["git", ...args], { cwd: root, stdout: "pipe", stderr: "ignore" });
+  try {
+    const head = git(["rev-parse", "--short=12", "HEAD"]);
+    if (head.exitCode !== 0) return "unknown";
+    const dirty = git(["status", "--porcelain", "--untracked-files=no"]).stdout.toString().trim() !== "";
+    return `${head.stdout.toString().trim()}${dirty ? "-dirty" : ""}`;
+  } catch {
+    return "unknown"; // no git on this machine
+  }
+}
+
 export async function buildService(name: ServiceName, options: { target: string; outdir: string }): Promise<string> {
   const outfile = join(options.outdir, name);
   const proc = Bun.spawn(
@@ -29,6 +50,7 @@ export async function buildService(name: ServiceName, options: { target: string;
       "--minify",
       "--sourcemap",
       `--target=${options.target}`,
+      `--define=BUILD_COMMIT=${JSON.stringify(sourceCommit())}`,
       SERVICES[name],
       "--outfile",
       outfile,

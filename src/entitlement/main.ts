@@ -2,6 +2,7 @@
 // and NATS, listens and starts the loops. `serve` (the default) migrates, then runs the HTTP API and the background
 // workers until SIGTERM/SIGINT; `migrate` applies pending migrations and exits.
 import pkg from "../../package.json" with { type: "json" };
+import { buildInfo, versionLine } from "../shared/build-info.ts";
 import { type Command, dispatch, withoutArgs } from "../shared/cli.ts";
 import { createRegistry } from "../shared/metrics.ts";
 import { openNatsLink } from "../shared/nats.ts";
@@ -79,4 +80,9 @@ const commands: Command[] = [
   tokenCommand(),
 ];
 
-process.exitCode = await dispatch("entitlement", process.argv.slice(2), commands);
+process.exitCode = await dispatch(
+  "entitlement",
+  process.argv.slice(2),
+  commands,
+  versionLine(buildInfo("entitlement", pkg.version)),
+);

@@ -1,6 +1,7 @@
 // Composition root of the Notification executable (STYLE §1): the only place that reads process.env, opens
 // PostgreSQL and NATS, listens and starts the loops.
 import pkg from "../../package.json" with { type: "json" };
+import { buildInfo, versionLine } from "../shared/build-info.ts";
 import { type Command, dispatch, withoutArgs } from "../shared/cli.ts";
 import { createRegistry } from "../shared/metrics.ts";
 import { openNatsLink } from "../shared/nats.ts";
@@ -72,4 +73,9 @@ const commands: Command[] = [
   ...notificationOpsCommands(env),
 ];
 
-process.exitCode = await dispatch("notification", process.argv.slice(2), commands);
+process.exitCode = await dispatch(
+  "notification",
+  process.argv.slice(2),
+  commands,
+  versionLine(buildInfo("notification", pkg.version)),
+);

@@ -31,6 +31,13 @@ export function createNotificationMetrics(registry: Registry) {
       labelNames: ["result"] as const,
       registers: [registry],
     }),
+    // Read from the last message of each batch (JetStream's num_pending), so it costs no request; while nothing is
+    // fetched it keeps its last value, which is what a lag alert wants when the consumer stalls.
+    consumerPending: new Gauge({
+      name: "notification_consumer_pending_messages",
+      help: "Messages in the stream not yet delivered to the durable consumer, as of the last batch fetched.",
+      registers: [registry],
+    }),
     natsDlq: new Counter({
       name: "notification_nats_dlq_total",
       help: "JetStream advisories recorded in notification_nats_dlq, by kind.",

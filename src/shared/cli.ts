@@ -1,5 +1,6 @@
-// Subcommand dispatch shared by both executables (CONTRACT §1): none means `serve`; `--help` lists them;
-// an unknown subcommand or flag exits 2 with a usage line; invalid configuration exits 78.
+// Subcommand dispatch shared by both executables (CONTRACT §1): none means `serve`; `--help` lists them; `--version`
+// prints one line (service, version, commit, Bun); an unknown subcommand or flag exits 2 with a usage line; invalid
+// configuration exits 78.
 import { ConfigError, EXIT_CONFIG } from "./config.ts";
 
 export const EXIT_USAGE = 2;
@@ -14,17 +15,21 @@ export type Command = {
 export function usage(program: string, commands: Command[]): string {
   const width = Math.max(...commands.map((c) => c.name.length));
   return [
-    `usage: ${program} [command] [args]   (no command: serve)`,
+    `usage: ${program} [command] [args]   (no command: serve; --version: what is built)`,
     "",
     "commands:",
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
   ].join("\n");
 }
 
-export async function dispatch(program: string, argv: string[], commands: Command[]): Promise<number> {
+export async function dispatch(program: string, argv: string[], commands: Command[], version: string): Promise<number> {
   const [first, ...rest] = argv;
   if (first === "--help" || first === "-h" || first === "help") {
     console.log(usage(program, commands));
+    return 0;
+  }
+  if (first === "--version" && rest.length === 0) {
+    console.log(version);
     return 0;
   }
   const name = first ?? "serve";

@@ -1,5 +1,6 @@
 // Prometheus metrics with prom-client. Each app gets its own Registry (tests build many apps in one process).
-import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { BuildInfo } from "./build-info.ts";
 
 export function createRegistry(service: string, options: { defaultMetrics?: boolean } = {}): Registry {
   const registry = new Registry();
@@ -28,6 +29,36 @@ export function httpMetrics(registry: Registry) {
       duration.observe({ method, route }, ms / 1000);
     },
   };
+}
+
+/** `build_info{version,commit,bun_version} 1`: which build each instance runs, for dashboards and rollouts. */
+export function buildInfoMetric(registry: Registry, build: BuildInfo): void {
+  new Gauge({
+    name: "build_info",
+    help: "The running build: project version, git commit and Bun version (always 1).",
+    labelNames: ["version", "commit", "bun_version"] as const,
+    registers: [registry],
+  }).set({ version: build.version, commit: build.commit, bun_version: build.bun }, 1);
+}
+
+/**
+ * `service_ready` 1 or 0: the /readyz check, run at each scrape (a `select 1`, every 15 s or so), so an alert needs
+ * no probe exporter to see a service that runs but cannot work.
+ */
+export function readinessMetric(registry: Registry, readiness: () => Promise<void>): void {
+  new Gauge({
+    name: "service_ready",
+    help: "1 when the service passes its readiness check (what /readyz answers 200 for), else 0.",
+    registers: [registry],
+    async collect() {
+      this.set(
+        await readiness().then(
+          () => 1,
+          () => 0,
+        ),
+      );
+    },
+  });
 }
 
 /** Seconds between two instants for latency histograms; undefined when negative or unknown (reference §7.7). */

@@ -17,6 +17,7 @@ function fakeMessage(data: Uint8Array, seq = 1): { message: JsMsg; calls: Calls 
   const message = {
     data,
     seq,
+    info: { pending: 0 },
     ack: () => calls.ack++,
     nak: (delay?: number) => calls.nak.push(delay),
     term: () => calls.term++,

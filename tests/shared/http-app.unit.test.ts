@@ -79,6 +79,27 @@ test("request metrics count the status that was actually sent", async () => {
   );
 });
 
+test("/healthz and the build_info metric name the running build", async () => {
+  const { app, registry } = build(true);
+  expect(await (await call(app, "GET", "/healthz")).json()).toEqual({
+    status: "UP",
+    service: "test",
+    version: "0.0.0",
+    commit: "unknown", // run from source: nothing was embedded
+    bun: Bun.version,
+  });
+  const text = await registry.metrics();
+  expect(text, "a service that passes /readyz reports service_ready 1").toContain(
+    'service_ready{application="test"} 1',
+  );
+  expect(await build(false).registry.metrics(), "a failing readiness check reports 0").toContain(
+    'service_ready{application="test"} 0',
+  );
+  expect(text).toContain(
+    `build_info{version="0.0.0",commit="unknown",bun_version="${Bun.version}",application="test"} 1`,
+  );
+});
+
 test("an X-Request-Id is echoed when sane and generated otherwise", async () => {
   const { app } = build(true);
   const given = await app.handle(new Request("http://localhost/healthz", { headers: { "x-request-id": "abc-123" } }));

@@ -6,10 +6,11 @@ import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
+import pkg from "../../package.json" with { type: "json" };
 import type { ServiceName } from "../../scripts/build.ts";
 import { postgresAdminUrl, uniqueName } from "../support/infra.ts";
 import { runCommand } from "../support/process.ts";
-import { builtBinary } from "./support.ts";
+import { builtBinary, repoRoot } from "./support.ts";
 
 const BUILD_TIMEOUT = 240_000;
 
@@ -48,6 +49,17 @@ function describeBinary(name: ServiceName, badVariable: string, operatorCommands
       for (const command of ["serve", "migrate", ...operatorCommands.map((c) => c[0] as string)]) {
         expect(r.stdout).toMatch(new RegExp(`^  ${command} `, "m"));
       }
+    });
+
+    test("--version prints service, project version, embedded git commit and Bun version on one line", async () => {
+      const r = await run(binary, ["--version"], {}, dir);
+      expect(r.code).toBe(0);
+      const head = Bun.spawnSync(["git", "rev-parse", "--short=12", "HEAD"], { cwd: repoRoot })
+        .stdout.toString()
+        .trim();
+      expect(r.stdout).toBe(
+        `${name} ${pkg.version} (commit ${head}${r.stdout.includes("-dirty") ? "-dirty" : ""}, bun ${Bun.version})\n`,
+      );
     });
 
     test("an unknown subcommand exits 2 with a usage line", async () => {

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
+import pkg from "../../package.json" with { type: "json" };
 import { createTestDatabase, natsUrl, type TestDatabase, uniqueName } from "../support/infra.ts";
 import { readFinalStage } from "./dockerfile.ts";
 import { builtBinary, freePort, repoRoot, waitForOk } from "./support.ts";
@@ -116,7 +117,13 @@ describe.skipIf(!isRoot)("the entitlement binary in a scratch root", () => {
           throw new Error(`${error.message}\n${(await output).join("\n")}`);
         },
       );
-      expect(await health.json()).toEqual({ status: "UP" });
+      expect(await health.json(), "/healthz names the build that runs").toEqual({
+        status: "UP",
+        service: "entitlement",
+        version: pkg.version,
+        commit: expect.stringMatching(/^[0-9a-f]{12}(-dirty)?$/),
+        bun: Bun.version,
+      });
       const status = readFileSync(`/proc/${proc.pid}/status`, "utf8");
       expect(status, "the service runs as the image's user").toMatch(/^Uid:\s+65532\s/m);
       proc.kill("SIGTERM");

@@ -41,6 +41,8 @@ function settle(log: Logger, action: () => void): void {
 export function createEventHandler(deps: EventHandlerDeps) {
   const { log, metrics } = deps;
   return async function handleEventBatch(messages: JsMsg[], signal?: AbortSignal): Promise<void> {
+    const last = messages.at(-1);
+    if (last) metrics.consumerPending.set(last.info.pending);
     const valid: { message: JsMsg; record: EventRecord }[] = [];
     for (const message of messages) {
       const decoded = decodeEntitlementEvent(message.data);

@@ -3,8 +3,9 @@
 import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import type { Registry } from "prom-client";
+import { buildInfo } from "../build-info.ts";
 import type { Logger } from "../logger.ts";
-import { httpMetrics } from "../metrics.ts";
+import { buildInfoMetric, httpMetrics, readinessMetric } from "../metrics.ts";
 import { ApiError, type ErrorCode, errorResponse } from "./errors.ts";
 import { routePattern } from "./route-pattern.ts";
 
@@ -40,6 +41,9 @@ function statusCode(status: number): ErrorCode {
 
 export function createHttpApp(deps: HttpDeps) {
   const metrics = httpMetrics(deps.registry);
+  const build = buildInfo(deps.service, deps.version);
+  buildInfoMetric(deps.registry, build);
+  readinessMetric(deps.registry, deps.readiness);
   const started = new WeakMap<Request, number>();
   // The status an error reply carried: Elysia's `set.status` does not see Responses built in onError.
   const sentStatus = new WeakMap<Request, number>();
@@ -110,7 +114,7 @@ export function createHttpApp(deps: HttpDeps) {
         start === undefined ? 0 : performance.now() - start,
       );
     })
-    .get("/healthz", () => ({ status: "UP" }), { detail: { summary: "Liveness" } })
+    .get("/healthz", () => ({ status: "UP", ...build }), { detail: { summary: "Liveness and what is running" } })
     .get(
       "/readyz",
       async () => {
