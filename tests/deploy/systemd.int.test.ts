@@ -18,6 +18,8 @@ const unitText = (name: string) => readFileSync(join(unitDir, `${name}.service`)
 const setting = (text: string, key: string) => [...text.matchAll(new RegExp(`^${key}=(.*)$`, "gm"))].map((m) => m[1]);
 
 let root: string;
+/** systemd-analyze takes well under a second alone, several on a loaded 2-core machine. */
+const ANALYZE_TIMEOUT = 30_000;
 
 /** A root holding the system's own units, an executable at each ExecStart path and the unit under test. */
 function installUnit(name: string, text: string): void {
@@ -43,44 +45,56 @@ afterAll(() => {
 const verify = (name: string) => run(["systemd-analyze", "verify", `--root=${root}`, `${name}.service`]);
 
 for (const name of SERVICES) {
-  test(`${name}.service passes systemd-analyze verify without a warning`, () => {
-    installUnit(name, unitText(name));
-    const r = verify(name);
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout + r.stderr, "systemd-analyze verify prints nothing for a clean unit").toBe("");
-  });
+  test(
+    `${name}.service passes systemd-analyze verify without a warning`,
+    () => {
+      installUnit(name, unitText(name));
+      const r = verify(name);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout + r.stderr, "systemd-analyze verify prints nothing for a clean unit").toBe("");
+    },
+    ANALYZE_TIMEOUT,
+  );
 
-  test(`${name}.service keeps its hardening and scores at most 2.0 in systemd-analyze security`, () => {
-    const text = unitText(name);
-    for (const [key, value] of Object.entries({
-      User: name,
-      EnvironmentFile: `/etc/${name}/${name}.env`,
-      ExecStart: `/usr/local/bin/${name} serve`,
-      Restart: "on-failure",
-      NoNewPrivileges: "yes",
-      ProtectSystem: "strict",
-      ProtectHome: "yes",
-      PrivateTmp: "yes",
-      CapabilityBoundingSet: "",
-      LimitNOFILE: "65536",
-      TimeoutStopSec: "30s",
-    })) {
-      expect(setting(text, key), `${name}.service ${key}=`).toEqual([value]);
-    }
-    expect(text, "the JIT needs writable+executable memory").not.toMatch(/^MemoryDenyWriteExecute=yes/m);
-    installUnit(name, text);
-    const r = run(["systemd-analyze", "security", "--offline=yes", `--root=${root}`, `${name}.service`]);
-    const score = Number(/Overall exposure level for \S+: ([\d.]+)/.exec(r.stdout)?.[1]);
-    expect(score, r.stdout + r.stderr).toBeLessThanOrEqual(2.0);
-  });
+  test(
+    `${name}.service keeps its hardening and scores at most 2.0 in systemd-analyze security`,
+    () => {
+      const text = unitText(name);
+      for (const [key, value] of Object.entries({
+        User: name,
+        EnvironmentFile: `/etc/${name}/${name}.env`,
+        ExecStart: `/usr/local/bin/${name} serve`,
+        Restart: "on-failure",
+        NoNewPrivileges: "yes",
+        ProtectSystem: "strict",
+        ProtectHome: "yes",
+        PrivateTmp: "yes",
+        CapabilityBoundingSet: "",
+        LimitNOFILE: "65536",
+        TimeoutStopSec: "30s",
+      })) {
+        expect(setting(text, key), `${name}.service ${key}=`).toEqual([value]);
+      }
+      expect(text, "the JIT needs writable+executable memory").not.toMatch(/^MemoryDenyWriteExecute=yes/m);
+      installUnit(name, text);
+      const r = run(["systemd-analyze", "security", "--offline=yes", `--root=${root}`, `${name}.service`]);
+      const score = Number(/Overall exposure level for \S+: ([\d.]+)/.exec(r.stdout)?.[1]);
+      expect(score, r.stdout + r.stderr).toBeLessThanOrEqual(2.0);
+    },
+    ANALYZE_TIMEOUT,
+  );
 }
 
-test("a misspelled key or a bad value is reported by the same check", () => {
-  installUnit("entitlement", unitText("entitlement").replace("ProtectSystem=strict", "ProtectSytem=strict"));
-  expect(verify("entitlement").stderr).toContain("Unknown key 'ProtectSytem'");
-  installUnit("entitlement", unitText("entitlement").replace("Restart=on-failure", "Restart=sometimes"));
-  expect(verify("entitlement").stderr).toContain("Failed to parse service restart specifier");
-});
+test(
+  "a misspelled key or a bad value is reported by the same check",
+  () => {
+    installUnit("entitlement", unitText("entitlement").replace("ProtectSystem=strict", "ProtectSytem=strict"));
+    expect(verify("entitlement").stderr).toContain("Unknown key 'ProtectSytem'");
+    installUnit("entitlement", unitText("entitlement").replace("Restart=on-failure", "Restart=sometimes"));
+    expect(verify("entitlement").stderr).toContain("Failed to parse service restart specifier");
+  },
+  ANALYZE_TIMEOUT,
+);
 
 /** Every system call a @group (and the groups inside it) stands for, from systemd-analyze itself. */
 function expandSyscalls(group: string, seen = new Set<string>()): Set<string> {
