@@ -1,0 +1,140 @@
+// A private PostgreSQL primary with a synchronous streaming standby, from the machine's own binaries, on free loopback
+// ports, for tests and drills that kill the primary and promote the standby. The shared PostgreSQL is never touched.
+// Stock settings (fsync and autovacuum on); the primary waits for the standby's flush at every commit
+// (`synchronous_standby_names`), so whatever a client was told is committed is on both.
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { answers, freePort, INSTALL_HINT, postgresBin } from "../../scripts/stack-infra.ts";
+import { waitUntil } from "./wait.ts";
+
+/** PostgreSQL refuses to run as root: as root, its tools run as the `postgres` user the Debian package creates. */
+function asPostgres(args: string[]): string[] {
+  return process.getuid?.() === 0 ? ["runuser", "-u", "postgres", "--", ...args] : args;
+}
+
+/** Runs a command without blocking the event loop (a drill's load keeps going meanwhile). */
+async function exec(args: string[], what: string): Promise<void> {
+  const proc = Bun.spawn(args, { stdout: "pipe", stderr: "pipe" });
+  const [code, stderr] = await Promise.all([proc.exited, new Response(proc.stderr).text()]);
+  if (code !== 0) throw new Error(`${what} failed (exit ${code}): ${stderr.trim()}`);
+}
+
+const run = (args: string[], what: string) => exec(asPostgres(args), what);
+
+export type PgNode = { name: string; port: number; data: string; url: string };
+
+export type PostgresPair = {
+  primary: PgNode;
+  standby: PgNode;
+  /** Both hosts, standby first, `target_session_attrs=read-write`: what a service is configured with. */
+  url: string;
+  /** The machine of the primary dies: SIGKILL to the postmaster and every backend at once, no shutdown. */
+  killPrimary: () => void;
+  /** `pg_ctl promote` on the standby, as a failover manager does; resolves once it accepts writes. */
+  promote: () => Promise<void>;
+  /** Stops whatever still runs (immediate) and removes the folder unless `keep`. */
+  dispose: (keep?: boolean) => void;
+};
+
+const children = (pid: number): number[] => {
+  const out = Bun.spawnSync(["ps", "-o", "pid=", "--ppid", String(pid)]).stdout.toString();
+  return out
+    .split("\n")
+    .map((s) => Number(s.trim()))
+    .filter((n) => n > 0);
+};
+
+const postmasterPid = (data: string): number | undefined => {
+  try {
+    return Number(readFileSync(join(data, "postmaster.pid"), "utf8").split("\n")[0]) || undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+/** Starts the pair under `root` (a fresh temporary folder when omitted); the standby is streaming when this resolves. */
+export async function startPostgresPair(root?: string): Promise<PostgresPair> {
+  const bin = postgresBin();
+  if (!bin) throw new Error(`initdb/pg_ctl/pg_basebackup not found; install them: ${INSTALL_HINT}`);
+  const folder = root ?? mkdtempSync(join(tmpdir(), "pg-pair-"));
+  chmodSync(folder, 0o755);
+  const node = (name: string): PgNode => {
+    const port = freePort();
+    return { name, port, data: join(folder, name), url: `postgres://postgres@127.0.0.1:${port}/postgres` };
+  };
+  const primary = node("primary");
+  const standby = node("standby");
+  for (const n of [primary, standby]) {
+    if (process.getuid?.() === 0)
+      await exec(["install", "-d", "-o", "postgres", "-g", "postgres", "-m", "700", n.data], "mkdir");
+    else mkdirSync(n.data, { recursive: true, mode: 0o700 });
+  }
+  const common = "-c listen_addresses=127.0.0.1 -c unix_socket_directories=";
+  const pgCtl = (n: PgNode, args: string[], what: string) =>
+    run([join(bin, "pg_ctl"), "-D", n.data, "-l", join(n.data, "server.log"), ...args], `${what} (${n.name})`);
+  await run([join(bin, "initdb"), "-D", primary.data, "-U", "postgres", "--auth=trust", "-E", "UTF8"], "initdb");
+  // pg_ctl hands -o to a shell: the quotes keep `*` from being expanded. Only the primary's command line names a
+  // synchronous standby, so the promoted standby, alone, does not wait for a standby that no longer exists.
+  const primaryOptions = `-p ${primary.port} ${common} -c synchronous_standby_names='*'`;
+  await pgCtl(primary, ["-o", primaryOptions, "-w", "start"], "pg_ctl start");
+  await run(
+    [join(bin, "pg_basebackup"), "-h", "127.0.0.1", "-p", String(primary.port), "-U", "postgres"].concat([
+      "-D",
+      standby.data,
+      "-R",
+      "-X",
+      "stream",
+      "-c",
+      "fast",
+    ]),
+    "pg_basebackup",
+  );
+  await pgCtl(standby, ["-o", `-p ${standby.port} ${common}`, "-w", "start"], "pg_ctl start");
+  await waitUntil(() => answers("127.0.0.1", standby.port), "the standby to accept connections", 30_000);
+  await waitForSyncStandby(primary);
+  const stopNode = (n: PgNode) =>
+    Bun.spawnSync(asPostgres([join(bin, "pg_ctl"), "-D", n.data, "-m", "immediate", "-w", "stop"]), {
+      stdout: "ignore",
+      stderr: "ignore",
+    });
+  return {
+    primary,
+    standby,
+    url: `postgres://postgres@127.0.0.1:${standby.port},127.0.0.1:${primary.port}/postgres?target_session_attrs=read-write`,
+    killPrimary: () => {
+      const pid = postmasterPid(primary.data);
+      if (!pid) return;
+      for (const p of [pid, ...children(pid)]) {
+        try {
+          process.kill(p, "SIGKILL");
+        } catch {}
+      }
+    },
+    promote: async () => {
+      await pgCtl(standby, ["-w", "promote"], "pg_ctl promote");
+    },
+    dispose: (keep = false) => {
+      for (const n of [standby, primary]) if (postmasterPid(n.data)) stopNode(n);
+      if (!keep && !root) rmSync(folder, { recursive: true, force: true });
+    },
+  };
+}
+
+async function waitForSyncStandby(primary: PgNode): Promise<void> {
+  const { default: postgres } = await import("postgres");
+  const sql = postgres(primary.url, { max: 1, onnotice: () => {} });
+  try {
+    await waitUntil(
+      async () => {
+        const rows = await sql`select 1 from pg_stat_replication where sync_state = 'sync' and state = 'streaming'`;
+        return rows.length > 0;
+      },
+      "the standby to stream synchronously",
+      30_000,
+      100,
+    );
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+}
