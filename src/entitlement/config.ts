@@ -56,6 +56,13 @@ export const EntitlementEnv = Type.Object({
     minimum: 1,
     description: "JetStream duplicate window (Nats-Msg-Id dedupe).",
   }),
+  ENTITLEMENT_NATS_STREAM_REPLICAS: Int(1, {
+    minimum: 1,
+    maximum: 5,
+    description:
+      "Replicas of the stream (JetStream allows 1 to 5; 3 on a 3-node cluster, so losing one node loses nothing). " +
+      "Applied when the stream is created and put back at every start, like the subject.",
+  }),
   ENTITLEMENT_RETENTION_ENABLED: Bool(true, {
     description: "Delete expired idempotency keys and old PUBLISHED events.",
   }),
@@ -126,6 +133,7 @@ export function loadEntitlementConfig(
       subject: e.ENTITLEMENT_NATS_SUBJECT,
       stream: e.ENTITLEMENT_NATS_STREAM,
       duplicateWindowMs: e.ENTITLEMENT_NATS_DUPLICATE_WINDOW,
+      replicas: e.ENTITLEMENT_NATS_STREAM_REPLICAS,
     },
     idempotency: { ttlHours: e.ENTITLEMENT_IDEMPOTENCY_TTL_HOURS },
     outbox: {

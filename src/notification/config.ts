@@ -72,6 +72,13 @@ export const NotificationEnv = Type.Object({
     minimum: 1,
     description: "Duplicate window used only when this service has to create the stream.",
   }),
+  NOTIFICATION_NATS_STREAM_REPLICAS: Int(1, {
+    minimum: 1,
+    maximum: 5,
+    description:
+      "Replicas of every stream this service creates: the entitlement stream when it is missing and the advisory " +
+      "streams, which are also put back to it at every start (3 on a 3-node cluster). Consumers follow their stream.",
+  }),
   NOTIFICATION_NATS_ACK_WAIT: Duration("10s", { minimum: 1, description: "Consumer ack wait." }),
   NOTIFICATION_NATS_MAX_DELIVER: Int(10, { minimum: 1, description: "Consumer max deliver." }),
   NOTIFICATION_NATS_ADVISORY_SUBJECT: NonBlank(advisorySubject("MAX_DELIVERIES"), {
@@ -135,6 +142,7 @@ export function loadNotificationConfig(env: Record<string, string | undefined>) 
       stream: e.NOTIFICATION_NATS_STREAM,
       durable: e.NOTIFICATION_NATS_DURABLE,
       duplicateWindowMs: e.NOTIFICATION_NATS_DUPLICATE_WINDOW,
+      replicas: e.NOTIFICATION_NATS_STREAM_REPLICAS,
       ackWaitMs: e.NOTIFICATION_NATS_ACK_WAIT,
       maxDeliver: e.NOTIFICATION_NATS_MAX_DELIVER,
       advisories: [
@@ -143,12 +151,14 @@ export function loadNotificationConfig(env: Record<string, string | undefined>) 
           subject: e.NOTIFICATION_NATS_ADVISORY_SUBJECT,
           stream: e.NOTIFICATION_NATS_ADVISORY_STREAM,
           durable: e.NOTIFICATION_NATS_ADVISORY_DURABLE,
+          replicas: e.NOTIFICATION_NATS_STREAM_REPLICAS,
         },
         {
           kind: "MSG_TERMINATED" as const,
           subject: e.NOTIFICATION_NATS_TERMINATED_ADVISORY_SUBJECT,
           stream: e.NOTIFICATION_NATS_TERMINATED_ADVISORY_STREAM,
           durable: e.NOTIFICATION_NATS_TERMINATED_ADVISORY_DURABLE,
+          replicas: e.NOTIFICATION_NATS_STREAM_REPLICAS,
         },
       ],
     },

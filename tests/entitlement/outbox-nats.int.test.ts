@@ -47,7 +47,7 @@ function startWorker(nats: Promise<NatsConnection>) {
     registry: new Registry(),
     workerId: "relay-under-test",
     settings: settingsFor(subject, { pollIntervalMs: 200 }),
-    stream: { stream, subject, duplicateWindowMs: 120_000 },
+    stream: { stream, subject, duplicateWindowMs: 120_000, replicas: 1 },
   });
   const stop = new AbortController();
   const loop = worker.run(stop.signal);

@@ -24,11 +24,12 @@ afterAll(async () => {
 });
 
 test("creates the stream when missing, then leaves it unchanged, then repairs a drifted window", async () => {
-  const settings = { stream, subject, duplicateWindowMs: 120_000 };
+  const settings = { stream, subject, duplicateWindowMs: 120_000, replicas: 1 };
   expect(await ensureEntitlementStream(jsm, settings)).toBe("created");
   const created = await jsm.streams.info(stream);
   expect(created.config.subjects).toEqual([subject]);
   expect(created.config.duplicate_window, "nanoseconds").toBe(120_000_000_000);
+  expect(created.config.num_replicas).toBe(1);
 
   expect(await ensureEntitlementStream(jsm, settings)).toBe("unchanged");
 
@@ -43,8 +44,11 @@ test("creates the stream when missing, then leaves it unchanged, then repairs a 
 });
 
 test("invalid settings are refused before JetStream is asked", () => {
-  expect(() => validateStreamSettings({ stream: " ", subject, duplicateWindowMs: 1 })).toThrow("stream name");
-  expect(() => validateStreamSettings({ stream: "a.b", subject, duplicateWindowMs: 1 })).toThrow("stream name");
-  expect(() => validateStreamSettings({ stream, subject: "", duplicateWindowMs: 1 })).toThrow("subject");
-  expect(() => validateStreamSettings({ stream, subject, duplicateWindowMs: 0 })).toThrow("duplicate window");
+  const valid = { stream, subject, duplicateWindowMs: 1, replicas: 1 };
+  expect(() => validateStreamSettings({ ...valid, stream: " " })).toThrow("stream name");
+  expect(() => validateStreamSettings({ ...valid, stream: "a.b" })).toThrow("stream name");
+  expect(() => validateStreamSettings({ ...valid, subject: "" })).toThrow("subject");
+  expect(() => validateStreamSettings({ ...valid, duplicateWindowMs: 0 })).toThrow("duplicate window");
+  expect(() => validateStreamSettings({ ...valid, replicas: 0 })).toThrow("replicas");
+  expect(() => validateStreamSettings({ ...valid, replicas: 6 })).toThrow("replicas");
 });

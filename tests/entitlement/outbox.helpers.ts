@@ -34,7 +34,7 @@ export async function openFixture(label: string): Promise<Fixture> {
   const jsm = await jetstreamManager(nc);
   const stream = uniqueName(`ev_${label}`).replaceAll(".", "_");
   const subject = `${stream}.events`;
-  await ensureEntitlementStream(jsm, { stream, subject, duplicateWindowMs: 120_000 });
+  await ensureEntitlementStream(jsm, { stream, subject, duplicateWindowMs: 120_000, replicas: 1 });
   return {
     db,
     sql,

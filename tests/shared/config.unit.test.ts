@@ -54,6 +54,15 @@ describe("entitlement configuration", () => {
     expect(c.database.url).toBe("postgres://postgres@127.0.0.1:5432/postgres");
   });
 
+  test("ENTITLEMENT_NATS_STREAM_REPLICAS: 1 by default, 3 for a 3-node cluster, outside 1-5 refused", () => {
+    expect(loadEntitlementConfig(noAuth).nats.replicas).toBe(1);
+    expect(loadEntitlementConfig({ ...noAuth, ENTITLEMENT_NATS_STREAM_REPLICAS: "3" }).nats.replicas).toBe(3);
+    for (const bad of ["0", "6", "two"]) {
+      const problems = problemsOf(() => loadEntitlementConfig({ ...noAuth, ENTITLEMENT_NATS_STREAM_REPLICAS: bad }));
+      expect(problems.join("\n")).toContain("ENTITLEMENT_NATS_STREAM_REPLICAS");
+    }
+  });
+
   test("ENTITLEMENT_OUTBOX_CONCURRENCY sets the relay's batches in flight; 0 is refused", () => {
     expect(loadEntitlementConfig({ ...noAuth, ENTITLEMENT_OUTBOX_CONCURRENCY: "1" }).outbox.concurrency).toBe(1);
     const problems = problemsOf(() => loadEntitlementConfig({ ...noAuth, ENTITLEMENT_OUTBOX_CONCURRENCY: "0" }));
@@ -148,6 +157,15 @@ describe("notification configuration", () => {
     expect(c.retention).toEqual({ enabled: true, retentionDays: 30, cleanupIntervalMs: 3_600_000 });
     expect(c.delivery.channel).toBe("log");
     expect(c.debugApi.enabled).toBe(false);
+  });
+
+  test("NOTIFICATION_NATS_STREAM_REPLICAS applies to every stream Notification creates; outside 1-5 refused", () => {
+    const defaults = loadNotificationConfig({}).nats;
+    expect([defaults.replicas, ...defaults.advisories.map((a) => a.replicas)]).toEqual([1, 1, 1]);
+    const three = loadNotificationConfig({ NOTIFICATION_NATS_STREAM_REPLICAS: "3" }).nats;
+    expect([three.replicas, ...three.advisories.map((a) => a.replicas)]).toEqual([3, 3, 3]);
+    const problems = problemsOf(() => loadNotificationConfig({ NOTIFICATION_NATS_STREAM_REPLICAS: "0" }));
+    expect(problems.join("\n")).toContain("NOTIFICATION_NATS_STREAM_REPLICAS");
   });
 
   test("delivery backoff: defaults of reference §5.6, and min greater than max is refused", () => {

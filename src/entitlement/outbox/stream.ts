@@ -1,8 +1,9 @@
 // Stream bootstrap. Entitlement owns stream `entitlement-events` (CONTRACT §8.8): it creates it when missing and puts
-// back the subject and duplicate window it is configured with; every other setting is left as found.
+// back the subject, duplicate window and replica count it is configured with; every other setting is left as found.
 import { JetStreamApiCodes, JetStreamApiError, type JetStreamManager, type StreamInfo } from "@nats-io/jetstream";
 
-export type StreamSettings = { stream: string; subject: string; duplicateWindowMs: number };
+/** `replicas`: 1 on a single server, 3 on a 3-node cluster (JetStream moves the data when it changes). */
+export type StreamSettings = { stream: string; subject: string; duplicateWindowMs: number; replicas: number };
 
 const NANOS_PER_MS = 1_000_000;
 
@@ -13,6 +14,9 @@ export function validateStreamSettings(s: StreamSettings): void {
   if (!s.subject.trim() || /\s/.test(s.subject)) problems.push(`subject ${JSON.stringify(s.subject)} is invalid`);
   if (!Number.isInteger(s.duplicateWindowMs) || s.duplicateWindowMs <= 0) {
     problems.push(`duplicate window ${s.duplicateWindowMs}ms must be a positive number of milliseconds`);
+  }
+  if (!Number.isInteger(s.replicas) || s.replicas < 1 || s.replicas > 5) {
+    problems.push(`replicas ${s.replicas} must be a whole number from 1 to 5`);
   }
   if (problems.length) throw new Error(`invalid entitlement stream settings: ${problems.join("; ")}`);
 }
@@ -35,17 +39,26 @@ export async function ensureEntitlementStream(
   const duplicateWindow = settings.duplicateWindowMs * NANOS_PER_MS;
   const found = await findStream(jsm, settings.stream);
   if (!found) {
-    await jsm.streams.add({ name: settings.stream, subjects: [settings.subject], duplicate_window: duplicateWindow });
+    await jsm.streams.add({
+      name: settings.stream,
+      subjects: [settings.subject],
+      duplicate_window: duplicateWindow,
+      num_replicas: settings.replicas,
+    });
     return "created";
   }
-  const { subjects = [], duplicate_window } = found.config;
-  if (subjects.length === 1 && subjects[0] === settings.subject && duplicate_window === duplicateWindow) {
-    return "unchanged";
-  }
+  const { subjects = [], duplicate_window, num_replicas } = found.config;
+  const same =
+    subjects.length === 1 &&
+    subjects[0] === settings.subject &&
+    duplicate_window === duplicateWindow &&
+    num_replicas === settings.replicas;
+  if (same) return "unchanged";
   await jsm.streams.update(settings.stream, {
     ...found.config,
     subjects: [settings.subject],
     duplicate_window: duplicateWindow,
+    num_replicas: settings.replicas,
   });
   return "updated";
 }

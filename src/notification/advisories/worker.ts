@@ -31,7 +31,7 @@ export function createAdvisoryCapture(deps: AdvisoryCaptureDeps): Worker {
         {
           prepare: async () => {
             const jsm = await jetstreamManager(nc);
-            await ensureOwnedStream(jsm, { name: advisory.stream, subject: advisory.subject });
+            await ensureOwnedStream(jsm, { name: advisory.stream, ...advisory });
             await ensureDurable(jsm, {
               stream: advisory.stream,
               durable: advisory.durable,

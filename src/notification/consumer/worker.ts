@@ -31,10 +31,11 @@ export function createEventConsumer(deps: EventConsumerDeps): Worker {
           prepare: async () => {
             const jsm = await jetstreamManager(nc);
             // The advisory streams must exist before the first term() or max-deliver, or that advisory is lost.
-            for (const a of nats.advisories) await ensureOwnedStream(jsm, { name: a.stream, subject: a.subject });
+            for (const a of nats.advisories) await ensureOwnedStream(jsm, { name: a.stream, ...a });
             await ensureStreamExists(jsm, {
               name: nats.stream,
               subject: nats.subject,
+              replicas: nats.replicas,
               duplicateWindowMs: nats.duplicateWindowMs,
             });
             await ensureDurable(jsm, {

@@ -1,5 +1,6 @@
 // Stream and durable consumer set-up. The entitlement stream belongs to Entitlement: this service only creates it
-// when it is missing and never changes it (CONTRACT §8.8). The advisory streams belong to this service.
+// when it is missing and never changes it (CONTRACT §8.8). The advisory streams belong to this service. Every stream
+// created here takes the configured replica count; durables leave theirs unset, so they follow their stream's.
 import {
   AckPolicy,
   JetStreamApiCodes,
@@ -16,7 +17,7 @@ function isNotFound(error: unknown, code: number): boolean {
 /** Creates the stream when it does not exist; an existing stream is left exactly as it is. */
 export async function ensureStreamExists(
   jsm: JetStreamManager,
-  stream: { name: string; subject: string; duplicateWindowMs?: number },
+  stream: { name: string; subject: string; replicas: number; duplicateWindowMs?: number },
 ): Promise<StreamInfo> {
   try {
     return await jsm.streams.info(stream.name);
@@ -27,6 +28,7 @@ export async function ensureStreamExists(
     return await jsm.streams.add({
       name: stream.name,
       subjects: [stream.subject],
+      num_replicas: stream.replicas,
       ...(stream.duplicateWindowMs ? { duplicate_window: nanos(stream.duplicateWindowMs) } : {}),
     });
   } catch (error) {
@@ -37,15 +39,16 @@ export async function ensureStreamExists(
   }
 }
 
-/** A stream this service owns: created when missing, its subject set back when someone changed it. */
+/** A stream this service owns: created when missing, its subject and replica count set back when they differ. */
 export async function ensureOwnedStream(
   jsm: JetStreamManager,
-  stream: { name: string; subject: string },
+  stream: { name: string; subject: string; replicas: number },
 ): Promise<StreamInfo> {
   const info = await ensureStreamExists(jsm, stream);
   const subjects = info.config.subjects ?? [];
-  if (subjects.length === 1 && subjects[0] === stream.subject) return info;
-  return jsm.streams.update(stream.name, { ...info.config, subjects: [stream.subject] });
+  const same = subjects.length === 1 && subjects[0] === stream.subject && info.config.num_replicas === stream.replicas;
+  if (same) return info;
+  return jsm.streams.update(stream.name, { ...info.config, subjects: [stream.subject], num_replicas: stream.replicas });
 }
 
 export type DurableSpec = {

@@ -1,0 +1,114 @@
+// A private 3-node nats-server cluster with JetStream (routes on loopback ports, one store folder per node), for tests
+// and drills that kill, restart and pause single nodes. The shared NATS is never touched.
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
+import type { Subprocess } from "bun";
+import { answers, freePort } from "../../scripts/stack-infra.ts";
+import { natsServerBinary } from "./nats-server.ts";
+import { waitUntil } from "./wait.ts";
+
+export type NatsNode = {
+  name: string;
+  url: string;
+  running: () => boolean;
+  /** Starts the node on its port and store and waits until it accepts clients. */
+  start: () => Promise<void>;
+  /** SIGKILL (a crash) or SIGTERM (a clean stop); resolves once the process is gone. */
+  stop: (signal?: "SIGKILL" | "SIGTERM") => Promise<void>;
+  pause: () => void;
+  resume: () => void;
+};
+
+export type NatsCluster = {
+  nodes: NatsNode[];
+  /** Every node, comma-separated: what a service's NATS_URL holds. */
+  url: string;
+  /** The node that leads `stream` now (JetStream meta data), or undefined while there is none. */
+  leaderOf: (stream: string) => Promise<NatsNode | undefined>;
+  /** Kills every node and removes the folder unless `keep` (synchronous: it also runs from an exit handler). */
+  dispose: (keep?: boolean) => void;
+};
+
+export async function startNatsCluster(options: { root?: string; logDir?: string; size?: number } = {}) {
+  if (!natsServerBinary) throw new Error("nats-server is not installed");
+  const binary = natsServerBinary;
+  const folder = options.root ?? mkdtempSync(join(tmpdir(), "nats-cluster-"));
+  const size = options.size ?? 3;
+  const specs = Array.from({ length: size }, (_, i) => ({ name: `n${i + 1}`, port: freePort(), route: freePort() }));
+  const routes = specs.map((s) => `nats://127.0.0.1:${s.route}`).join(",");
+  const nodes = specs.map((spec): NatsNode => {
+    const store = join(folder, spec.name);
+    mkdirSync(store, { recursive: true });
+    let proc: Subprocess | undefined;
+    const args = [binary, "-js", "-sd", store, "-n", spec.name, "-a", "127.0.0.1", "-p", String(spec.port)].concat([
+      "--cluster_name",
+      "drill",
+      "--cluster",
+      `nats://127.0.0.1:${spec.route}`,
+      "--routes",
+      routes,
+    ]);
+    return {
+      name: spec.name,
+      url: `nats://127.0.0.1:${spec.port}`,
+      running: () => proc !== undefined && proc.exitCode === null,
+      start: async () => {
+        const log = options.logDir ? openSync(join(options.logDir, `nats-${spec.name}.log`), "a") : undefined;
+        const p = Bun.spawn(args, { stdout: "ignore", stderr: log ?? "ignore" });
+        if (log !== undefined) closeSync(log);
+        proc = p;
+        await waitUntil(
+          async () => p.exitCode === null && (await answers("127.0.0.1", spec.port)),
+          `nats-server ${spec.name}`,
+        );
+      },
+      stop: async (signal = "SIGKILL") => {
+        const p = proc;
+        proc = undefined;
+        p?.kill("SIGCONT");
+        p?.kill(signal);
+        await p?.exited;
+      },
+      pause: () => proc?.kill("SIGSTOP"),
+      resume: () => proc?.kill("SIGCONT"),
+    };
+  });
+  await Promise.all(nodes.map((n) => n.start()));
+  const url = nodes.map((n) => n.url).join(",");
+  await waitForMetaLeader(url);
+  const cluster: NatsCluster = {
+    nodes,
+    url,
+    leaderOf: async (stream) => {
+      const name = await withManager(url, async (jsm) => (await jsm.streams.info(stream)).cluster?.leader);
+      return nodes.find((n) => n.name === name);
+    },
+    dispose: (keep = false) => {
+      for (const n of nodes) if (n.running()) void n.stop("SIGKILL");
+      if (!keep && !options.root) rmSync(folder, { recursive: true, force: true });
+    },
+  };
+  return cluster;
+}
+
+async function withManager<T>(url: string, work: (jsm: Awaited<ReturnType<typeof jetstreamManager>>) => Promise<T>) {
+  const nc = await connect({ servers: url.split(","), timeout: 2_000, maxReconnectAttempts: 2 });
+  try {
+    return await work(await jetstreamManager(nc, { timeout: 2_000 }));
+  } finally {
+    await nc.close();
+  }
+}
+
+/** JetStream answers API requests only once the cluster has elected a meta leader. */
+async function waitForMetaLeader(url: string): Promise<void> {
+  await waitUntil(
+    () => withManager(url, async (jsm) => (await jsm.getAccountInfo()) !== undefined).catch(() => false),
+    "the NATS cluster to elect a JetStream meta leader",
+    30_000,
+    250,
+  );
+}
