@@ -130,10 +130,10 @@ function logBatch(log: Logger, report: BatchReport, failures: OutboxFailure[], c
   if (report.lost > 0)
     log.warn({ lost: report.lost }, "outbox lease lost before finalizing; another relay owns those events");
   for (const f of failures) {
-    const fields = { eventId: f.eventId, attempt: f.attemptCount, error: f.lastError };
+    const fields = { event_id: f.eventId, attempt: f.attemptCount, error: f.lastError };
     if (f.status === "FAILED") log.error(fields, "outbox event FAILED; it needs an operator (outbox requeue)");
     else if (!connected) log.debug(fields, "outbox event released while NATS is disconnected");
-    else log.warn({ ...fields, nextRetryAt: f.nextRetryAt }, "outbox publish failed; retry scheduled");
+    else log.warn({ ...fields, next_retry_at: f.nextRetryAt }, "outbox publish failed; retry scheduled");
   }
   log.debug(report, "outbox batch finalized");
 }

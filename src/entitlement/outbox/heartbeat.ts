@@ -18,7 +18,7 @@ export async function withLeaseHeartbeat<T>(
     const leaseUntil = new Date(deps.now().getTime() + deps.settings.leaseMs);
     try {
       const extended = await extendOutboxLease(deps.sql, { eventIds, lockedBy: deps.lockedBy, leaseUntil });
-      deps.log.debug({ extended, leaseUntil }, "outbox lease extended");
+      deps.log.debug({ extended, lease_until: leaseUntil }, "outbox lease extended");
     } catch (error) {
       // The next beat tries again; if every beat fails the lease expires and another relay takes over, which is safe.
       deps.log.warn({ err: error }, "outbox lease heartbeat failed");

@@ -39,7 +39,7 @@ export function createOutboxRelay(deps: RelayDeps): OutboxRelay {
     if (at - analyzedAt < ANALYZE_INTERVAL_MS) return;
     analyzedAt = at;
     analyzeOutbox(deps.sql).then(
-      () => deps.log.info({ claimMs: Math.round(claimMs) }, "slow outbox claim: planner statistics refreshed"),
+      () => deps.log.info({ claim_ms: Math.round(claimMs) }, "slow outbox claim: planner statistics refreshed"),
       (error) => deps.log.warn({ err: error }, "analyze outbox_events failed"),
     );
   };
@@ -86,7 +86,7 @@ export function createOutboxRelay(deps: RelayDeps): OutboxRelay {
     });
     if (failed.length) {
       deps.metrics.countPublish("failed", failed.length);
-      deps.log.error({ eventIds: failed }, "outbox events FAILED: every attempt was claimed and never finalized");
+      deps.log.error({ event_ids: failed }, "outbox events FAILED: every attempt was claimed and never finalized");
     }
   }
 

@@ -39,7 +39,12 @@ export function createRetentionWorker(deps: RetentionDeps): Worker {
     log,
     once: async (signal) => {
       const report = await runRetentionOnce(deps, signal);
-      if (report.idempotencyKeys || report.outboxEvents) log.info(report, "retention deleted expired rows");
+      if (report.idempotencyKeys || report.outboxEvents) {
+        log.info(
+          { idempotency_keys: report.idempotencyKeys, outbox_events: report.outboxEvents },
+          "retention deleted expired rows",
+        );
+      }
     },
   });
 }

@@ -38,7 +38,14 @@ export function createAdvisoryHandler(deps: AdvisoryHandlerDeps) {
       if (result.ok) {
         if (result.value > 0) deps.metrics.natsDlq.inc({ kind: deps.kind });
         log.warn(
-          { ...parsed.entry, recorded: result.value > 0 },
+          {
+            stream_seq: parsed.entry.streamSeq,
+            stream: parsed.entry.stream,
+            consumer: parsed.entry.consumer,
+            kind: parsed.entry.kind,
+            deliveries: parsed.entry.deliveries,
+            recorded: result.value > 0,
+          },
           "JetStream message given up, recorded in notification_nats_dlq",
         );
         message.ack();
