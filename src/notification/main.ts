@@ -39,7 +39,7 @@ const spec: ServiceSpec<NotificationConfig> = {
       config,
       sql,
       log,
-      clock: systemClock,
+      now: systemClock,
       metrics,
       waker: new Waker(),
       workerId: workerId(config.workerId),

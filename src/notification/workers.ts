@@ -19,7 +19,7 @@ export type WorkerDeps = {
   config: NotificationConfig;
   sql: Sql;
   log: Logger;
-  clock: Clock;
+  now: Clock;
   metrics: NotificationMetrics;
   waker: Waker;
   workerId: string;
@@ -31,12 +31,12 @@ export type WorkerDeps = {
 };
 
 function natsWorkers(deps: WorkerDeps, link: NatsLink): Worker[] {
-  const { config, sql, log, clock, metrics } = deps;
+  const { config, sql, log, now, metrics } = deps;
   return [
     createEventConsumer({
       sql,
       log,
-      clock,
+      now,
       metrics,
       link,
       nats: config.nats,
@@ -48,7 +48,7 @@ function natsWorkers(deps: WorkerDeps, link: NatsLink): Worker[] {
       createAdvisoryCapture({
         sql,
         log,
-        clock,
+        now,
         metrics,
         link,
         advisory,
@@ -60,14 +60,14 @@ function natsWorkers(deps: WorkerDeps, link: NatsLink): Worker[] {
 }
 
 function deliveryWorker(deps: WorkerDeps): Worker {
-  const { sql, log, clock, metrics } = deps;
+  const { sql, log, now, metrics } = deps;
   const d = deps.config.delivery;
   return createDeliveryWorker({
     sql,
     log,
-    clock,
+    now,
     metrics,
-    send: deps.send ?? createSender(d, log.child({ component: "channel" }), clock),
+    send: deps.send ?? createSender(d, log.child({ component: "channel" }), now),
     workerId: deps.workerId,
     batchSize: d.batchSize,
     maxAttempts: d.maxAttempts,
@@ -80,7 +80,7 @@ function deliveryWorker(deps: WorkerDeps): Worker {
 }
 
 export function createWorkers(deps: WorkerDeps): Worker[] {
-  const { config, sql, log, clock } = deps;
+  const { config, sql, log, now } = deps;
   const r = config.retention;
   return [
     ...(deps.link ? natsWorkers(deps, deps.link) : []),
@@ -90,7 +90,7 @@ export function createWorkers(deps: WorkerDeps): Worker[] {
           createRetentionWorker({
             sql,
             log,
-            clock,
+            now,
             retentionDays: r.retentionDays,
             cleanupIntervalMs: r.cleanupIntervalMs,
           }),

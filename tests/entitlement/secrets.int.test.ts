@@ -131,12 +131,12 @@ async function exerciseNotification(): Promise<void> {
     url: config.delivery.webhook.url ?? "",
     secret: WEBHOOK_SECRET,
     timeoutMs: 500,
-    clock: () => new Date(),
+    now: () => new Date(),
   });
   const deps = {
     sql,
     log,
-    clock: () => new Date(),
+    now: () => new Date(),
     metrics: testMetrics().metrics,
     send,
     workerId: "secrets-test",

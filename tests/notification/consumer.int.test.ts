@@ -53,7 +53,7 @@ function start(c: NotificationConfig, options: { eventsSql?: Sql; batchSize?: nu
   const health: ConsumerHealth = { bound: false };
   const { metrics } = testMetrics();
   const link = createNatsLink(Promise.resolve(nc), silentLogger);
-  const common = { log: silentLogger, clock: systemClock, metrics, link };
+  const common = { log: silentLogger, now: systemClock, metrics, link };
   const workers: Worker[] = [
     createEventConsumer({
       ...common,

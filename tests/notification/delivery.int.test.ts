@@ -123,7 +123,7 @@ describe("retries", () => {
     let now = T0;
     let sends = 0;
     const d = deps({
-      clock: () => now,
+      now: () => now,
       send: async () => {
         sends++;
         throw new Error("notification delivery failure injection matched userId=e2e-dlq-user-1");
@@ -145,9 +145,9 @@ describe("leases", () => {
     for (let i = 0; i < 5; i++) ids.push(await seedNotification(sql, { createdAt: at(-10 + i) }));
     // worker-a claims and dies without finalizing anything.
     await claimNotifications(sql, { limit: 50, now: T0, leaseUntil: at(30_000), lockedBy: "worker-a" });
-    const early = deps({ workerId: "worker-b", clock: () => at(29_999) });
+    const early = deps({ workerId: "worker-b", now: () => at(29_999) });
     expect(await deliverBatch(early)).toBe(0);
-    const late = deps({ workerId: "worker-b", clock: () => at(30_000) });
+    const late = deps({ workerId: "worker-b", now: () => at(30_000) });
     expect(await deliverBatch(late)).toBe(5);
     expect(late.sent.sort()).toEqual([...ids].sort());
     const rows = await sql<
@@ -164,7 +164,7 @@ describe("leases", () => {
     const a = deps({ workerId: "worker-a", leaseMs: 1000, send: slow });
     const running = deliverBatch(a);
     await waitFor(async () => ((await notificationRow(sql, id)).locked_by === "worker-a" ? true : undefined), "claim");
-    const b = deps({ workerId: "worker-b", clock: () => at(2000) });
+    const b = deps({ workerId: "worker-b", now: () => at(2000) });
     expect(await deliverBatch(b)).toBe(1);
     const after = await notificationRow(sql, id);
     release();
@@ -183,7 +183,7 @@ describe("leases", () => {
         lockedBy: `w${i}`,
       });
     }
-    const d = deps({ clock: () => at(10 * 60_000) });
+    const d = deps({ now: () => at(10 * 60_000) });
     await deliverBatch(d);
     expect(d.sent).toEqual([]);
     expect(await notificationRow(sql, id)).toMatchObject({ status: "FAILED", attempt_count: 3 });
@@ -211,7 +211,7 @@ describe("metrics and worker loop", () => {
     await seedNotification(sql, { occurredAt: at(-2000) });
     for (let i = 0; i < 5; i++) await seedNotification(sql, { nextRetryAt: at(-1) });
     const waker = new Waker();
-    const d = deps({ batchSize: 1, clock: () => T0 });
+    const d = deps({ batchSize: 1, now: () => T0 });
     const stop = new AbortController();
     const worker = createDeliveryWorker({ ...d, waker, pollIntervalMs: 50 });
     const running = worker.run(stop.signal);
@@ -226,7 +226,7 @@ describe("metrics and worker loop", () => {
 
   test("a wake-up delivers at once instead of waiting for the poll", async () => {
     const waker = new Waker();
-    const d = deps({ clock: () => new Date() });
+    const d = deps({ now: () => new Date() });
     const stop = new AbortController();
     const running = createDeliveryWorker({ ...d, waker, pollIntervalMs: 600_000 }).run(stop.signal);
     await Bun.sleep(100);

@@ -141,7 +141,7 @@ export function deliveryDeps(
   return {
     sql,
     log: silentLogger,
-    clock: () => now,
+    now: () => now,
     metrics: testMetrics().metrics,
     send: async (d) => void sent.push(d.notificationId),
     workerId: "worker-a",

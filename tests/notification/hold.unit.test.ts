@@ -33,7 +33,7 @@ function handlerWith(store: () => Promise<{ created: number; duplicates: number 
   return createEventHandler({
     sql: {} as Sql,
     log: silentLogger,
-    clock: () => new Date(),
+    now: () => new Date(),
     metrics: createNotificationMetrics(createRegistry("test")),
     onCreated: () => {},
     store,
@@ -94,7 +94,7 @@ describe("advisories while the database is down", () => {
     const handle = createAdvisoryHandler({
       sql,
       log: silentLogger,
-      clock: () => new Date(),
+      now: () => new Date(),
       metrics: createNotificationMetrics(createRegistry("test")),
       kind: "MSG_TERMINATED",
       holdRetryMs: 5,

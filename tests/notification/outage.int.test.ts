@@ -54,7 +54,7 @@ test.skipIf(!binary)("the consumer survives a NATS restart and consumes what com
   const consumer = createEventConsumer({
     sql,
     log: silentLogger,
-    clock: systemClock,
+    now: systemClock,
     metrics: testMetrics().metrics,
     link,
     nats: config.nats,

@@ -40,7 +40,7 @@ beforeAll(async () => {
     config,
     sql,
     log: silentLogger,
-    clock: systemClock,
+    now: systemClock,
     metrics: testMetrics().metrics,
     waker: new Waker(),
     workerId: "pipeline-worker",

@@ -52,9 +52,9 @@ function deps(timeoutMs = 5_000): DeliveryDeps {
   return {
     sql,
     log: silentLogger,
-    clock: () => new Date(),
+    now: () => new Date(),
     metrics: testMetrics().metrics,
-    send: createWebhookSender({ url: config.webhook.url ?? "", secret: SECRET, timeoutMs, clock: () => new Date() }),
+    send: createWebhookSender({ url: config.webhook.url ?? "", secret: SECRET, timeoutMs, now: () => new Date() }),
     workerId: "worker-a",
     batchSize: 10,
     maxAttempts: config.maxAttempts,
@@ -118,7 +118,7 @@ describe("webhook channel", () => {
       url: "http://127.0.0.1:1/hook",
       secret: SECRET,
       timeoutMs: 2000,
-      clock: () => new Date(),
+      now: () => new Date(),
     });
     await deliverBatch(d);
     expect(await notificationRow(sql, id)).toMatchObject({ status: "PENDING", last_error: "webhook request failed" });

@@ -12,7 +12,7 @@ import { insertNatsDlqEntry } from "./queries.ts";
 export type AdvisoryHandlerDeps = {
   sql: Sql;
   log: Logger;
-  clock: Clock;
+  now: Clock;
   metrics: NotificationMetrics;
   kind: AdvisoryKind;
   nakDelayMs?: number;
@@ -32,7 +32,7 @@ export function createAdvisoryHandler(deps: AdvisoryHandlerDeps) {
       }
       const result = await holdWhileDatabaseDown(
         [message],
-        () => insertNatsDlqEntry(deps.sql, parsed.entry, deps.clock()),
+        () => insertNatsDlqEntry(deps.sql, parsed.entry, deps.now()),
         { log, signal, retryMs: deps.holdRetryMs },
       );
       if (result.ok) {

@@ -7,13 +7,13 @@ import { createLogSender } from "./log.ts";
 import type { Sender } from "./sender.ts";
 import { createWebhookSender } from "./webhook.ts";
 
-export function createSender(delivery: NotificationConfig["delivery"], log: Logger, clock: Clock): Sender {
+export function createSender(delivery: NotificationConfig["delivery"], log: Logger, now: Clock): Sender {
   const { webhook, failureInjection } = delivery;
   let base: Sender;
   if (delivery.channel === "webhook") {
     // The configuration rules guarantee both for the webhook channel.
     if (!webhook.url || !webhook.secret) throw new Error("webhook channel needs a URL and a secret");
-    base = createWebhookSender({ url: webhook.url, secret: webhook.secret, timeoutMs: webhook.timeoutMs, clock });
+    base = createWebhookSender({ url: webhook.url, secret: webhook.secret, timeoutMs: webhook.timeoutMs, now });
   } else {
     base = createLogSender(log);
   }

@@ -9,7 +9,7 @@ export type WebhookOptions = {
   url: string;
   secret: string;
   timeoutMs: number;
-  clock: Clock;
+  now: Clock;
   fetch?: typeof fetch;
 };
 
@@ -30,7 +30,7 @@ export function createWebhookSender(options: WebhookOptions): Sender {
   const doFetch = options.fetch ?? fetch;
   return async (d) => {
     const body = webhookBody(d);
-    const at = options.clock();
+    const at = options.now();
     const headers = {
       "content-type": "application/json",
       "webhook-id": d.notificationId,

@@ -13,7 +13,7 @@ import { storeEvents } from "./service.ts";
 export type EventHandlerDeps = {
   sql: Sql;
   log: Logger;
-  clock: Clock;
+  now: Clock;
   metrics: NotificationMetrics;
   /** Called after a commit that created notifications, so delivery starts at once. */
   onCreated: () => void;
@@ -62,7 +62,7 @@ export function createEventHandler(deps: EventHandlerDeps) {
         store(
           deps.sql,
           valid.map((v) => v.record),
-          deps.clock(),
+          deps.now(),
         ),
       { log, signal, retryMs: deps.holdRetryMs },
     );

@@ -9,7 +9,7 @@ import type { NotificationMetrics } from "../metrics.ts";
 export type DeliveryDeps = {
   sql: Sql;
   log: Logger;
-  clock: Clock;
+  now: Clock;
   metrics: NotificationMetrics;
   send: Sender;
   /** Written to locked_by; finalizes only touch rows that still carry it. */

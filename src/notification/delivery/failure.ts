@@ -14,12 +14,12 @@ class LeaseLostError extends Error {
 
 /** Returns false (and leaves nothing behind) when another worker holds the notification now. */
 export async function moveToDlq(
-  deps: Pick<DeliveryDeps, "sql" | "clock">,
+  deps: Pick<DeliveryDeps, "sql" | "now">,
   input: { notificationId: string; lockedBy: string; attemptCount: number; error: string },
 ): Promise<boolean> {
   try {
     await deps.sql.begin(async (tx) => {
-      await insertNotificationDlq(tx, { notificationId: input.notificationId, error: input.error, now: deps.clock() });
+      await insertNotificationDlq(tx, { notificationId: input.notificationId, error: input.error, now: deps.now() });
       const updated = await markFailed(tx, input);
       if (updated === 0) throw new LeaseLostError();
     });
@@ -48,7 +48,7 @@ export async function handleFailure(deps: DeliveryDeps, n: ClaimedNotification, 
       }
       return;
     }
-    const nextRetryAt = new Date(deps.clock().getTime() + backoffMs(deps.backoff, n.attemptCount, deps.random));
+    const nextRetryAt = new Date(deps.now().getTime() + backoffMs(deps.backoff, n.attemptCount, deps.random));
     if ((await markRetry(deps.sql, { ...guard, nextRetryAt, error })) === 1) {
       deps.metrics.delivery.inc({ result: "retry_scheduled" });
       log.warn({ error, next_retry_at: nextRetryAt }, "delivery failed, retry scheduled");

@@ -35,7 +35,7 @@ async function deliverOne(deps: DeliveryDeps, n: ClaimedNotification): Promise<v
   } catch (error) {
     return handleFailure(deps, n, error);
   }
-  const sentAt = deps.clock();
+  const sentAt = deps.now();
   const log = deps.log.child({ notification_id: n.notificationId });
   try {
     if ((await markSent(deps.sql, { notificationId: n.notificationId, lockedBy: deps.workerId, sentAt })) === 0) {
@@ -53,7 +53,7 @@ async function deliverOne(deps: DeliveryDeps, n: ClaimedNotification): Promise<v
 
 /** Returns how many notifications were claimed. Throws only when the claim itself fails. */
 export async function deliverBatch(deps: DeliveryDeps): Promise<number> {
-  const now = deps.clock();
+  const now = deps.now();
   const claimed = await claimNotifications(deps.sql, {
     limit: deps.batchSize,
     now,

@@ -16,7 +16,7 @@ export function createDeliveryWorker(deps: DeliveryDeps & { waker: Waker; pollIn
         let claimed = 0;
         try {
           claimed = await deliverBatch(d);
-          d.metrics.backlog.set(Math.max(0, await countBacklog(d.sql, d.clock())));
+          d.metrics.backlog.set(Math.max(0, await countBacklog(d.sql, d.now())));
           if (failures > 0) log.info({ failures }, "delivery recovered");
           failures = 0;
         } catch (error) {

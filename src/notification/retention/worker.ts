@@ -8,7 +8,7 @@ import { runRetention } from "./service.ts";
 export function createRetentionWorker(deps: {
   sql: Sql;
   log: Logger;
-  clock: Clock;
+  now: Clock;
   retentionDays: number;
   cleanupIntervalMs: number;
 }): Worker {
@@ -18,7 +18,7 @@ export function createRetentionWorker(deps: {
     intervalMs: deps.cleanupIntervalMs,
     log,
     once: async (signal) => {
-      await runRetention({ sql: deps.sql, log, now: deps.clock(), retentionDays: deps.retentionDays }, signal);
+      await runRetention({ sql: deps.sql, log, now: deps.now(), retentionDays: deps.retentionDays }, signal);
     },
   });
 }
