@@ -40,8 +40,11 @@ export function sourceCommit(env: Record<string, string | undefined> = process.e
   }
 }
 
-export async function buildService(name: ServiceName, options: { target: string; outdir: string }): Promise<string> {
-  const outfile = join(options.outdir, name);
+export async function buildService(
+  name: ServiceName,
+  options: { target: string; outdir: string /** Default: the service name. */; filename?: string },
+): Promise<string> {
+  const outfile = join(options.outdir, options.filename ?? name);
   const proc = Bun.spawn(
     [
       process.execPath,

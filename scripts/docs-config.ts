@@ -7,6 +7,7 @@ import type { TObject, TSchema } from "@sinclair/typebox";
 import { EntitlementEnv } from "../src/entitlement/config.ts";
 import { NotificationEnv } from "../src/notification/config.ts";
 import { CommonConfig } from "../src/shared/config.ts";
+import { formatWithBiome } from "./biome-format.ts";
 
 export const CONFIGURATION_DOC = resolve(import.meta.dir, "../docs/configuration.md");
 
@@ -69,14 +70,7 @@ function renderRaw(): string {
  * `bunx biome check .` and this generator agree on every byte.
  */
 export function renderConfigurationDoc(): string {
-  const biome = resolve(import.meta.dir, "../node_modules/.bin/biome");
-  const result = Bun.spawnSync([biome, "format", `--stdin-file-path=${CONFIGURATION_DOC}`], {
-    stdin: new TextEncoder().encode(renderRaw()),
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  if (result.exitCode !== 0) throw new Error(`biome format failed: ${result.stderr.toString()}`);
-  return result.stdout.toString();
+  return formatWithBiome(CONFIGURATION_DOC, renderRaw());
 }
 
 if (import.meta.main) {

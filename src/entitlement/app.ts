@@ -9,6 +9,7 @@ import { requestPath } from "../shared/http/path.ts";
 import type { Logger } from "../shared/logger.ts";
 import { createRegistry } from "../shared/metrics.ts";
 import type { Clock } from "../shared/runtime.ts";
+import { ENTITLEMENT_API } from "./api-doc.ts";
 import { type AuthSettings, authenticate, type Caller, callerName, requiredAccess } from "./auth/guard.ts";
 import { type RouteScopes, routeScopes } from "./auth/scope.ts";
 import { createCommandMetrics } from "./entitlements/metrics.ts";
@@ -78,6 +79,7 @@ export function createApp(deps: AppDeps) {
     version: deps.version ?? "0.0.0",
     log: deps.log,
     registry,
+    documentation: ENTITLEMENT_API,
     readiness: () => withTimeout(ping(deps.sql), readinessTimeoutMs, "database did not answer"),
     serve: {
       // Seconds a connection may stay silent; also ends a client that stops sending its body halfway.

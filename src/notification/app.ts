@@ -3,8 +3,24 @@
 import type { Registry } from "prom-client";
 import { ping, type Sql } from "../shared/db.ts";
 import { createHttpApp } from "../shared/http/app.ts";
+import type { ApiDocumentation } from "../shared/http/openapi.ts";
 import type { Logger } from "../shared/logger.ts";
 import { inboxRoutes } from "./inbox/routes.ts";
+
+const NOTIFICATION_API: ApiDocumentation = {
+  description: [
+    "Notification consumes entitlement events from NATS JetStream and delivers them; its HTTP side is for the",
+    "platform (probes, metrics) and, when NOTIFICATION_DEBUG_API_ENABLED=true, a debug inbox (404 otherwise).",
+  ].join(" "),
+  bearerSchemes: {
+    debugToken: "NOTIFICATION_DEBUG_API_TOKEN (at least 16 characters, required when the debug API is on).",
+  },
+  security: [],
+  tags: [
+    { name: "debug", description: "For tests and troubleshooting; off by default." },
+    { name: "operations", description: "Probes and metrics for the platform that runs the service." },
+  ],
+};
 
 export type AppDeps = {
   sql: Sql;
@@ -22,6 +38,7 @@ export function createApp(deps: AppDeps) {
     version: deps.version,
     log: deps.log,
     registry: deps.registry,
+    documentation: NOTIFICATION_API,
     readiness: async () => {
       await ping(deps.sql);
       if (deps.consumerReady && !deps.consumerReady()) throw new Error("JetStream consumer is not bound");

@@ -4,8 +4,9 @@
 // gate (limits/gate.ts).
 import { Elysia } from "elysia";
 import { isTransientDbError, SqlState } from "../../shared/db.ts";
-import { ApiError, ErrorBody } from "../../shared/http/errors.ts";
+import { ApiError } from "../../shared/http/errors.ts";
 import type { Logger } from "../../shared/logger.ts";
+import { COMMAND_ERRORS, ERRORS } from "../api-doc.ts";
 import { scopeMacro } from "../auth/scope.ts";
 import type { Gate } from "../limits/gate.ts";
 import {
@@ -27,17 +28,7 @@ export type RouteDeps = CommandDeps & {
   gate: Gate;
 };
 
-const errors = {
-  400: ErrorBody,
-  401: ErrorBody,
-  403: ErrorBody,
-  404: ErrorBody,
-  429: ErrorBody,
-  500: ErrorBody,
-  503: ErrorBody,
-};
 const LIST_PATH = "/v1/users/:user_id/entitlements";
-const commandErrors = { ...errors, 409: ErrorBody, 413: ErrorBody, 415: ErrorBody };
 
 /** A lost or stuck database is worth a retry (503); anything else stays a 500. */
 function unavailableOr(log: Logger, error: unknown): never {
@@ -52,7 +43,7 @@ function unavailableOr(log: Logger, error: unknown): never {
 export function entitlementRoutes(deps: RouteDeps) {
   // The Idempotency-Key is checked first of all input (CONTRACT §3.1), in the parser, which hands it on from here.
   const keys = new WeakMap<Request, string>();
-  const command = (action: Action, summary: string) => ({
+  const command = (action: Action, operationId: string, summary: string) => ({
     handler: async ({ body, request }: { body: CommandBody; request: Request }) => {
       const command = {
         action,
@@ -81,12 +72,12 @@ export function entitlementRoutes(deps: RouteDeps) {
       ],
       body: CommandBody,
       headers: CommandHeaders,
-      response: { 200: EntitlementResponse, ...commandErrors },
-      detail: { summary, tags: ["entitlements"] },
+      response: { 200: EntitlementResponse, ...COMMAND_ERRORS },
+      detail: { operationId, summary, tags: ["entitlements"] },
     },
   });
-  const grant = command("GRANT", "Grant an entitlement (idempotent per Idempotency-Key)");
-  const revoke = command("REVOKE", "Revoke an entitlement (idempotent per Idempotency-Key)");
+  const grant = command("GRANT", "grantEntitlement", "Grant an entitlement (idempotent per Idempotency-Key)");
+  const revoke = command("REVOKE", "revokeEntitlement", "Revoke an entitlement (idempotent per Idempotency-Key)");
 
   return new Elysia({ name: "entitlement-routes", strictPath: true })
     .use(scopeMacro)
@@ -104,8 +95,12 @@ export function entitlementRoutes(deps: RouteDeps) {
           params.user_id = checkUserId(request, LIST_PATH);
         },
         params: UserParams,
-        response: { 200: EntitlementsResponse, ...errors },
-        detail: { summary: "List a user's entitlements, newest first", tags: ["entitlements"] },
+        response: { 200: EntitlementsResponse, ...ERRORS },
+        detail: {
+          operationId: "listEntitlements",
+          summary: "List a user's entitlements, newest first",
+          tags: ["entitlements"],
+        },
       },
     );
 }

@@ -2,7 +2,7 @@
 // 404 otherwise.
 import { Elysia } from "elysia";
 import type { Sql } from "../../shared/db.ts";
-import { ErrorBody } from "../../shared/http/errors.ts";
+import { errorSchema } from "../../shared/http/errors.ts";
 import { pathParam } from "../../shared/http/path.ts";
 import { InboxParams, InboxResponse } from "./model.ts";
 import { readInbox, requireBearer, validUserId } from "./service.ts";
@@ -18,7 +18,16 @@ export function inboxRoutes(deps: { sql: Sql; token: string | undefined }) {
       params.user_id = validUserId(pathParam(request, INBOX_PATH, "user_id"));
     },
     params: InboxParams,
-    response: { 200: InboxResponse, 400: ErrorBody, 401: ErrorBody },
-    detail: { summary: "A user's latest notifications, newest first (debugging only)" },
+    response: {
+      200: InboxResponse,
+      400: errorSchema("BAD_REQUEST: a blank user id, one over 128 characters or with control characters"),
+      401: errorSchema("UNAUTHORIZED: the bearer token is missing or not NOTIFICATION_DEBUG_API_TOKEN"),
+    },
+    detail: {
+      operationId: "readInbox",
+      summary: "A user's latest notifications, newest first (debugging only)",
+      tags: ["debug"],
+      security: [{ debugToken: [] }],
+    },
   });
 }

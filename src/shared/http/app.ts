@@ -1,12 +1,13 @@
 // The HTTP skeleton both services share: request ids, the error envelope for every status (404 and 405 included),
 // HTTP metrics, /healthz, /readyz, /metrics and /openapi.json generated from the route schemas.
-import { openapi } from "@elysiajs/openapi";
+import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import type { Registry } from "prom-client";
 import { buildInfo } from "../build-info.ts";
 import type { Logger } from "../logger.ts";
 import { buildInfoMetric, httpMetrics, readinessMetric } from "../metrics.ts";
-import { ApiError, type ErrorCode, errorResponse } from "./errors.ts";
+import { ApiError, type ErrorCode, errorResponse, errorSchema, jsonResponse } from "./errors.ts";
+import { type ApiDocumentation, openapiRoute } from "./openapi.ts";
 import { routePattern } from "./route-pattern.ts";
 
 export type HttpDeps = {
@@ -18,7 +19,26 @@ export type HttpDeps = {
   readiness: () => Promise<void>;
   /** Bun.serve's idle timeout (seconds) used when the app listens; Bun's default if unset. */
   serve?: { idleTimeout?: number };
+  /**
+   * What /openapi.json says beyond the routes: the API's description, its security schemes and the default
+   * requirement. /healthz and /readyz are always documented as open.
+   */
+  documentation?: ApiDocumentation;
 };
+
+const UP = Type.Object({ status: Type.Literal("UP") }, { description: "UP" });
+const LIVE = Type.Object(
+  {
+    status: Type.Literal("UP"),
+    service: Type.String({ examples: ["entitlement"] }),
+    version: Type.String({ description: "The project version.", examples: ["0.1.0"] }),
+    commit: Type.String({ description: "The git commit it was built from, or `unknown`.", examples: ["1a2b3c4d5e6f"] }),
+    bun: Type.String({ description: "The Bun runtime's version.", examples: ["1.4.4"] }),
+  },
+  { description: "UP, and what is running" },
+);
+/** Probes need no credentials, in both services. */
+const OPEN = { security: [] };
 
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
@@ -82,15 +102,7 @@ export function createHttpApp(deps: HttpDeps) {
     strictPath: true,
     ...(deps.serve ? { serve: deps.serve } : {}),
   })
-    .use(
-      openapi({
-        provider: null,
-        specPath: "/openapi.json",
-        path: "/openapi",
-        documentation: { info: { title: `${deps.service} API`, version: deps.version } },
-        exclude: { paths: ["/openapi.json", "/openapi"] },
-      }),
-    )
+    .use(openapiRoute(deps.service, deps.version, deps.documentation))
     .onRequest(({ request, set }) => {
       started.set(request, performance.now());
       const given = request.headers.get("x-request-id");
@@ -114,25 +126,40 @@ export function createHttpApp(deps: HttpDeps) {
         start === undefined ? 0 : performance.now() - start,
       );
     })
-    .get("/healthz", () => ({ status: "UP", ...build }), { detail: { summary: "Liveness and what is running" } })
+    .get("/healthz", () => ({ status: "UP" as const, ...build }), {
+      response: { 200: LIVE },
+      detail: { summary: "Liveness, and what is running: 200 while the process runs", tags: ["operations"], ...OPEN },
+    })
     .get(
       "/readyz",
       async () => {
         try {
           await deps.readiness();
-          return { status: "UP" };
+          return jsonResponse(200, { status: "UP" });
         } catch (error) {
           deps.log.warn({ err: error }, "not ready");
           return errorResponse(503, "NOT_READY", "not ready");
         }
       },
-      { detail: { summary: "Readiness" } },
+      {
+        response: {
+          200: UP,
+          503: errorSchema("NOT_READY: a dependency (the database, the consumer) is not available"),
+        },
+        detail: { summary: "Readiness: 200 when the service can do its work", tags: ["operations"], ...OPEN },
+      },
     )
     .get(
       "/metrics",
       async () =>
         new Response(await deps.registry.metrics(), { headers: { "content-type": deps.registry.contentType } }),
-      { detail: { summary: "Prometheus metrics" } },
+      {
+        response: {
+          200: Type.String({ description: "Prometheus text exposition format" }),
+          ...deps.documentation?.metricsErrors,
+        },
+        detail: { summary: "Prometheus metrics", tags: ["operations"] },
+      },
     );
   return app;
 }

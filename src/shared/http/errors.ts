@@ -1,24 +1,38 @@
 // The one error envelope, `{code, message}`, for every status (CONTRACT §3).
 import { Type } from "@sinclair/typebox";
 
-export const ErrorBody = Type.Object(
-  { code: Type.String({ examples: ["BAD_REQUEST"] }), message: Type.String() },
-  { title: "Error", description: "Every error, for every status." },
-);
+const errorProperties = {
+  code: Type.String({ description: "Stable, machine-readable; branch on this.", examples: ["BAD_REQUEST"] }),
+  message: Type.String({ description: "For people; its wording may change." }),
+};
 
-export type ErrorCode =
-  | "BAD_REQUEST"
-  | "UNAUTHORIZED"
-  | "FORBIDDEN"
-  | "NOT_FOUND"
-  | "METHOD_NOT_ALLOWED"
-  | "IDEMPOTENCY_KEY_CONFLICT"
-  | "ENTITLEMENT_STATE_CONFLICT"
-  | "PAYLOAD_TOO_LARGE"
-  | "UNSUPPORTED_MEDIA_TYPE"
-  | "RATE_LIMITED"
-  | "INTERNAL_ERROR"
-  | "NOT_READY";
+export const ErrorBody = Type.Object(errorProperties, {
+  title: "Error",
+  description: "Every error, for every status.",
+});
+
+/**
+ * The error envelope as one response of a route, its description saying which codes it carries and when: the OpenAPI
+ * document (docs/openapi.json) shows the description as that response's meaning.
+ */
+export const errorSchema = (description: string) => Type.Object(errorProperties, { title: "Error", description });
+
+/** Every error `code` the services answer with; docs/api.md documents each (a test checks). */
+export const ERROR_CODES = [
+  "BAD_REQUEST",
+  "UNAUTHORIZED",
+  "FORBIDDEN",
+  "NOT_FOUND",
+  "METHOD_NOT_ALLOWED",
+  "IDEMPOTENCY_KEY_CONFLICT",
+  "ENTITLEMENT_STATE_CONFLICT",
+  "PAYLOAD_TOO_LARGE",
+  "UNSUPPORTED_MEDIA_TYPE",
+  "RATE_LIMITED",
+  "INTERNAL_ERROR",
+  "NOT_READY",
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
 
 /** An expected outcome that maps straight to an HTTP status and a stable code. */
 export class ApiError extends Error {

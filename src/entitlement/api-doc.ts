@@ -1,0 +1,48 @@
+// What the Entitlement OpenAPI document (/openapi.json, docs/openapi.json) says beyond its routes: the service, its
+// authentication and the meaning of each error status. Routes take their error responses from here, so the codes a
+// status may carry are written once.
+
+import { errorSchema } from "../shared/http/errors.ts";
+import type { ApiDocumentation } from "../shared/http/openapi.ts";
+
+/** The error responses every authenticated route may give, by status. */
+export const ERRORS = {
+  400: errorSchema("BAD_REQUEST: a missing, blank, too long or malformed header, path parameter or field"),
+  401: errorSchema("UNAUTHORIZED: no bearer token, or one the service does not know"),
+  403: errorSchema("FORBIDDEN: the token lacks the scope the route needs"),
+  404: errorSchema("NOT_FOUND: no such resource"),
+  429: errorSchema("RATE_LIMITED: over the caller's rate limit; retry after `Retry-After` seconds"),
+  500: errorSchema("INTERNAL_ERROR: a fault of the service; nothing was committed"),
+  503: errorSchema("NOT_READY: the database is unavailable or the service is saturated; retry later"),
+};
+
+export const ENTITLEMENT_API: ApiDocumentation = {
+  description: [
+    "The source of truth for which user owns which item (SKU). Grants and revokes are idempotent per",
+    "`Idempotency-Key` and publish an `EntitlementEvent` to NATS JetStream. Every error, for every status, is",
+    '`{"code", "message"}`; branch on `code`. The guide for integrators is docs/api.md in the repository.',
+  ].join(" "),
+  bearerSchemes: {
+    bearer: [
+      "An API token (`dist/entitlement token new NAME SCOPES`). Scopes: `write` for grants and revokes, `read` for",
+      "reads, `/metrics` and `/openapi.json` (those two are open when ENTITLEMENT_METRICS_PUBLIC=true).",
+    ].join(" "),
+  },
+  security: ["bearer"],
+  metricsErrors: { 401: ERRORS[401], 403: ERRORS[403] },
+  tags: [
+    { name: "entitlements", description: "Grant, revoke and list a user's entitlements." },
+    { name: "operations", description: "Probes and metrics for the platform that runs the service." },
+  ],
+};
+
+/** Plus the errors of a command that takes a JSON body and an Idempotency-Key. */
+export const COMMAND_ERRORS = {
+  ...ERRORS,
+  409: errorSchema(
+    "IDEMPOTENCY_KEY_CONFLICT: the key was used for a different request; " +
+      "ENTITLEMENT_STATE_CONFLICT: the entitlement is already in the requested state",
+  ),
+  413: errorSchema("PAYLOAD_TOO_LARGE: the body is over 16 KiB"),
+  415: errorSchema("UNSUPPORTED_MEDIA_TYPE: a body that is not application/json"),
+};
