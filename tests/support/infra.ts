@@ -1,35 +1,25 @@
-// Real PostgreSQL and NATS for integration tests. DATABASE_URL / NATS_URL are used when set (this machine and CI);
-// otherwise Testcontainers starts them (a developer laptop with Docker). Each test file gets its own database,
-// cloned from a template that holds every migration, and its own stream names.
+// Real PostgreSQL and NATS for integration tests, from the backend the preload chose for this run (backend.ts: the
+// URLs when given, else Testcontainers, local servers or the machine's binaries). Each test file gets its own
+// database, cloned from a template that holds every migration, and its own stream names.
 import postgres from "postgres";
 import { SCHEMA as ENTITLEMENT, migrations as entitlementMigrations } from "../../src/entitlement/migrations.ts";
 import { SCHEMA as NOTIFICATION, migrations as notificationMigrations } from "../../src/notification/migrations.ts";
 import { migrate } from "../../src/shared/migrate.ts";
 
-let adminUrl: Promise<string> | undefined;
-let natsUrlPromise: Promise<string> | undefined;
-
-async function startPostgresContainer(): Promise<string> {
-  const { PostgreSqlContainer } = await import("@testcontainers/postgresql");
-  const container = await new PostgreSqlContainer("postgres:16-alpine").start();
-  return container.getConnectionUri();
+function required(name: "DATABASE_URL" | "NATS_URL"): Promise<string> {
+  const url = process.env[name];
+  if (url) return Promise.resolve(url);
+  return Promise.reject(new Error(`${name} is not set: run under \`bun test\` (its preload provides it) or set it`));
 }
 
-async function startNatsContainer(): Promise<string> {
-  const { NatsContainer } = await import("@testcontainers/nats");
-  const container = await new NatsContainer("nats:2.11-alpine").withArg("-js", "").start();
-  const options = container.getConnectionOptions();
-  return String(options.servers);
-}
-
+/** The PostgreSQL every test file shares (the test backend sets DATABASE_URL before any file runs). */
 export function postgresAdminUrl(): Promise<string> {
-  adminUrl ??= process.env.DATABASE_URL ? Promise.resolve(process.env.DATABASE_URL) : startPostgresContainer();
-  return adminUrl;
+  return required("DATABASE_URL");
 }
 
+/** The NATS every test file shares (the test backend sets NATS_URL before any file runs). */
 export function natsUrl(): Promise<string> {
-  natsUrlPromise ??= process.env.NATS_URL ? Promise.resolve(process.env.NATS_URL) : startNatsContainer();
-  return natsUrlPromise;
+  return required("NATS_URL");
 }
 
 function withDatabase(url: string, database: string): string {

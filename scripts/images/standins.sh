@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Makes the images the tests, the Dockerfile and compose.yml need when the public ones cannot be pulled (no access to
+# Docker Hub). For each of postgres:16-alpine, nats:2.11-alpine and oven/bun:1.4.4: nothing to do when the image is
+# already local or `docker pull` gets it (directly or through the daemon's registry mirror); otherwise a stand-in is
+# built from Debian packages on a base image made with debootstrap from the machine's Debian mirror, and tagged with
+# the name in standins.env. Idempotent: stand-ins that exist are kept (`--rebuild` makes them again).
+#
+# Usage: scripts/images/standins.sh [--rebuild]      (root, for debootstrap; needs a running Docker engine)
+# Then:  set -a; . scripts/images/standins.env; set +a   (only if stand-ins were made; the tests find them anyway)
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+. "$here/common.sh"
+. "$here/standins.env"
+BASE_IMAGE="${BASE_IMAGE:-standin/debian:bookworm}"
+rebuild=false
+[ "${1:-}" = "--rebuild" ] && rebuild=true
+
+# The Debian mirror apt already uses (deb822 .sources or one-line .list), unless MIRROR is given.
+debian_mirror() {
+  if [ -n "${MIRROR:-}" ]; then echo "$MIRROR"; return; fi
+  local found
+  found="$(grep -hE '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '{print $2}' | grep -v security | head -n1 || true)"
+  [ -z "$found" ] && found="$(grep -hE '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null \
+    | awk '{print $2}' | grep -E 'debian/?$' | head -n1 || true)"
+  echo "${found:-http://deb.debian.org/debian}"
+}
+
+base_made=false
+make_base() {
+  if $base_made || { image_present "$BASE_IMAGE" && ! $rebuild; }; then return; fi
+  base_made=true
+  command -v debootstrap >/dev/null || { echo "debootstrap is missing: apt-get install -y debootstrap" >&2; exit 1; }
+  local dir mirror
+  dir="$(mktemp -d)"
+  mirror="$(debian_mirror)"
+  echo "base image: debootstrap bookworm from $mirror"
+  debootstrap --variant=minbase bookworm "$dir" "$mirror" >/dev/null
+  rm -rf "$dir"/var/cache/apt/archives/*.deb "$dir"/var/lib/apt/lists/*
+  chmod 755 "$dir" # mktemp's 0700 would become the image's / and lock every non-root user out
+  tar -C "$dir" -c . | docker import - "$BASE_IMAGE" >/dev/null
+  rm -rf "$dir"
+}
+
+# The build context of one stand-in: its folder, plus the machine's local CA certificates (those update-ca-certificates
+# adds, e.g. a TLS-inspecting proxy's) so apt and npm inside the build trust what the host trusts.
+build_standin() {
+  local name="$1" tag="$2" context
+  context="$(mktemp -d)"
+  cp -r "$here/$name/." "$context/"
+  mkdir -p "$context/local-ca"
+  find /usr/local/share/ca-certificates -name '*.crt' -exec cp {} "$context/local-ca/" \; 2>/dev/null || true
+  if [ "$name" = bun ] && [ "$(bun --version 2>/dev/null || true)" = "1.4.4" ]; then
+    # The machine's own Bun 1.4.4 (the npm package's binary) saves installing Node.js and npm in the image.
+    cp "$(readlink -f "$(command -v bun)")" "$context/bun"
+  fi
+  echo "building $tag"
+  docker_build -q --build-arg "BASE=$BASE_IMAGE" -t "$tag" "$context" >/dev/null
+  rm -rf "$context"
+}
+
+ensure() {
+  local public="$1" name="$2" tag="$3"
+  if image_present "$public"; then echo "$public: present"; return; fi
+  if docker pull -q "$public" >/dev/null 2>&1; then echo "$public: pulled"; return; fi
+  if image_present "$tag" && ! $rebuild; then echo "$public: cannot be pulled, stand-in $tag present"; return; fi
+  make_base
+  build_standin "$name" "$tag"
+  echo "$public: cannot be pulled, stand-in $tag built"
+}
+
+docker info >/dev/null 2>&1 || { echo "no Docker engine answers (docker info failed)" >&2; exit 1; }
+ensure postgres:16-alpine postgres "$POSTGRES_IMAGE"
+ensure nats:2.11-alpine nats "$NATS_IMAGE"
+ensure oven/bun:1.4.4 bun "$BUN_IMAGE"
