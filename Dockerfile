@@ -1,11 +1,11 @@
-# syntax=docker/dockerfile:1
 # One image per service: `docker build --build-arg SERVICE=notification .` (default entitlement).
-# The final stage is FROM scratch: the compiled executable plus exactly the runtime files it needs. A compiled Bun
-# binary is dynamically linked against glibc, so the libraries `ldd dist/<service>` lists are copied one by one (the
-# scratch-root test checks this list against ldd and runs the binary in a root holding only these files).
-ARG SERVICE=entitlement
+# BUN_IMAGE is the builder (default oven/bun:1.4.4); without access to Docker Hub, scripts/images/standins.sh makes a
+# local stand-in and standins.env names it. No `# syntax` line: the engine's built-in frontend builds this offline.
+# The final stage is FROM scratch: the compiled executable plus exactly the runtime files it needs, assembled into one
+# folder by scripts/image-root.ts (the libraries `ldd` lists, the CA bundle) and copied in one step.
+ARG BUN_IMAGE=oven/bun:1.4.4
 
-FROM oven/bun:1.4.4 AS builder
+FROM ${BUN_IMAGE} AS builder
 WORKDIR /src
 COPY package.json bun.lock bunfig.toml ./
 # patchedDependencies (package.json) are applied at install time.
@@ -15,23 +15,19 @@ COPY tsconfig.json ./
 COPY scripts ./scripts
 COPY db ./db
 COPY src ./src
-ARG SERVICE
+ARG SERVICE=entitlement
 # No .git in the build context: `--build-arg BUILD_COMMIT=$(git rev-parse --short=12 HEAD)` names the commit that
 # `--version`, /healthz and build_info report ("unknown" without it).
 ARG BUILD_COMMIT
-RUN bun run build --only "${SERVICE}" --target bun-linux-x64 && ldd "dist/${SERVICE}"
+RUN bun run build --only "${SERVICE}" --target bun-linux-x64 \
+ && bun run scripts/image-root.ts "dist/${SERVICE}" /rootfs
 
 FROM scratch
-ARG SERVICE
-COPY --from=builder /lib64/ld-linux-x86-64.so.2 /lib64/ld-linux-x86-64.so.2
-COPY --from=builder /lib/x86_64-linux-gnu/libc.so.6 /lib/x86_64-linux-gnu/libc.so.6
-COPY --from=builder /lib/x86_64-linux-gnu/libm.so.6 /lib/x86_64-linux-gnu/libm.so.6
-COPY --from=builder /lib/x86_64-linux-gnu/libpthread.so.0 /lib/x86_64-linux-gnu/libpthread.so.0
-COPY --from=builder /lib/x86_64-linux-gnu/libdl.so.2 /lib/x86_64-linux-gnu/libdl.so.2
-COPY --from=builder /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
-COPY --from=builder /src/dist/${SERVICE} /app/service
+COPY --from=builder /rootfs/ /
 USER 65532:65532
 ENV HOST=0.0.0.0 NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
 EXPOSE 8080 8081
+# No shell or curl in the image: the executable probes its own /readyz.
+HEALTHCHECK --interval=5s --timeout=4s --start-period=5s --retries=12 CMD ["/app/service", "healthcheck"]
 ENTRYPOINT ["/app/service"]
 CMD ["serve"]

@@ -16,8 +16,12 @@ type Service = {
 };
 const repoRoot = resolve(import.meta.dir, "../..");
 const compose = Bun.YAML.parse(readFileSync(join(repoRoot, "compose.yml"), "utf8")) as {
+  name?: string;
   services: Record<string, Service>;
 };
+
+/** Compose's `${VARIABLE:-default}`: the image names can be overridden from the environment. */
+const withDefault = (variable: string, value: string) => `\${${variable}:-${value}}`;
 
 function environmentNames(service: Service): string[] {
   const env = service.environment ?? {};
@@ -46,9 +50,15 @@ describe("compose.yml", () => {
     });
   }
 
+  test("no top-level name (docker-compose 1.29 refuses it); the builder image is a build argument", () => {
+    expect(Object.keys(compose)).not.toContain("name");
+    for (const name of ["entitlement", "notification"])
+      expect(compose.services[name]?.build?.args?.BUN_IMAGE).toBe(withDefault("BUN_IMAGE", "oven/bun:1.4.4"));
+  });
+
   test("PostgreSQL 16 and NATS 2.11 with JetStream, both with health checks", () => {
-    expect(compose.services.postgres?.image).toBe("postgres:16-alpine");
-    expect(compose.services.nats?.image).toBe("nats:2.11-alpine");
+    expect(compose.services.postgres?.image).toBe(withDefault("POSTGRES_IMAGE", "postgres:16-alpine"));
+    expect(compose.services.nats?.image).toBe(withDefault("NATS_IMAGE", "nats:2.11-alpine"));
     expect(compose.services.nats?.command).toContain("-js");
     for (const infra of ["postgres", "nats"])
       expect(compose.services[infra]?.healthcheck?.test.length).toBeGreaterThan(0);

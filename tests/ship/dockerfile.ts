@@ -11,6 +11,8 @@ export type FinalStage = {
   env: Record<string, string>;
   entrypoint: string[];
   cmd: string[];
+  /** The HEALTHCHECK's CMD (exec form), empty when there is none. */
+  healthcheck: string[];
 };
 
 function substitute(text: string, args: Record<string, string>): string {
@@ -29,7 +31,15 @@ function instructions(dockerfile: string): string[] {
 export function readFinalStage(root: string, args: Record<string, string>): FinalStage {
   const lines = instructions(readFileSync(join(root, "Dockerfile"), "utf8"));
   const lastFrom = lines.findLastIndex((l) => /^FROM\s/i.test(l));
-  const stage: FinalStage = { base: "", copies: [], user: undefined, env: {}, entrypoint: [], cmd: [] };
+  const stage: FinalStage = {
+    base: "",
+    copies: [],
+    user: undefined,
+    env: {},
+    entrypoint: [],
+    cmd: [],
+    healthcheck: [],
+  };
   stage.base = lines[lastFrom]?.split(/\s+/)[1] ?? "";
   for (const line of lines.slice(lastFrom + 1)) {
     const [keyword = "", ...rest] = line.split(/\s+/);
@@ -58,6 +68,12 @@ export function readFinalStage(root: string, args: Record<string, string>): Fina
       case "CMD":
         stage.cmd = JSON.parse(text);
         break;
+      case "HEALTHCHECK": {
+        const exec = /\bCMD\s+(\[.*\])\s*$/.exec(text)?.[1];
+        if (!exec) throw new Error(`the HEALTHCHECK must use the exec form (no shell in the image): ${line}`);
+        stage.healthcheck = JSON.parse(exec);
+        break;
+      }
       case "ARG":
       case "EXPOSE":
       case "LABEL":
@@ -67,6 +83,13 @@ export function readFinalStage(root: string, args: Record<string, string>): Fina
     }
   }
   return stage;
+}
+
+/** The RUN instructions of the builder stage (everything before the last FROM), continuation lines joined. */
+export function builderRuns(root: string): string[] {
+  const lines = instructions(readFileSync(join(root, "Dockerfile"), "utf8"));
+  const lastFrom = lines.findLastIndex((l) => /^FROM\s/i.test(l));
+  return lines.slice(0, lastFrom).filter((l) => /^RUN\s/i.test(l));
 }
 
 /** The build-context paths the builder stage copies (`COPY <src>... <dst>` without --from, before the last FROM). */

@@ -1,15 +1,17 @@
-// The FROM scratch image, without a Docker engine: the files the Dockerfile's final stage copies are assembled in an
-// empty folder, /proc and /dev are bind-mounted (as a container runtime would provide them), and the binary runs there
-// under chroot as the image's non-root user, up to a 200 from /healthz and a clean exit 0 on SIGTERM.
+// The FROM scratch image, without a Docker engine: the root the builder stage assembles (scripts/image-root.ts) is
+// assembled on the host in an empty folder, /proc and /dev are bind-mounted (as a container runtime would provide
+// them), and the binary runs there under chroot as the image's non-root user, up to a 200 from /healthz, a healthcheck
+// that exits 0 and a clean exit 0 on SIGTERM. (CI also builds and runs the real images: tests/containers/.)
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import pkg from "../../package.json" with { type: "json" };
+import { assembleRoot, SERVICE_PATH, sharedLibraries } from "../../scripts/image-root.ts";
 import { createTestDatabase, natsUrl, type TestDatabase, uniqueName } from "../support/infra.ts";
-import { readFinalStage } from "./dockerfile.ts";
+import { builderRuns, readFinalStage } from "./dockerfile.ts";
 import { builtBinary, freePort, repoRoot, waitForOk } from "./support.ts";
 
 const stage = readFinalStage(repoRoot, { SERVICE: "entitlement" });
@@ -17,19 +19,28 @@ const isRoot = process.getuid?.() === 0;
 if (!isRoot)
   console.warn("scratch-root: skipped, chroot and mount --bind need root (run the tests as root to prove it)");
 
-/** Libraries the dynamic loader maps for `binary`, as absolute paths (the vDSO has none). */
-async function lddPaths(binary: string): Promise<string[]> {
-  const out = await new Response(Bun.spawn(["ldd", binary], { stdout: "pipe" }).stdout).text();
-  return [...out.matchAll(/(\/\S+) \(0x/g)].map((m) => m[1] as string);
-}
-
 describe("the Dockerfile's final stage", () => {
-  test("is FROM scratch, runs as a non-root user, and copies every library ldd lists", async () => {
+  test("is FROM scratch, runs as a non-root user and copies the one root the builder assembles", () => {
     expect(stage.base).toBe("scratch");
     expect(stage.user).toMatch(/^[1-9]\d*:[1-9]\d*$/);
-    const copied = new Set(stage.copies.map((c) => c.dst));
-    const missing = (await lddPaths(await builtBinary("entitlement"))).filter((p) => !copied.has(p));
-    expect(missing, "every shared library the binary needs is in the image").toEqual([]);
+    expect(stage.copies).toEqual([{ from: "builder", src: "/rootfs/", dst: "/" }]);
+    expect(builderRuns(repoRoot).some((run) => run.includes("scripts/image-root.ts") && run.includes("/rootfs"))).toBe(
+      true,
+    );
+    expect(stage.entrypoint).toEqual([SERVICE_PATH]);
+    expect(stage.healthcheck).toEqual([SERVICE_PATH, "healthcheck"]);
+  });
+
+  test("the assembled root holds the executable, the CA bundle and every library ldd lists", async () => {
+    const binary = await builtBinary("entitlement");
+    const root = mkdtempSync(join(tmpdir(), "image-root-"));
+    try {
+      assembleRoot(binary, root);
+      const expected = [...sharedLibraries(binary), SERVICE_PATH, "/etc/ssl/certs/ca-certificates.crt"];
+      expect(expected.filter((path) => !existsSync(join(root, path)))).toEqual([]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   }, 240_000);
 });
 
@@ -57,17 +68,7 @@ describe.skipIf(!isRoot)("the entitlement binary in a scratch root", () => {
 
   beforeAll(async () => {
     root = mkdtempSync(join(tmpdir(), "scratch-root-"));
-    chmodSync(root, 0o755);
-    const binary = await builtBinary("entitlement");
-    for (const { from, src, dst } of stage.copies) {
-      if (from !== "builder") throw new Error(`COPY from an unknown stage: ${from}`);
-      // The builder image and this machine are the same Debian release, so the host's files stand in for the builder's.
-      const source = src.startsWith("/src/dist/") ? binary : src;
-      const target = join(root, dst);
-      mkdirSync(dirname(target), { recursive: true, mode: 0o755 });
-      copyFileSync(source, target);
-      chmodSync(target, src.startsWith("/src/dist/") || /\.so/.test(src) ? 0o755 : 0o644);
-    }
+    assembleRoot(await builtBinary("entitlement"), root);
     db = await createTestDatabase("scratch");
   }, 240_000);
 
@@ -126,6 +127,12 @@ describe.skipIf(!isRoot)("the entitlement binary in a scratch root", () => {
       });
       const status = readFileSync(`/proc/${proc.pid}/status`, "utf8");
       expect(status, "the service runs as the image's user").toMatch(/^Uid:\s+65532\s/m);
+      await waitForOk(`http://127.0.0.1:${port}/readyz`, 60_000, () => proc.exitCode === null);
+      const probe = Bun.spawnSync([tool("chroot"), `--userspec=${stage.user}`, root, ...stage.healthcheck], {
+        env: { ...stage.env, PORT: String(port) },
+        stderr: "pipe",
+      });
+      expect(probe.exitCode, `the image's healthcheck: ${probe.stderr.toString()}`).toBe(0);
       proc.kill("SIGTERM");
       const code = await Promise.race([proc.exited, Bun.sleep(30_000).then(() => "timeout")]);
       expect(code, `exit after SIGTERM\n${(await output).join("\n")}`).toBe(0);
