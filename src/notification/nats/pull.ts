@@ -66,10 +66,18 @@ export async function* inBatches<T>(source: AsyncIterable<T>, max: number): Asyn
   }
 }
 
+/**
+ * How long one pull request stays open (the client's default is 30 s; heartbeats come every half of it). When a node
+ * of a NATS cluster dies with the consumer's leader on it, the new leader never got the open pull request, and nothing
+ * arrives until the client misses two heartbeats: with 30 s the drill's "nats leader kill -9 (R3)" took 33 s to
+ * recover and 28 s to drain; with 5 s, a few seconds. The cost is one pull request per 5 s per idle reader.
+ */
+const PULL_EXPIRES_MS = 5_000;
+
 /** Reads one consume() session until it ends (shutdown, closed connection, durable gone). */
 async function consumeOnce(loop: PullLoop, signal: AbortSignal): Promise<void> {
   const consumer = await loop.prepare();
-  const messages = await consumer.consume({ max_messages: loop.batchSize });
+  const messages = await consumer.consume({ max_messages: loop.batchSize, expires: PULL_EXPIRES_MS });
   const stop = () => void messages.close();
   signal.addEventListener("abort", stop, { once: true });
   if (signal.aborted) stop();
