@@ -1,5 +1,6 @@
-// The bounded fault drill (`bun run drill --quick`, about a minute or two) as part of `bun test`: it runs its own
-// PostgreSQL cluster and nats-server, so it needs their binaries but neither DATABASE_URL nor NATS_URL.
+// The bounded fault drill (`bun run drill --quick`, two to four minutes on a loaded machine) as part of `bun test`: it
+// runs its own PostgreSQL and NATS processes (one machine; a 3-node NATS cluster; a primary with a synchronous standby),
+// so it needs their binaries but neither DATABASE_URL nor NATS_URL.
 import { afterAll, expect, test } from "bun:test";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
@@ -30,5 +31,5 @@ test(
     expect(out).toContain("| scenario");
     expect(code, "every scenario passes: nothing lost, nothing duplicated, no hung request").toBe(0);
   },
-  { timeout: 480_000 },
+  { timeout: 600_000 },
 );

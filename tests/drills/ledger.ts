@@ -105,6 +105,12 @@ export async function checkLedger(sql: postgres.Sql, prefix: string, accepted: R
     // After settling, every committed change has been answered 200; an event nobody was told about is an extra one.
     if (!acceptedByTriple.has(t)) finding("duplicated", list.length, `outbox event that no 200 answer explains: ${t}`);
   }
+  const eventIds = new Set(events.map((e) => e.event_id));
+  for (const n of notifications) {
+    // A notification of an event the outbox does not hold: e.g. an event lost in a failover but already consumed.
+    if (!eventIds.has(n.event_id))
+      finding("duplicated", 1, `notification of an event not in the outbox: ${n.event_id}`);
+  }
   for (const e of events) {
     const own = notificationsByEvent.get(e.event_id) ?? [];
     if (own.length > 1) finding("duplicated", own.length - 1, `${own.length} notifications for event ${e.event_id}`);

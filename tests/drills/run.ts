@@ -1,20 +1,20 @@
-// `bun run drill [--quick] [--only NAME,...] [--seed N] [--keep]`: fault drills. Starts its own PostgreSQL
-// cluster and nats-server in a temporary folder, builds both executables into it, runs two Entitlement replicas and one
-// Notification, and injects one fault per scenario under a steady load; prints the table and exits 1 when any
-// scenario lost or duplicated something or broke another guarantee. `--quick` (or DRILL_SCALE=ci) is the bounded CI
-// version. Everything it started is stopped and its folder removed at exit, also on failure or Ctrl-C (`--keep`
+// `bun run drill [--quick] [--only NAME,...] [--seed N] [--keep]`: fault drills. Builds both executables into a
+// temporary folder and, for each topology in turn (stages.ts: one machine; a 3-node NATS cluster; a PostgreSQL primary
+// with a synchronous standby), starts its own PostgreSQL and NATS processes there, runs two Entitlement replicas and
+// one Notification on them, and injects one fault per scenario under a steady load; prints the table and exits 1 when
+// any scenario lost or duplicated something or broke another guarantee. `--quick` (or DRILL_SCALE=ci) is the bounded
+// CI version. Everything it started is stopped and its folder removed at exit, also on failure or Ctrl-C (`--keep`
 // keeps the folder and its logs).
-import { chmodSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import postgres from "postgres";
 import { buildService, defaultTarget } from "../../scripts/build.ts";
-import { type Nats, type Postgres, startNats, startPostgres } from "./cluster.ts";
 import { formatTable, passed, type ScenarioResult } from "./report.ts";
 import { runScenario } from "./scenario-run.ts";
-import { SCALES, SCENARIOS } from "./scenarios.ts";
-import { createFleet, type Fleet, killFleet } from "./services.ts";
+import { SCALES, type Scenario, SCENARIOS as SINGLE_MACHINE } from "./scenarios.ts";
+import { HA_SCENARIOS } from "./scenarios-ha.ts";
+import { type Stage, startStage, TOPOLOGIES, type Topology } from "./stages.ts";
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
@@ -28,6 +28,7 @@ const { values } = parseArgs({
 const scale = SCALES[values.quick || process.env.DRILL_SCALE === "ci" ? "quick" : "full"];
 const seed = Number(values.seed ?? Math.floor(Math.random() * 2 ** 31));
 const wanted = values.only?.split(",").map((s) => s.trim());
+const SCENARIOS = [...SINGLE_MACHINE, ...HA_SCENARIOS];
 const scenarios = SCENARIOS.filter((s) => !wanted || wanted.some((w) => s.name.includes(w)));
 const log = (line: string) => console.log(`[drill] ${line}`);
 
@@ -45,22 +46,14 @@ function seeded(s: number): () => number {
 
 const root = mkdtempSync(join(tmpdir(), "drill-"));
 chmodSync(root, 0o755); // PostgreSQL runs as its own user and must reach its data folder inside.
-mkdirSync(join(root, "logs"));
-let pg: Postgres | undefined;
-let nats: Nats | undefined;
-let fleet: Fleet | undefined;
-let sql: postgres.Sql | undefined;
+let stage: Stage | undefined;
 
 /** Synchronous, so it also runs from the exit handler after a crash. */
 function cleanup(): void {
-  killFleet(fleet);
-  nats?.kill();
-  pg?.stop();
+  stage?.kill();
+  stage = undefined;
   if (values.keep) console.log(`[drill] kept ${root}`);
   else rmSync(root, { recursive: true, force: true });
-  fleet = undefined;
-  nats = undefined;
-  pg = undefined;
 }
 process.on("exit", cleanup);
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
@@ -81,26 +74,26 @@ async function main(): Promise<number> {
     buildService("entitlement", { target: defaultTarget(), outdir: dist }),
     buildService("notification", { target: defaultTarget(), outdir: dist }),
   ]);
-  pg = await startPostgres(root);
-  nats = await startNats(root);
-  log(`PostgreSQL ${pg.url}, NATS ${nats.url}`);
-  sql = postgres(pg.url, { max: 2, connect_timeout: 5, idle_timeout: 5, onnotice: () => {} });
-  fleet = createFleet({ dist, logDir: join(root, "logs"), databaseUrl: pg.url, natsUrl: nats.url });
-  // One at a time: the first migrates, the others find the schema in place.
-  for (const s of fleet.all) await s.start();
-  log("services ready");
-
   const random = seeded(seed);
   const run = Date.now().toString(36);
   const results: ScenarioResult[] = [];
-  for (const [i, scenario] of scenarios.entries()) {
-    log(`scenario ${scenario.name}`);
-    const deps = { fleet, pg, nats, sql, scale, random, log, prefix: `d${run}s${i}-` };
-    results.push(await runScenario(scenario, deps));
+  const topologies = Object.keys(TOPOLOGIES) as Topology[];
+  for (const topology of topologies) {
+    const group = scenarios.filter((s: Scenario) => (s.topology ?? "single") === topology);
+    if (group.length === 0) continue;
+    log(`topology ${topology}`);
+    stage = await startStage(topology, { root, dist, keep: values.keep, log });
+    log("services ready");
+    for (const scenario of group) {
+      log(`scenario ${scenario.name}`);
+      const { fleet, infra, sql } = stage;
+      const prefix = `d${run}s${results.length}-`;
+      results.push(await runScenario(scenario, { fleet, infra, sql, scale, random, log, prefix }));
+    }
+    await stage.stop();
+    stage = undefined;
   }
   console.log(`\nfault drill (${scale.name}, seed ${seed})\n${formatTable(results)}`);
-  await Promise.all(fleet.all.map((s) => s.signal("SIGTERM", 20_000)));
-  await sql.end({ timeout: 5 });
   const failed = results.filter((r) => !passed(r));
   if (failed.length > 0) {
     log(`FAILED: ${failed.map((r) => r.name).join(", ")} (logs: rerun with --keep and --seed ${seed})`);

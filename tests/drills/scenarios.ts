@@ -1,8 +1,8 @@
 // The faults, one scenario at a time, at random moments of a running load. Each injection tells the runner when its
 // fault ended (`ended`), so recovery is measured from there.
 import type postgres from "postgres";
-import type { Nats, Postgres } from "./cluster.ts";
 import type { Fleet, Service } from "./services.ts";
+import { type Infra, need, type Topology } from "./stages.ts";
 
 export type Scale = {
   name: "full" | "quick";
@@ -14,6 +14,12 @@ export type Scale = {
   natsPauseMs: number;
   /** How long service connections to PostgreSQL are terminated, one every 50-250ms. */
   backendKillsMs: number;
+  /** How long a killed NATS cluster node stays down before it is restarted. */
+  nodeDownMs: number;
+  /** How long one NATS cluster node is paused (SIGSTOP). */
+  nodePauseMs: number;
+  /** From the primary's death to the promotion: the failure detection of a failover manager. */
+  promoteAfterMs: number;
 };
 
 export const SCALES: Record<Scale["name"], Scale> = {
@@ -25,6 +31,9 @@ export const SCALES: Record<Scale["name"], Scale> = {
     natsStopMs: 10_000,
     natsPauseMs: 5_000,
     backendKillsMs: 10_000,
+    nodeDownMs: 8_000,
+    nodePauseMs: 10_000,
+    promoteAfterMs: 3_000,
   },
   quick: {
     name: "quick",
@@ -34,15 +43,18 @@ export const SCALES: Record<Scale["name"], Scale> = {
     natsStopMs: 4_000,
     natsPauseMs: 3_000,
     backendKillsMs: 5_000,
+    nodeDownMs: 3_000,
+    nodePauseMs: 4_000,
+    promoteAfterMs: 1_500,
   },
 };
 
 export type DrillContext = {
   fleet: Fleet;
-  pg: Postgres;
+  /** The processes of the scenario's topology. */
+  infra: Infra;
   /** The drill's own connection (superuser), for faults inside PostgreSQL. */
   sql: postgres.Sql;
-  nats: Nats;
   scale: Scale;
   random: () => number;
   say: (line: string) => void;
@@ -51,9 +63,10 @@ export type DrillContext = {
   problem: (line: string) => void;
 };
 
-export type Scenario = { name: string; inject: (ctx: DrillContext) => Promise<void> };
+/** `topology` defaults to `single`. */
+export type Scenario = { name: string; topology?: Topology; inject: (ctx: DrillContext) => Promise<void> };
 
-const between = (ctx: DrillContext, minMs: number, maxMs: number) =>
+export const between = (ctx: DrillContext, minMs: number, maxMs: number) =>
   Bun.sleep(Math.round(minMs + ctx.random() * (maxMs - minMs)));
 
 async function killAndRestart(ctx: DrillContext, pick: () => Service): Promise<void> {
@@ -106,20 +119,22 @@ export const SCENARIOS: Scenario[] = [
   {
     name: "nats stopped",
     inject: async (ctx) => {
-      await ctx.nats.stop();
+      const nats = need(ctx.infra.nats, "a nats-server");
+      await nats.stop();
       ctx.say(`nats-server stopped for ${ctx.scale.natsStopMs / 1000}s`);
       await Bun.sleep(ctx.scale.natsStopMs);
-      await ctx.nats.start();
+      await nats.start();
       ctx.ended();
     },
   },
   {
     name: "nats paused",
     inject: async (ctx) => {
-      ctx.nats.pause();
+      const nats = need(ctx.infra.nats, "a nats-server");
+      nats.pause();
       ctx.say(`nats-server SIGSTOP for ${ctx.scale.natsPauseMs / 1000}s`);
       await Bun.sleep(ctx.scale.natsPauseMs);
-      ctx.nats.resume();
+      nats.resume();
       ctx.ended();
     },
   },
@@ -127,7 +142,7 @@ export const SCENARIOS: Scenario[] = [
     name: "postgres restart",
     inject: async (ctx) => {
       ctx.say("pg_ctl restart -m fast");
-      await ctx.pg.restart();
+      await need(ctx.infra.pg, "a PostgreSQL").restart();
       ctx.ended();
     },
   },

@@ -95,9 +95,16 @@ function createService(
 }
 
 /** Creates (does not start) the three processes; an API token with read+write is configured and returned. */
-export function createFleet(options: { dist: string; logDir: string; databaseUrl: string; natsUrl: string }): Fleet {
+export function createFleet(options: {
+  dist: string;
+  logDir: string;
+  databaseUrl: string;
+  natsUrl: string;
+  /** Set for every process of the fleet (the stream replica counts of a topology). */
+  env?: Record<string, string>;
+}): Fleet {
   const token = `ent_drill_${crypto.randomUUID()}`;
-  const common = { DATABASE_URL: options.databaseUrl, NATS_URL: options.natsUrl };
+  const common = { DATABASE_URL: options.databaseUrl, NATS_URL: options.natsUrl, ...options.env };
   const problems: string[] = [];
   const entitlement = (n: number) =>
     createService(

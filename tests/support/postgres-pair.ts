@@ -58,6 +58,7 @@ export async function startPostgresPair(root?: string): Promise<PostgresPair> {
   const bin = postgresBin();
   if (!bin) throw new Error(`initdb/pg_ctl/pg_basebackup not found; install them: ${INSTALL_HINT}`);
   const folder = root ?? mkdtempSync(join(tmpdir(), "pg-pair-"));
+  mkdirSync(folder, { recursive: true });
   chmodSync(folder, 0o755);
   const node = (name: string): PgNode => {
     const port = freePort();

@@ -1,0 +1,109 @@
+// What a group of scenarios runs on. `single`: one PostgreSQL and one nats-server (the faults of one machine). `nats-cluster`:
+// a 3-node NATS cluster with the services' streams at three replicas. `pg-standby`: a PostgreSQL primary with a
+// synchronous streaming standby, the services given both hosts with target_session_attrs=read-write. Each stage has its
+// own folder, processes and fleet, and is torn down before the next one starts (the machine has two cores).
+import { chmodSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import postgres from "postgres";
+import { type NatsCluster, startNatsCluster } from "../support/nats-cluster.ts";
+import { type PostgresPair, startPostgresPair } from "../support/postgres-pair.ts";
+import { type Nats, type Postgres, startNats, startPostgres } from "./cluster.ts";
+import { createFleet, type Fleet, killFleet } from "./services.ts";
+
+export type Topology = "single" | "nats-cluster" | "pg-standby";
+
+export const TOPOLOGIES: Record<Topology, string> = {
+  single: "one PostgreSQL, one nats-server",
+  "nats-cluster": "one PostgreSQL, a 3-node NATS cluster, streams at 3 replicas",
+  "pg-standby": "a PostgreSQL primary with a synchronous standby, one nats-server",
+};
+
+/** The processes one topology runs on; a scenario takes the ones it faults. */
+export type Infra = { pg?: Postgres; nats?: Nats; natsCluster?: NatsCluster; pgPair?: PostgresPair };
+
+export type Stage = {
+  topology: Topology;
+  infra: Infra;
+  fleet: Fleet;
+  /** The drill's own connection (superuser), following a failover like the services do. */
+  sql: postgres.Sql;
+  /** Drains the services (SIGTERM), closes the drill's connection, then stops the infrastructure. */
+  stop: () => Promise<void>;
+  /** Synchronous last resort, also from the exit handler: kills whatever still runs. */
+  kill: () => void;
+};
+
+export function need<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new Error(`this scenario needs ${what}`);
+  return value;
+}
+
+async function startInfra(
+  topology: Topology,
+  folder: string,
+): Promise<{ infra: Infra; databaseUrl: string; natsUrl: string }> {
+  const logDir = join(folder, "logs");
+  if (topology === "pg-standby") {
+    const pgPair = await startPostgresPair(join(folder, "pg"));
+    const nats = await startNats(folder);
+    return { infra: { pgPair, nats }, databaseUrl: pgPair.url, natsUrl: nats.url };
+  }
+  const pg = await startPostgres(folder);
+  if (topology === "nats-cluster") {
+    const natsCluster = await startNatsCluster({ root: join(folder, "nats"), logDir });
+    return { infra: { pg, natsCluster }, databaseUrl: pg.url, natsUrl: natsCluster.url };
+  }
+  const nats = await startNats(folder);
+  return { infra: { pg, nats }, databaseUrl: pg.url, natsUrl: nats.url };
+}
+
+function killInfra(infra: Infra, keep: boolean): void {
+  infra.nats?.kill();
+  infra.natsCluster?.dispose(keep);
+  infra.pg?.stop();
+  infra.pgPair?.dispose(keep);
+}
+
+/** Starts the infrastructure of `topology` under `root/<topology>` and the fleet on it; the services are ready. */
+export async function startStage(
+  topology: Topology,
+  options: { root: string; dist: string; keep: boolean; log: (line: string) => void },
+): Promise<Stage> {
+  const folder = join(options.root, topology);
+  mkdirSync(join(folder, "logs"), { recursive: true });
+  chmodSync(folder, 0o755); // PostgreSQL runs as its own user and must reach its data folder inside.
+  const { infra, databaseUrl, natsUrl } = await startInfra(topology, folder);
+  options.log(`${TOPOLOGIES[topology]}: PostgreSQL ${databaseUrl}, NATS ${natsUrl}`);
+  const replicas = topology === "nats-cluster" ? "3" : "1";
+  const fleet = createFleet({
+    dist: options.dist,
+    logDir: join(folder, "logs"),
+    databaseUrl,
+    natsUrl,
+    env: { ENTITLEMENT_NATS_STREAM_REPLICAS: replicas, NOTIFICATION_NATS_STREAM_REPLICAS: replicas },
+  });
+  const sql = postgres(databaseUrl, { max: 2, connect_timeout: 5, idle_timeout: 5, onnotice: () => {} });
+  const kill = () => {
+    killFleet(fleet);
+    killInfra(infra, options.keep);
+  };
+  try {
+    // One at a time: the first migrates, the others find the schema in place.
+    for (const s of fleet.all) await s.start();
+  } catch (error) {
+    kill();
+    throw error;
+  }
+  return {
+    topology,
+    infra,
+    fleet,
+    sql,
+    kill,
+    stop: async () => {
+      await Promise.all(fleet.all.map((s) => s.signal("SIGTERM", 20_000)));
+      await sql.end({ timeout: 5 });
+      killInfra(infra, options.keep);
+    },
+  };
+}
