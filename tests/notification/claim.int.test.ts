@@ -1,25 +1,10 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { claimNotifications, countBacklog, markRetry, markSent } from "../../src/notification/delivery/queries.ts";
-import type { Sql } from "../../src/shared/db.ts";
-import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
-import { notificationRow, notificationSql, seedNotification } from "./helpers.ts";
+import { notificationRow, seedNotification, useDatabase } from "./helpers.ts";
 
 setDefaultTimeout(60_000);
 
-let db: TestDatabase;
-let sql: Sql;
-
-beforeAll(async () => {
-  db = await createTestDatabase("notif_claim");
-  sql = notificationSql(db.url);
-});
-afterAll(async () => {
-  await sql.end();
-  await db.drop();
-});
-beforeEach(async () => {
-  await sql`truncate notifications, notification_dlq`;
-});
+const f = useDatabase("notif_claim", { truncate: ["notifications", "notification_dlq"] });
 
 // An hour ahead of the wall clock, so rows seeded "now" are due.
 const T0 = new Date(Math.floor(Date.now() / 1000) * 1000 + 3_600_000);
@@ -27,38 +12,38 @@ const at = (ms: number) => new Date(T0.getTime() + ms);
 
 describe("claim", () => {
   test("moves due PENDING rows to PROCESSING with the lock and counts the attempt (#75)", async () => {
-    const id = await seedNotification(sql, { createdAt: at(-1000), nextRetryAt: T0 });
-    const claimed = await claimNotifications(sql, { limit: 10, now: T0, leaseUntil: at(30_000), lockedBy: "w1" });
+    const id = await seedNotification(f.sql, { createdAt: at(-1000), nextRetryAt: T0 });
+    const claimed = await claimNotifications(f.sql, { limit: 10, now: T0, leaseUntil: at(30_000), lockedBy: "w1" });
     expect(claimed.map((c) => c.notificationId)).toEqual([id]);
     expect(claimed[0]?.attemptCount).toBe(1);
-    const row = await notificationRow(sql, id);
+    const row = await notificationRow(f.sql, id);
     expect(row).toMatchObject({ status: "PROCESSING", locked_by: "w1", attempt_count: 1 });
     expect(row.lease_until?.getTime()).toBe(at(30_000).getTime());
     expect(row.locked_at?.getTime()).toBe(T0.getTime());
   });
 
   test("takes expired leases and due retries in created_at order, skips future retries and live leases", async () => {
-    const expired = await seedNotification(sql, {
+    const expired = await seedNotification(f.sql, {
       createdAt: at(-5000),
       status: "PROCESSING",
       lockedBy: "dead",
       leaseUntil: at(-1),
     });
-    const nullRetry = await seedNotification(sql, { createdAt: at(-4000), nextRetryAt: null });
-    const dueRetry = await seedNotification(sql, { createdAt: at(-3000), nextRetryAt: at(-10) });
-    await seedNotification(sql, { createdAt: at(-6000), nextRetryAt: at(1000) });
-    await seedNotification(sql, { createdAt: at(-7000), status: "PROCESSING", lockedBy: "alive", leaseUntil: at(1) });
-    await seedNotification(sql, { createdAt: at(-8000), status: "SENT", nextRetryAt: null });
-    const claimed = await claimNotifications(sql, { limit: 3, now: T0, leaseUntil: at(30_000), lockedBy: "w2" });
+    const nullRetry = await seedNotification(f.sql, { createdAt: at(-4000), nextRetryAt: null });
+    const dueRetry = await seedNotification(f.sql, { createdAt: at(-3000), nextRetryAt: at(-10) });
+    await seedNotification(f.sql, { createdAt: at(-6000), nextRetryAt: at(1000) });
+    await seedNotification(f.sql, { createdAt: at(-7000), status: "PROCESSING", lockedBy: "alive", leaseUntil: at(1) });
+    await seedNotification(f.sql, { createdAt: at(-8000), status: "SENT", nextRetryAt: null });
+    const claimed = await claimNotifications(f.sql, { limit: 3, now: T0, leaseUntil: at(30_000), lockedBy: "w2" });
     expect(claimed.map((c) => c.notificationId)).toEqual([expired, nullRetry, dueRetry]);
-    expect((await notificationRow(sql, expired)).locked_by).toBe("w2");
+    expect((await notificationRow(f.sql, expired)).locked_by).toBe("w2");
   });
 
   test("two concurrent claims never take the same row", async () => {
-    for (let i = 0; i < 40; i++) await seedNotification(sql, { createdAt: at(-i) });
+    for (let i = 0; i < 40; i++) await seedNotification(f.sql, { createdAt: at(-i) });
     const [a, b] = await Promise.all([
-      claimNotifications(sql, { limit: 25, now: T0, leaseUntil: at(30_000), lockedBy: "a" }),
-      claimNotifications(sql, { limit: 25, now: T0, leaseUntil: at(30_000), lockedBy: "b" }),
+      claimNotifications(f.sql, { limit: 25, now: T0, leaseUntil: at(30_000), lockedBy: "a" }),
+      claimNotifications(f.sql, { limit: 25, now: T0, leaseUntil: at(30_000), lockedBy: "b" }),
     ]);
     const ids = [...(a ?? []), ...(b ?? [])].map((c) => c.notificationId);
     expect(new Set(ids).size).toBe(ids.length);
@@ -66,43 +51,43 @@ describe("claim", () => {
   });
 
   test("the backlog counts exactly what a claim could take", async () => {
-    await seedNotification(sql, { nextRetryAt: at(-1) });
-    await seedNotification(sql, { status: "PROCESSING", lockedBy: "x", leaseUntil: at(-1) });
-    await seedNotification(sql, { nextRetryAt: at(1) });
-    await seedNotification(sql, { status: "SENT", nextRetryAt: null });
-    expect(await countBacklog(sql, T0)).toBe(2);
+    await seedNotification(f.sql, { nextRetryAt: at(-1) });
+    await seedNotification(f.sql, { status: "PROCESSING", lockedBy: "x", leaseUntil: at(-1) });
+    await seedNotification(f.sql, { nextRetryAt: at(1) });
+    await seedNotification(f.sql, { status: "SENT", nextRetryAt: null });
+    expect(await countBacklog(f.sql, T0)).toBe(2);
   });
 });
 
 describe("finalize guards", () => {
   test("markSent clears lock and retry fields, keeps attempt_count (#77), and needs the lock", async () => {
-    const id = await seedNotification(sql, {
+    const id = await seedNotification(f.sql, {
       status: "PROCESSING",
       lockedBy: "me",
       leaseUntil: at(1),
       attemptCount: 1,
     });
-    expect(await markSent(sql, { notificationId: id, lockedBy: "other", sentAt: at(5) })).toBe(0);
-    expect((await notificationRow(sql, id)).status).toBe("PROCESSING");
-    expect(await markSent(sql, { notificationId: id, lockedBy: "me", sentAt: at(5) })).toBe(1);
-    const row = await notificationRow(sql, id);
+    expect(await markSent(f.sql, { notificationId: id, lockedBy: "other", sentAt: at(5) })).toBe(0);
+    expect((await notificationRow(f.sql, id)).status).toBe("PROCESSING");
+    expect(await markSent(f.sql, { notificationId: id, lockedBy: "me", sentAt: at(5) })).toBe(1);
+    const row = await notificationRow(f.sql, id);
     expect(row).toMatchObject({ status: "SENT", attempt_count: 1, locked_by: null, locked_at: null });
     expect(row.lease_until).toBeNull();
     expect(row.next_retry_at).toBeNull();
     expect(row.sent_at?.getTime()).toBe(at(5).getTime());
-    expect(await markSent(sql, { notificationId: id, lockedBy: "me", sentAt: at(6) })).toBe(0);
+    expect(await markSent(f.sql, { notificationId: id, lockedBy: "me", sentAt: at(6) })).toBe(0);
   });
 
   test("markRetry reschedules and unlocks (#78), and needs the lock", async () => {
-    const id = await seedNotification(sql, {
+    const id = await seedNotification(f.sql, {
       status: "PROCESSING",
       lockedBy: "me",
       leaseUntil: at(1),
       attemptCount: 2,
     });
-    expect(await markRetry(sql, { notificationId: id, lockedBy: "other", nextRetryAt: at(9), error: "x" })).toBe(0);
-    expect(await markRetry(sql, { notificationId: id, lockedBy: "me", nextRetryAt: at(9), error: "boom" })).toBe(1);
-    const row = await notificationRow(sql, id);
+    expect(await markRetry(f.sql, { notificationId: id, lockedBy: "other", nextRetryAt: at(9), error: "x" })).toBe(0);
+    expect(await markRetry(f.sql, { notificationId: id, lockedBy: "me", nextRetryAt: at(9), error: "boom" })).toBe(1);
+    const row = await notificationRow(f.sql, id);
     expect(row).toMatchObject({ status: "PENDING", attempt_count: 2, locked_by: null, last_error: "boom" });
     expect(row.next_retry_at?.getTime()).toBe(at(9).getTime());
   });

@@ -1,50 +1,36 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { PermanentDeliveryError, type Sender } from "../../src/notification/channels/sender.ts";
 import type { DeliveryDeps } from "../../src/notification/delivery/deps.ts";
 import { handleFailure, moveToDlq } from "../../src/notification/delivery/failure.ts";
 import { claimNotifications } from "../../src/notification/delivery/queries.ts";
 import { deliverBatch } from "../../src/notification/delivery/service.ts";
 import { createDeliveryWorker } from "../../src/notification/delivery/worker.ts";
-import type { Sql } from "../../src/shared/db.ts";
 import { createLogger } from "../../src/shared/logger.ts";
 import { Waker } from "../../src/shared/runtime.ts";
-import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
 import {
   dlqCount as countDlq,
   deliveryDeps,
   notificationRow,
   notificationSql,
   seedNotification,
+  useDatabase,
   waitFor,
 } from "./helpers.ts";
 
 setDefaultTimeout(60_000);
 
-let db: TestDatabase;
-let sql: Sql;
-
-beforeAll(async () => {
-  db = await createTestDatabase("notif_delivery");
-  sql = notificationSql(db.url);
-});
-afterAll(async () => {
-  await sql.end();
-  await db.drop();
-});
-beforeEach(async () => {
-  await sql`truncate notifications, notification_dlq`;
-});
+const f = useDatabase("notif_delivery", { truncate: ["notifications", "notification_dlq"] });
 
 // An hour ahead of the wall clock, so rows seeded "now" are due.
 const T0 = new Date(Math.floor(Date.now() / 1000) * 1000 + 3_600_000);
 const at = (ms: number) => new Date(T0.getTime() + ms);
 
-const deps = (overrides: Partial<DeliveryDeps> = {}) => deliveryDeps(sql, T0, overrides);
-const dlqCount = (id: string) => countDlq(sql, id);
+const deps = (overrides: Partial<DeliveryDeps> = {}) => deliveryDeps(f.sql, T0, overrides);
+const dlqCount = (id: string) => countDlq(f.sql, id);
 
 describe("DLQ", () => {
   test("a failing sender with max attempts 1 moves the notification to the DLQ at once (#101)", async () => {
-    const id = await seedNotification(sql, { createdAt: at(-1) });
+    const id = await seedNotification(f.sql, { createdAt: at(-1) });
     const d = deps({
       maxAttempts: 1,
       send: async () => {
@@ -52,23 +38,23 @@ describe("DLQ", () => {
       },
     });
     expect(await deliverBatch(d)).toBe(1);
-    expect(await notificationRow(sql, id)).toMatchObject({ status: "FAILED", attempt_count: 1, next_retry_at: null });
+    expect(await notificationRow(f.sql, id)).toMatchObject({ status: "FAILED", attempt_count: 1, next_retry_at: null });
     expect(await dlqCount(id)).toBe(1);
-    const [dlq] = await sql`select error_message, event_id from notification_dlq where notification_id = ${id}`;
+    const [dlq] = await f.sql`select error_message, event_id from notification_dlq where notification_id = ${id}`;
     expect(dlq?.error_message).toBe("simulated failure");
     expect((await d.metrics.dlq.get()).values[0]?.value).toBe(1);
   });
 
   test("the DLQ insert is rolled back when another worker holds the lock (#102)", async () => {
-    const id = await seedNotification(sql, { status: "PROCESSING", lockedBy: "other-worker", leaseUntil: at(1) });
+    const id = await seedNotification(f.sql, { status: "PROCESSING", lockedBy: "other-worker", leaseUntil: at(1) });
     const moved = await moveToDlq(deps(), { notificationId: id, lockedBy: "worker-a", attemptCount: 3, error: "boom" });
     expect(moved).toBe(false);
     expect(await dlqCount(id)).toBe(0);
-    expect(await notificationRow(sql, id)).toMatchObject({ status: "PROCESSING", locked_by: "other-worker" });
+    expect(await notificationRow(f.sql, id)).toMatchObject({ status: "PROCESSING", locked_by: "other-worker" });
   });
 
   test("the error message is cut to the configured length (#97)", async () => {
-    const id = await seedNotification(sql, { status: "PROCESSING", lockedBy: "worker-a", attemptCount: 3 });
+    const id = await seedNotification(f.sql, { status: "PROCESSING", lockedBy: "worker-a", attemptCount: 3 });
     await handleFailure(
       deps({ errorMessageMaxLength: 10 }),
       {
@@ -83,12 +69,12 @@ describe("DLQ", () => {
       },
       new Error("x".repeat(50)),
     );
-    const [dlq] = await sql`select error_message from notification_dlq where notification_id = ${id}`;
+    const [dlq] = await f.sql`select error_message from notification_dlq where notification_id = ${id}`;
     expect(dlq?.error_message).toBe("x".repeat(10));
   });
 
   test("a permanent error goes to FAILED + DLQ on the first attempt", async () => {
-    const id = await seedNotification(sql);
+    const id = await seedNotification(f.sql);
     await deliverBatch(
       deps({
         send: async () => {
@@ -96,21 +82,21 @@ describe("DLQ", () => {
         },
       }),
     );
-    expect(await notificationRow(sql, id)).toMatchObject({ status: "FAILED", attempt_count: 1 });
+    expect(await notificationRow(f.sql, id)).toMatchObject({ status: "FAILED", attempt_count: 1 });
     expect(await dlqCount(id)).toBe(1);
   });
 });
 
 describe("retries", () => {
   test("a failure before the last attempt schedules a retry with backoff and no DLQ row (#98)", async () => {
-    const id = await seedNotification(sql);
+    const id = await seedNotification(f.sql);
     const d = deps({
       send: async () => {
         throw new Error("flaky");
       },
     });
     await deliverBatch(d);
-    const row = await notificationRow(sql, id);
+    const row = await notificationRow(f.sql, id);
     expect(row).toMatchObject({ status: "PENDING", attempt_count: 1, locked_by: null, last_error: "flaky" });
     const delay = (row.next_retry_at?.getTime() ?? 0) - T0.getTime();
     expect(delay).toBeGreaterThanOrEqual(d.backoff.minMs);
@@ -119,7 +105,7 @@ describe("retries", () => {
   });
 
   test("an always-failing user ends FAILED with attempt_count = max attempts and one DLQ row", async () => {
-    const id = await seedNotification(sql, { userId: "e2e-dlq-user-1" });
+    const id = await seedNotification(f.sql, { userId: "e2e-dlq-user-1" });
     let now = T0;
     let sends = 0;
     const d = deps({
@@ -134,7 +120,7 @@ describe("retries", () => {
       now = new Date(now.getTime() + 60_000);
     }
     expect(sends).toBe(3);
-    expect(await notificationRow(sql, id)).toMatchObject({ status: "FAILED", attempt_count: 3, next_retry_at: null });
+    expect(await notificationRow(f.sql, id)).toMatchObject({ status: "FAILED", attempt_count: 3, next_retry_at: null });
     expect(await dlqCount(id)).toBe(1);
   });
 });
@@ -142,41 +128,44 @@ describe("retries", () => {
 describe("leases", () => {
   test("a worker killed mid-batch is taken over after the lease: nothing lost, nothing sent twice", async () => {
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push(await seedNotification(sql, { createdAt: at(-10 + i) }));
+    for (let i = 0; i < 5; i++) ids.push(await seedNotification(f.sql, { createdAt: at(-10 + i) }));
     // worker-a claims and dies without finalizing anything.
-    await claimNotifications(sql, { limit: 50, now: T0, leaseUntil: at(30_000), lockedBy: "worker-a" });
+    await claimNotifications(f.sql, { limit: 50, now: T0, leaseUntil: at(30_000), lockedBy: "worker-a" });
     const early = deps({ workerId: "worker-b", now: () => at(29_999) });
     expect(await deliverBatch(early)).toBe(0);
     const late = deps({ workerId: "worker-b", now: () => at(30_000) });
     expect(await deliverBatch(late)).toBe(5);
     expect(late.sent.sort()).toEqual([...ids].sort());
-    const rows = await sql<
+    const rows = await f.sql<
       { status: string; attempt_count: number }[]
     >`select status, attempt_count from notifications`;
     expect(rows.every((r) => r.status === "SENT" && r.attempt_count === 2)).toBe(true);
   });
 
   test("a worker that lost its lease changes nothing", async () => {
-    const id = await seedNotification(sql);
+    const id = await seedNotification(f.sql);
     let release: () => void = () => {};
     const gate = new Promise<void>((r) => (release = r));
     const slow: Sender = async () => gate;
     const a = deps({ workerId: "worker-a", leaseMs: 1000, send: slow });
     const running = deliverBatch(a);
-    await waitFor(async () => ((await notificationRow(sql, id)).locked_by === "worker-a" ? true : undefined), "claim");
+    await waitFor(
+      async () => ((await notificationRow(f.sql, id)).locked_by === "worker-a" ? true : undefined),
+      "claim",
+    );
     const b = deps({ workerId: "worker-b", now: () => at(2000) });
     expect(await deliverBatch(b)).toBe(1);
-    const after = await notificationRow(sql, id);
+    const after = await notificationRow(f.sql, id);
     release();
     await running;
-    expect(await notificationRow(sql, id)).toEqual(after);
+    expect(await notificationRow(f.sql, id)).toEqual(after);
     expect(after).toMatchObject({ status: "SENT" });
   });
 
   test("a claim that is never finalized counts, so a poison row ends FAILED after max attempts", async () => {
-    const id = await seedNotification(sql);
+    const id = await seedNotification(f.sql);
     for (let i = 0; i < 3; i++) {
-      await claimNotifications(sql, {
+      await claimNotifications(f.sql, {
         limit: 1,
         now: at(i * 60_000),
         leaseUntil: at(i * 60_000 + 1),
@@ -186,19 +175,19 @@ describe("leases", () => {
     const d = deps({ now: () => at(10 * 60_000) });
     await deliverBatch(d);
     expect(d.sent).toEqual([]);
-    expect(await notificationRow(sql, id)).toMatchObject({ status: "FAILED", attempt_count: 3 });
+    expect(await notificationRow(f.sql, id)).toMatchObject({ status: "FAILED", attempt_count: 3 });
     expect(await dlqCount(id)).toBe(1);
   });
 
   test("markSent failing after a successful send is not a send failure (reference #21)", async () => {
-    const id = await seedNotification(sql);
+    const id = await seedNotification(f.sql);
     const lines: string[] = [];
     const log = createLogger({ level: "info", service: "t", destination: { write: (l: string) => lines.push(l) } });
-    const pool = notificationSql(db.url, 1);
+    const pool = notificationSql(f.db.url, 1);
     // The send succeeds, then the database goes away before the notification is marked SENT.
     const d = deps({ sql: pool, log, send: async () => void (await pool.end()) });
     expect(await deliverBatch(d)).toBe(1);
-    const row = await notificationRow(sql, id);
+    const row = await notificationRow(f.sql, id);
     expect(row).toMatchObject({ status: "PROCESSING", attempt_count: 1, last_error: null, locked_by: "worker-a" });
     expect(await dlqCount(id)).toBe(0);
     expect(lines.some((l) => l.includes("marking it SENT failed"))).toBe(true);
@@ -208,8 +197,8 @@ describe("leases", () => {
 
 describe("metrics and worker loop", () => {
   test("records sent, e2e delay and backlog (#108)", async () => {
-    await seedNotification(sql, { occurredAt: at(-2000) });
-    for (let i = 0; i < 5; i++) await seedNotification(sql, { nextRetryAt: at(-1) });
+    await seedNotification(f.sql, { occurredAt: at(-2000) });
+    for (let i = 0; i < 5; i++) await seedNotification(f.sql, { nextRetryAt: at(-1) });
     const waker = new Waker();
     const d = deps({ batchSize: 1, now: () => T0 });
     const stop = new AbortController();
@@ -230,7 +219,7 @@ describe("metrics and worker loop", () => {
     const stop = new AbortController();
     const running = createDeliveryWorker({ ...d, waker, pollIntervalMs: 600_000 }).run(stop.signal);
     await Bun.sleep(100);
-    await seedNotification(sql, { createdAt: new Date(Date.now() - 1000) });
+    await seedNotification(f.sql, { createdAt: new Date(Date.now() - 1000) });
     waker.wake();
     await waitFor(async () => (d.sent.length === 1 ? true : undefined), "the woken delivery", 20_000);
     stop.abort();

@@ -1,28 +1,16 @@
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createApp } from "../../src/notification/app.ts";
 import type { ConsumerHealth } from "../../src/notification/consumer/worker.ts";
-import type { Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
-import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
-import { notificationSql, seedNotification, testMetrics } from "./helpers.ts";
+import { seedNotification, testMetrics, useDatabase } from "./helpers.ts";
 
 setDefaultTimeout(60_000);
 
-let db: TestDatabase;
-let sql: Sql;
-
-beforeAll(async () => {
-  db = await createTestDatabase("notif_inbox");
-  sql = notificationSql(db.url);
-});
-afterAll(async () => {
-  await sql.end();
-  await db.drop();
-});
+const f = useDatabase("notif_inbox");
 
 function app(debugApi: { enabled: boolean; token?: string }, consumer?: ConsumerHealth) {
   return createApp({
-    sql,
+    sql: f.sql,
     log: silentLogger,
     registry: testMetrics().registry,
     version: "test",
@@ -43,9 +31,9 @@ describe("debug inbox", () => {
 
   test("on: newest first, payload as an object, ISO timestamps, unknown user → []", async () => {
     const user = `inbox-user-${crypto.randomUUID()}`;
-    const older = await seedNotification(sql, { userId: user, createdAt: new Date("2026-01-17T00:00:00.120Z") });
-    const newer = await seedNotification(sql, { userId: user, createdAt: new Date("2026-01-18T00:00:00Z") });
-    await sql`update notifications set status = 'SENT', sent_at = ${new Date("2026-01-18T00:00:01Z")}
+    const older = await seedNotification(f.sql, { userId: user, createdAt: new Date("2026-01-17T00:00:00.120Z") });
+    const newer = await seedNotification(f.sql, { userId: user, createdAt: new Date("2026-01-18T00:00:00Z") });
+    await f.sql`update notifications set status = 'SENT', sent_at = ${new Date("2026-01-18T00:00:01Z")}
       where notification_id = ${newer}`;
     const a = app({ enabled: true });
     const res = await get(a, `/debug/notification/inbox/${encodeURIComponent(user)}`);
@@ -68,7 +56,7 @@ describe("debug inbox", () => {
   test("lists at most the latest 100", async () => {
     const user = `busy-${crypto.randomUUID()}`;
     for (let i = 0; i < 105; i++)
-      await seedNotification(sql, { userId: user, createdAt: new Date(1_700_000_000_000 + i) });
+      await seedNotification(f.sql, { userId: user, createdAt: new Date(1_700_000_000_000 + i) });
     const body = (await (await get(app({ enabled: true }), `/debug/notification/inbox/${user}`)).json()) as {
       notifications: unknown[];
     };

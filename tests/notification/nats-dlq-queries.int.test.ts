@@ -1,20 +1,9 @@
 // notification_nats_dlq is keyed by (stream, stream_seq): a sequence number is unique only within its stream.
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { insertNatsDlqEntry } from "../../src/notification/advisories/queries.ts";
-import type { Sql } from "../../src/shared/db.ts";
-import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
-import { notificationSql } from "./helpers.ts";
+import { useDatabase } from "./helpers.ts";
 
-let db: TestDatabase;
-let sql: Sql;
-beforeAll(async () => {
-  db = await createTestDatabase("nats_dlq_q");
-  sql = notificationSql(db.url, 2);
-});
-afterAll(async () => {
-  await sql.end();
-  await db.drop();
-});
+const f = useDatabase("nats_dlq_q", { poolMax: 2 });
 
 const entry = (stream: string | null, kind: "MAX_DELIVERIES" | "MSG_TERMINATED" = "MAX_DELIVERIES") => ({
   streamSeq: 42,
@@ -26,11 +15,11 @@ const entry = (stream: string | null, kind: "MAX_DELIVERIES" | "MSG_TERMINATED" 
 
 test("the same sequence in two streams is two rows; the same message twice is one", async () => {
   const now = new Date();
-  expect(await insertNatsDlqEntry(sql, entry("stream-a"), now)).toBe(1);
-  expect(await insertNatsDlqEntry(sql, entry("stream-b"), now), "another stream's message 42 is kept").toBe(1);
-  expect(await insertNatsDlqEntry(sql, entry("stream-a", "MSG_TERMINATED"), now), "a redelivered advisory").toBe(0);
-  expect(await insertNatsDlqEntry(sql, entry(null), now), "an advisory without a stream name").toBe(1);
-  const rows = await sql`select stream, stream_seq::int as seq from notification_nats_dlq order by stream`;
+  expect(await insertNatsDlqEntry(f.sql, entry("stream-a"), now)).toBe(1);
+  expect(await insertNatsDlqEntry(f.sql, entry("stream-b"), now), "another stream's message 42 is kept").toBe(1);
+  expect(await insertNatsDlqEntry(f.sql, entry("stream-a", "MSG_TERMINATED"), now), "a redelivered advisory").toBe(0);
+  expect(await insertNatsDlqEntry(f.sql, entry(null), now), "an advisory without a stream name").toBe(1);
+  const rows = await f.sql`select stream, stream_seq::int as seq from notification_nats_dlq order by stream`;
   expect([...rows]).toEqual([
     { stream: "", seq: 42 },
     { stream: "stream-a", seq: 42 },

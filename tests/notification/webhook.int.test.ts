@@ -3,12 +3,12 @@ import { Webhook } from "standardwebhooks";
 import { createWebhookSender } from "../../src/notification/channels/webhook.ts";
 import type { DeliveryDeps } from "../../src/notification/delivery/deps.ts";
 import { deliverBatch } from "../../src/notification/delivery/service.ts";
-import type { Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
-import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
-import { notificationRow, notificationSql, seedNotification, testConfig, testMetrics } from "./helpers.ts";
+import { notificationRow, seedNotification, testConfig, testMetrics, useDatabase } from "./helpers.ts";
 
 setDefaultTimeout(60_000);
+
+const f = useDatabase("notif_webhook", { truncate: ["notifications", "notification_dlq"] });
 
 const SECRET = `whsec_${Buffer.from("a-test-secret-of-32-bytes-length").toString("base64")}`;
 
@@ -16,8 +16,6 @@ type Received = { body: string; headers: Record<string, string> };
 let received: Received[] = [];
 let answer: () => Response | Promise<Response> = () => new Response(null, { status: 204 });
 let server: ReturnType<typeof Bun.serve>;
-let db: TestDatabase;
-let sql: Sql;
 
 beforeAll(async () => {
   server = Bun.serve({
@@ -28,18 +26,13 @@ beforeAll(async () => {
       return answer();
     },
   });
-  db = await createTestDatabase("notif_webhook");
-  sql = notificationSql(db.url);
 });
 afterAll(async () => {
   server.stop(true);
-  await sql.end();
-  await db.drop();
 });
 beforeEach(async () => {
   received = [];
   answer = () => new Response(null, { status: 204 });
-  await sql`truncate notifications, notification_dlq`;
 });
 
 function deps(timeoutMs = 5_000): DeliveryDeps {
@@ -50,7 +43,7 @@ function deps(timeoutMs = 5_000): DeliveryDeps {
     NOTIFICATION_DELIVERY_MAX_ATTEMPTS: "3",
   }).delivery;
   return {
-    sql,
+    sql: f.sql,
     log: silentLogger,
     now: () => new Date(),
     metrics: testMetrics().metrics,
@@ -64,11 +57,11 @@ function deps(timeoutMs = 5_000): DeliveryDeps {
   };
 }
 const dlqCount = async (id: string) =>
-  (await sql<{ n: number }[]>`select count(*)::int as n from notification_dlq where notification_id = ${id}`)[0]?.n;
+  (await f.sql<{ n: number }[]>`select count(*)::int as n from notification_dlq where notification_id = ${id}`)[0]?.n;
 
 describe("webhook channel", () => {
   test("2xx: the receiver sees a valid Standard Webhooks signature and the notification is SENT", async () => {
-    const id = await seedNotification(sql, { createdAt: new Date(Date.now() - 1000), userId: "u_hook" });
+    const id = await seedNotification(f.sql, { createdAt: new Date(Date.now() - 1000), userId: "u_hook" });
     await deliverBatch(deps());
     expect(received.length).toBe(1);
     const [hit] = received;
@@ -77,22 +70,22 @@ describe("webhook channel", () => {
     const verified = new Webhook(SECRET).verify(hit?.body ?? "", hit?.headers ?? {});
     expect(verified).toMatchObject({ notification_id: id, user_id: "u_hook", type: "EntitlementGranted" });
     expect(() => new Webhook(SECRET).verify(`${hit?.body} `, hit?.headers ?? {})).toThrow();
-    expect((await notificationRow(sql, id)).status).toBe("SENT");
+    expect((await notificationRow(f.sql, id)).status).toBe("SENT");
   });
 
   test("410 Gone is permanent: FAILED and DLQ at once", async () => {
     answer = () => new Response("gone", { status: 410 });
-    const id = await seedNotification(sql, { createdAt: new Date(Date.now() - 1000) });
+    const id = await seedNotification(f.sql, { createdAt: new Date(Date.now() - 1000) });
     await deliverBatch(deps());
-    expect(await notificationRow(sql, id)).toMatchObject({ status: "FAILED", attempt_count: 1 });
+    expect(await notificationRow(f.sql, id)).toMatchObject({ status: "FAILED", attempt_count: 1 });
     expect(await dlqCount(id)).toBe(1);
   });
 
   test("500 is retried", async () => {
     answer = () => new Response("oops", { status: 500 });
-    const id = await seedNotification(sql, { createdAt: new Date(Date.now() - 1000) });
+    const id = await seedNotification(f.sql, { createdAt: new Date(Date.now() - 1000) });
     await deliverBatch(deps());
-    expect(await notificationRow(sql, id)).toMatchObject({
+    expect(await notificationRow(f.sql, id)).toMatchObject({
       status: "PENDING",
       attempt_count: 1,
       last_error: "webhook answered 500",
@@ -102,9 +95,9 @@ describe("webhook channel", () => {
 
   test("a timeout is retried", async () => {
     answer = () => Bun.sleep(2_000).then(() => new Response(null, { status: 204 }));
-    const id = await seedNotification(sql, { createdAt: new Date(Date.now() - 1000) });
+    const id = await seedNotification(f.sql, { createdAt: new Date(Date.now() - 1000) });
     await deliverBatch(deps(100));
-    expect(await notificationRow(sql, id)).toMatchObject({
+    expect(await notificationRow(f.sql, id)).toMatchObject({
       status: "PENDING",
       attempt_count: 1,
       last_error: "webhook timed out after 100ms",
@@ -112,7 +105,7 @@ describe("webhook channel", () => {
   });
 
   test("a refused connection is retried", async () => {
-    const id = await seedNotification(sql, { createdAt: new Date(Date.now() - 1000) });
+    const id = await seedNotification(f.sql, { createdAt: new Date(Date.now() - 1000) });
     const d = deps();
     d.send = createWebhookSender({
       url: "http://127.0.0.1:1/hook",
@@ -121,6 +114,6 @@ describe("webhook channel", () => {
       now: () => new Date(),
     });
     await deliverBatch(d);
-    expect(await notificationRow(sql, id)).toMatchObject({ status: "PENDING", last_error: "webhook request failed" });
+    expect(await notificationRow(f.sql, id)).toMatchObject({ status: "PENDING", last_error: "webhook request failed" });
   });
 });
