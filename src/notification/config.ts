@@ -192,3 +192,6 @@ export function loadNotificationConfig(env: Record<string, string | undefined>) 
   };
 }
 export type NotificationConfig = ReturnType<typeof loadNotificationConfig>;
+
+/** Variables whose values are secrets: redacted from every log line, wherever a configuration object ends up. */
+export const SECRET_VARIABLES = ["NOTIFICATION_WEBHOOK_SECRET", "NOTIFICATION_DEBUG_API_TOKEN"] as const;

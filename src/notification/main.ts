@@ -8,7 +8,7 @@ import { openNatsLink } from "../shared/nats.ts";
 import { systemClock, Waker, workerId } from "../shared/runtime.ts";
 import { runMigrate, runServe, type ServiceSpec } from "../shared/service.ts";
 import { createApp } from "./app.ts";
-import { loadNotificationConfig, type NotificationConfig } from "./config.ts";
+import { loadNotificationConfig, type NotificationConfig, SECRET_VARIABLES } from "./config.ts";
 import type { ConsumerHealth } from "./consumer/worker.ts";
 import { createNotificationMetrics } from "./metrics.ts";
 import { migrations, SCHEMA } from "./migrations.ts";
@@ -23,6 +23,7 @@ const spec: ServiceSpec<NotificationConfig> = {
   database: (c) => c.database,
   http: (c) => c.http,
   logLevel: (c) => c.log.level,
+  secretKeys: SECRET_VARIABLES,
   start: async ({ config, sql, log }) => {
     const registry = createRegistry("notification", { defaultMetrics: true });
     const metrics = createNotificationMetrics(registry);

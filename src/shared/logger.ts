@@ -1,24 +1,20 @@
 // Structured JSON logs (pino). Secrets never reach a log line: the redaction list covers every place a token, an
-// Authorization header, a webhook secret or a database password could appear.
+// Authorization header or a database password could appear, plus the secret variables a service names
+// (`secretKeys`, e.g. its webhook secret).
 import pino, { type Logger } from "pino";
 
 export type { Logger };
 
-const SECRET_KEYS = [
-  "authorization",
-  "token",
-  "tokens",
-  "secret",
-  "password",
-  "NOTIFICATION_WEBHOOK_SECRET",
-  "NOTIFICATION_DEBUG_API_TOKEN",
-];
+const SECRET_KEYS = ["authorization", "token", "tokens", "secret", "password"];
 const URL_KEYS = ["url", "databaseUrl", "connectionString", "DATABASE_URL", "NATS_URL"];
 
 /** Each secret key at the top level and up to three levels down (pino's wildcards match exactly one level). */
 const atDepths = (key: string) => [key, `*.${key}`, `*.*.${key}`, `*.*.*.${key}`];
 
-export const REDACTED_PATHS = [...SECRET_KEYS, ...URL_KEYS].flatMap(atDepths);
+/** The redacted paths of a logger, with the service's own secret variable names. */
+export function redactedPaths(secretKeys: readonly string[] = []): string[] {
+  return [...SECRET_KEYS, ...secretKeys, ...URL_KEYS].flatMap(atDepths);
+}
 
 /** A URL keeps everything but its password, so logs still say which host was meant; every other secret goes. */
 export function censor(value: unknown, path: string[]): string {
@@ -30,6 +26,8 @@ export function censor(value: unknown, path: string[]): string {
 export function createLogger(options: {
   level: string;
   service: string;
+  /** Names of the service's secret variables, redacted wherever they appear (a configuration logged by mistake). */
+  secretKeys?: readonly string[];
   destination?: pino.DestinationStream;
 }): Logger {
   return pino(
@@ -38,7 +36,7 @@ export function createLogger(options: {
       base: { service: options.service },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
-      redact: { paths: REDACTED_PATHS, censor },
+      redact: { paths: redactedPaths(options.secretKeys), censor },
     },
     options.destination ?? pino.destination({ fd: 1, sync: false }),
   );

@@ -23,6 +23,8 @@ export type ServiceSpec<C> = {
   database: (config: C) => { url: string; poolMax: number };
   http: (config: C) => { host: string; port: number };
   logLevel: (config: C) => string;
+  /** The service's secret variable names, redacted from its logs (see createLogger). */
+  secretKeys?: readonly string[];
   /** Builds the app and its workers from the opened resources. */
   start: (ctx: { config: C; sql: Sql; log: Logger }) => Promise<Running>;
 };
@@ -48,7 +50,7 @@ export function runServe<C>(spec: ServiceSpec<C>, env: Env): Promise<number> {
 }
 
 async function migrateOnly<C>(spec: ServiceSpec<C>, config: C): Promise<number> {
-  const log = createLogger({ level: spec.logLevel(config), service: spec.name });
+  const log = createLogger({ level: spec.logLevel(config), service: spec.name, secretKeys: spec.secretKeys });
   const db = spec.database(config);
   const sql = createSql({ url: db.url, schema: spec.schema, max: 1, applicationName: `${spec.name}-migrate` });
   try {
@@ -65,7 +67,7 @@ async function migrateOnly<C>(spec: ServiceSpec<C>, config: C): Promise<number> 
 }
 
 async function serve<C>(spec: ServiceSpec<C>, config: C): Promise<number> {
-  const log = createLogger({ level: spec.logLevel(config), service: spec.name });
+  const log = createLogger({ level: spec.logLevel(config), service: spec.name, secretKeys: spec.secretKeys });
   const db = spec.database(config);
   const sql = createSql({ url: db.url, schema: spec.schema, max: db.poolMax, applicationName: spec.name });
   const applied = await migrate(sql, spec.schema, spec.migrations);

@@ -7,6 +7,7 @@ import { tokenEntryLine } from "../../src/entitlement/auth/tokens.ts";
 import { loadEntitlementConfig } from "../../src/entitlement/config.ts";
 import { createApp as createNotificationApp } from "../../src/notification/app.ts";
 import { createWebhookSender } from "../../src/notification/channels/webhook.ts";
+import { SECRET_VARIABLES } from "../../src/notification/config.ts";
 import { deliverBatch } from "../../src/notification/delivery/service.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { createLogger } from "../../src/shared/logger.ts";
@@ -26,9 +27,11 @@ const FORBIDDEN = [WRITER, READER, WRONG, DEBUG_TOKEN, DB_PASSWORD, WEBHOOK_KEY,
 
 let db: TestDatabase;
 const lines: string[] = [];
+// Configured as the services configure theirs: Notification hands in the names of its secret variables.
 const log = createLogger({
   level: "trace",
   service: "secrets-test",
+  secretKeys: SECRET_VARIABLES,
   destination: { write: (l: string) => lines.push(l) },
 });
 const pools: Sql[] = [];

@@ -5,6 +5,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { DescFile } from "@bufbuild/protobuf";
 import { OPENAPI_DOCS } from "../../scripts/docs-openapi.ts";
+import { ENTITLEMENT_ERROR_CODES } from "../../src/entitlement/entitlements/model.ts";
 import { ERROR_CODES } from "../../src/shared/http/errors.ts";
 
 const docs = resolve(import.meta.dir, "../../docs");
@@ -23,7 +24,11 @@ test("docs/api.md describes every operation of both OpenAPI documents", () => {
 });
 
 test("docs/api.md lists every error code in its table", () => {
-  expect(ERROR_CODES.filter((code) => !new RegExp(`^\\| \\d{3} +\\| \`${code}\` `, "m").test(apiGuide))).toEqual([]);
+  expect(
+    [...ERROR_CODES, ...ENTITLEMENT_ERROR_CODES].filter(
+      (code) => !new RegExp(`^\\| \\d{3} +\\| \`${code}\` `, "m").test(apiGuide),
+    ),
+  ).toEqual([]);
 });
 
 /** Every top-level message of every file generated from proto/ (each module exports its `file_<name>`). */

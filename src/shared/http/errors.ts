@@ -17,15 +17,16 @@ export const ErrorBody = Type.Object(errorProperties, {
  */
 export const errorSchema = (description: string) => Type.Object(errorProperties, { title: "Error", description });
 
-/** Every error `code` the services answer with; docs/api.md documents each (a test checks). */
+/**
+ * The codes of the HTTP layer itself, which every service may answer with; a service's domain codes (its 409s) are its
+ * own. docs/api.md documents each (a test checks).
+ */
 export const ERROR_CODES = [
   "BAD_REQUEST",
   "UNAUTHORIZED",
   "FORBIDDEN",
   "NOT_FOUND",
   "METHOD_NOT_ALLOWED",
-  "IDEMPOTENCY_KEY_CONFLICT",
-  "ENTITLEMENT_STATE_CONFLICT",
   "PAYLOAD_TOO_LARGE",
   "UNSUPPORTED_MEDIA_TYPE",
   "RATE_LIMITED",
