@@ -10,7 +10,13 @@ import { withLeaseHeartbeat } from "./heartbeat.ts";
 import type { OutboxMetrics } from "./metrics.ts";
 import { planFailure, planRelease, type RelaySettings } from "./policy.ts";
 import { type Publisher, type PublishOutcome, publishEvents } from "./publisher.ts";
-import { claimOutboxBatch, markOutboxFailures, markOutboxPublished, type OutboxFailure } from "./queries.ts";
+import {
+  claimOutboxBatch,
+  failExhaustedOutboxClaims,
+  markOutboxFailures,
+  markOutboxPublished,
+  type OutboxFailure,
+} from "./queries.ts";
 
 export type RelayDeps = {
   sql: Sql;
@@ -75,6 +81,15 @@ export async function publishClaimedBatch(deps: RelayDeps, rows: OutboxRow[], cl
 export async function relayOutboxBatch(deps: RelayDeps): Promise<BatchReport> {
   const { rows, claimedAt } = await claimBatch(deps);
   return publishClaimedBatch(deps, rows, claimedAt);
+}
+
+/** Claims that used every attempt without being finalized (their relays died) become FAILED. */
+export async function failExhaustedClaims(deps: RelayDeps): Promise<void> {
+  const failed = await failExhaustedOutboxClaims(deps.sql, { now: deps.now(), maxAttempts: deps.settings.maxAttempts });
+  if (failed.length) {
+    deps.metrics.countPublish("failed", failed.length);
+    deps.log.error({ event_ids: failed }, "outbox events FAILED: every attempt was claimed and never finalized");
+  }
 }
 
 async function finalize(
