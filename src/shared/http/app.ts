@@ -6,9 +6,9 @@ import type { Registry } from "prom-client";
 import { buildInfo } from "../build-info.ts";
 import type { Logger } from "../logger.ts";
 import { buildInfoMetric, httpMetrics, readinessMetric } from "../metrics.ts";
-import { ApiError, type ErrorCode, errorResponse, errorSchema, jsonResponse } from "./errors.ts";
+import { errorReply } from "./error-reply.ts";
+import { errorResponse, errorSchema, jsonResponse } from "./errors.ts";
 import { type ApiDocumentation, openapiRoute } from "./openapi.ts";
-import { routePattern } from "./route-pattern.ts";
 
 export type HttpDeps = {
   service: string;
@@ -42,60 +42,44 @@ const OPEN = { security: [] };
 
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
-function statusCode(status: number): ErrorCode {
-  switch (status) {
-    case 400:
-      return "BAD_REQUEST";
-    case 404:
-      return "NOT_FOUND";
-    case 405:
-      return "METHOD_NOT_ALLOWED";
-    case 413:
-      return "PAYLOAD_TOO_LARGE";
-    case 415:
-      return "UNSUPPORTED_MEDIA_TYPE";
-    default:
-      return "INTERNAL_ERROR";
-  }
+/**
+ * Request ids, timing and the status each request was answered with, for the HTTP metrics. The status of an error
+ * reply is remembered here: Elysia's `set.status` does not see Responses built in onError.
+ */
+function createRequestTracking(metrics: ReturnType<typeof httpMetrics>) {
+  const started = new WeakMap<Request, number>();
+  const sentStatus = new WeakMap<Request, number>();
+  return {
+    start(request: Request, set: { headers: Record<string, unknown> }): void {
+      started.set(request, performance.now());
+      const given = request.headers.get("x-request-id");
+      set.headers["x-request-id"] = given && REQUEST_ID.test(given) ? given : crypto.randomUUID();
+    },
+    sent(request: Request, response: Response): Response {
+      sentStatus.set(request, response.status);
+      return response;
+    },
+    finish(request: Request, route: string, setStatus: unknown, responseValue: unknown): void {
+      const start = started.get(request);
+      // Error replies and routes that build their own Response carry the status there, not in `set`.
+      const status =
+        sentStatus.get(request) ??
+        (responseValue instanceof Response ? responseValue.status : typeof setStatus === "number" ? setStatus : 200);
+      metrics.observe(
+        request.method,
+        route || "unmatched",
+        status,
+        start === undefined ? 0 : performance.now() - start,
+      );
+    },
+  };
 }
 
 export function createHttpApp(deps: HttpDeps) {
-  const metrics = httpMetrics(deps.registry);
   const build = buildInfo(deps.service, deps.version);
   buildInfoMetric(deps.registry, build);
   readinessMetric(deps.registry, deps.readiness);
-  const started = new WeakMap<Request, number>();
-  // The status an error reply carried: Elysia's `set.status` does not see Responses built in onError.
-  const sentStatus = new WeakMap<Request, number>();
-
-  function errorReply(code: unknown, error: unknown, request: Request, path: string, requestId: string): Response {
-    const headers = { "x-request-id": requestId };
-    const apiError = error instanceof ApiError ? error : (error as { cause?: unknown })?.cause;
-    if (apiError instanceof ApiError) {
-      return errorResponse(apiError.status, apiError.code, apiError.message, { ...headers, ...apiError.headers });
-    }
-    if (code === "NOT_FOUND") {
-      const allowed = app.routes
-        .filter((r) => r.method !== request.method && routePattern(r.path).test(path))
-        .map((r) => r.method);
-      if (allowed.length > 0) {
-        return errorResponse(405, "METHOD_NOT_ALLOWED", `method ${request.method} is not allowed here`, {
-          ...headers,
-          allow: [...new Set(allowed)].join(", "),
-        });
-      }
-      return errorResponse(404, "NOT_FOUND", "no such resource", headers);
-    }
-    if (code === "PARSE") return errorResponse(400, "BAD_REQUEST", "request body is invalid", headers);
-    if (code === "VALIDATION") return errorResponse(400, "BAD_REQUEST", "request is invalid", headers);
-    const status =
-      typeof (error as { status?: unknown })?.status === "number" ? (error as { status: number }).status : 500;
-    if (status >= 500) {
-      deps.log.error({ err: error, path, method: request.method, request_id: requestId }, "request failed");
-      return errorResponse(500, "INTERNAL_ERROR", "internal error", headers);
-    }
-    return errorResponse(status, statusCode(status), "request rejected", headers);
-  }
+  const tracking = createRequestTracking(httpMetrics(deps.registry));
 
   const app = new Elysia({
     name: `${deps.service}-http`,
@@ -103,29 +87,15 @@ export function createHttpApp(deps: HttpDeps) {
     ...(deps.serve ? { serve: deps.serve } : {}),
   })
     .use(openapiRoute(deps.service, deps.version, deps.documentation))
-    .onRequest(({ request, set }) => {
-      started.set(request, performance.now());
-      const given = request.headers.get("x-request-id");
-      set.headers["x-request-id"] = given && REQUEST_ID.test(given) ? given : crypto.randomUUID();
-    })
+    .onRequest(({ request, set }) => tracking.start(request, set))
     .onError(({ code, error, request, path, set }) => {
-      const response = errorReply(code, error, request, path, String(set.headers["x-request-id"] ?? ""));
-      sentStatus.set(request, response.status);
-      return response;
+      // `app.routes` is read when a request fails, after every route of the service is mounted (405 needs them all).
+      const requestId = String(set.headers["x-request-id"] ?? "");
+      return tracking.sent(request, errorReply({ code, error, request, path, requestId }, app.routes, deps.log));
     })
-    .onAfterResponse(({ request, route, set, responseValue }) => {
-      const start = started.get(request);
-      // Error replies and routes that build their own Response carry the status there, not in `set`.
-      const status =
-        sentStatus.get(request) ??
-        (responseValue instanceof Response ? responseValue.status : typeof set.status === "number" ? set.status : 200);
-      metrics.observe(
-        request.method,
-        route || "unmatched",
-        status,
-        start === undefined ? 0 : performance.now() - start,
-      );
-    })
+    .onAfterResponse(({ request, route, set, responseValue }) =>
+      tracking.finish(request, route, set.status, responseValue),
+    )
     .get("/healthz", () => ({ status: "UP" as const, ...build }), {
       response: { 200: LIVE },
       detail: { summary: "Liveness, and what is running: 200 while the process runs", tags: ["operations"], ...OPEN },
