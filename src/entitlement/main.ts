@@ -3,11 +3,11 @@
 // workers until SIGTERM/SIGINT; `migrate` applies pending migrations and exits.
 import pkg from "../../package.json" with { type: "json" };
 import { buildInfo, versionLine } from "../shared/build-info.ts";
-import { type Command, dispatch, withoutArgs } from "../shared/cli.ts";
+import { type Command, dispatch } from "../shared/cli.ts";
 import { createRegistry } from "../shared/metrics.ts";
 import { openNatsLink } from "../shared/nats.ts";
 import { systemClock, workerId } from "../shared/runtime.ts";
-import { runMigrate, runServe, type ServiceSpec } from "../shared/service.ts";
+import { lifecycleCommands, type ServiceSpec } from "../shared/service.ts";
 import { createApp } from "./app.ts";
 import { tokenCommand } from "./auth/command.ts";
 import { type EntitlementConfig, loadEntitlementConfig } from "./config.ts";
@@ -63,19 +63,8 @@ const spec: ServiceSpec<EntitlementConfig> = {
 
 const env = process.env;
 const commands: Command[] = [
-  {
-    name: "serve",
-    summary: "apply pending migrations, then serve the API and run the workers",
-    run: withoutArgs("entitlement", "serve", () => runServe(spec, env)),
-  },
-  {
-    name: "migrate",
-    summary: "apply pending migrations and exit",
-    // Migrating serves nothing, so it needs no API tokens.
-    run: withoutArgs("entitlement", "migrate", () =>
-      runMigrate({ ...spec, loadConfig: (e) => loadEntitlementConfig(e, { requireAuth: false }) }, env),
-    ),
-  },
+  // Migrating serves nothing, so it needs no API tokens.
+  ...lifecycleCommands(spec, env, { migrateConfig: (e) => loadEntitlementConfig(e, { requireAuth: false }) }),
   ...entitlementOpsCommands(env),
   tokenCommand(),
 ];

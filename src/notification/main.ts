@@ -2,11 +2,11 @@
 // PostgreSQL and NATS, listens and starts the loops.
 import pkg from "../../package.json" with { type: "json" };
 import { buildInfo, versionLine } from "../shared/build-info.ts";
-import { type Command, dispatch, withoutArgs } from "../shared/cli.ts";
+import { type Command, dispatch } from "../shared/cli.ts";
 import { createRegistry } from "../shared/metrics.ts";
 import { openNatsLink } from "../shared/nats.ts";
 import { systemClock, Waker, workerId } from "../shared/runtime.ts";
-import { runMigrate, runServe, type ServiceSpec } from "../shared/service.ts";
+import { lifecycleCommands, type ServiceSpec } from "../shared/service.ts";
 import { createApp } from "./app.ts";
 import { loadNotificationConfig, type NotificationConfig, SECRET_VARIABLES } from "./config.ts";
 import type { ConsumerHealth } from "./consumer/worker.ts";
@@ -60,19 +60,7 @@ const spec: ServiceSpec<NotificationConfig> = {
 };
 
 const env = process.env;
-const commands: Command[] = [
-  {
-    name: "serve",
-    summary: "apply pending migrations, then serve HTTP and run the workers",
-    run: withoutArgs("notification", "serve", () => runServe(spec, env)),
-  },
-  {
-    name: "migrate",
-    summary: "apply pending migrations and exit",
-    run: withoutArgs("notification", "migrate", () => runMigrate(spec, env)),
-  },
-  ...notificationOpsCommands(env),
-];
+const commands: Command[] = [...lifecycleCommands(spec, env), ...notificationOpsCommands(env)];
 
 process.exitCode = await dispatch(
   "notification",

@@ -2,7 +2,7 @@
 // advisory lock, serve HTTP, run background workers, and on SIGTERM/SIGINT stop taking requests, let workers finish
 // their batch, close connections and exit 0.
 import type { AnyElysia } from "elysia";
-import { withConfig } from "./cli.ts";
+import { type Command, withConfig, withoutArgs } from "./cli.ts";
 import { createSql, type Sql } from "./db.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import { type Migration, migrate } from "./migrate.ts";
@@ -47,6 +47,30 @@ export function runServe<C>(spec: ServiceSpec<C>, env: Env): Promise<number> {
     () => spec.loadConfig(env),
     (config) => serve(spec, config),
   );
+}
+
+/**
+ * The `serve` (the default) and `migrate` subcommands of a service's executable. `migrateConfig` loads the
+ * configuration for `migrate` when it needs less than `serve` (Entitlement: no API tokens).
+ */
+export function lifecycleCommands<C>(
+  spec: ServiceSpec<C>,
+  env: Env,
+  options: { migrateConfig?: ServiceSpec<C>["loadConfig"] } = {},
+): Command[] {
+  const migrateSpec = options.migrateConfig ? { ...spec, loadConfig: options.migrateConfig } : spec;
+  return [
+    {
+      name: "serve",
+      summary: "apply pending migrations, then serve HTTP and run the workers",
+      run: withoutArgs(spec.name, "serve", () => runServe(spec, env)),
+    },
+    {
+      name: "migrate",
+      summary: "apply pending migrations and exit",
+      run: withoutArgs(spec.name, "migrate", () => runMigrate(migrateSpec, env)),
+    },
+  ];
 }
 
 async function migrateOnly<C>(spec: ServiceSpec<C>, config: C): Promise<number> {
