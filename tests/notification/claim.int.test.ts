@@ -11,7 +11,7 @@ const T0 = new Date(Math.floor(Date.now() / 1000) * 1000 + 3_600_000);
 const at = (ms: number) => new Date(T0.getTime() + ms);
 
 describe("claim", () => {
-  test("moves due PENDING rows to PROCESSING with the lock and counts the attempt (#75)", async () => {
+  test("moves due PENDING rows to PROCESSING with the lock and counts the attempt (reference test 75)", async () => {
     const id = await seedNotification(f.sql, { createdAt: at(-1000), nextRetryAt: T0 });
     const claimed = await claimNotifications(f.sql, { limit: 10, now: T0, leaseUntil: at(30_000), lockedBy: "w1" });
     expect(claimed.map((c) => c.notificationId)).toEqual([id]);
@@ -60,7 +60,7 @@ describe("claim", () => {
 });
 
 describe("finalize guards", () => {
-  test("markSent clears lock and retry fields, keeps attempt_count (#77), and needs the lock", async () => {
+  test("markSent clears lock and retry fields, keeps attempt_count (reference test 77), and needs the lock", async () => {
     const id = await seedNotification(f.sql, {
       status: "PROCESSING",
       lockedBy: "me",
@@ -78,7 +78,7 @@ describe("finalize guards", () => {
     expect(await markSent(f.sql, { notificationId: id, lockedBy: "me", sentAt: at(6) })).toBe(0);
   });
 
-  test("markRetry reschedules and unlocks (#78), and needs the lock", async () => {
+  test("markRetry reschedules and unlocks (reference test 78), and needs the lock", async () => {
     const id = await seedNotification(f.sql, {
       status: "PROCESSING",
       lockedBy: "me",

@@ -29,7 +29,7 @@ const deps = (overrides: Partial<DeliveryDeps> = {}) => deliveryDeps(f.sql, T0, 
 const dlqCount = (id: string) => countDlq(f.sql, id);
 
 describe("DLQ", () => {
-  test("a failing sender with max attempts 1 moves the notification to the DLQ at once (#101)", async () => {
+  test("a failing sender with max attempts 1 moves the notification to the DLQ at once (reference test 101)", async () => {
     const id = await seedNotification(f.sql, { createdAt: at(-1) });
     const d = deps({
       maxAttempts: 1,
@@ -45,7 +45,7 @@ describe("DLQ", () => {
     expect((await d.metrics.dlq.get()).values[0]?.value).toBe(1);
   });
 
-  test("the DLQ insert is rolled back when another worker holds the lock (#102)", async () => {
+  test("the DLQ insert is rolled back when another worker holds the lock (reference test 102)", async () => {
     const id = await seedNotification(f.sql, { status: "PROCESSING", lockedBy: "other-worker", leaseUntil: at(1) });
     const moved = await moveToDlq(deps(), { notificationId: id, lockedBy: "worker-a", attemptCount: 3, error: "boom" });
     expect(moved).toBe(false);
@@ -53,7 +53,7 @@ describe("DLQ", () => {
     expect(await notificationRow(f.sql, id)).toMatchObject({ status: "PROCESSING", locked_by: "other-worker" });
   });
 
-  test("the error message is cut to the configured length (#97)", async () => {
+  test("the error message is cut to the configured length (reference test 97)", async () => {
     const id = await seedNotification(f.sql, { status: "PROCESSING", lockedBy: "worker-a", attemptCount: 3 });
     await handleFailure(
       deps({ errorMessageMaxLength: 10 }),
@@ -88,7 +88,7 @@ describe("DLQ", () => {
 });
 
 describe("retries", () => {
-  test("a failure before the last attempt schedules a retry with backoff and no DLQ row (#98)", async () => {
+  test("a failure before the last attempt schedules a retry with backoff and no DLQ row (reference test 98)", async () => {
     const id = await seedNotification(f.sql);
     const d = deps({
       send: async () => {
@@ -196,7 +196,7 @@ describe("leases", () => {
 });
 
 describe("metrics and worker loop", () => {
-  test("records sent, e2e delay and backlog (#108)", async () => {
+  test("records sent, e2e delay and backlog (reference test 108)", async () => {
     await seedNotification(f.sql, { occurredAt: at(-2000) });
     for (let i = 0; i < 5; i++) await seedNotification(f.sql, { nextRetryAt: at(-1) });
     const waker = new Waker();
