@@ -30,6 +30,14 @@ const EXPECTED = [
   "relay ÷ raw publish",
   "ingest",
   "RSS during ingest: notification",
+  "R1 on 3 nodes: grants/s API c=16",
+  "R1 on 3 nodes: grants/s answered and notified",
+  "R1 on 3 nodes: end-to-end p50",
+  "R1 on 3 nodes: end-to-end p99",
+  "R3 on 3 nodes: grants/s API c=16",
+  "R3 on 3 nodes: grants/s answered and notified",
+  "R3 on 3 nodes: end-to-end p50",
+  "R3 on 3 nodes: end-to-end p99",
   "binary size: entitlement",
   "binary size: notification",
 ];
@@ -63,5 +71,5 @@ test(
       rmSync(dir, { recursive: true, force: true });
     }
   },
-  { timeout: 120_000 },
+  { timeout: 180_000 },
 );

@@ -11,6 +11,7 @@ import { fillBacklog, measureIngest } from "./ingest.ts";
 import { type BenchOptions, parseBenchOptions } from "./options.ts";
 import { runPgbench } from "./pgbench.ts";
 import { rawPublish, seedAndDrainOutbox } from "./relay.ts";
+import { measureReplicas, replicaRows } from "./replicas.ts";
 import { type Figure, machine, renderTable } from "./report.ts";
 import * as stack from "./stack.ts";
 
@@ -58,32 +59,8 @@ async function main(options: BenchOptions): Promise<void> {
   const nc = await stack.connectBenchNats(natsUrl);
   const auth = stack.apiAuth();
   const common = { DATABASE_URL: databaseUrl, NATS_URL: natsUrl, LOG_LEVEL: process.env.LOG_LEVEL ?? "warn" };
-  const entitlementEnv = {
-    ...common,
-    ...auth.env,
-    ...(auth.mode === "bearer token" ? { ENTITLEMENT_AUTH_DISABLED: "false" } : {}),
-    // The default pool (10): since the gate queues up to 1,000 requests a burst of 64 no longer gets 503s, and on two
-    // cores pool 10 served as well as 16 or better (alternating 6 s runs at load average ~7: c=64 588 / 468 vs 489 /
-    // 476 grants/s, c=16 500 / 540 vs 485 / 474, no non-2xx).
-    // DATABASE_POOL_MAX in the environment still reaches the services.
-    ENTITLEMENT_NATS_STREAM: names.stream,
-    ENTITLEMENT_NATS_SUBJECT: names.subject,
-  };
-  const [max, term] = names.advisories;
-  const notificationEnv = (delivery: boolean) => ({
-    ...common,
-    NOTIFICATION_DELIVERY_ENABLED: String(delivery),
-    NOTIFICATION_DELIVERY_CHANNEL: "log",
-    NOTIFICATION_NATS_STREAM: names.stream,
-    NOTIFICATION_NATS_SUBJECT: names.subject,
-    NOTIFICATION_NATS_DURABLE: names.durable,
-    NOTIFICATION_NATS_ADVISORY_SUBJECT: max?.subject ?? "",
-    NOTIFICATION_NATS_ADVISORY_STREAM: max?.stream ?? "",
-    NOTIFICATION_NATS_ADVISORY_DURABLE: max?.durable ?? "",
-    NOTIFICATION_NATS_TERMINATED_ADVISORY_SUBJECT: term?.subject ?? "",
-    NOTIFICATION_NATS_TERMINATED_ADVISORY_STREAM: term?.stream ?? "",
-    NOTIFICATION_NATS_TERMINATED_ADVISORY_DURABLE: term?.durable ?? "",
-  });
+  const entitlementEnv = stack.entitlementEnv(names, common, auth);
+  const notificationEnv = (delivery: boolean) => stack.notificationEnv(names, common, delivery);
   const running: stack.Service[] = [];
   const figures: Figure[] = [];
   const results: Record<string, unknown> = { auth: auth.mode };
@@ -231,6 +208,23 @@ async function main(options: BenchOptions): Promise<void> {
     results.ingest = { eventsPerSecond: ingest.eventsPerSecond, seconds: ingest.seconds, stored: ingest.stored };
     add(`ingest (${ingest.stored} events)`, ingest.eventsPerSecond, "events/s", { op: ">=", value: 5000 });
     add("RSS during ingest: notification", Math.max(rssDuringIngest.peak, notification.rssMb()), "MiB");
+    for (const s of running.splice(0).reverse()) await s.stop();
+    const replicas = await measureReplicas({
+      adminUrl,
+      bin,
+      tag,
+      auth,
+      logDir: runDir,
+      connections: options.connections[0] ?? 16,
+      seconds: options.duration,
+      rate: options.rate,
+      rateSeconds: options.rateDuration,
+      settleMs,
+      settle,
+      progress,
+    });
+    results.replicas = replicas;
+    figures.push(...replicaRows(replicas, options.rate));
     add("binary size: entitlement", stack.fileSize(bin.entitlement) / 1024 ** 2, "MiB");
     add("binary size: notification", stack.fileSize(bin.notification) / 1024 ** 2, "MiB");
   } finally {
