@@ -12,6 +12,7 @@ type Service = {
   build?: { context: string; args?: Record<string, string> };
   environment?: Record<string, string> | string[];
   healthcheck?: { test: string[] };
+  profiles?: string[];
   command?: string[];
 };
 const repoRoot = resolve(import.meta.dir, "../..");
@@ -54,6 +55,26 @@ describe("compose.yml", () => {
     expect(Object.keys(compose)).not.toContain("name");
     for (const name of ["entitlement", "notification"])
       expect(compose.services[name]?.build?.args?.BUN_IMAGE).toBe(withDefault("BUN_IMAGE", "oven/bun:1.4.4"));
+  });
+
+  test("optional nats-cluster profile: three JetStream nodes routed to each other, used through NATS_URL", () => {
+    const nodes = ["nats-1", "nats-2", "nats-3"];
+    for (const name of nodes) {
+      const node = compose.services[name] as Service;
+      expect(node.profiles, `${name} starts only with the profile`).toEqual(["nats-cluster"]);
+      expect(node.command).toContain("-js");
+      expect(node.command?.[node.command.indexOf("-n") + 1], "each node has its own server name").toBe(name);
+      const routes = node.command?.[node.command.indexOf("--routes") + 1] ?? "";
+      expect(routes.split(","), "every node routes to all three").toEqual(nodes.map((n) => `nats://${n}:6222`));
+      expect(node.healthcheck?.test.length).toBeGreaterThan(0);
+    }
+    const env = (name: string) => compose.services[name]?.environment as Record<string, string>;
+    for (const name of ["entitlement", "notification"])
+      expect(env(name).NATS_URL, "the single node unless NATS_URL names the cluster").toBe(
+        withDefault("NATS_URL", "nats://nats:4222"),
+      );
+    expect(env("entitlement").ENTITLEMENT_NATS_STREAM_REPLICAS).toBe(withDefault("NATS_STREAM_REPLICAS", "1"));
+    expect(env("notification").NOTIFICATION_NATS_STREAM_REPLICAS).toBe(withDefault("NATS_STREAM_REPLICAS", "1"));
   });
 
   test("PostgreSQL 16 and NATS 2.11 with JetStream, both with health checks", () => {
