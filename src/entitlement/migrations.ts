@@ -1,7 +1,12 @@
 import m001 from "../../db/entitlement/001_init.sql" with { type: "text" };
 import m002 from "../../db/entitlement/002_outbox_fresh_idx.sql" with { type: "text" };
+import m003 from "../../db/entitlement/003_history_and_expiry.sql" with { type: "text" };
 import { migrationList } from "../shared/migrate.ts";
 
 export const SCHEMA = "entitlement";
 /** Every file of db/entitlement/, in order (a test checks this list against the folder). */
-export const migrations = migrationList({ "001_init.sql": m001, "002_outbox_fresh_idx.sql": m002 });
+export const migrations = migrationList({
+  "001_init.sql": m001,
+  "002_outbox_fresh_idx.sql": m002,
+  "003_history_and_expiry.sql": m003,
+});

@@ -20,6 +20,8 @@ const EXPECTED = [
   "grants/s API c=64",
   "grants/s pgbench c=64",
   "API ÷ pgbench c=64",
+  "reads/s check c=64",
+  "reads/s list c=64",
   "RSS under load: entitlement",
   "RSS under load: notification",
   "end-to-end p50",

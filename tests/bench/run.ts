@@ -10,6 +10,7 @@ import { runGrantLoad, type ThroughputResult } from "./grants.ts";
 import { fillBacklog, measureIngest } from "./ingest.ts";
 import { type BenchOptions, parseBenchOptions } from "./options.ts";
 import { runPgbench } from "./pgbench.ts";
+import { READ_USERS, runReadLoad, seedReadSet } from "./reads.ts";
 import { rawPublish, seedAndDrainOutbox } from "./relay.ts";
 import { measureReplicas, replicaRows } from "./replicas.ts";
 import { type Figure, machine, renderTable } from "./report.ts";
@@ -131,6 +132,24 @@ async function main(options: BenchOptions): Promise<void> {
     }
     results.throughput = throughput;
     await settle(sql, settleMs);
+
+    const readPrefix = `read-${tag}`;
+    await seedReadSet(sql, readPrefix);
+    const reads: Record<string, ThroughputResult> = {};
+    for (const kind of ["check", "list"] as const) {
+      progress(`reads: ${kind}, 64 connections, ${options.duration}s over ${READ_USERS} users (autocannon)`);
+      const r = await runReadLoad({
+        url: entitlement.url,
+        headers: auth.headers,
+        connections: 64,
+        seconds: options.duration,
+        prefix: readPrefix,
+        kind,
+      });
+      reads[kind] = r;
+      add(`reads/s ${kind} c=64 (p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, non-2xx ${r.non2xx})`, r.rps, "req/s");
+    }
+    results.reads = reads;
     const loadRss = peakRss();
     add("RSS under load: entitlement", loadRss.entitlement ?? 0, "MiB");
     add("RSS under load: notification", loadRss.notification ?? 0, "MiB");

@@ -55,6 +55,7 @@ describe("authentication (401) comes before anything else", () => {
     (h) => send(app, commandRequest("grants", "{broken", h)),
     (h) => send(app, commandRequest("grants", "x".repeat(20_000), { "idempotency-key": "k", ...h })),
     (h) => get("/v1/users/user-1/entitlements", h),
+    (h) => get("/v1/users/user-1/entitlements/sku-1", h),
     (h) => get("/metrics", h),
     (h) => get("/openapi.json", h),
     (h) => get("/no/such/path", h),
@@ -93,10 +94,11 @@ describe("scopes (403)", () => {
       await grant({ "idempotency-key": "k", ...bearer(TOKENS.reader) }),
       await send(app, commandRequest("revokes", vectorBody, { "idempotency-key": "k", ...bearer(TOKENS.reader) })),
       await get("/v1/users/user-1/entitlements", bearer(TOKENS.writer)),
+      await get("/v1/users/user-1/entitlements/sku-1", bearer(TOKENS.writer)),
       await get("/metrics", bearer(TOKENS.writer)),
       await get("/openapi.json", bearer(TOKENS.writer)),
     ];
-    expect(refused.map((r) => [r.status, r.json.code])).toEqual(Array(5).fill([403, "FORBIDDEN"]));
+    expect(refused.map((r) => [r.status, r.json.code])).toEqual(Array(6).fill([403, "FORBIDDEN"]));
     expect(await countRows(f.sql)).toEqual({ entitlements: 0, audit: 0, outbox: 0, idempotency: 0 });
   });
 

@@ -42,6 +42,24 @@ export const EntitlementResponse = Type.Object(
 );
 export type EntitlementResponse = Static<typeof EntitlementResponse>;
 
+const ExpiresAt = Type.Union([Type.String({ format: "date-time" }), Type.Null()], {
+  description: "When the entitlement ends by itself (it is then REVOKED); null: never.",
+});
+
+/** One entitlement as the check route returns it; its `version` is also the ETag. */
+export const EntitlementDetail = Type.Object(
+  {
+    user_id: Type.String(),
+    stock_keeping_unit: Type.String(),
+    status: EntitlementStatus,
+    version: Type.Integer({ minimum: 0, description: "0 for a new row, +1 per transition; the ETag." }),
+    updated_at: Type.String({ format: "date-time" }),
+    expires_at: ExpiresAt,
+  },
+  { title: "EntitlementDetail" },
+);
+export type EntitlementDetail = Static<typeof EntitlementDetail>;
+
 export const EntitlementSummary = Type.Object(
   {
     stock_keeping_unit: Type.String(),
@@ -60,6 +78,7 @@ export const EntitlementsResponse = Type.Object(
 export type EntitlementsResponse = Static<typeof EntitlementsResponse>;
 
 export const UserParams = Type.Object({ user_id: UserId });
+export const ItemParams = Type.Object({ user_id: UserId, stock_keeping_unit: StockKeepingUnit });
 
 export const CommandHeaders = Type.Object({
   "idempotency-key": Type.String({

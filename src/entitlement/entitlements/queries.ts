@@ -14,6 +14,8 @@ export type EntitlementRow = {
   updated_at: Date;
 };
 
+export type EntitlementDetailRow = EntitlementRow & { expires_at: Date | null };
+
 export type Change = {
   userId: string;
   sku: string;
@@ -138,6 +140,18 @@ export async function insertAppliedCommand(
     )
     select count(*)::int as stored from stored`;
   return row?.stored ?? 0;
+}
+
+/** The current state of one entitlement: a primary-key lookup on the pool, no transaction. */
+export async function findEntitlement(
+  db: Db,
+  key: { userId: string; sku: string },
+): Promise<EntitlementDetailRow | undefined> {
+  const [row] = await db<EntitlementDetailRow[]>`
+    select user_id, stock_keeping_unit, status, version::float8 as version, updated_at, expires_at
+    from entitlements
+    where user_id = ${key.userId} and stock_keeping_unit = ${key.sku}`;
+  return row;
 }
 
 /** Every entitlement of a user, newest first; the SKU breaks ties so the order is stable. */

@@ -1,7 +1,8 @@
-// The three Entitlement routes. Each declares the scope it needs (`scope: "write"`, see auth/scope.ts), which the edge
+// The Entitlement routes: commands, the list and the check of one entitlement. Each declares the scope it needs (`scope: "write"`, see auth/scope.ts), which the edge
 // (app.ts) checks before anything else. Input is checked in the parse/transform hooks (validation.ts) so that every
 // bad request gets its precise `{code, message}`; the schemas also feed /openapi.json. Database work runs through the
 // gate (limits/gate.ts).
+import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { isTransientDbError, SqlState } from "../../shared/db.ts";
 import { ApiError } from "../../shared/http/errors.ts";
@@ -9,17 +10,20 @@ import type { Logger } from "../../shared/logger.ts";
 import { COMMAND_ERRORS, ERRORS } from "../api-doc.ts";
 import { scopeMacro } from "../auth/scope.ts";
 import type { Gate } from "../limits/gate.ts";
+import { checkEntitlement, etagOf, noneMatchHits } from "./check.ts";
 import {
   type Action,
   CommandBody,
   CommandHeaders,
+  EntitlementDetail,
   EntitlementResponse,
   EntitlementsResponse,
+  ItemParams,
   renderCommandReply,
   UserParams,
 } from "./model.ts";
 import { type CommandDeps, executeCommand, listEntitlements } from "./service.ts";
-import { checkIdempotencyKey, checkUserId, readCommandBody, traceIdOf } from "./validation.ts";
+import { checkIdempotencyKey, checkSku, checkUserId, readCommandBody, traceIdOf } from "./validation.ts";
 
 export type RouteDeps = CommandDeps & {
   log: Logger;
@@ -29,6 +33,7 @@ export type RouteDeps = CommandDeps & {
 };
 
 const LIST_PATH = "/v1/users/:user_id/entitlements";
+const ITEM_PATH = "/v1/users/:user_id/entitlements/:stock_keeping_unit";
 
 /** A lost or stuck database is worth a retry (503); anything else stays a 500. */
 function unavailableOr(log: Logger, error: unknown): never {
@@ -99,6 +104,38 @@ export function entitlementRoutes(deps: RouteDeps) {
         detail: {
           operationId: "listEntitlements",
           summary: "List a user's entitlements, newest first",
+          tags: ["entitlements"],
+        },
+      },
+    )
+    .get(
+      ITEM_PATH,
+      async ({ params, request }) => {
+        const found = await deps.gate
+          .run(() => checkEntitlement(deps.sql, { userId: params.user_id, sku: params.stock_keeping_unit }))
+          .catch((error) => unavailableOr(deps.log, error));
+        if (!found) throw new ApiError(404, "NOT_FOUND", "entitlement not found");
+        const etag = etagOf(found.version);
+        if (noneMatchHits(request.headers.get("if-none-match"), etag)) {
+          return new Response(null, { status: 304, headers: { etag } });
+        }
+        return new Response(JSON.stringify(found), { headers: { "content-type": "application/json", etag } });
+      },
+      {
+        scope: "read",
+        transform: ({ params, request }) => {
+          params.user_id = checkUserId(request, ITEM_PATH);
+          params.stock_keeping_unit = checkSku(request, ITEM_PATH);
+        },
+        params: ItemParams,
+        response: {
+          200: EntitlementDetail,
+          304: Type.Void({ description: "If-None-Match names the current ETag." }),
+          ...ERRORS,
+        },
+        detail: {
+          operationId: "checkEntitlement",
+          summary: "Check one entitlement (ETag = version; If-None-Match → 304); never granted → 404",
           tags: ["entitlements"],
         },
       },

@@ -4,7 +4,7 @@ import type { TString } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { ApiError, badRequest } from "../../shared/http/errors.ts";
 import { pathParam } from "../../shared/http/path.ts";
-import { CommandBody, CommandHeaders, MAX_BODY_BYTES, UserId } from "./model.ts";
+import { CommandBody, CommandHeaders, MAX_BODY_BYTES, StockKeepingUnit, UserId } from "./model.ts";
 
 const KEY_SCHEMA = CommandHeaders.properties["idempotency-key"];
 /** Blank as Java's String.trim() sees it: no character above U+0020. */
@@ -32,6 +32,11 @@ export function traceIdOf(headers: Headers): string {
 /** The `{user_id}` path segment of the list route, decoded strictly from the request target (shared/http/path.ts). */
 export function checkUserId(request: Request, pattern: string): string {
   return checkField("user_id", UserId, pathParam(request, pattern, "user_id"));
+}
+
+/** The `{stock_keeping_unit}` path segment of the item routes, decoded strictly as `checkUserId` decodes. */
+export function checkSku(request: Request, pattern: string): string {
+  return checkField("stock_keeping_unit", StockKeepingUnit, pathParam(request, pattern, "stock_keeping_unit"));
 }
 
 const unsupportedMediaType = () => new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json");
