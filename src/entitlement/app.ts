@@ -13,7 +13,8 @@ import { ENTITLEMENT_API } from "./api-doc.ts";
 import { type AuthSettings, authenticate, type Caller, callerName, requiredAccess } from "./auth/guard.ts";
 import { type RouteScopes, routeScopes } from "./auth/scope.ts";
 import { createCommandMetrics } from "./entitlements/metrics.ts";
-import { entitlementRoutes } from "./entitlements/routes.ts";
+import { entitlementRoutes, type RouteDeps } from "./entitlements/routes.ts";
+import { historyRoutes } from "./history/routes.ts";
 import { createGate } from "./limits/gate.ts";
 import { checkHeaderLimits } from "./limits/headers.ts";
 import { createRateLimiter, type RateLimitSettings } from "./limits/rate-limit.ts";
@@ -73,6 +74,16 @@ export function createApp(deps: AppDeps) {
   const callers = new WeakMap<Request, Caller>();
   // Read from the routes' own declarations once every route is mounted, i.e. at the first request.
   let scopes: RouteScopes | undefined;
+  const routeDeps: RouteDeps = {
+    sql: deps.sql,
+    log: deps.log,
+    now: deps.now,
+    idempotencyTtlMs: deps.idempotencyTtlHours * 3_600_000,
+    statementTimeoutMs: deps.statementTimeoutMs ?? 5_000,
+    metrics: createCommandMetrics(registry),
+    callerOf: (request) => callerName(callers.get(request)),
+    gate,
+  };
 
   const app = createHttpApp({
     service: "entitlement",
@@ -98,18 +109,8 @@ export function createApp(deps: AppDeps) {
         throw new ApiError(429, "RATE_LIMITED", "rate limit exceeded, retry later", { "retry-after": String(wait) });
       }
     })
-    .use(
-      entitlementRoutes({
-        sql: deps.sql,
-        log: deps.log,
-        now: deps.now,
-        idempotencyTtlMs: deps.idempotencyTtlHours * 3_600_000,
-        statementTimeoutMs: deps.statementTimeoutMs ?? 5_000,
-        metrics: createCommandMetrics(registry),
-        callerOf: (request) => callerName(callers.get(request)),
-        gate,
-      }),
-    );
+    .use(entitlementRoutes(routeDeps))
+    .use(historyRoutes(routeDeps));
   return app;
 }
 

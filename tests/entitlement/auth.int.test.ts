@@ -56,6 +56,7 @@ describe("authentication (401) comes before anything else", () => {
     (h) => send(app, commandRequest("grants", "x".repeat(20_000), { "idempotency-key": "k", ...h })),
     (h) => get("/v1/users/user-1/entitlements", h),
     (h) => get("/v1/users/user-1/entitlements/sku-1", h),
+    (h) => get("/v1/users/user-1/entitlements/sku-1/history", h),
     (h) => get("/metrics", h),
     (h) => get("/openapi.json", h),
     (h) => get("/no/such/path", h),
@@ -95,10 +96,11 @@ describe("scopes (403)", () => {
       await send(app, commandRequest("revokes", vectorBody, { "idempotency-key": "k", ...bearer(TOKENS.reader) })),
       await get("/v1/users/user-1/entitlements", bearer(TOKENS.writer)),
       await get("/v1/users/user-1/entitlements/sku-1", bearer(TOKENS.writer)),
+      await get("/v1/users/user-1/entitlements/sku-1/history", bearer(TOKENS.writer)),
       await get("/metrics", bearer(TOKENS.writer)),
       await get("/openapi.json", bearer(TOKENS.writer)),
     ];
-    expect(refused.map((r) => [r.status, r.json.code])).toEqual(Array(6).fill([403, "FORBIDDEN"]));
+    expect(refused.map((r) => [r.status, r.json.code])).toEqual(Array(7).fill([403, "FORBIDDEN"]));
     expect(await countRows(f.sql)).toEqual({ entitlements: 0, audit: 0, outbox: 0, idempotency: 0 });
   });
 
@@ -120,6 +122,9 @@ describe("scopes (403)", () => {
       commandRequest("revokes", vectorBody, { "idempotency-key": "k2", ...bearer(TOKENS.admin) }),
     );
     expect(revoke.status).toBe(200);
+    const history = await get("/v1/users/user-1/entitlements/sku-1/history", bearer(TOKENS.reader));
+    const callers = (history.json.changes as { caller: string }[]).map((c) => c.caller);
+    expect(callers, "the history names the token that made each change").toEqual(["admin", "writer"]);
     expect((await get("/no/such/path", bearer(TOKENS.reader))).status, "a caller may learn a path is unknown").toBe(
       404,
     );

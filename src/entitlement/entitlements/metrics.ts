@@ -5,12 +5,12 @@ import type { Action } from "./model.ts";
 
 export type CommandResult = "success" | "conflict" | "error" | "idempotency_reused";
 
-export type CommandMetrics = { record: (action: Action, result: CommandResult) => void };
+export type CommandMetrics = { record: (action: Action | "BUNDLE_GRANT" | "EXTEND", result: CommandResult) => void };
 
 export function createCommandMetrics(registry: Registry): CommandMetrics {
   const commands = new Counter({
     name: "entitlement_command_total",
-    help: "Grant and revoke commands by action and result.",
+    help: "Grant, revoke, bundle-grant and extend commands by action and result.",
     labelNames: ["action", "result"] as const,
     registers: [registry],
   });

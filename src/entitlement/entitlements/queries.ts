@@ -30,7 +30,7 @@ export type Change = {
 };
 
 /** `where not exists` a live idempotency record, or nothing; `now()` is the transaction's, as in the lookup. */
-function keyGuard(db: Db, c: Change) {
+export function keyGuard(db: Db, c: Pick<Change, "unlessKeyIsLive">) {
   const k = c.unlessKeyIsLive;
   return k
     ? db`where not exists (select 1 from idempotency_keys
@@ -94,7 +94,9 @@ export async function limitStatementTime(db: Db, ms: number): Promise<void> {
 export type AuditEntry = {
   userId: string;
   sku: string;
-  action: "GRANT" | "REVOKE";
+  action: "GRANT" | "REVOKE" | "EXPIRE" | "EXTEND";
+  /** The entitlement's version after the change. */
+  version: number;
   reason: string;
   purchaseId: string;
   /** The Idempotency-Key, as in the reference. */
@@ -127,9 +129,9 @@ export async function insertAppliedCommand(
   const [row] = await db<{ stored: number }[]>`
     with audit as (
       insert into entitlement_audit
-        (audit_id, occurred_at, user_id, stock_keeping_unit, action, source, source_id, request_id, caller, detail,
-         trace_id)
-      values (${crypto.randomUUID()}, ${a.occurredAt}, ${a.userId}, ${a.sku}, ${a.action}, ${a.reason},
+        (audit_id, occurred_at, user_id, stock_keeping_unit, action, version, source, source_id, request_id, caller,
+         detail, trace_id)
+      values (${crypto.randomUUID()}, ${a.occurredAt}, ${a.userId}, ${a.sku}, ${a.action}, ${a.version}, ${a.reason},
               ${a.purchaseId}, ${a.requestId}, ${a.caller}, ${db.json(a.detail)}, ${a.traceId})
     ), outbox as (
       insert into outbox_events (event_id, event_type, aggregate_key, payload, status, attempt_count, created_at)

@@ -36,7 +36,7 @@ const LIST_PATH = "/v1/users/:user_id/entitlements";
 const ITEM_PATH = "/v1/users/:user_id/entitlements/:stock_keeping_unit";
 
 /** A lost or stuck database is worth a retry (503); anything else stays a 500. */
-function unavailableOr(log: Logger, error: unknown): never {
+export function unavailableOr(log: Logger, error: unknown): never {
   const code = (error as { code?: unknown })?.code;
   if (isTransientDbError(error) || code === SqlState.queryCanceled) {
     log.warn({ err: error }, "database unavailable");

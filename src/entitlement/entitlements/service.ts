@@ -1,7 +1,6 @@
 // Grant, revoke and list (reference §1, §3). One command is one transaction: the advisory lock on the key, the
 // idempotency lookup, then either a replay or the state change with its audit row, outbox event and idempotency
 // record, all committed together. Expected outcomes (replay, conflicts) are values; surprises are thrown.
-import { Value } from "@sinclair/typebox/value";
 import type { Sql, TransactionSql } from "postgres";
 import type { Clock } from "../../shared/runtime.ts";
 import { requestHash } from "../idempotency/hash.ts";
@@ -11,6 +10,7 @@ import {
   lockIdempotencyKey,
   storeIdempotencyRecord,
 } from "../idempotency/queries.ts";
+import { assertStored, replayStored } from "../idempotency/replay.ts";
 import type { CommandMetrics, CommandResult } from "./metrics.ts";
 import {
   type Action,
@@ -18,7 +18,6 @@ import {
   type CommandReplyBody,
   EntitlementResponse,
   type EntitlementsResponse,
-  type ErrorReply,
   TARGET_STATUS,
 } from "./model.ts";
 import { outboxEventOf } from "./outbox-event.ts";
@@ -61,8 +60,6 @@ const RESULT: Record<CommandReply["kind"], CommandResult> = {
   replayed: "idempotency_reused",
 };
 
-const KEY_CONFLICT: ErrorReply = { code: "IDEMPOTENCY_KEY_CONFLICT", message: "Idempotency-Key conflict" };
-
 /** Runs a grant or revoke; throws only on database trouble (the transaction is then rolled back). */
 export async function executeCommand(deps: CommandDeps, command: Command): Promise<CommandReply> {
   try {
@@ -98,7 +95,7 @@ async function executeInTransaction(tx: TransactionSql, deps: CommandDeps, comma
   ]);
   if (stored) {
     if (row) throw new Error("idempotency invariant violated: a replayed key changed an entitlement");
-    return replayStored(stored, hash);
+    return replayStored<EntitlementResponse>(stored, hash, EntitlementResponse);
   }
   return applyCommand(tx, deps, command, hash, row, now);
 }
@@ -128,6 +125,7 @@ async function applyCommand(
       userId: row.user_id,
       sku: row.stock_keeping_unit,
       action,
+      version: row.version,
       reason: body.reason,
       purchaseId: body.purchase_id,
       requestId: command.idempotencyKey,
@@ -152,27 +150,6 @@ function replyRecord(command: Command, hash: string, expiresAt: Date, reply: Omi
     responseBody: reply.body,
     expiresAt,
   };
-}
-
-/** Under the advisory lock, after a lookup that found no live record, the slot is free; anything else is a bug. */
-function assertStored(stored: number): void {
-  if (stored !== 1) throw new Error("idempotency invariant violated: a live record appeared under the lock");
-}
-
-/** Same key: the same request gets the stored reply, a different one a key conflict (never stored). */
-function replayStored(stored: IdempotencyRecord, hash: string): CommandReply {
-  if (stored.requestHash !== hash) return { kind: "key_conflict", status: 409, body: KEY_CONFLICT };
-  const body = stored.responseBody;
-  const replayable =
-    (stored.responseCode === 200 && Value.Check(EntitlementResponse, body)) ||
-    (stored.responseCode === 409 && isErrorReply(body));
-  if (!replayable) throw new Error(`stored idempotency response (code ${stored.responseCode}) cannot be replayed`);
-  return { kind: "replayed", status: stored.responseCode, body: body as CommandReplyBody };
-}
-
-function isErrorReply(body: unknown): body is ErrorReply {
-  const b = body as Partial<ErrorReply> | null;
-  return typeof b?.code === "string" && typeof b.message === "string";
 }
 
 function toResponse(row: EntitlementRow): EntitlementResponse {

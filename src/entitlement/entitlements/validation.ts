@@ -48,6 +48,11 @@ const tooLarge = () =>
 
 /** Reads and validates a grant/revoke body. Call after `checkIdempotencyKey`. */
 export async function readCommandBody(request: Request): Promise<CommandBody> {
+  return checkFields(await readJsonObject(request));
+}
+
+/** The body as a JSON object: media type, size and JSON checked, in that order (CONTRACT §3.1). */
+export async function readJsonObject(request: Request): Promise<Record<string, unknown>> {
   const contentType = request.headers.get("content-type");
   const mediaType = contentType?.split(";")[0]?.trim().toLowerCase();
   if (mediaType !== undefined && !JSON_MEDIA_TYPE.test(mediaType)) throw unsupportedMediaType();
@@ -58,7 +63,7 @@ export async function readCommandBody(request: Request): Promise<CommandBody> {
   const parsed = parseJson(bytes);
   if (parsed === null) throw badRequest("request body is required");
   if (typeof parsed !== "object" || Array.isArray(parsed)) throw badRequest("request body is invalid");
-  return checkFields(parsed as Record<string, unknown>);
+  return parsed as Record<string, unknown>;
 }
 
 async function readAtMost(request: Request, limit: number): Promise<Uint8Array> {
@@ -98,7 +103,8 @@ function checkFields(body: Record<string, unknown>): CommandBody {
   return out as CommandBody;
 }
 
-function checkField(name: string, schema: TString, value: unknown): string {
+/** One string field against its schema: required, well-formed, within its length, free of what PostgreSQL refuses. */
+export function checkField(name: string, schema: TString, value: unknown): string {
   if (value === undefined || value === null) throw badRequest(`${name} is required`);
   if (typeof value !== "string") throw badRequest(`${name} must be a string`);
   // JSON can carry a lone surrogate ("\ud800"); PostgreSQL's json types refuse it, so it would fail the command's
