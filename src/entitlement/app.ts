@@ -12,6 +12,7 @@ import type { Clock } from "../shared/runtime.ts";
 import { ENTITLEMENT_API } from "./api-doc.ts";
 import { type AuthSettings, authenticate, type Caller, callerName, requiredAccess } from "./auth/guard.ts";
 import { type RouteScopes, routeScopes } from "./auth/scope.ts";
+import { bundleRoutes } from "./bundles/routes.ts";
 import { createCommandMetrics } from "./entitlements/metrics.ts";
 import { entitlementRoutes, type RouteDeps } from "./entitlements/routes.ts";
 import { historyRoutes } from "./history/routes.ts";
@@ -110,7 +111,8 @@ export function createApp(deps: AppDeps) {
       }
     })
     .use(entitlementRoutes(routeDeps))
-    .use(historyRoutes(routeDeps));
+    .use(historyRoutes(routeDeps))
+    .use(bundleRoutes(routeDeps));
   return app;
 }
 

@@ -43,6 +43,15 @@ beforeEach(async () => {
 
 const get = (path: string, headers: Record<string, string> = {}) =>
   send(app, new Request(`http://localhost${path}`, { headers }));
+const bundle = (headers: Record<string, string>) =>
+  send(
+    app,
+    new Request("http://localhost/v1/entitlements/bundle-grants", {
+      method: "POST",
+      headers: { "content-type": "application/json", "idempotency-key": "k", ...headers },
+      body: JSON.stringify({ user_id: "u", stock_keeping_units: ["s"], reason: "r", purchase_id: "p" }),
+    }),
+  );
 const grant = (headers: Record<string, string>, body: object = vectorBody, a = app) =>
   send(a, commandRequest("grants", body as Record<string, unknown>, headers));
 
@@ -57,6 +66,7 @@ describe("authentication (401) comes before anything else", () => {
     (h) => get("/v1/users/user-1/entitlements", h),
     (h) => get("/v1/users/user-1/entitlements/sku-1", h),
     (h) => get("/v1/users/user-1/entitlements/sku-1/history", h),
+    (h) => bundle(h),
     (h) => get("/metrics", h),
     (h) => get("/openapi.json", h),
     (h) => get("/no/such/path", h),
@@ -97,10 +107,11 @@ describe("scopes (403)", () => {
       await get("/v1/users/user-1/entitlements", bearer(TOKENS.writer)),
       await get("/v1/users/user-1/entitlements/sku-1", bearer(TOKENS.writer)),
       await get("/v1/users/user-1/entitlements/sku-1/history", bearer(TOKENS.writer)),
+      await bundle(bearer(TOKENS.reader)),
       await get("/metrics", bearer(TOKENS.writer)),
       await get("/openapi.json", bearer(TOKENS.writer)),
     ];
-    expect(refused.map((r) => [r.status, r.json.code])).toEqual(Array(7).fill([403, "FORBIDDEN"]));
+    expect(refused.map((r) => [r.status, r.json.code])).toEqual(Array(8).fill([403, "FORBIDDEN"]));
     expect(await countRows(f.sql)).toEqual({ entitlements: 0, audit: 0, outbox: 0, idempotency: 0 });
   });
 

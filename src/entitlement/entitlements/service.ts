@@ -4,12 +4,7 @@
 import type { Sql, TransactionSql } from "postgres";
 import type { Clock } from "../../shared/runtime.ts";
 import { requestHash } from "../idempotency/hash.ts";
-import {
-  findLiveIdempotencyRecord,
-  type IdempotencyRecord,
-  lockIdempotencyKey,
-  storeIdempotencyRecord,
-} from "../idempotency/queries.ts";
+import { findLiveIdempotencyRecord, lockIdempotencyKey, storeIdempotencyRecord } from "../idempotency/queries.ts";
 import { assertStored, replayStored } from "../idempotency/replay.ts";
 import type { CommandMetrics, CommandResult } from "./metrics.ts";
 import {

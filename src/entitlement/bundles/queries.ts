@@ -1,0 +1,107 @@
+// SQL of a bundle grant, handle first: the upsert of every item in one statement, in a fixed lock order, and what
+// commits with it (audit rows, outbox events, the idempotency record) in one more.
+import type { JSONValue } from "postgres";
+import type { Db } from "../../shared/db.ts";
+import { type EntitlementRow, keyGuard } from "../entitlements/queries.ts";
+import { type IdempotencyRecord, idempotencyUpsert, type Key } from "../idempotency/queries.ts";
+
+export type BundleChange = {
+  userId: string;
+  skus: string[];
+  reason: string;
+  purchaseId: string;
+  now: Date;
+  unlessKeyIsLive?: { caller: string; key: string };
+};
+
+/**
+ * Grants every item that is not ACTIVE (a new row is v0, a REVOKED row goes to v+1) and returns those rows. The rows
+ * are inserted, and existing ones locked, in `order by sku`: two bundles of one user that share items lock them in
+ * the same order, so one waits for the other instead of deadlocking. An ACTIVE row stays locked though unchanged
+ * (ON CONFLICT locks the row before its WHERE), so the read that follows sees it as it stays until commit.
+ */
+export async function upsertBundleGrant(db: Db, c: BundleChange): Promise<EntitlementRow[]> {
+  return db<EntitlementRow[]>`
+    insert into entitlements as e
+      (user_id, stock_keeping_unit, status, granted_at, revoked_at, source, source_id, version, updated_at)
+    select ${c.userId}::text, sku, 'ACTIVE', ${c.now}::timestamptz, null::timestamptz, ${c.reason}::text,
+           ${c.purchaseId}::text, 0, ${c.now}::timestamptz
+    from unnest(${c.skus}::text[]) as item(sku)
+    ${keyGuard(db, c)}
+    order by sku
+    on conflict (user_id, stock_keeping_unit) do update set
+      status = excluded.status,
+      granted_at = excluded.granted_at,
+      revoked_at = null,
+      source = excluded.source,
+      source_id = excluded.source_id,
+      version = e.version + 1,
+      updated_at = excluded.updated_at
+    where e.status <> 'ACTIVE'
+    returning user_id, stock_keeping_unit, status, version::float8 as version, updated_at`;
+}
+
+/** The current rows of some items of one user (the bundle's unchanged items, read under their locks). */
+export async function findEntitlementsOfUser(
+  db: Db,
+  args: { userId: string; skus: string[] },
+): Promise<EntitlementRow[]> {
+  return db<EntitlementRow[]>`
+    select user_id, stock_keeping_unit, status, version::float8 as version, updated_at
+    from entitlements
+    where user_id = ${args.userId} and stock_keeping_unit = any(${args.skus}::text[])`;
+}
+
+/** One changed item: its audit row and its outbox event. */
+export type AppliedItem = {
+  auditId: string;
+  sku: string;
+  version: number;
+  detail: JSONValue;
+  eventId: string;
+  payload: JSONValue;
+};
+
+/**
+ * The audit rows and outbox events of the changed items and the bundle's idempotency record, in one statement.
+ * Arrays through unnest keep it one prepared statement whatever the bundle's size; JSON travels as text[] and is cast
+ * per element (a jsonb[] parameter would store each document as a JSON string). Returns the idempotency rows
+ * written (1, or 0 when a live record was in the way).
+ */
+export async function insertAppliedBundle(
+  db: Db,
+  r: {
+    userId: string;
+    reason: string;
+    purchaseId: string;
+    requestId: string;
+    caller: string | null;
+    traceId: string;
+    occurredAt: Date;
+    items: AppliedItem[];
+    reply: Key & IdempotencyRecord;
+  },
+): Promise<number> {
+  const column = <K extends keyof AppliedItem>(key: K) => r.items.map((item) => item[key]);
+  const json = (key: "detail" | "payload") => r.items.map((item) => JSON.stringify(item[key]));
+  const [row] = await db<{ stored: number }[]>`
+    with audit as (
+      insert into entitlement_audit
+        (audit_id, occurred_at, user_id, stock_keeping_unit, action, version, source, source_id, request_id, caller,
+         detail, trace_id)
+      select a.id, ${r.occurredAt}, ${r.userId}, a.sku, 'GRANT', a.version, ${r.reason}, ${r.purchaseId},
+             ${r.requestId}, ${r.caller}, a.detail::jsonb, ${r.traceId}
+      from unnest(${column("auditId")}::uuid[], ${column("sku")}::text[], ${column("version")}::bigint[],
+                  ${json("detail")}::text[]) as a(id, sku, version, detail)
+    ), outbox as (
+      insert into outbox_events (event_id, event_type, aggregate_key, payload, status, attempt_count, created_at)
+      select o.id, 'EntitlementGranted', ${r.userId} || ':' || o.sku, o.payload::jsonb, 'PENDING', 0, ${r.occurredAt}
+      from unnest(${column("eventId")}::uuid[], ${column("sku")}::text[], ${json("payload")}::text[])
+        as o(id, sku, payload)
+    ), stored as (
+      ${idempotencyUpsert(db, r.reply)}
+      returning 1
+    )
+    select count(*)::int as stored from stored`;
+  return row?.stored ?? 0;
+}
