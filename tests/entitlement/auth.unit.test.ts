@@ -120,6 +120,9 @@ describe("who may call what", () => {
     expect(accessOf("POST", "/v1/entitlements/grants", false)).toBe("write");
     expect(accessOf("POST", "/v1/entitlements/revokes", false)).toBe("write");
     expect(accessOf("GET", "/v1/users/u%2F1/entitlements", false)).toBe("read");
+    expect(accessOf("GET", "/v1/users/u/entitlements/s%2F1", false)).toBe("read");
+    expect(accessOf("GET", "/v1/users/u/entitlements/s/history", false)).toBe("read");
+    expect(accessOf("POST", "/v1/entitlements/bundle-grants", false)).toBe("write");
     expect(accessOf("GET", "/v1/users/u/entitlements/", false), "anything else needs some token").toBe("authenticated");
     expect(accessOf("GET", "/healthz/", false)).toBe("authenticated");
     expect(accessOf("GET", "/v1/entitlements/grants"), "another method on a path needs that path's scope").toBe(
