@@ -15,6 +15,7 @@ import { type RouteScopes, routeScopes } from "./auth/scope.ts";
 import { bundleRoutes } from "./bundles/routes.ts";
 import { createCommandMetrics } from "./entitlements/metrics.ts";
 import { entitlementRoutes, type RouteDeps } from "./entitlements/routes.ts";
+import { extensionRoutes } from "./extensions/routes.ts";
 import { historyRoutes } from "./history/routes.ts";
 import { createGate } from "./limits/gate.ts";
 import { checkHeaderLimits } from "./limits/headers.ts";
@@ -112,7 +113,8 @@ export function createApp(deps: AppDeps) {
     })
     .use(entitlementRoutes(routeDeps))
     .use(historyRoutes(routeDeps))
-    .use(bundleRoutes(routeDeps));
+    .use(bundleRoutes(routeDeps))
+    .use(extensionRoutes(routeDeps));
   return app;
 }
 

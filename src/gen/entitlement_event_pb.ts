@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file entitlement_event.proto.
  */
 export const file_entitlement_event: GenFile = /*@__PURE__*/
-  fileDesc("ChdlbnRpdGxlbWVudF9ldmVudC5wcm90bxIRY29tLmV4YW1wbGUucHJvdG8irgIKEEVudGl0bGVtZW50RXZlbnQSEAoIZXZlbnRfaWQYASABKAkSQQoKZXZlbnRfdHlwZRgCIAEoDjItLmNvbS5leGFtcGxlLnByb3RvLkVudGl0bGVtZW50RXZlbnQuRXZlbnRUeXBlEhMKC29jY3VycmVkX2F0GAMgASgJEg8KB3VzZXJfaWQYBCABKAkSGgoSc3RvY2tfa2VlcGluZ191bml0GAUgASgJEg4KBnNvdXJjZRgGIAEoCRIRCglzb3VyY2VfaWQYByABKAkSDwoHdmVyc2lvbhgIIAEoAxIQCgh0cmFjZV9pZBgJIAEoCSI9CglFdmVudFR5cGUSFwoTRU5USVRMRU1FTlRfR1JBTlRFRBAAEhcKE0VOVElUTEVNRU5UX1JFVk9LRUQQAUI0Ch1jb20uZXhhbXBsZS5wcm90by5lbnRpdGxlbWVudEIRRW50aXRsZW1lbnRFdmVudHNQAWIGcHJvdG8z");
+  fileDesc("ChdlbnRpdGxlbWVudF9ldmVudC5wcm90bxIRY29tLmV4YW1wbGUucHJvdG8i3AIKEEVudGl0bGVtZW50RXZlbnQSEAoIZXZlbnRfaWQYASABKAkSQQoKZXZlbnRfdHlwZRgCIAEoDjItLmNvbS5leGFtcGxlLnByb3RvLkVudGl0bGVtZW50RXZlbnQuRXZlbnRUeXBlEhMKC29jY3VycmVkX2F0GAMgASgJEg8KB3VzZXJfaWQYBCABKAkSGgoSc3RvY2tfa2VlcGluZ191bml0GAUgASgJEg4KBnNvdXJjZRgGIAEoCRIRCglzb3VyY2VfaWQYByABKAkSDwoHdmVyc2lvbhgIIAEoAxIQCgh0cmFjZV9pZBgJIAEoCRISCgpleHBpcmVzX2F0GAogASgJIlcKCUV2ZW50VHlwZRIXChNFTlRJVExFTUVOVF9HUkFOVEVEEAASFwoTRU5USVRMRU1FTlRfUkVWT0tFRBABEhgKFEVOVElUTEVNRU5UX0VYVEVOREVEEAJCNAodY29tLmV4YW1wbGUucHJvdG8uZW50aXRsZW1lbnRCEUVudGl0bGVtZW50RXZlbnRzUAFiBnByb3RvMw");
 
 /**
  * One committed change of one entitlement (one user, one item). Published at least once; `event_id` identifies it.
@@ -85,6 +85,14 @@ export type EntitlementEvent = Message<"com.example.proto.EntitlementEvent"> & {
    * @generated from field: string trace_id = 9;
    */
   traceId: string;
+
+  /**
+   * When the entitlement ends by itself (ISO-8601 UTC), after a grant or an extension; empty when it never does.
+   * A new field number, so old consumers skip it.
+   *
+   * @generated from field: string expires_at = 10;
+   */
+  expiresAt: string;
 };
 
 /**
@@ -113,6 +121,14 @@ export enum EntitlementEvent_EventType {
    * @generated from enum value: ENTITLEMENT_REVOKED = 1;
    */
   ENTITLEMENT_REVOKED = 1,
+
+  /**
+   * expires_at moved later. A consumer built before this value reads it as an unknown enum value (the reference
+   * stores it as "Unrecognized"), so adding it breaks no one.
+   *
+   * @generated from enum value: ENTITLEMENT_EXTENDED = 2;
+   */
+  ENTITLEMENT_EXTENDED = 2,
 }
 
 /**

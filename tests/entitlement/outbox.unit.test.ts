@@ -50,7 +50,24 @@ describe("encodeOutboxEvent", () => {
     expect(message.version).toBe(0n);
   });
 
+  test("an extension is ENTITLEMENT_EXTENDED and carries expires_at in its new field", () => {
+    const expiresAt = "2027-01-01T00:00:00.000Z";
+    const payload = {
+      ...payloadFor(eventId, {}, occurredAt),
+      event_type: "EntitlementExtended",
+      expires_at: expiresAt,
+    };
+    const message = fromBinary(
+      EntitlementEventSchema,
+      encodeOutboxEvent(row({ eventType: "EntitlementExtended", payload })).body,
+    );
+    expect(message.eventType).toBe(EntitlementEvent_EventType.ENTITLEMENT_EXTENDED);
+    expect(message.expiresAt).toBe(expiresAt);
+    expect(fromBinary(EntitlementEventSchema, encodeOutboxEvent(row()).body).expiresAt, "absent: empty").toBe("");
+  });
+
   const poison: [string, Partial<OutboxRow>, string][] = [
+    ["a bad expires_at", { payload: { ...payloadFor(eventId, {}, occurredAt), expires_at: "soon" } }, "expires_at"],
     ["an unknown event_type", { eventType: "EntitlementPaused" }, "unknown event_type"],
     ["a payload that is not an object", { payload: [1, 2] }, "not a JSON object"],
     ["a payload that is not JSON", { payload: "{oops" }, "not JSON"],

@@ -44,6 +44,24 @@ describe("decodeEntitlementEvent", () => {
     });
   });
 
+  test("ENTITLEMENT_EXTENDED becomes an EntitlementExtended notification carrying expires_at", () => {
+    const decoded = decodeEntitlementEvent(
+      eventBytes({ eventType: EntitlementEvent_EventType.ENTITLEMENT_EXTENDED, expiresAt: "2027-01-01T00:00:00.000Z" }),
+    );
+    expect(decoded.ok && decoded.record.type).toBe("EntitlementExtended");
+    expect(decoded.ok && decoded.record.payload).toMatchObject({
+      event_type: "EntitlementExtended",
+      expires_at: "2027-01-01T00:00:00.000Z",
+    });
+    const bad = decodeEntitlementEvent(eventBytes({ expiresAt: "soon" }));
+    expect(bad).toEqual({ ok: false, reason: "invalid entitlement expires_at" });
+  });
+
+  test("an event without expires_at (every event of an older producer) has no expires_at in its payload", () => {
+    const decoded = decodeEntitlementEvent(eventBytes({}));
+    expect(decoded.ok && "expires_at" in decoded.record.payload).toBe(false);
+  });
+
   test("defaults absent proto3 fields: GRANTED and version 0 are not on the wire", () => {
     const decoded = decodeEntitlementEvent(eventBytes({ version: 0n }));
     expect(decoded.ok && decoded.record.type).toBe("EntitlementGranted");

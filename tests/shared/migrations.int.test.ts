@@ -50,6 +50,7 @@ describe("migration runner", () => {
       where table_schema in ('entitlement', 'notification') order by 1, 2`;
     expect(tables.map((t) => `${t.schema}.${t.table}`)).toEqual([
       "entitlement.entitlement_audit",
+      "entitlement.entitlement_expiries",
       "entitlement.entitlements",
       "entitlement.idempotency_keys",
       "entitlement.outbox_events",

@@ -8,7 +8,8 @@ export function canonicalBundleJson(body: BundleBody): string {
   const items = body.stock_keeping_units.map(s).join(",");
   return (
     `{${s("action")}:${s("BUNDLE_GRANT")},${s("user_id")}:${s(body.user_id)},` +
-    `${s("stock_keeping_units")}:[${items}],${s("reason")}:${s(body.reason)},${s("purchase_id")}:${s(body.purchase_id)}}`
+    `${s("stock_keeping_units")}:[${items}],${s("reason")}:${s(body.reason)},${s("purchase_id")}:${s(body.purchase_id)}` +
+    `${body.expires_at === undefined ? "" : `,${s("expires_at")}:${s(body.expires_at)}`}}`
   );
 }
 

@@ -1,6 +1,6 @@
 // TypeBox schemas of bundle grants (CONTRACT §3.1b): the one source for validation, types and OpenAPI.
 import { type Static, Type } from "@sinclair/typebox";
-import { CommandBody, EntitlementStatus, StockKeepingUnit } from "../entitlements/model.ts";
+import { CommandBody, EntitlementStatus, ExpiresAtInput, StockKeepingUnit } from "../entitlements/model.ts";
 
 export const MAX_BUNDLE_ITEMS = 100;
 
@@ -17,6 +17,10 @@ export const BundleBody = Type.Object(
     }),
     reason,
     purchase_id,
+    expires_at: Type.Optional({
+      ...ExpiresAtInput,
+      description: `${ExpiresAtInput.description} Set on the items granted.`,
+    }),
   },
   { title: "BundleGrant" },
 );

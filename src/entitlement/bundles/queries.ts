@@ -3,6 +3,7 @@
 import type { JSONValue } from "postgres";
 import type { Db } from "../../shared/db.ts";
 import { type EntitlementRow, keyGuard } from "../entitlements/queries.ts";
+import { expiryUpsert } from "../expiry/schedule.ts";
 import { type IdempotencyRecord, idempotencyUpsert, type Key } from "../idempotency/queries.ts";
 
 export type BundleChange = {
@@ -11,6 +12,8 @@ export type BundleChange = {
   reason: string;
   purchaseId: string;
   now: Date;
+  /** Set on the items granted; an item left ACTIVE keeps its own. */
+  expiresAt: Date | null;
   unlessKeyIsLive?: { caller: string; key: string };
 };
 
@@ -23,9 +26,9 @@ export type BundleChange = {
 export async function upsertBundleGrant(db: Db, c: BundleChange): Promise<EntitlementRow[]> {
   return db<EntitlementRow[]>`
     insert into entitlements as e
-      (user_id, stock_keeping_unit, status, granted_at, revoked_at, source, source_id, version, updated_at)
+      (user_id, stock_keeping_unit, status, granted_at, revoked_at, source, source_id, version, updated_at, expires_at)
     select ${c.userId}::text, sku, 'ACTIVE', ${c.now}::timestamptz, null::timestamptz, ${c.reason}::text,
-           ${c.purchaseId}::text, 0, ${c.now}::timestamptz
+           ${c.purchaseId}::text, 0, ${c.now}::timestamptz, ${c.expiresAt}::timestamptz
     from unnest(${c.skus}::text[]) as item(sku)
     ${keyGuard(db, c)}
     order by sku
@@ -36,7 +39,8 @@ export async function upsertBundleGrant(db: Db, c: BundleChange): Promise<Entitl
       source = excluded.source,
       source_id = excluded.source_id,
       version = e.version + 1,
-      updated_at = excluded.updated_at
+      updated_at = excluded.updated_at,
+      expires_at = excluded.expires_at
     where e.status <> 'ACTIVE'
     returning user_id, stock_keeping_unit, status, version::float8 as version, updated_at`;
 }
@@ -80,6 +84,8 @@ export async function insertAppliedBundle(
     occurredAt: Date;
     items: AppliedItem[];
     reply: Key & IdempotencyRecord;
+    /** Set when the bundle gives its items an expiry: scheduled for the changed items. */
+    expiresAt: Date | null;
   },
 ): Promise<number> {
   const column = <K extends keyof AppliedItem>(key: K) => r.items.map((item) => item[key]);
@@ -98,7 +104,17 @@ export async function insertAppliedBundle(
       select o.id, 'EntitlementGranted', ${r.userId} || ':' || o.sku, o.payload::jsonb, 'PENDING', 0, ${r.occurredAt}
       from unnest(${column("eventId")}::uuid[], ${column("sku")}::text[], ${json("payload")}::text[])
         as o(id, sku, payload)
-    ), stored as (
+    )${
+      r.expiresAt && r.items.length > 0
+        ? db`, expiry as (${expiryUpsert(db, {
+            userId: r.userId,
+            skus: column("sku"),
+            expiresAt: r.expiresAt,
+            traceId: r.traceId,
+            now: r.occurredAt,
+          })})`
+        : db``
+    }, stored as (
       ${idempotencyUpsert(db, r.reply)}
       returning 1
     )

@@ -33,7 +33,7 @@ export function bundleRoutes(deps: RouteDeps) {
       parse: [
         async ({ request }) => {
           checkIdempotencyKey(request.headers);
-          return readBundleBody(request);
+          return readBundleBody(request, deps.now());
         },
         "json" as const,
       ],

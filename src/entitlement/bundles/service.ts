@@ -55,6 +55,7 @@ async function executeInTransaction(
     reason: body.reason,
     purchaseId: body.purchase_id,
     now,
+    expiresAt: body.expires_at === undefined ? null : new Date(body.expires_at),
     unlessKeyIsLive: { caller, key },
   };
   // Pipelined as a single grant's statements are (one round trip); the read runs after the upsert, so it sees the
@@ -83,6 +84,7 @@ async function executeInTransaction(
       traceId: command.traceId,
       occurredAt: now,
       items: changed.map((row) => appliedItem(row, command, now)),
+      expiresAt: change.expiresAt,
       reply: {
         caller,
         key,

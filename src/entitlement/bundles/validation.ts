@@ -1,18 +1,20 @@
 // The bundle body, checked field by field in schema order like a grant's, so each mistake gets its precise 400.
 import { badRequest } from "../../shared/http/errors.ts";
-import { checkField, readJsonObject } from "../entitlements/validation.ts";
+import { checkExpiresAt, checkField, readJsonObject } from "../entitlements/validation.ts";
 import { type BundleBody, MAX_BUNDLE_ITEMS, BundleBody as Schema } from "./model.ts";
 
 const { user_id, stock_keeping_units, reason, purchase_id } = Schema.properties;
 
-export async function readBundleBody(request: Request): Promise<BundleBody> {
+export async function readBundleBody(request: Request, now: Date): Promise<BundleBody> {
   const body = await readJsonObject(request);
-  return {
+  const checked: BundleBody = {
     user_id: checkField("user_id", user_id, body.user_id),
     stock_keeping_units: checkItems(body.stock_keeping_units),
     reason: checkField("reason", reason, body.reason),
     purchase_id: checkField("purchase_id", purchase_id, body.purchase_id),
   };
+  if (body.expires_at === undefined || body.expires_at === null) return checked;
+  return { ...checked, expires_at: checkExpiresAt(body.expires_at, now) };
 }
 
 function checkItems(value: unknown): string[] {

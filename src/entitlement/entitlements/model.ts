@@ -25,7 +25,23 @@ export const CommandBody = Type.Object(
   },
   { title: "EntitlementCommand" },
 );
-export type CommandBody = Static<typeof CommandBody>;
+export type CommandBody = Static<typeof CommandBody> & { expires_at?: string };
+
+/** The longest expiry a grant may set (CONTRACT §3.1b). */
+export const MAX_EXPIRY_AHEAD_MS = 10 * 366 * 24 * 3_600_000;
+
+export const ExpiresAtInput = Type.String({
+  format: "date-time",
+  description:
+    "ISO-8601 with an offset, in the future, at most 10 years ahead. When it passes the entitlement is revoked.",
+  examples: ["2027-01-08T00:00:00+09:00"],
+});
+
+/** A grant's body: the command's, plus an optional expiry. */
+export const GrantBody = Type.Object(
+  { ...CommandBody.properties, expires_at: Type.Optional(ExpiresAtInput) },
+  { title: "EntitlementGrant" },
+);
 
 export const EntitlementStatus = Type.Union([Type.Literal("ACTIVE"), Type.Literal("REVOKED")]);
 export type EntitlementStatus = Static<typeof EntitlementStatus>;
@@ -91,7 +107,14 @@ export const CommandHeaders = Type.Object({
 
 export type Action = "GRANT" | "REVOKE";
 export const TARGET_STATUS: Record<Action, EntitlementStatus> = { GRANT: "ACTIVE", REVOKE: "REVOKED" };
-export const EVENT_TYPE: Record<Action, string> = { GRANT: "EntitlementGranted", REVOKE: "EntitlementRevoked" };
+/** Every change that publishes an event: the commands, an extension and the scheduler's expiry. */
+export type ChangeAction = Action | "EXTEND" | "EXPIRE";
+export const EVENT_TYPE: Record<ChangeAction, string> = {
+  GRANT: "EntitlementGranted",
+  REVOKE: "EntitlementRevoked",
+  EXTEND: "EntitlementExtended",
+  EXPIRE: "EntitlementRevoked",
+};
 
 /** Body size limit, in bytes (CONTRACT §3.1). */
 export const MAX_BODY_BYTES = 16 * 1024;

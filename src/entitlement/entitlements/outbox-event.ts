@@ -1,13 +1,13 @@
 // The outbox event of one applied command. The relay (outbox/) turns its payload into the protobuf message, so the
 // payload carries every field of EntitlementEvent, named as in the reference's JSON payload.
-import { type Action, type CommandBody, EVENT_TYPE } from "./model.ts";
+import { type ChangeAction, EVENT_TYPE } from "./model.ts";
 import type { EntitlementRow, OutboxEvent } from "./queries.ts";
 
-/** The outbox row of reference §1.4 (payload fields as in §6.4). */
+/** The outbox row of reference §1.4 (payload fields as in §6.4, plus expires_at when the change sets one). */
 export function outboxEventOf(
-  action: Action,
+  action: ChangeAction,
   row: EntitlementRow,
-  body: CommandBody,
+  body: { reason: string; purchase_id: string; expires_at?: string },
   traceId: string,
   now: Date,
 ): OutboxEvent {
@@ -28,6 +28,8 @@ export function outboxEventOf(
       source_id: body.purchase_id,
       version: row.version,
       trace_id: traceId,
+      // Only when set, so an event without expiry keeps the reference's payload exactly.
+      ...(body.expires_at === undefined ? {} : { expires_at: body.expires_at }),
     },
   };
 }

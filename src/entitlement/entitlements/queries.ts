@@ -2,6 +2,7 @@
 // inside the command's transaction or on the pool.
 import type { JSONValue } from "postgres";
 import type { Db } from "../../shared/db.ts";
+import { type ExpirySchedule, expiryUpsert } from "../expiry/schedule.ts";
 import { type IdempotencyRecord, idempotencyUpsert, type Key } from "../idempotency/queries.ts";
 import type { EntitlementStatus } from "./model.ts";
 
@@ -22,6 +23,8 @@ export type Change = {
   reason: string;
   purchaseId: string;
   now: Date;
+  /** A grant's expiry; null (or absent) for none. A grant replaces the previous expiry, a revoke clears it. */
+  expiresAt?: Date | null;
   /**
    * Change nothing when this caller's Idempotency-Key has a live record (a replay). It lets the upsert be pipelined
    * with the key's lock and lookup: as a later statement it sees whatever the lock's previous holder committed.
@@ -42,9 +45,9 @@ export function keyGuard(db: Db, c: Pick<Change, "unlessKeyIsLive">) {
 export async function upsertGrantIfNotActive(db: Db, c: Change): Promise<EntitlementRow | undefined> {
   const [row] = await db<EntitlementRow[]>`
     insert into entitlements as e
-      (user_id, stock_keeping_unit, status, granted_at, revoked_at, source, source_id, version, updated_at)
+      (user_id, stock_keeping_unit, status, granted_at, revoked_at, source, source_id, version, updated_at, expires_at)
     select ${c.userId}::text, ${c.sku}::text, 'ACTIVE', ${c.now}::timestamptz, null::timestamptz, ${c.reason}::text,
-           ${c.purchaseId}::text, 0, ${c.now}::timestamptz
+           ${c.purchaseId}::text, 0, ${c.now}::timestamptz, ${c.expiresAt ?? null}::timestamptz
     ${keyGuard(db, c)}
     on conflict (user_id, stock_keeping_unit) do update set
       status = excluded.status,
@@ -53,7 +56,8 @@ export async function upsertGrantIfNotActive(db: Db, c: Change): Promise<Entitle
       source = excluded.source,
       source_id = excluded.source_id,
       version = e.version + 1,
-      updated_at = excluded.updated_at
+      updated_at = excluded.updated_at,
+      expires_at = excluded.expires_at
     where e.status <> 'ACTIVE'
     returning user_id, stock_keeping_unit, status, version::float8 as version, updated_at`;
   return row;
@@ -77,7 +81,8 @@ export async function upsertRevokeIfNotRevoked(db: Db, c: Change): Promise<Entit
       source = excluded.source,
       source_id = excluded.source_id,
       version = e.version + 1,
-      updated_at = excluded.updated_at
+      updated_at = excluded.updated_at,
+      expires_at = null
     where e.status <> 'REVOKED'
     returning user_id, stock_keeping_unit, status, version::float8 as version, updated_at`;
   return row;
@@ -117,15 +122,16 @@ export type OutboxEvent = {
 };
 
 /**
- * What an applied command commits besides the state change, in one statement: the audit row, the outbox event and
- * the idempotency record (the outbox insert trigger wakes the relay after commit). Returns the idempotency rows written (1, or 0 when a live record was in the way). Three
+ * What an applied command commits besides the state change, in one statement: the audit row, the outbox event,
+ * the expiry it schedules (a grant with expires_at) and the idempotency record (the outbox insert trigger wakes the relay after commit). Returns the idempotency rows written (1, or 0 when a live record was in the way). Three
  * statements cost three Bind/Execute exchanges and executor start-ups for nothing: they were already one round trip.
  */
 export async function insertAppliedCommand(
   db: Db,
-  r: { audit: AuditEntry; event: OutboxEvent; reply: Key & IdempotencyRecord },
+  r: { audit: AuditEntry; event: OutboxEvent; reply: Key & IdempotencyRecord; expiry?: ExpirySchedule },
 ): Promise<number> {
   const { audit: a, event: e } = r;
+  const expiry = r.expiry ? db`, expiry as (${expiryUpsert(db, r.expiry)})` : db``;
   const [row] = await db<{ stored: number }[]>`
     with audit as (
       insert into entitlement_audit
@@ -136,7 +142,7 @@ export async function insertAppliedCommand(
     ), outbox as (
       insert into outbox_events (event_id, event_type, aggregate_key, payload, status, attempt_count, created_at)
       values (${e.eventId}, ${e.eventType}, ${e.aggregateKey}, ${db.json(e.payload)}, 'PENDING', 0, ${e.createdAt})
-    ), stored as (
+    )${expiry}, stored as (
       ${idempotencyUpsert(db, r.reply)}
       returning 1
     )

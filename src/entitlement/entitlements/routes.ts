@@ -18,6 +18,7 @@ import {
   EntitlementDetail,
   EntitlementResponse,
   EntitlementsResponse,
+  GrantBody,
   ItemParams,
   renderCommandReply,
   UserParams,
@@ -71,11 +72,11 @@ export function entitlementRoutes(deps: RouteDeps) {
       parse: [
         async ({ request }: { request: Request }) => {
           keys.set(request, checkIdempotencyKey(request.headers));
-          return readCommandBody(request);
+          return readCommandBody(request, action === "GRANT" ? { now: deps.now() } : undefined);
         },
         "json" as const,
       ],
-      body: CommandBody,
+      body: action === "GRANT" ? GrantBody : CommandBody,
       headers: CommandHeaders,
       response: { 200: EntitlementResponse, ...COMMAND_ERRORS },
       detail: { operationId, summary, tags: ["entitlements"] },

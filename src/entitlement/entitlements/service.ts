@@ -77,6 +77,7 @@ async function executeInTransaction(tx: TransactionSql, deps: CommandDeps, comma
     reason: body.reason,
     purchaseId: body.purchase_id,
     now,
+    expiresAt: body.expires_at === undefined ? null : new Date(body.expires_at),
     unlessKeyIsLive: { caller, key },
   };
   // One round trip: the statements are pipelined and run in order, so the lookup and the upsert see whatever the
@@ -131,6 +132,17 @@ async function applyCommand(
     },
     event: outboxEventOf(action, row, body, command.traceId, now),
     reply: replyRecord(command, hash, expiresAt, applied),
+    ...(body.expires_at === undefined
+      ? {}
+      : {
+          expiry: {
+            userId: row.user_id,
+            skus: [row.stock_keeping_unit],
+            expiresAt: new Date(body.expires_at),
+            traceId: command.traceId,
+            now,
+          },
+        }),
   });
   assertStored(stored);
   return { kind: "applied", ...applied } satisfies CommandReply;

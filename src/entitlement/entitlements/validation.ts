@@ -4,7 +4,7 @@ import type { TString } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { ApiError, badRequest } from "../../shared/http/errors.ts";
 import { pathParam } from "../../shared/http/path.ts";
-import { CommandBody, CommandHeaders, MAX_BODY_BYTES, StockKeepingUnit, UserId } from "./model.ts";
+import { CommandBody, CommandHeaders, MAX_BODY_BYTES, MAX_EXPIRY_AHEAD_MS, StockKeepingUnit, UserId } from "./model.ts";
 
 const KEY_SCHEMA = CommandHeaders.properties["idempotency-key"];
 /** Blank as Java's String.trim() sees it: no character above U+0020. */
@@ -46,9 +46,27 @@ const tooLarge = () =>
     connection: "close",
   });
 
-/** Reads and validates a grant/revoke body. Call after `checkIdempotencyKey`. */
-export async function readCommandBody(request: Request): Promise<CommandBody> {
-  return checkFields(await readJsonObject(request));
+/** Reads and validates a grant/revoke body (a grant's with its optional expiry). Call after `checkIdempotencyKey`. */
+export async function readCommandBody(request: Request, grant?: { now: Date }): Promise<CommandBody> {
+  const json = await readJsonObject(request);
+  const body = checkFields(json);
+  if (!grant || json.expires_at === undefined || json.expires_at === null) return body;
+  return { ...body, expires_at: checkExpiresAt(json.expires_at, grant.now) };
+}
+
+/** An instant with a date, a time and an offset (Z or ±hh:mm): a local time would be read in the server's zone. */
+const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
+
+/** `expires_at`: in the future and at most 10 years ahead; returned as UTC ISO-8601 (hashed and stored so). */
+export function checkExpiresAt(value: unknown, now: Date): string {
+  if (typeof value !== "string") throw badRequest("expires_at must be a string");
+  const at = INSTANT.test(value) ? new Date(value) : undefined;
+  if (!at || Number.isNaN(at.getTime())) {
+    throw badRequest("expires_at must be an ISO-8601 date-time with an offset, e.g. 2027-01-08T00:00:00+09:00");
+  }
+  if (at.getTime() <= now.getTime()) throw badRequest("expires_at must be in the future");
+  if (at.getTime() - now.getTime() > MAX_EXPIRY_AHEAD_MS) throw badRequest("expires_at must be at most 10 years ahead");
+  return at.toISOString();
 }
 
 /** The body as a JSON object: media type, size and JSON checked, in that order (CONTRACT §3.1). */
@@ -95,9 +113,9 @@ function parseJson(bytes: Uint8Array): unknown {
 }
 
 /** Checks the fields in schema order and reports the first bad one; unknown fields are dropped. */
-function checkFields(body: Record<string, unknown>): CommandBody {
+export function checkFields(body: Record<string, unknown>): CommandBody {
   const out: Record<string, string> = {};
-  for (const [name, schema] of Object.entries(CommandBody.properties)) {
+  for (const [name, schema] of Object.entries(CommandBody.properties) as [string, TString][]) {
     out[name] = checkField(name, schema, body[name]);
   }
   return out as CommandBody;

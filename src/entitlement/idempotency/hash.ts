@@ -3,11 +3,13 @@
 // Records stored by the original system hash the same way, so the escaping has to match byte for byte.
 
 export type HashedRequest = {
-  action: "GRANT" | "REVOKE";
+  action: "GRANT" | "REVOKE" | "EXTEND";
   user_id: string;
   stock_keeping_unit: string;
   reason: string;
   purchase_id: string;
+  /** A grant's expiry, as UTC ISO-8601. Hashed only when present, so requests without it keep the reference's hash. */
+  expires_at?: string;
 };
 
 const SHORT_ESCAPES: Record<number, string> = { 8: "\\b", 9: "\\t", 10: "\\n", 12: "\\f", 13: "\\r" };
@@ -36,6 +38,7 @@ export function canonicalRequestJson(request: HashedRequest): string {
     ["stock_keeping_unit", request.stock_keeping_unit],
     ["reason", request.reason],
     ["purchase_id", request.purchase_id],
+    ...(request.expires_at === undefined ? [] : [["expires_at", request.expires_at]]),
   ] as const;
   return `{${fields.map(([key, value]) => `${jacksonString(key)}:${jacksonString(value)}`).join(",")}}`;
 }

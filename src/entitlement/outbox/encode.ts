@@ -30,6 +30,7 @@ export class EventEncodingError extends Error {
 const EVENT_TYPES: Record<string, EntitlementEvent_EventType> = {
   EntitlementGranted: EntitlementEvent_EventType.ENTITLEMENT_GRANTED,
   EntitlementRevoked: EntitlementEvent_EventType.ENTITLEMENT_REVOKED,
+  EntitlementExtended: EntitlementEvent_EventType.ENTITLEMENT_EXTENDED,
 };
 
 const STRING_FIELDS = ["event_id", "occurred_at", "user_id", "stock_keeping_unit", "source", "source_id", "trace_id"];
@@ -74,6 +75,15 @@ export function headerValue(text: string): string {
   return text.replace(CONTROL_CHARACTERS, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`);
 }
 
+/** The payload's expires_at (absent on events without expiry, and on every event written before it existed). */
+function readExpiresAt(value: unknown): string {
+  if (value === undefined || value === null) return "";
+  if (typeof value !== "string" || !INSTANT.test(value) || Number.isNaN(new Date(value).getTime())) {
+    throw new EventEncodingError("expires_at is not an ISO-8601 timestamp");
+  }
+  return value;
+}
+
 /** Builds the protobuf body and headers; event_type comes from the row, as in the reference (§6.4). */
 export function encodeOutboxEvent(row: OutboxRow): EncodedEvent {
   const eventType = EVENT_TYPES[row.eventType];
@@ -97,6 +107,7 @@ export function encodeOutboxEvent(row: OutboxRow): EncodedEvent {
     sourceId: s.source_id,
     version: readVersion(p.version),
     traceId: s.trace_id,
+    expiresAt: readExpiresAt(p.expires_at),
   });
   return {
     eventId: row.eventId,

@@ -4,7 +4,7 @@ import { fromBinary } from "@bufbuild/protobuf";
 import { EntitlementEvent_EventType, EntitlementEventSchema } from "../../gen/entitlement_event_pb.ts";
 import { isUuid } from "../../shared/ids.ts";
 
-export type NotificationType = "EntitlementGranted" | "EntitlementRevoked";
+export type NotificationType = "EntitlementGranted" | "EntitlementRevoked" | "EntitlementExtended";
 
 /** The stored payload_json, in the reference's shape (snake_case keys, copied from the event). */
 export type EventPayload = {
@@ -17,6 +17,8 @@ export type EventPayload = {
   source_id: string;
   version: number;
   trace_id: string;
+  /** Present when the event carries one (a grant with expiry, an extension). */
+  expires_at?: string;
 };
 
 export type EventRecord = {
@@ -45,6 +47,7 @@ export function isIsoInstant(text: string): boolean {
 const TYPES: Record<number, NotificationType> = {
   [EntitlementEvent_EventType.ENTITLEMENT_GRANTED]: "EntitlementGranted",
   [EntitlementEvent_EventType.ENTITLEMENT_REVOKED]: "EntitlementRevoked",
+  [EntitlementEvent_EventType.ENTITLEMENT_EXTENDED]: "EntitlementExtended",
 };
 
 export function decodeEntitlementEvent(bytes: Uint8Array): DecodedEvent {
@@ -58,6 +61,9 @@ export function decodeEntitlementEvent(bytes: Uint8Array): DecodedEvent {
   if (!isIsoInstant(event.occurredAt)) return { ok: false, reason: "invalid entitlement occurred_at" };
   const type = TYPES[event.eventType];
   if (!type) return { ok: false, reason: `unknown entitlement event_type ${event.eventType}` };
+  if (event.expiresAt !== "" && !isIsoInstant(event.expiresAt)) {
+    return { ok: false, reason: "invalid entitlement expires_at" };
+  }
   const strings = [event.userId, event.stockKeepingUnit, event.source, event.sourceId, event.traceId];
   // PostgreSQL text cannot hold NUL: such an event could never be stored, however often it is redelivered.
   if (strings.some((s) => s.includes("\u0000"))) return { ok: false, reason: "entitlement event contains NUL" };
@@ -71,6 +77,7 @@ export function decodeEntitlementEvent(bytes: Uint8Array): DecodedEvent {
     source_id: event.sourceId,
     version: Number(event.version),
     trace_id: event.traceId,
+    ...(event.expiresAt === "" ? {} : { expires_at: event.expiresAt }),
   };
   return {
     ok: true,
