@@ -15,9 +15,8 @@ create table entitlement_expiries (
   locked_by text,
   locked_at timestamptz,
   last_error text,
-  -- When the expiry ran; revoked says whether it revoked the entitlement (false: it had been revoked or extended).
+  -- When the expiry ran (whether it revoked the entitlement or found it revoked or extended already).
   executed_at timestamptz,
-  revoked boolean,
   trace_id text,
   created_at timestamptz not null,
   updated_at timestamptz not null,

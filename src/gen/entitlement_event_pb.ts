@@ -58,7 +58,7 @@ export type EntitlementEvent = Message<"com.example.proto.EntitlementEvent"> & {
   stockKeepingUnit: string;
 
   /**
-   * Why: the `reason` of the grant or revoke request (1-64 characters).
+   * Why: the `reason` of the grant, revoke or extension request (1-64 characters); `expiry` when the expiry revoked it.
    *
    * @generated from field: string source = 6;
    */
@@ -87,8 +87,8 @@ export type EntitlementEvent = Message<"com.example.proto.EntitlementEvent"> & {
   traceId: string;
 
   /**
-   * When the entitlement ends by itself (ISO-8601 UTC), after a grant or an extension; empty when it never does.
-   * A new field number, so old consumers skip it.
+   * When the entitlement ends by itself (ISO-8601 UTC with milliseconds), on a grant that set one and on an extension;
+   * empty otherwise. Added after the original system, with a new number: older consumers skip it.
    *
    * @generated from field: string expires_at = 10;
    */
@@ -116,15 +116,16 @@ export enum EntitlementEvent_EventType {
   ENTITLEMENT_GRANTED = 0,
 
   /**
-   * The entitlement became REVOKED (header `event_type`: EntitlementRevoked).
+   * The entitlement became REVOKED (header `event_type`: EntitlementRevoked): by a revoke request, or by its expiry
+   * (then `source` is `expiry`).
    *
    * @generated from enum value: ENTITLEMENT_REVOKED = 1;
    */
   ENTITLEMENT_REVOKED = 1,
 
   /**
-   * expires_at moved later. A consumer built before this value reads it as an unknown enum value (the reference
-   * stores it as "Unrecognized"), so adding it breaks no one.
+   * An ACTIVE entitlement's expires_at moved later (header `event_type`: EntitlementExtended). Added after the
+   * original system: a consumer built before it sees an unknown value (the reference stores "Unrecognized").
    *
    * @generated from enum value: ENTITLEMENT_EXTENDED = 2;
    */

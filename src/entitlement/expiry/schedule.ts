@@ -24,7 +24,6 @@ export function expiryUpsert(db: Db, s: ExpirySchedule) {
       locked_at = null,
       last_error = null,
       executed_at = null,
-      revoked = null,
       trace_id = excluded.trace_id,
       updated_at = excluded.updated_at`;
 }
