@@ -221,10 +221,34 @@ describe("list (reference §1.2)", () => {
     expect(reply.json).toEqual({
       user_id: "user-1",
       entitlements: [
-        { stock_keeping_unit: "sku-a", status: "REVOKED", version: 0, updated_at: at(3).toISOString() },
-        { stock_keeping_unit: "sku-b", status: "ACTIVE", version: 0, updated_at: at(3).toISOString() },
-        { stock_keeping_unit: "sku-mid", status: "ACTIVE", version: 0, updated_at: at(2).toISOString() },
-        { stock_keeping_unit: "sku-old", status: "ACTIVE", version: 0, updated_at: at(1).toISOString() },
+        {
+          stock_keeping_unit: "sku-a",
+          status: "REVOKED",
+          version: 0,
+          updated_at: at(3).toISOString(),
+          expires_at: null,
+        },
+        {
+          stock_keeping_unit: "sku-b",
+          status: "ACTIVE",
+          version: 0,
+          updated_at: at(3).toISOString(),
+          expires_at: null,
+        },
+        {
+          stock_keeping_unit: "sku-mid",
+          status: "ACTIVE",
+          version: 0,
+          updated_at: at(2).toISOString(),
+          expires_at: null,
+        },
+        {
+          stock_keeping_unit: "sku-old",
+          status: "ACTIVE",
+          version: 0,
+          updated_at: at(1).toISOString(),
+          expires_at: null,
+        },
       ],
     });
     const unknown = await send(f.app, new Request("http://localhost/v1/users/nobody/entitlements"));

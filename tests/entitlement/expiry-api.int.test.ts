@@ -43,6 +43,10 @@ describe("a grant with expires_at", () => {
       "updated_at",
     ]);
     expect((await check()).expires_at).toBe("2030-01-01T00:00:00.000Z");
+    const list = await send(f.app, new Request("http://localhost/v1/users/user-1/entitlements"));
+    expect((list.json.entitlements as { expires_at: string }[])[0]?.expires_at, "the list shows it too").toBe(
+      "2030-01-01T00:00:00.000Z",
+    );
     expect(await expiryRow()).toMatchObject({
       status: "PENDING",
       expires_at: new Date("2030-01-01T00:00:00Z"),

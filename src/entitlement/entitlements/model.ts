@@ -82,6 +82,7 @@ export const EntitlementSummary = Type.Object(
     status: EntitlementStatus,
     version: Type.Integer({ minimum: 0 }),
     updated_at: Type.String({ format: "date-time" }),
+    expires_at: ExpiresAt,
   },
   { title: "EntitlementSummary" },
 );

@@ -163,9 +163,9 @@ export async function findEntitlement(
 }
 
 /** Every entitlement of a user, newest first; the SKU breaks ties so the order is stable. */
-export async function listEntitlementsOfUser(db: Db, userId: string): Promise<EntitlementRow[]> {
-  return db<EntitlementRow[]>`
-    select user_id, stock_keeping_unit, status, version::float8 as version, updated_at
+export async function listEntitlementsOfUser(db: Db, userId: string): Promise<EntitlementDetailRow[]> {
+  return db<EntitlementDetailRow[]>`
+    select user_id, stock_keeping_unit, status, version::float8 as version, updated_at, expires_at
     from entitlements
     where user_id = ${userId}
     order by updated_at desc, stock_keeping_unit`;

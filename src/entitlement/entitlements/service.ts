@@ -176,7 +176,7 @@ export async function listEntitlements(sql: Sql, userId: string): Promise<Entitl
     user_id: userId,
     entitlements: rows.map((row) => {
       const { user_id: _, ...summary } = toResponse(row);
-      return summary;
+      return { ...summary, expires_at: row.expires_at?.toISOString() ?? null };
     }),
   };
 }
