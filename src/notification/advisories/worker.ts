@@ -4,7 +4,7 @@ import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsLink } from "../../shared/nats.ts";
 import type { Worker } from "../../shared/runtime.ts";
 import type { NotificationConfig } from "../config.ts";
-import { runPullLoop } from "../nats/pull.ts";
+import { createPullWorker } from "../nats/pull.ts";
 import { ensureDurable, ensureOwnedStream } from "../nats/streams.ts";
 import { type AdvisoryHandlerDeps, createAdvisoryHandler } from "./handler.ts";
 
@@ -22,32 +22,22 @@ export function createAdvisoryCapture(deps: AdvisoryCaptureDeps): Worker {
   const { advisory } = deps;
   const log = deps.log.child({ component: "advisory-capture", kind: advisory.kind });
   const handle = createAdvisoryHandler({ ...deps, log, kind: advisory.kind });
-  return {
-    name: `advisory-${advisory.kind}`,
-    run: async (signal) => {
-      const nc = await deps.link.get(signal);
-      if (!nc) return;
-      await runPullLoop(
-        {
-          prepare: async () => {
-            const jsm = await jetstreamManager(nc);
-            await ensureOwnedStream(jsm, { name: advisory.stream, ...advisory });
-            await ensureDurable(jsm, {
-              stream: advisory.stream,
-              durable: advisory.durable,
-              ackWaitMs: deps.ackWaitMs,
-              maxDeliver: deps.maxDeliver,
-            });
-            return jetstream(nc).consumers.get(advisory.stream, advisory.durable);
-          },
-          batchSize: 50,
-          handle: async (messages, signal) => {
-            for (const message of messages) await handle(message, signal);
-          },
-          log,
-        },
-        signal,
-      );
+  return createPullWorker(`advisory-${advisory.kind}`, deps.link, (nc) => ({
+    prepare: async () => {
+      const jsm = await jetstreamManager(nc);
+      await ensureOwnedStream(jsm, { name: advisory.stream, ...advisory });
+      await ensureDurable(jsm, {
+        stream: advisory.stream,
+        durable: advisory.durable,
+        ackWaitMs: deps.ackWaitMs,
+        maxDeliver: deps.maxDeliver,
+      });
+      return jetstream(nc).consumers.get(advisory.stream, advisory.durable);
     },
-  };
+    batchSize: 50,
+    handle: async (messages, signal) => {
+      for (const message of messages) await handle(message, signal);
+    },
+    log,
+  }));
 }

@@ -3,7 +3,7 @@ import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsLink } from "../../shared/nats.ts";
 import type { Worker } from "../../shared/runtime.ts";
 import type { NotificationConfig } from "../config.ts";
-import { runPullLoop } from "../nats/pull.ts";
+import { createPullWorker } from "../nats/pull.ts";
 import { termTakesReason } from "../nats/server.ts";
 import { ensureDurable, ensureOwnedStream, ensureStreamExists } from "../nats/streams.ts";
 import { createEventHandler, type EventHandlerDeps } from "./handler.ts";
@@ -20,42 +20,31 @@ export type EventConsumerDeps = EventHandlerDeps & {
 export function createEventConsumer(deps: EventConsumerDeps): Worker {
   const { nats } = deps;
   const log = deps.log.child({ component: "event-consumer" });
-  return {
-    name: "event-consumer",
-    run: async (signal) => {
-      const nc = await deps.link.get(signal);
-      if (!nc) return;
-      const handle = createEventHandler({ ...deps, log, termTakesReason: () => termTakesReason(nc) });
-      await runPullLoop(
-        {
-          prepare: async () => {
-            const jsm = await jetstreamManager(nc);
-            // The advisory streams must exist before the first term() or max-deliver, or that advisory is lost.
-            for (const a of nats.advisories) await ensureOwnedStream(jsm, { name: a.stream, ...a });
-            await ensureStreamExists(jsm, {
-              name: nats.stream,
-              subject: nats.subject,
-              replicas: nats.replicas,
-              duplicateWindowMs: nats.duplicateWindowMs,
-            });
-            await ensureDurable(jsm, {
-              stream: nats.stream,
-              durable: nats.durable,
-              ackWaitMs: nats.ackWaitMs,
-              maxDeliver: nats.maxDeliver,
-              filterSubject: nats.subject,
-            });
-            return jetstream(nc).consumers.get(nats.stream, nats.durable);
-          },
-          batchSize: deps.batchSize,
-          handle,
-          onBound: (bound) => {
-            deps.health.bound = bound;
-          },
-          log,
-        },
-        signal,
-      );
+  return createPullWorker("event-consumer", deps.link, (nc) => ({
+    prepare: async () => {
+      const jsm = await jetstreamManager(nc);
+      // The advisory streams must exist before the first term() or max-deliver, or that advisory is lost.
+      for (const a of nats.advisories) await ensureOwnedStream(jsm, { name: a.stream, ...a });
+      await ensureStreamExists(jsm, {
+        name: nats.stream,
+        subject: nats.subject,
+        replicas: nats.replicas,
+        duplicateWindowMs: nats.duplicateWindowMs,
+      });
+      await ensureDurable(jsm, {
+        stream: nats.stream,
+        durable: nats.durable,
+        ackWaitMs: nats.ackWaitMs,
+        maxDeliver: nats.maxDeliver,
+        filterSubject: nats.subject,
+      });
+      return jetstream(nc).consumers.get(nats.stream, nats.durable);
     },
-  };
+    batchSize: deps.batchSize,
+    handle: createEventHandler({ ...deps, log, termTakesReason: () => termTakesReason(nc) }),
+    onBound: (bound) => {
+      deps.health.bound = bound;
+    },
+    log,
+  }));
 }

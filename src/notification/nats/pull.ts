@@ -2,7 +2,8 @@
 // in batches, and start again after any failure (NATS outage, deleted consumer, closed connection) until aborted.
 import type { Consumer, ConsumerMessages, JsMsg } from "@nats-io/jetstream";
 import type { Logger } from "../../shared/logger.ts";
-import { sleep } from "../../shared/runtime.ts";
+import type { NatsConnection, NatsLink } from "../../shared/nats.ts";
+import { sleep, type Worker } from "../../shared/runtime.ts";
 
 export type PullLoop = {
   /** Ensures the stream and the durable exist and returns the consumer to read. */
@@ -107,4 +108,18 @@ export async function runPullLoop(loop: PullLoop, signal: AbortSignal): Promise<
     loop.onBound?.(false);
     if (!signal.aborted) await sleep(Math.min(retryMs * Math.max(1, failures), 15_000), signal);
   }
+}
+
+/**
+ * A JetStream reader as a worker: it waits for NATS (the link), then runs the pull loop `loopOn(nc)` describes until
+ * shutdown. Every consumer of this service is one of these (consumer/worker.ts, advisories/worker.ts).
+ */
+export function createPullWorker(name: string, link: NatsLink, loopOn: (nc: NatsConnection) => PullLoop): Worker {
+  return {
+    name,
+    run: async (signal) => {
+      const nc = await link.get(signal);
+      if (nc) await runPullLoop(loopOn(nc), signal);
+    },
+  };
 }
