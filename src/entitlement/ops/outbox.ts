@@ -2,9 +2,8 @@
 // function prints one human-readable line per fact or change and returns its exit code; running one twice is harmless.
 import { type Command, EXIT_USAGE } from "../../shared/cli.ts";
 import { isUuid } from "../../shared/ids.ts";
-import { type OpsDeps, withOpsDatabase } from "../../shared/ops.ts";
-import { type EntitlementConfig, loadEntitlementConfig } from "../config.ts";
-import { SCHEMA } from "../migrations.ts";
+import type { OpsDeps } from "../../shared/ops.ts";
+import { type OpsEnv, withOps } from "./context.ts";
 import { findOutboxStatus, readOutboxStats, requeueFailedOutboxEvents } from "./queries.ts";
 
 export const OUTBOX_USAGE = "usage: entitlement outbox stats | requeue <event_id> | requeue --failed";
@@ -60,7 +59,7 @@ function parseOutboxArgs(args: string[]): OutboxArgs | undefined {
 }
 
 /** The `outbox` subcommand; opens its own PostgreSQL connection from the service configuration in `env`. */
-export function outboxCommand(env: Record<string, string | undefined> = process.env): Command {
+export function outboxCommand(env: OpsEnv = process.env): Command {
   return {
     name: "outbox",
     summary: "outbox stats | requeue <event_id> | requeue --failed   (operator tools, see docs/operations.md)",
@@ -70,15 +69,7 @@ export function outboxCommand(env: Record<string, string | undefined> = process.
         console.error(OUTBOX_USAGE);
         return EXIT_USAGE;
       }
-      const spec = {
-        program: "entitlement",
-        label: `outbox ${args.join(" ")}`,
-        schema: SCHEMA,
-        // Operator commands serve nothing, so they need no API tokens.
-        loadConfig: () => loadEntitlementConfig(env, { requireAuth: false }),
-        databaseUrl: (c: EntitlementConfig) => c.database.url,
-      };
-      return withOpsDatabase(spec, (deps) =>
+      return withOps(env, `outbox ${args.join(" ")}`, (deps) =>
         parsed.op === "stats" ? printOutboxStats(deps) : requeueOutbox(deps, parsed.target),
       );
     },
