@@ -14,12 +14,13 @@ import { type AuthSettings, authenticate, type Caller, callerName, requiredAcces
 import { type RouteScopes, routeScopes } from "./auth/scope.ts";
 import { bundleRoutes } from "./bundles/routes.ts";
 import { createCommandMetrics } from "./entitlements/metrics.ts";
-import { entitlementRoutes, type RouteDeps } from "./entitlements/routes.ts";
+import { entitlementRoutes } from "./entitlements/routes.ts";
 import { extensionRoutes } from "./extensions/routes.ts";
 import { historyRoutes } from "./history/routes.ts";
 import { createGate } from "./limits/gate.ts";
 import { checkHeaderLimits } from "./limits/headers.ts";
 import { createRateLimiter, type RateLimitSettings } from "./limits/rate-limit.ts";
+import type { RouteDeps } from "./route-deps.ts";
 
 export type Limits = {
   /** false: no rate limit (ENTITLEMENT_RATE_LIMIT_ENABLED=false). Default 1000/s, burst 2000. */

@@ -1,0 +1,24 @@
+// What every Entitlement route receives from createApp (app.ts), and how a route answers a database it cannot reach.
+import { isTransientDbError, SqlState } from "../shared/db.ts";
+import { ApiError } from "../shared/http/errors.ts";
+import type { Logger } from "../shared/logger.ts";
+import type { CommandDeps } from "./entitlements/service.ts";
+import type { Gate } from "./limits/gate.ts";
+
+export type RouteDeps = CommandDeps & {
+  log: Logger;
+  /** The name of the caller the edge authenticated ('' when authentication is disabled). */
+  callerOf: (request: Request) => string;
+  /** Every database call of a request runs through it (limits/gate.ts). */
+  gate: Gate;
+};
+
+/** A lost or stuck database is worth a retry (503); anything else stays a 500. */
+export function unavailableOr(log: Logger, error: unknown): never {
+  const code = (error as { code?: unknown })?.code;
+  if (isTransientDbError(error) || code === SqlState.queryCanceled) {
+    log.warn({ err: error }, "database unavailable");
+    throw new ApiError(503, "NOT_READY", "database unavailable, retry later");
+  }
+  throw error;
+}
