@@ -17,6 +17,7 @@ import {
   type Rule,
   ServerPortAlias,
 } from "../shared/config.ts";
+import { exportRequested } from "../shared/tracing.ts";
 import { parseTokenEntries } from "./auth/tokens.ts";
 
 export const EntitlementEnv = Type.Object({
@@ -164,6 +165,7 @@ export function loadEntitlementConfig(
       queueTimeoutMs: e.ENTITLEMENT_REQUEST_QUEUE_TIMEOUT,
     },
     log: { level: e.LOG_LEVEL },
+    tracing: { exportSpans: exportRequested(e) },
     workerId: e.HOSTNAME,
   };
 }

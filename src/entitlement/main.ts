@@ -8,6 +8,7 @@ import { createRegistry } from "../shared/metrics.ts";
 import { openNatsLink } from "../shared/nats.ts";
 import { systemClock, workerId } from "../shared/runtime.ts";
 import { lifecycleCommands, type ServiceSpec } from "../shared/service.ts";
+import { installTracing } from "../shared/tracing.ts";
 import { createApp } from "./app.ts";
 import { tokenCommand } from "./auth/command.ts";
 import { type EntitlementConfig, loadEntitlementConfig } from "./config.ts";
@@ -25,6 +26,12 @@ const spec: ServiceSpec<EntitlementConfig> = {
   logLevel: (config) => config.log.level,
   start: async ({ config, sql, log }) => {
     const registry = createRegistry("entitlement", { defaultMetrics: true });
+    const tracing = installTracing({
+      service: "entitlement",
+      version: pkg.version,
+      exportSpans: config.tracing.exportSpans,
+    });
+    if (tracing.exporting) log.info("spans are exported over OTLP/HTTP (OTEL_EXPORTER_OTLP_ENDPOINT)");
     if (config.auth.disabled) {
       log.warn("ENTITLEMENT_AUTH_DISABLED=true: anyone who reaches the port may grant, revoke and read entitlements");
     }
@@ -57,7 +64,11 @@ const spec: ServiceSpec<EntitlementConfig> = {
       workerId: workerId(config.workerId),
       link,
     });
-    return { app, workers, close: async () => link?.close() };
+    const close = async () => {
+      await link?.close();
+      await tracing.shutdown();
+    };
+    return { app, workers, close };
   },
 };
 

@@ -2,6 +2,7 @@ import m001 from "../../db/entitlement/001_init.sql" with { type: "text" };
 import m002 from "../../db/entitlement/002_outbox_fresh_idx.sql" with { type: "text" };
 import m003 from "../../db/entitlement/003_history_and_expiry.sql" with { type: "text" };
 import m004 from "../../db/entitlement/004_entitlement_expiries.sql" with { type: "text" };
+import m005 from "../../db/entitlement/005_outbox_traceparent.sql" with { type: "text" };
 import { migrationList } from "../shared/migrate.ts";
 
 export const SCHEMA = "entitlement";
@@ -11,4 +12,5 @@ export const migrations = migrationList({
   "002_outbox_fresh_idx.sql": m002,
   "003_history_and_expiry.sql": m003,
   "004_entitlement_expiries.sql": m004,
+  "005_outbox_traceparent.sql": m005,
 });

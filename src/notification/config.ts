@@ -18,6 +18,7 @@ import {
   ServerPortAlias,
   Str,
 } from "../shared/config.ts";
+import { exportRequested } from "../shared/tracing.ts";
 
 const advisorySubject = (kind: string) =>
   `$JS.EVENT.ADVISORY.CONSUMER.${kind}.entitlement-events.notification-entitlement-consumer`;
@@ -188,6 +189,7 @@ export function loadNotificationConfig(env: Record<string, string | undefined>) 
     },
     debugApi: { enabled: e.NOTIFICATION_DEBUG_API_ENABLED, token: e.NOTIFICATION_DEBUG_API_TOKEN },
     log: { level: e.LOG_LEVEL },
+    tracing: { exportSpans: exportRequested(e) },
     workerId: e.HOSTNAME,
   };
 }

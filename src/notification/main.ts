@@ -7,6 +7,7 @@ import { createRegistry } from "../shared/metrics.ts";
 import { openNatsLink } from "../shared/nats.ts";
 import { systemClock, Waker, workerId } from "../shared/runtime.ts";
 import { lifecycleCommands, type ServiceSpec } from "../shared/service.ts";
+import { installTracing } from "../shared/tracing.ts";
 import { createApp } from "./app.ts";
 import { loadNotificationConfig, type NotificationConfig, SECRET_VARIABLES } from "./config.ts";
 import type { ConsumerHealth } from "./consumer/worker.ts";
@@ -26,6 +27,12 @@ const spec: ServiceSpec<NotificationConfig> = {
   secretKeys: SECRET_VARIABLES,
   start: async ({ config, sql, log }) => {
     const registry = createRegistry("notification", { defaultMetrics: true });
+    const tracing = installTracing({
+      service: "notification",
+      version: pkg.version,
+      exportSpans: config.tracing.exportSpans,
+    });
+    if (tracing.exporting) log.info("spans are exported over OTLP/HTTP (OTEL_EXPORTER_OTLP_ENDPOINT)");
     const metrics = createNotificationMetrics(registry);
     const health: ConsumerHealth = { bound: false };
     // NATS connects in the background (retrying forever): /healthz and /readyz answer while NATS is down.
@@ -55,7 +62,11 @@ const spec: ServiceSpec<NotificationConfig> = {
       consumerReady: link ? () => health.bound && link.connected() : undefined,
       debugApi: config.debugApi,
     });
-    return { app, workers, close: async () => link?.close() };
+    const close = async () => {
+      await link?.close();
+      await tracing.shutdown();
+    };
+    return { app, workers, close };
   },
 };
 

@@ -212,4 +212,13 @@ export const CommonConfig = {
   HOSTNAME: Optional({
     description: "Worker id written to locked_by (default: the OS host name); the process id is always appended.",
   }),
+  OTEL_EXPORTER_OTLP_ENDPOINT: Optional({
+    pattern: "^https?://",
+    description:
+      "OTLP/HTTP base URL (/v1/traces is appended): spans are exported when set. Unset: nothing is exported, trace ids still propagate and appear in logs. The SDK's other OTEL_EXPORTER_OTLP_* variables, OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES apply.",
+  }),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: Optional({
+    pattern: "^https?://",
+    description: "Full OTLP/HTTP traces URL; when set, spans are exported there (it wins over the base URL).",
+  }),
 };

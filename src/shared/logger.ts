@@ -2,6 +2,7 @@
 // Authorization header or a database password could appear, plus the secret variables a service names
 // (`secretKeys`, e.g. its webhook secret).
 import pino, { type Logger } from "pino";
+import { traceLogFields } from "./trace-context.ts";
 
 export type { Logger };
 
@@ -37,6 +38,8 @@ export function createLogger(options: {
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
       redact: { paths: redactedPaths(options.secretKeys), censor },
+      // Inside a span (a request, a publish, a consume, a delivery) every line carries trace_id and span_id.
+      mixin: traceLogFields,
     },
     options.destination ?? pino.destination({ fd: 1, sync: false }),
   );

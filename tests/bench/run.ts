@@ -15,6 +15,7 @@ import { rawPublish, seedAndDrainOutbox } from "./relay.ts";
 import { measureReplicas, replicaRows } from "./replicas.ts";
 import { type Figure, machine, renderTable } from "./report.ts";
 import * as stack from "./stack.ts";
+import { mean, measureTracingCost } from "./tracing.ts";
 
 const adminUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const natsUrl = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
@@ -227,6 +228,39 @@ async function main(options: BenchOptions): Promise<void> {
     results.ingest = { eventsPerSecond: ingest.eventsPerSecond, seconds: ingest.seconds, stored: ingest.stored };
     add(`ingest (${ingest.stored} events)`, ingest.eventsPerSecond, "events/s", { op: ">=", value: 5000 });
     add("RSS during ingest: notification", Math.max(rssDuringIngest.peak, notification.rssMb()), "MiB");
+
+    for (const s of running.splice(0).reverse()) await s.stop();
+    const c = Math.max(...options.connections);
+    const tracing = await measureTracingCost({
+      start: async (env, label) => {
+        const e = await stack.startService("entitlement", bin.entitlement, { ...entitlementEnv, ...env }, log(label));
+        const n = await stack.startService(
+          "notification",
+          bin.notification,
+          { ...notificationEnv(true), ...env },
+          log(`${label}-n`),
+        );
+        return { entitlement: e, stop: async () => void (await Promise.all([e.stop(), n.stop()])) };
+      },
+      settle: () => settle(sql, settleMs),
+      headers: auth.headers,
+      connections: c,
+      seconds: options.duration,
+      rounds: options.quick ? 1 : 2,
+      tag,
+      progress,
+    });
+    results.tracing = tracing;
+    for (const mode of ["off", "on"] as const) {
+      const runs = tracing[mode];
+      const p99 = mean(runs, (r) => r.p99Ms).toFixed(1);
+      add(
+        `grants/s API c=${c}, span export ${mode} (mean of ${runs.length}, p99 ${p99} ms)`,
+        mean(runs, (r) => r.rps),
+        "req/s",
+      );
+    }
+    add("spans exported (tracing on)", tracing.spansReceived, "");
     for (const s of running.splice(0).reverse()) await s.stop();
     const replicas = await measureReplicas({
       adminUrl,

@@ -81,6 +81,8 @@ export async function insertAppliedBundle(
     requestId: string;
     caller: string | null;
     traceId: string;
+    /** W3C trace context of the request, for every event of the bundle (outbox-event.ts). */
+    traceparent?: string | null;
     occurredAt: Date;
     items: AppliedItem[];
     reply: Key & IdempotencyRecord;
@@ -100,8 +102,10 @@ export async function insertAppliedBundle(
       from unnest(${column("auditId")}::uuid[], ${column("sku")}::text[], ${column("version")}::bigint[],
                   ${json("detail")}::text[]) as a(id, sku, version, detail)
     ), outbox as (
-      insert into outbox_events (event_id, event_type, aggregate_key, payload, status, attempt_count, created_at)
-      select o.id, 'EntitlementGranted', ${r.userId} || ':' || o.sku, o.payload::jsonb, 'PENDING', 0, ${r.occurredAt}
+      insert into outbox_events
+        (event_id, event_type, aggregate_key, payload, status, attempt_count, created_at, traceparent)
+      select o.id, 'EntitlementGranted', ${r.userId} || ':' || o.sku, o.payload::jsonb, 'PENDING', 0, ${r.occurredAt},
+             ${r.traceparent ?? null}
       from unnest(${column("eventId")}::uuid[], ${column("sku")}::text[], ${json("payload")}::text[])
         as o(id, sku, payload)
     )${

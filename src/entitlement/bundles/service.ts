@@ -3,6 +3,7 @@
 // audit row and outbox event. Expected outcomes are values; surprises are thrown.
 import type { Sql, TransactionSql } from "postgres";
 import type { Clock } from "../../shared/runtime.ts";
+import { traceparentOf } from "../../shared/trace-context.ts";
 import type { CommandMetrics } from "../entitlements/metrics.ts";
 import { outboxEventOf } from "../entitlements/outbox-event.ts";
 import { type EntitlementRow, limitStatementTime } from "../entitlements/queries.ts";
@@ -82,6 +83,7 @@ async function executeInTransaction(
       requestId: key,
       caller: caller === "" ? null : caller,
       traceId: command.traceId,
+      traceparent: traceparentOf() ?? null,
       occurredAt: now,
       items: changed.map((row) => appliedItem(row, command, now)),
       expiresAt: change.expiresAt,

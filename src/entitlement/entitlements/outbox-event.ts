@@ -1,9 +1,13 @@
 // The outbox event of one applied command. The relay (outbox/) turns its payload into the protobuf message, so the
 // payload carries every field of EntitlementEvent, named as in the reference's JSON payload.
+import { traceparentOf } from "../../shared/trace-context.ts";
 import { type ChangeAction, EVENT_TYPE } from "./model.ts";
 import type { EntitlementRow, OutboxEvent } from "./queries.ts";
 
-/** The outbox row of reference §1.4 (payload fields as in §6.4, plus expires_at when the change sets one). */
+/**
+ * The outbox row of reference §1.4 (payload fields as in §6.4, plus expires_at when the change sets one), with the
+ * `traceparent` of the active span (the command's transaction), so the relay's publish joins the trace of the request.
+ */
 export function outboxEventOf(
   action: ChangeAction,
   row: EntitlementRow,
@@ -18,6 +22,7 @@ export function outboxEventOf(
     eventType,
     aggregateKey: `${row.user_id}:${row.stock_keeping_unit}`,
     createdAt: now,
+    traceparent: traceparentOf() ?? null,
     payload: {
       event_id: eventId,
       event_type: eventType,

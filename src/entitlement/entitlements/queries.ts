@@ -119,6 +119,8 @@ export type OutboxEvent = {
   aggregateKey: string;
   payload: JSONValue;
   createdAt: Date;
+  /** W3C trace context of the command's transaction; null when tracing is not installed. */
+  traceparent: string | null;
 };
 
 /**
@@ -140,8 +142,10 @@ export async function insertAppliedCommand(
       values (${crypto.randomUUID()}, ${a.occurredAt}, ${a.userId}, ${a.sku}, ${a.action}, ${a.version}, ${a.reason},
               ${a.purchaseId}, ${a.requestId}, ${a.caller}, ${db.json(a.detail)}, ${a.traceId})
     ), outbox as (
-      insert into outbox_events (event_id, event_type, aggregate_key, payload, status, attempt_count, created_at)
-      values (${e.eventId}, ${e.eventType}, ${e.aggregateKey}, ${db.json(e.payload)}, 'PENDING', 0, ${e.createdAt})
+      insert into outbox_events
+        (event_id, event_type, aggregate_key, payload, status, attempt_count, created_at, traceparent)
+      values (${e.eventId}, ${e.eventType}, ${e.aggregateKey}, ${db.json(e.payload)}, 'PENDING', 0, ${e.createdAt},
+              ${e.traceparent})
     )${expiry}, stored as (
       ${idempotencyUpsert(db, r.reply)}
       returning 1

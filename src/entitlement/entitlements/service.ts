@@ -3,6 +3,7 @@
 // record, all committed together. Expected outcomes (replay, conflicts) are values; surprises are thrown.
 import type { Sql, TransactionSql } from "postgres";
 import type { Clock } from "../../shared/runtime.ts";
+import { inSpan } from "../../shared/trace-context.ts";
 import { requestHash } from "../idempotency/hash.ts";
 import { findLiveIdempotencyRecord, lockIdempotencyKey, storeIdempotencyRecord } from "../idempotency/queries.ts";
 import { assertStored, replayStored } from "../idempotency/replay.ts";
@@ -58,7 +59,10 @@ const RESULT: Record<CommandReply["kind"], CommandResult> = {
 /** Runs a grant or revoke; throws only on database trouble (the transaction is then rolled back). */
 export async function executeCommand(deps: CommandDeps, command: Command): Promise<CommandReply> {
   try {
-    const reply = await deps.sql.begin((tx) => executeInTransaction(tx, deps, command));
+    // The span the outbox row remembers (outbox-event.ts): the relay's publish span continues from it.
+    const reply = await inSpan(`${command.action} transaction`, {}, () =>
+      deps.sql.begin((tx) => executeInTransaction(tx, deps, command)),
+    );
     deps.metrics.record(command.action, RESULT[reply.kind]);
     return reply;
   } catch (error) {

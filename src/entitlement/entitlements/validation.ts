@@ -4,6 +4,7 @@ import type { TString } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { ApiError, badRequest } from "../../shared/http/errors.ts";
 import { pathParam } from "../../shared/http/path.ts";
+import { activeTraceId } from "../../shared/trace-context.ts";
 import { CommandBody, CommandHeaders, MAX_BODY_BYTES, MAX_EXPIRY_AHEAD_MS, StockKeepingUnit, UserId } from "./model.ts";
 
 const KEY_SCHEMA = CommandHeaders.properties["idempotency-key"];
@@ -23,10 +24,16 @@ export function checkIdempotencyKey(headers: Headers): string {
   return key;
 }
 
-/** X-Trace-Id when it looks like an id (printable, at most 128 characters), else a fresh UUID. */
-export function traceIdOf(headers: Headers): string {
+/**
+ * The event's trace_id (CONTRACT §3.4): the W3C trace id when the request came with a `traceparent`; else X-Trace-Id
+ * as given when it looks like an id (printable, at most 128 characters: the reference's behaviour); else the id of the
+ * trace the request started (`activeTrace`, the active span's by default), or a fresh UUID when tracing is not installed.
+ */
+export function traceIdOf(headers: Headers, activeTrace: string | undefined = activeTraceId()): string {
   const given = headers.get("x-trace-id")?.trim();
-  return given && TRACE_ID.test(given) ? given : crypto.randomUUID();
+  if (activeTrace && headers.has("traceparent")) return activeTrace;
+  if (given && TRACE_ID.test(given)) return given;
+  return activeTrace ?? crypto.randomUUID();
 }
 
 /** The `{user_id}` path segment of the list route, decoded strictly from the request target (shared/http/path.ts). */

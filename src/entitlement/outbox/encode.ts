@@ -10,6 +10,8 @@ export type OutboxRow = {
   aggregateKey: string;
   payload: unknown;
   attemptCount: number;
+  /** The W3C trace context of the command that wrote the row (null for rows from before tracing). */
+  traceparent?: string | null;
 };
 
 export type EncodedEvent = {
@@ -17,6 +19,7 @@ export type EncodedEvent = {
   occurredAt: Date;
   body: Uint8Array;
   headers: Record<"event_type" | "aggregate_key" | "occurred_at" | "trace_id", string>;
+  traceparent?: string | null;
 };
 
 /** A row whose payload or type can never become an EntitlementEvent: retrying cannot help. */
@@ -113,6 +116,7 @@ export function encodeOutboxEvent(row: OutboxRow): EncodedEvent {
     eventId: row.eventId,
     occurredAt,
     body: toBinary(EntitlementEventSchema, message),
+    traceparent: row.traceparent ?? null,
     headers: {
       event_type: headerValue(row.eventType),
       aggregate_key: headerValue(row.aggregateKey),

@@ -12,6 +12,7 @@ type ClaimedRecord = {
   aggregate_key: string;
   payload: unknown;
   attempt_count: number;
+  traceparent: string | null;
 };
 
 /**
@@ -56,15 +57,17 @@ export async function claimOutboxBatch(
           lease_until = ${args.leaseUntil}, attempt_count = e.attempt_count + 1
       from picked
       where e.event_id = picked.event_id
-      returning e.event_id, e.event_type, e.aggregate_key, e.payload, e.attempt_count, e.created_at
+      returning e.event_id, e.event_type, e.aggregate_key, e.payload, e.attempt_count, e.created_at, e.traceparent
     )
-    select event_id, event_type, aggregate_key, payload, attempt_count from claimed order by created_at, event_id`;
+    select event_id, event_type, aggregate_key, payload, attempt_count, traceparent
+    from claimed order by created_at, event_id`;
   return rows.map((r) => ({
     eventId: r.event_id,
     eventType: r.event_type,
     aggregateKey: r.aggregate_key,
     payload: r.payload,
     attemptCount: r.attempt_count,
+    traceparent: r.traceparent,
   }));
 }
 

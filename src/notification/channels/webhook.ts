@@ -3,6 +3,7 @@
 // anything else (timeouts and network errors included) is retried.
 import { Webhook } from "standardwebhooks";
 import type { Clock } from "../../shared/runtime.ts";
+import { traceparentOf } from "../../shared/trace-context.ts";
 import { type Delivery, PermanentDeliveryError, type Sender } from "./sender.ts";
 
 export type WebhookOptions = {
@@ -25,6 +26,11 @@ export function webhookBody(d: Delivery): string {
   });
 }
 
+function traceHeaders(): { traceparent?: string } {
+  const traceparent = traceparentOf();
+  return traceparent ? { traceparent } : {};
+}
+
 export function createWebhookSender(options: WebhookOptions): Sender {
   const signer = new Webhook(options.secret);
   const doFetch = options.fetch ?? fetch;
@@ -36,6 +42,8 @@ export function createWebhookSender(options: WebhookOptions): Sender {
       "webhook-id": d.notificationId,
       "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
       "webhook-signature": signer.sign(d.notificationId, at, body),
+      // The delivery's span (delivery/service.ts): the receiver's spans join the grant's trace.
+      ...traceHeaders(),
     };
     let response: Response;
     try {

@@ -27,6 +27,8 @@ export type EventRecord = {
   type: NotificationType;
   occurredAt: string;
   payload: EventPayload;
+  /** The consume span's W3C trace context, stored with the notification for its delivery (set by the handler). */
+  traceparent?: string;
 };
 
 export type DecodedEvent = { ok: true; record: EventRecord } | { ok: false; reason: string };

@@ -2,6 +2,7 @@
 // after the commit. While the database is unreachable the batch is held (see nats/hold.ts); any other failure naks
 // the whole batch with a delay, so a batch that can never be stored ends at max_deliver and its advisory.
 import type { JsMsg } from "@nats-io/jetstream";
+import { context } from "@opentelemetry/api";
 import type { Sql } from "../../shared/db.ts";
 import type { Logger } from "../../shared/logger.ts";
 import type { Clock } from "../../shared/runtime.ts";
@@ -9,6 +10,7 @@ import type { NotificationMetrics } from "../metrics.ts";
 import { holdWhileDatabaseDown } from "../nats/hold.ts";
 import { decodeEntitlementEvent, type EventRecord } from "./decode.ts";
 import { storeEvents } from "./service.ts";
+import { type ConsumeSpan, endConsumeSpan, startConsumeSpan } from "./spans.ts";
 
 export type EventHandlerDeps = {
   sql: Sql;
@@ -38,23 +40,33 @@ function settle(log: Logger, action: () => void): void {
   }
 }
 
+type Valid = { message: JsMsg; record: EventRecord; span: ConsumeSpan };
+
 export function createEventHandler(deps: EventHandlerDeps) {
   const { log, metrics } = deps;
-  return async function handleEventBatch(messages: JsMsg[], signal?: AbortSignal): Promise<void> {
-    const last = messages.at(-1);
-    if (last) metrics.consumerPending.set(last.info.pending);
-    const valid: { message: JsMsg; record: EventRecord }[] = [];
+
+  /** Terminates what can never be stored (inside its span, so the log line carries its trace); returns the rest. */
+  function decodeAll(messages: JsMsg[]): Valid[] {
+    const valid: Valid[] = [];
     for (const message of messages) {
+      const span = startConsumeSpan(message);
       const decoded = decodeEntitlementEvent(message.data);
       if (decoded.ok) {
-        valid.push({ message, record: decoded.record });
+        valid.push({ message, record: { ...decoded.record, traceparent: span.traceparent }, span });
         continue;
       }
-      log.warn({ stream_seq: message.seq, reason: decoded.reason }, "terminating entitlement event");
+      context.with(span.context, () =>
+        log.warn({ stream_seq: message.seq, reason: decoded.reason }, "terminating entitlement event"),
+      );
       settle(log, () => (deps.termTakesReason?.() ? message.term(decoded.reason) : message.term()));
+      endConsumeSpan(span, "term", decoded.reason);
       metrics.events.inc({ result: "terminated" });
     }
-    if (valid.length === 0) return;
+    return valid;
+  }
+
+  /** Stores the batch, then acks (or naks) every message; returns how they were settled. */
+  async function storeAndSettle(valid: Valid[], signal?: AbortSignal): Promise<"ack" | "nak"> {
     const store = deps.store ?? storeEvents;
     const result = await holdWhileDatabaseDown(
       valid.map((v) => v.message),
@@ -73,11 +85,25 @@ export function createEventHandler(deps: EventHandlerDeps) {
       metrics.events.inc({ result: "duplicate" }, outcome.duplicates);
       if (outcome.duplicates > 0) log.info({ duplicates: outcome.duplicates }, "duplicate entitlement events skipped");
       if (outcome.created > 0) deps.onCreated();
-      return;
+      return "ack";
     }
     const delay = signal?.aborted ? 0 : (deps.nakDelayMs ?? defaultNakDelay)();
     log.error({ err: result.error, messages: valid.length, nak_delay_ms: delay }, "storing entitlement events failed");
     for (const v of valid) settle(log, () => (delay > 0 ? v.message.nak(delay) : v.message.nak()));
     metrics.events.inc({ result: "nak" }, valid.length);
+    return "nak";
+  }
+
+  return async function handleEventBatch(messages: JsMsg[], signal?: AbortSignal): Promise<void> {
+    const last = messages.at(-1);
+    if (last) metrics.consumerPending.set(last.info.pending);
+    const valid = decodeAll(messages);
+    if (valid.length === 0) return;
+    let outcome: "ack" | "nak" = "nak";
+    try {
+      outcome = await storeAndSettle(valid, signal);
+    } finally {
+      for (const v of valid) endConsumeSpan(v.span, outcome);
+    }
   };
 }

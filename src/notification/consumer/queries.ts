@@ -21,16 +21,17 @@ export async function insertNotifications(db: Db, input: { records: EventRecord[
   const result = await db`
     insert into notifications
       (notification_id, event_id, user_id, type, occurred_at, payload_json, status, attempt_count, next_retry_at,
-       created_at)
+       created_at, traceparent)
     select gen_random_uuid(), e.event_id, e.user_id, e.type, e.occurred_at::timestamptz, e.payload::jsonb, 'PENDING', 0,
-           ${now}, ${now}
+           ${now}, ${now}, e.traceparent
     from unnest(
       ${records.map((r) => r.eventId)}::uuid[],
       ${records.map((r) => r.userId)}::text[],
       ${records.map((r) => r.type)}::text[],
       ${records.map((r) => r.occurredAt)}::text[],
-      ${records.map((r) => JSON.stringify(r.payload))}::text[]
-    ) with ordinality as e(event_id, user_id, type, occurred_at, payload, ord)
+      ${records.map((r) => JSON.stringify(r.payload))}::text[],
+      ${records.map((r) => r.traceparent ?? null)}::text[]
+    ) with ordinality as e(event_id, user_id, type, occurred_at, payload, traceparent, ord)
     order by e.ord`;
   return result.count;
 }

@@ -12,6 +12,8 @@ export type ClaimedNotification = {
   /** Already counts this attempt: the claim increments it (CONTRACT §8.5). */
   attemptCount: number;
   createdAt: Date;
+  /** The consume span's W3C trace context (null for rows from before tracing). */
+  traceparent?: string | null;
 };
 
 type ClaimRow = {
@@ -23,6 +25,7 @@ type ClaimRow = {
   payload: string;
   attempt_count: number;
   created_at: Date;
+  traceparent: string | null;
 };
 
 /**
@@ -48,7 +51,7 @@ export async function claimNotifications(
       from picked
       where n.notification_id = picked.notification_id
       returning n.notification_id, n.event_id, n.user_id, n.type, n.occurred_at, n.payload_json::text as payload,
-                n.attempt_count, n.created_at
+                n.attempt_count, n.created_at, n.traceparent
     )
     select * from claimed order by created_at, notification_id`;
   return rows.map((r) => ({
@@ -60,6 +63,7 @@ export async function claimNotifications(
     payload: JSON.parse(r.payload) as Record<string, unknown>,
     attemptCount: r.attempt_count,
     createdAt: r.created_at,
+    traceparent: r.traceparent,
   }));
 }
 

@@ -1,5 +1,6 @@
 // One delivery round: claim a batch, send each notification concurrently, finalize each under its lease.
 import { secondsBetween } from "../../shared/metrics.ts";
+import { contextOfTraceparent, inSpan } from "../../shared/trace-context.ts";
 import type { Delivery } from "../channels/sender.ts";
 import type { DeliveryDeps } from "./deps.ts";
 import { handleFailure, moveToDlq } from "./failure.ts";
@@ -28,7 +29,15 @@ async function failExhausted(deps: DeliveryDeps, n: ClaimedNotification): Promis
   deps.log.error({ notification_id: n.notificationId }, error);
 }
 
-async function deliverOne(deps: DeliveryDeps, n: ClaimedNotification): Promise<void> {
+/** Each attempt is a span of the event's trace (a child of its consume span): its log lines and its webhook carry it. */
+function deliverOne(deps: DeliveryDeps, n: ClaimedNotification): Promise<void> {
+  const attributes = { "notification.id": n.notificationId, "notification.attempt": n.attemptCount };
+  return inSpan("notification deliver", { parent: contextOfTraceparent(n.traceparent), attributes }, () =>
+    attemptDelivery(deps, n),
+  );
+}
+
+async function attemptDelivery(deps: DeliveryDeps, n: ClaimedNotification): Promise<void> {
   if (n.attemptCount > deps.maxAttempts) return failExhausted(deps, n);
   try {
     await deps.send(toDelivery(n));

@@ -9,6 +9,7 @@ import { buildInfoMetric, httpMetrics, readinessMetric } from "../metrics.ts";
 import { errorReply } from "./error-reply.ts";
 import { errorResponse, errorSchema, jsonResponse } from "./errors.ts";
 import { type ApiDocumentation, openapiRoute } from "./openapi.ts";
+import { createHttpTracing } from "./tracing.ts";
 
 export type HttpDeps = {
   service: string;
@@ -46,7 +47,7 @@ const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
  * Request ids, timing and the status each request was answered with, for the HTTP metrics. The status of an error
  * reply is remembered here: Elysia's `set.status` does not see Responses built in onError.
  */
-function createRequestTracking(metrics: ReturnType<typeof httpMetrics>) {
+function createRequestTracking(metrics: ReturnType<typeof httpMetrics>, tracing: ReturnType<typeof createHttpTracing>) {
   const started = new WeakMap<Request, number>();
   const sentStatus = new WeakMap<Request, number>();
   return {
@@ -71,6 +72,7 @@ function createRequestTracking(metrics: ReturnType<typeof httpMetrics>) {
         status,
         start === undefined ? 0 : performance.now() - start,
       );
+      tracing.finish(request, route || "unmatched", status);
     },
   };
 }
@@ -79,7 +81,8 @@ export function createHttpApp(deps: HttpDeps) {
   const build = buildInfo(deps.service, deps.version);
   buildInfoMetric(deps.registry, build);
   readinessMetric(deps.registry, deps.readiness);
-  const tracking = createRequestTracking(httpMetrics(deps.registry));
+  const tracing = createHttpTracing();
+  const tracking = createRequestTracking(httpMetrics(deps.registry), tracing);
 
   const app = new Elysia({
     name: `${deps.service}-http`,
@@ -87,6 +90,8 @@ export function createHttpApp(deps: HttpDeps) {
     ...(deps.serve ? { serve: deps.serve } : {}),
   })
     .use(openapiRoute(deps.service, deps.version, deps.documentation))
+    // biome-ignore lint/suspicious/noExplicitAny: Elysia types `wrap` for any function; ours takes and returns a fetch.
+    .wrap(tracing.wrap as any)
     .onRequest(({ request, set }) => tracking.start(request, set))
     .onError(({ code, error, request, path, set }) => {
       // `app.routes` is read when a request fails, after every route of the service is mounted (405 needs them all).
