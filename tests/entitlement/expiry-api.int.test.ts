@@ -66,6 +66,20 @@ describe("a grant with expires_at", () => {
     expect((await grant("e-2")).json.code, "no expiry is another request too").toBe("IDEMPOTENCY_KEY_CONFLICT");
   });
 
+  test("the retry of a committed grant gets its stored reply even after its expiry passed", async () => {
+    const at = inDays(1);
+    const first = await grant("e-late", { expires_at: at });
+    const bundle = { user_id: "user-1", stock_keeping_units: ["b-1"], reason: "r", purchase_id: "p", expires_at: at };
+    const firstBundle = await post("bundle-grants", "b-late", bundle);
+    f.clock.at = new Date(Date.now() + 2 * DAY);
+    expect((await grant("e-late", { expires_at: at })).text, "a replay, not a 400").toBe(first.text);
+    expect((await post("bundle-grants", "b-late", bundle)).text).toBe(firstBundle.text);
+    expect((await grant("e-new", { expires_at: at })).json, "a new request with that expiry is refused").toEqual({
+      code: "BAD_REQUEST",
+      message: "expires_at must be in the future",
+    });
+  });
+
   test("bad expires_at → 400, nothing written", async () => {
     const cases: [unknown, string][] = [
       [17, "expires_at must be a string"],

@@ -7,6 +7,7 @@ import { traceparentOf } from "../../shared/trace-context.ts";
 import type { CommandMetrics } from "../entitlements/metrics.ts";
 import { outboxEventOf } from "../entitlements/outbox-event.ts";
 import { type EntitlementRow, limitStatementTime } from "../entitlements/queries.ts";
+import { assertNotPast } from "../entitlements/validation.ts";
 import { findLiveIdempotencyRecord, lockIdempotencyKey } from "../idempotency/queries.ts";
 import { assertStored, type ErrorReply, replayStored } from "../idempotency/replay.ts";
 import { bundleRequestHash } from "./hash.ts";
@@ -73,6 +74,7 @@ async function executeInTransaction(
     if (changed.length > 0) throw new Error("idempotency invariant violated: a replayed key changed an entitlement");
     return replayStored<BundleResponse>(stored, hash, BundleResponse);
   }
+  assertNotPast(body.expires_at, now);
   const response = bundleResponse(body, changed, current);
   const reply = { status: 200, body: response };
   assertStored(

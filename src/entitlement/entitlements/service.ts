@@ -25,6 +25,7 @@ import {
   upsertGrantIfNotActive,
   upsertRevokeIfNotRevoked,
 } from "./queries.ts";
+import { assertNotPast } from "./validation.ts";
 
 export type CommandDeps = {
   sql: Sql;
@@ -97,6 +98,7 @@ async function executeInTransaction(tx: TransactionSql, deps: CommandDeps, comma
     if (row) throw new Error("idempotency invariant violated: a replayed key changed an entitlement");
     return replayStored<EntitlementResponse>(stored, hash, EntitlementResponse);
   }
+  assertNotPast(command.body.expires_at, now);
   return applyCommand(tx, deps, command, hash, row, now);
 }
 

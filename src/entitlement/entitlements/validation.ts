@@ -64,16 +64,26 @@ export async function readCommandBody(request: Request, grant?: { now: Date }): 
 /** An instant with a date, a time and an offset (Z or ±hh:mm): a local time would be read in the server's zone. */
 const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
 
-/** `expires_at`: in the future and at most 10 years ahead; returned as UTC ISO-8601 (hashed and stored so). */
+/**
+ * `expires_at`: an instant at most 10 years ahead, returned as UTC ISO-8601 (hashed and stored so). That it lies in
+ * the future is checked in the transaction, after the idempotency lookup (`assertNotPast`): the retry of a request
+ * that committed gets its stored reply even once its expiry has passed.
+ */
 export function checkExpiresAt(value: unknown, now: Date): string {
   if (typeof value !== "string") throw badRequest("expires_at must be a string");
   const at = INSTANT.test(value) ? new Date(value) : undefined;
   if (!at || Number.isNaN(at.getTime())) {
     throw badRequest("expires_at must be an ISO-8601 date-time with an offset, e.g. 2027-01-08T00:00:00+09:00");
   }
-  if (at.getTime() <= now.getTime()) throw badRequest("expires_at must be in the future");
   if (at.getTime() - now.getTime() > MAX_EXPIRY_AHEAD_MS) throw badRequest("expires_at must be at most 10 years ahead");
   return at.toISOString();
+}
+
+/** A new request's expiry must lie ahead (a 400 thrown inside the transaction rolls back what it did). */
+export function assertNotPast(expiresAt: string | undefined, now: Date): void {
+  if (expiresAt !== undefined && new Date(expiresAt).getTime() <= now.getTime()) {
+    throw badRequest("expires_at must be in the future");
+  }
 }
 
 /** The body as a JSON object: media type, size and JSON checked, in that order (CONTRACT §3.1). */

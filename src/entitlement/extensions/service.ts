@@ -8,6 +8,7 @@ import { EntitlementDetail as DetailSchema } from "../entitlements/model.ts";
 import { outboxEventOf } from "../entitlements/outbox-event.ts";
 import { type EntitlementDetailRow, insertAppliedCommand, limitStatementTime } from "../entitlements/queries.ts";
 import type { CommandDeps } from "../entitlements/service.ts";
+import { assertNotPast } from "../entitlements/validation.ts";
 import { lockExpiry } from "../expiry/schedule.ts";
 import { requestHash } from "../idempotency/hash.ts";
 import { findLiveIdempotencyRecord, lockIdempotencyKey, storeIdempotencyRecord } from "../idempotency/queries.ts";
@@ -66,6 +67,7 @@ async function executeInTransaction(tx: TransactionSql, deps: CommandDeps, comma
     if (row) throw new Error("idempotency invariant violated: a replayed key changed an entitlement");
     return replayStored<EntitlementDetail>(stored, hash, DetailSchema);
   }
+  assertNotPast(body.expires_at, now);
   const record = (status: number, reply: EntitlementDetail | ErrorReply) => ({
     caller,
     key,
