@@ -1,6 +1,6 @@
 // Shared fixtures of the Entitlement API tests: requests built for `app.handle`, an app on its own database with a
 // settable clock, and row counts of the four tables a command writes.
-import { createApp } from "../../src/entitlement/app.ts";
+import { createApp, type Limits } from "../../src/entitlement/app.ts";
 import type { AuthSettings } from "../../src/entitlement/auth/guard.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
@@ -56,7 +56,10 @@ export type ApiFixture = {
   close: () => Promise<void>;
 };
 
-export async function openApi(label: string, options: { statementTimeoutMs?: number } = {}): Promise<ApiFixture> {
+export async function openApi(
+  label: string,
+  options: { statementTimeoutMs?: number; limits?: Limits } = {},
+): Promise<ApiFixture> {
   const db = await createTestDatabase(label);
   const sql = createSql({ url: db.url, schema: "entitlement", max: 10, applicationName: `test-${label}` });
   const registry = createRegistry("entitlement");
