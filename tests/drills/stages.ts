@@ -38,23 +38,29 @@ export function need<T>(value: T | undefined, what: string): T {
   return value;
 }
 
+/** Starts the processes of `topology`; when one fails to start, those already started are stopped again. */
 async function startInfra(
   topology: Topology,
   folder: string,
 ): Promise<{ infra: Infra; databaseUrl: string; natsUrl: string }> {
-  const logDir = join(folder, "logs");
-  if (topology === "pg-standby") {
-    const pgPair = await startPostgresPair(join(folder, "pg"));
-    const nats = await startNats(folder);
-    return { infra: { pgPair, nats }, databaseUrl: pgPair.url, natsUrl: nats.url };
+  const infra: Infra = {};
+  try {
+    if (topology === "pg-standby") {
+      infra.pgPair = await startPostgresPair(join(folder, "pg"));
+      infra.nats = await startNats(folder);
+      return { infra, databaseUrl: infra.pgPair.url, natsUrl: infra.nats.url };
+    }
+    infra.pg = await startPostgres(folder);
+    if (topology === "nats-cluster") {
+      infra.natsCluster = await startNatsCluster({ root: join(folder, "nats"), logDir: join(folder, "logs") });
+      return { infra, databaseUrl: infra.pg.url, natsUrl: infra.natsCluster.url };
+    }
+    infra.nats = await startNats(folder);
+    return { infra, databaseUrl: infra.pg.url, natsUrl: infra.nats.url };
+  } catch (error) {
+    killInfra(infra, false);
+    throw error;
   }
-  const pg = await startPostgres(folder);
-  if (topology === "nats-cluster") {
-    const natsCluster = await startNatsCluster({ root: join(folder, "nats"), logDir });
-    return { infra: { pg, natsCluster }, databaseUrl: pg.url, natsUrl: natsCluster.url };
-  }
-  const nats = await startNats(folder);
-  return { infra: { pg, nats }, databaseUrl: pg.url, natsUrl: nats.url };
 }
 
 function killInfra(infra: Infra, keep: boolean): void {

@@ -32,14 +32,38 @@ export type NatsCluster = {
   dispose: (keep?: boolean) => void;
 };
 
-export async function startNatsCluster(options: { root?: string; logDir?: string; size?: number } = {}) {
+type ClusterOptions = { root?: string; logDir?: string; size?: number };
+
+export async function startNatsCluster(options: ClusterOptions = {}): Promise<NatsCluster> {
   if (!natsServerBinary) throw new Error("nats-server is not installed");
-  const binary = natsServerBinary;
   const folder = options.root ?? mkdtempSync(join(tmpdir(), "nats-cluster-"));
+  // A free port can be taken by another process between freePort() and the bind (test runs share the machine): on a
+  // failed start every node started is killed, and the cluster is tried once more on new ports.
+  for (let attempt = 1; ; attempt++) {
+    const nodes = createNodes(natsServerBinary, folder, options);
+    const url = nodes.map((n) => n.url).join(",");
+    try {
+      await Promise.all(nodes.map((n) => n.start()));
+      await waitForMetaLeader(url);
+      return clusterOf(nodes, url, () => {
+        if (!options.root) rmSync(folder, { recursive: true, force: true });
+      });
+    } catch (error) {
+      await Promise.all(nodes.map((n) => n.stop("SIGKILL")));
+      for (const n of nodes) rmSync(join(folder, n.name), { recursive: true, force: true });
+      if (attempt >= 2) {
+        if (!options.root) rmSync(folder, { recursive: true, force: true });
+        throw error;
+      }
+    }
+  }
+}
+
+function createNodes(binary: string, folder: string, options: ClusterOptions): NatsNode[] {
   const size = options.size ?? 3;
   const specs = Array.from({ length: size }, (_, i) => ({ name: `n${i + 1}`, port: freePort(), route: freePort() }));
   const routes = specs.map((s) => `nats://127.0.0.1:${s.route}`).join(",");
-  const nodes = specs.map((spec): NatsNode => {
+  return specs.map((spec): NatsNode => {
     const store = join(folder, spec.name);
     mkdirSync(store, { recursive: true });
     let proc: Subprocess | undefined;
@@ -60,10 +84,10 @@ export async function startNatsCluster(options: { root?: string; logDir?: string
         const p = Bun.spawn(args, { stdout: "ignore", stderr: log ?? "ignore" });
         if (log !== undefined) closeSync(log);
         proc = p;
-        await waitUntil(
-          async () => p.exitCode === null && (await answers("127.0.0.1", spec.port)),
-          `nats-server ${spec.name}`,
-        );
+        await waitUntil(async () => {
+          if (p.exitCode !== null) throw new Error(`nats-server ${spec.name} exited with ${p.exitCode}`);
+          return answers("127.0.0.1", spec.port);
+        }, `nats-server ${spec.name}`);
       },
       stop: async (signal = "SIGKILL") => {
         const p = proc;
@@ -76,10 +100,10 @@ export async function startNatsCluster(options: { root?: string; logDir?: string
       resume: () => proc?.kill("SIGCONT"),
     };
   });
-  await Promise.all(nodes.map((n) => n.start()));
-  const url = nodes.map((n) => n.url).join(",");
-  await waitForMetaLeader(url);
-  const cluster: NatsCluster = {
+}
+
+function clusterOf(nodes: NatsNode[], url: string, removeFolder: () => void): NatsCluster {
+  return {
     nodes,
     url,
     leaderOf: async (stream) => {
@@ -88,10 +112,9 @@ export async function startNatsCluster(options: { root?: string; logDir?: string
     },
     dispose: (keep = false) => {
       for (const n of nodes) if (n.running()) void n.stop("SIGKILL");
-      if (!keep && !options.root) rmSync(folder, { recursive: true, force: true });
+      if (!keep) removeFolder();
     },
   };
-  return cluster;
 }
 
 async function withManager<T>(url: string, work: (jsm: Awaited<ReturnType<typeof jetstreamManager>>) => Promise<T>) {

@@ -71,34 +71,22 @@ export async function startPostgresPair(root?: string): Promise<PostgresPair> {
       await exec(["install", "-d", "-o", "postgres", "-g", "postgres", "-m", "700", n.data], "mkdir");
     else mkdirSync(n.data, { recursive: true, mode: 0o700 });
   }
-  const common = "-c listen_addresses=127.0.0.1 -c unix_socket_directories=";
-  const pgCtl = (n: PgNode, args: string[], what: string) =>
-    run([join(bin, "pg_ctl"), "-D", n.data, "-l", join(n.data, "server.log"), ...args], `${what} (${n.name})`);
-  await run([join(bin, "initdb"), "-D", primary.data, "-U", "postgres", "--auth=trust", "-E", "UTF8"], "initdb");
-  // pg_ctl hands -o to a shell: the quotes keep `*` from being expanded. Only the primary's command line names a
-  // synchronous standby, so the promoted standby, alone, does not wait for a standby that no longer exists.
-  const primaryOptions = `-p ${primary.port} ${common} -c synchronous_standby_names='*'`;
-  await pgCtl(primary, ["-o", primaryOptions, "-w", "start"], "pg_ctl start");
-  await run(
-    [join(bin, "pg_basebackup"), "-h", "127.0.0.1", "-p", String(primary.port), "-U", "postgres"].concat([
-      "-D",
-      standby.data,
-      "-R",
-      "-X",
-      "stream",
-      "-c",
-      "fast",
-    ]),
-    "pg_basebackup",
-  );
-  await pgCtl(standby, ["-o", `-p ${standby.port} ${common}`, "-w", "start"], "pg_ctl start");
-  await waitUntil(() => answers("127.0.0.1", standby.port), "the standby to accept connections", 30_000);
-  await waitForSyncStandby(primary);
   const stopNode = (n: PgNode) =>
     Bun.spawnSync(asPostgres([join(bin, "pg_ctl"), "-D", n.data, "-m", "immediate", "-w", "stop"]), {
       stdout: "ignore",
       stderr: "ignore",
     });
+  const disposeAll = (keep: boolean) => {
+    for (const n of [standby, primary]) if (postmasterPid(n.data)) stopNode(n);
+    if (!keep && !root) rmSync(folder, { recursive: true, force: true });
+  };
+  try {
+    await startBoth(bin, primary, standby);
+  } catch (error) {
+    // A failed start (a port taken between freePort() and the bind, a slow machine) leaves nothing running.
+    disposeAll(false);
+    throw error;
+  }
   return {
     primary,
     standby,
@@ -113,13 +101,31 @@ export async function startPostgresPair(root?: string): Promise<PostgresPair> {
       }
     },
     promote: async () => {
-      await pgCtl(standby, ["-w", "promote"], "pg_ctl promote");
+      await pgCtl(bin, standby, ["-w", "promote"], "pg_ctl promote");
     },
-    dispose: (keep = false) => {
-      for (const n of [standby, primary]) if (postmasterPid(n.data)) stopNode(n);
-      if (!keep && !root) rmSync(folder, { recursive: true, force: true });
-    },
+    dispose: (keep = false) => disposeAll(keep),
   };
+}
+
+const pgCtl = (bin: string, n: PgNode, args: string[], what: string) =>
+  run([join(bin, "pg_ctl"), "-D", n.data, "-l", join(n.data, "server.log"), ...args], `${what} (${n.name})`);
+
+/** initdb and start the primary, pg_basebackup the standby from it and start it; resolves once it streams in sync. */
+async function startBoth(bin: string, primary: PgNode, standby: PgNode): Promise<void> {
+  const common = "-c listen_addresses=127.0.0.1 -c unix_socket_directories=";
+  await run([join(bin, "initdb"), "-D", primary.data, "-U", "postgres", "--auth=trust", "-E", "UTF8"], "initdb");
+  // pg_ctl hands -o to a shell: the quotes keep `*` from being expanded. Only the primary's command line names a
+  // synchronous standby, so the promoted standby, alone, does not wait for a standby that no longer exists.
+  const primaryOptions = `-p ${primary.port} ${common} -c synchronous_standby_names='*'`;
+  await pgCtl(bin, primary, ["-o", primaryOptions, "-w", "start"], "pg_ctl start");
+  const source = ["-h", "127.0.0.1", "-p", String(primary.port), "-U", "postgres"];
+  await run(
+    [join(bin, "pg_basebackup"), ...source, "-D", standby.data, "-R", "-X", "stream", "-c", "fast"],
+    "pg_basebackup",
+  );
+  await pgCtl(bin, standby, ["-o", `-p ${standby.port} ${common}`, "-w", "start"], "pg_ctl start");
+  await waitUntil(() => answers("127.0.0.1", standby.port), "the standby to accept connections", 30_000);
+  await waitForSyncStandby(primary);
 }
 
 async function waitForSyncStandby(primary: PgNode): Promise<void> {
