@@ -1,6 +1,7 @@
 // "Does this user own this item?": the hottest read. One primary-key lookup on the pool (no transaction, no
 // idempotency), and the version as a strong ETag so a poller that already has the current state gets a bodiless 304.
 import type { Db } from "../../shared/db.ts";
+import { toEntitlementDetail } from "./detail.ts";
 import type { EntitlementDetail } from "./model.ts";
 import { findEntitlement } from "./queries.ts";
 
@@ -10,15 +11,7 @@ export async function checkEntitlement(
   key: { userId: string; sku: string },
 ): Promise<EntitlementDetail | undefined> {
   const row = await findEntitlement(db, key);
-  if (!row) return undefined;
-  return {
-    user_id: row.user_id,
-    stock_keeping_unit: row.stock_keeping_unit,
-    status: row.status,
-    version: row.version,
-    updated_at: row.updated_at.toISOString(),
-    expires_at: row.expires_at?.toISOString() ?? null,
-  };
+  return row && toEntitlementDetail(row);
 }
 
 /** The strong entity tag of a version: every transition increments it, so equal tags mean equal state. */

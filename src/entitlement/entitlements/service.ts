@@ -7,6 +7,7 @@ import { inSpan } from "../../shared/trace-context.ts";
 import { requestHash } from "../idempotency/hash.ts";
 import { findLiveIdempotencyRecord, lockIdempotencyKey, storeIdempotencyRecord } from "../idempotency/queries.ts";
 import { assertStored, replayStored } from "../idempotency/replay.ts";
+import { toEntitlementDetail, toEntitlementResponse } from "./detail.ts";
 import type { CommandMetrics, CommandResult } from "./metrics.ts";
 import {
   type Action,
@@ -121,7 +122,7 @@ async function applyCommand(
     assertStored(await storeIdempotencyRecord(tx, replyRecord(command, hash, expiresAt, conflict)));
     return { kind: "state_conflict", ...conflict } satisfies CommandReply;
   }
-  const applied = { status: 200, body: toResponse(row) };
+  const applied = { status: 200, body: toEntitlementResponse(row) };
   const stored = await insertAppliedCommand(tx, {
     audit: {
       userId: row.user_id,
@@ -165,24 +166,14 @@ function replyRecord(command: Command, hash: string, expiresAt: Date, reply: Omi
   };
 }
 
-function toResponse(row: EntitlementRow): EntitlementResponse {
-  return {
-    user_id: row.user_id,
-    stock_keeping_unit: row.stock_keeping_unit,
-    status: row.status,
-    version: row.version,
-    updated_at: row.updated_at.toISOString(),
-  };
-}
-
 /** Every entitlement of the user, newest first; an unknown user has none. */
 export async function listEntitlements(sql: Sql, userId: string): Promise<EntitlementsResponse> {
   const rows = await listEntitlementsOfUser(sql, userId);
   return {
     user_id: userId,
     entitlements: rows.map((row) => {
-      const { user_id: _, ...summary } = toResponse(row);
-      return { ...summary, expires_at: row.expires_at?.toISOString() ?? null };
+      const { user_id: _, ...item } = toEntitlementDetail(row);
+      return item;
     }),
   };
 }

@@ -3,10 +3,11 @@
 // anything else is a 409 that is remembered under the key like a grant's.
 import type { TransactionSql } from "postgres";
 import { checkEntitlement } from "../entitlements/check.ts";
+import { toEntitlementDetail } from "../entitlements/detail.ts";
 import type { EntitlementDetail } from "../entitlements/model.ts";
 import { EntitlementDetail as DetailSchema } from "../entitlements/model.ts";
 import { outboxEventOf } from "../entitlements/outbox-event.ts";
-import { type EntitlementDetailRow, insertAppliedCommand, limitStatementTime } from "../entitlements/queries.ts";
+import { insertAppliedCommand, limitStatementTime } from "../entitlements/queries.ts";
 import type { CommandDeps } from "../entitlements/service.ts";
 import { assertNotPast } from "../entitlements/validation.ts";
 import { lockExpiry } from "../expiry/schedule.ts";
@@ -81,7 +82,7 @@ async function executeInTransaction(tx: TransactionSql, deps: CommandDeps, comma
     assertStored(await storeIdempotencyRecord(tx, record(409, conflict)));
     return { kind: "state_conflict" as const, status: 409, body: conflict };
   }
-  const detail = toDetail(row);
+  const detail = toEntitlementDetail(row);
   assertStored(
     await insertAppliedCommand(tx, {
       audit: {
@@ -116,15 +117,4 @@ function refusal(current: EntitlementDetail | undefined): string {
   if (current?.status !== "ACTIVE") return "not ACTIVE";
   if (current.expires_at === null) return "the entitlement has no expiry to extend";
   return `expires_at must be later than the current one (${current.expires_at})`;
-}
-
-function toDetail(row: EntitlementDetailRow): EntitlementDetail {
-  return {
-    user_id: row.user_id,
-    stock_keeping_unit: row.stock_keeping_unit,
-    status: row.status,
-    version: row.version,
-    updated_at: row.updated_at.toISOString(),
-    expires_at: row.expires_at?.toISOString() ?? null,
-  };
 }
