@@ -1,12 +1,15 @@
 // compose.yml as a user runs it, with Compose v2 (`docker compose`) or docker-compose 1.29 (COMPOSE picks one, e.g.
 // COMPOSE=docker-compose): `up` with the built images comes up ready on free host ports, the demo token's grant becomes
 // a SENT notification, and `down -v` leaves no container and no volume of the project behind.
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { resolve } from "node:path";
 import * as containers from "../support/containers.ts";
 import { uniqueName } from "../support/infra.ts";
 import { freePort, runCommand } from "../support/process.ts";
 import { enabled, grantUntilSent, readyAfter, serviceImages } from "./support.ts";
+
+// Containers on a vfs engine of a loaded 2-core machine: waits of a minute are normal.
+setDefaultTimeout(120_000);
 
 const root = resolve(import.meta.dir, "../..");
 // The demo tokens compose.yml configures (see its comments).

@@ -2,13 +2,16 @@
 // read-only root file system as uid 65532, its HEALTHCHECK turns healthy and `healthcheck` exits 0, a grant made to
 // the Entitlement container ends as a SENT notification in the Notification container, and `docker stop` ends each
 // with exit code 0 well within the grace period. Prints each image's size and its container's start-to-ready time.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { GenericContainer, Network, type StartedNetwork, type StartedTestContainer, Wait } from "testcontainers";
 import { newToken, tokenEntryLine } from "../../src/entitlement/auth/tokens.ts";
 import * as containers from "../support/containers.ts";
 import { waitUntil } from "../support/wait.ts";
 import { enabled, type Figures, grantUntilSent, readyAfter, serviceImages } from "./support.ts";
+
+// Containers on a vfs engine of a loaded 2-core machine: waits of a minute are normal.
+setDefaultTimeout(120_000);
 
 const GRACE_MS = 10_000;
 

@@ -1,15 +1,14 @@
 // Runs once before the test files of a `bun test` run (bunfig.toml [test] preload): picks where PostgreSQL and NATS come
 // from (backend.ts), says so in one line, and exports DATABASE_URL / NATS_URL so every file and every process a test
-// spawns uses the same two servers. Whatever this started (containers, local servers) is stopped after the last file,
-// whether tests failed or not, and on Ctrl-C. A run of unit test files only needs neither and starts nothing.
-import { afterAll, setDefaultTimeout } from "bun:test";
+// spawns uses the same two servers. Containers start here, at the top level, which no test or hook timeout limits
+// (Bun 1.4.4 applies neither bunfig's [test] timeout nor a preload's setDefaultTimeout to every file's hooks).
+// Whatever this started (containers, local servers) is stopped after the last file, whether tests failed or not, and on
+// Ctrl-C. A run of unit test files only needs neither and starts nothing.
+import { afterAll } from "bun:test";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { type Provided, provide, SERVICES } from "./backend.ts";
 import { engine } from "./containers.ts";
-
-// bunfig.toml's [test] timeout is not applied to hooks by this Bun; this is, to tests and hooks alike.
-setDefaultTimeout(30_000);
 
 /** The `bun test` command line (the preload's process.argv names the first test file, not the filters given). */
 function commandLine(): string[] {
