@@ -17,11 +17,13 @@ import {
   type Rule,
   ServerPortAlias,
 } from "../shared/config.ts";
+import { NATS_SECRET_VARIABLES, NatsSecurityConfig, natsSecurity, natsSecurityRule } from "../shared/nats-security.ts";
 import { exportRequested } from "../shared/tracing.ts";
 import { parseTokenEntries } from "./auth/tokens.ts";
 
 export const EntitlementEnv = Type.Object({
   ...CommonConfig,
+  ...NatsSecurityConfig,
   ...ServerPortAlias,
   PORT: Int(8080, { minimum: 0, maximum: 65535, description: "HTTP port of the Entitlement API." }),
   ENTITLEMENT_IDEMPOTENCY_TTL_HOURS: Int(24, { minimum: 1, description: "How long an Idempotency-Key is remembered." }),
@@ -121,6 +123,7 @@ export function loadEntitlementConfig(
     ...backoffRules("ENTITLEMENT_OUTBOX"),
     notGreater("ENTITLEMENT_REQUEST_QUEUE_TIMEOUT", "ENTITLEMENT_REQUEST_TIMEOUT"),
     tokensAreValid,
+    natsSecurityRule,
     ...(options.requireAuth === false ? [] : [tokensOrDisabled]),
   ]);
   return {
@@ -131,6 +134,7 @@ export function loadEntitlementConfig(
       enabled: e.NATS_ENABLED,
       url: e.NATS_URL,
       connectionTimeoutMs: e.NATS_CONNECTION_TIMEOUT,
+      security: natsSecurity(e),
       subject: e.ENTITLEMENT_NATS_SUBJECT,
       stream: e.ENTITLEMENT_NATS_STREAM,
       duplicateWindowMs: e.ENTITLEMENT_NATS_DUPLICATE_WINDOW,
@@ -169,4 +173,7 @@ export function loadEntitlementConfig(
     workerId: e.HOSTNAME,
   };
 }
+/** Entitlement's secret variables, redacted from its logs. */
+export const SECRET_VARIABLES = [...NATS_SECRET_VARIABLES] as const;
+
 export type EntitlementConfig = ReturnType<typeof loadEntitlementConfig>;

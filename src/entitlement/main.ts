@@ -11,7 +11,7 @@ import { lifecycleCommands, type ServiceSpec } from "../shared/service.ts";
 import { installTracing } from "../shared/tracing.ts";
 import { createApp } from "./app.ts";
 import { tokenCommand } from "./auth/command.ts";
-import { type EntitlementConfig, loadEntitlementConfig } from "./config.ts";
+import { type EntitlementConfig, loadEntitlementConfig, SECRET_VARIABLES } from "./config.ts";
 import { migrations, SCHEMA } from "./migrations.ts";
 import { entitlementOpsCommands } from "./ops/commands.ts";
 import { createWorkers } from "./workers.ts";
@@ -24,6 +24,7 @@ const spec: ServiceSpec<EntitlementConfig> = {
   database: (config) => config.database,
   http: (config) => config.http,
   logLevel: (config) => config.log.level,
+  secretKeys: SECRET_VARIABLES,
   start: async ({ config, sql, log }) => {
     const registry = createRegistry("entitlement", { defaultMetrics: true });
     const tracing = installTracing({

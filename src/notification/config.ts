@@ -18,6 +18,7 @@ import {
   ServerPortAlias,
   Str,
 } from "../shared/config.ts";
+import { NATS_SECRET_VARIABLES, NatsSecurityConfig, natsSecurity, natsSecurityRule } from "../shared/nats-security.ts";
 import { exportRequested } from "../shared/tracing.ts";
 
 const advisorySubject = (kind: string) =>
@@ -25,6 +26,7 @@ const advisorySubject = (kind: string) =>
 
 export const NotificationEnv = Type.Object({
   ...CommonConfig,
+  ...NatsSecurityConfig,
   ...ServerPortAlias,
   PORT: Int(8081, { minimum: 0, maximum: 65535, description: "HTTP port of the Notification service." }),
   NOTIFICATION_DELIVERY_ENABLED: Bool(true, { description: "Run the delivery worker in this process." }),
@@ -130,6 +132,7 @@ export function loadNotificationConfig(env: Record<string, string | undefined>) 
     ...backoffRules("NOTIFICATION_DELIVERY"),
     webhookNeedsUrlAndSecret,
     debugApiNeedsToken,
+    natsSecurityRule,
   ]);
   return {
     env: e,
@@ -139,6 +142,7 @@ export function loadNotificationConfig(env: Record<string, string | undefined>) 
       enabled: e.NATS_ENABLED,
       url: e.NATS_URL,
       connectionTimeoutMs: e.NATS_CONNECTION_TIMEOUT,
+      security: natsSecurity(e),
       subject: e.NOTIFICATION_NATS_SUBJECT,
       stream: e.NOTIFICATION_NATS_STREAM,
       durable: e.NOTIFICATION_NATS_DURABLE,
@@ -196,4 +200,8 @@ export function loadNotificationConfig(env: Record<string, string | undefined>) 
 export type NotificationConfig = ReturnType<typeof loadNotificationConfig>;
 
 /** Variables whose values are secrets: redacted from every log line, wherever a configuration object ends up. */
-export const SECRET_VARIABLES = ["NOTIFICATION_WEBHOOK_SECRET", "NOTIFICATION_DEBUG_API_TOKEN"] as const;
+export const SECRET_VARIABLES = [
+  "NOTIFICATION_WEBHOOK_SECRET",
+  "NOTIFICATION_DEBUG_API_TOKEN",
+  ...NATS_SECRET_VARIABLES,
+] as const;

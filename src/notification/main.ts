@@ -38,7 +38,12 @@ const spec: ServiceSpec<NotificationConfig> = {
     // NATS connects in the background (retrying forever): /healthz and /readyz answer while NATS is down.
     const link = config.nats.enabled
       ? openNatsLink(
-          { url: config.nats.url, connectionTimeoutMs: config.nats.connectionTimeoutMs, name: "notification" },
+          {
+            url: config.nats.url,
+            connectionTimeoutMs: config.nats.connectionTimeoutMs,
+            security: config.nats.security,
+            name: "notification",
+          },
           log.child({ component: "nats" }),
         )
       : undefined;

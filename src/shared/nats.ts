@@ -3,6 +3,7 @@
 // usable right now and when it came back.
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "./logger.ts";
+import { type NatsSecurity, natsServers } from "./nats-security.ts";
 
 export type { NatsConnection };
 
@@ -15,6 +16,8 @@ export type NatsOptions = {
    * error's message stays the same. For a process whose requests are JetStream publishes by the thousand.
    */
   noAsyncTraces?: boolean;
+  /** Credentials and TLS (see nats-security.ts); none by default. */
+  security?: NatsSecurity;
 };
 
 /**
@@ -23,7 +26,8 @@ export type NatsOptions = {
  */
 export async function connectNats(options: NatsOptions, log: Logger, signal?: AbortSignal): Promise<NatsConnection> {
   const connecting = connect({
-    servers: options.url.split(",").map((s) => s.trim()),
+    ...options.security,
+    servers: natsServers(options.url),
     name: options.name,
     timeout: options.connectionTimeoutMs,
     waitOnFirstConnect: true,

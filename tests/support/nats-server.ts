@@ -22,7 +22,11 @@ export type PrivateNats = {
   dispose: () => Promise<void>;
 };
 
-export function privateNats(label: string): PrivateNats {
+/**
+ * `args` are extra nats-server flags (`--user`, `--pass`, `--tls`, ...); `scheme` is the URL's (`tls` for a server
+ * that requires TLS). The readiness probe is a TCP connect, so it works with either.
+ */
+export function privateNats(label: string, options: { args?: string[]; scheme?: "nats" | "tls" } = {}): PrivateNats {
   if (!natsServerBinary) throw new Error("nats-server is not installed");
   const binary = natsServerBinary;
   const port = freePort();
@@ -34,14 +38,17 @@ export function privateNats(label: string): PrivateNats {
     server = undefined;
   };
   return {
-    url: `nats://127.0.0.1:${port}`,
+    url: `${options.scheme ?? "nats"}://127.0.0.1:${port}`,
     port,
     running: () => server !== undefined,
     start: async () => {
-      server = Bun.spawn([binary, "-js", "-a", "127.0.0.1", "-p", String(port), "-sd", store], {
-        stdout: "ignore",
-        stderr: "ignore",
-      });
+      server = Bun.spawn(
+        [binary, "-js", "-a", "127.0.0.1", "-p", String(port), "-sd", store, ...(options.args ?? [])],
+        {
+          stdout: "ignore",
+          stderr: "ignore",
+        },
+      );
       const deadline = Date.now() + 15_000;
       for (;;) {
         const probe = await Bun.connect({ hostname: "127.0.0.1", port, socket: { data() {} } }).catch(() => undefined);

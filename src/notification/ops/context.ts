@@ -2,6 +2,7 @@
 // and, for the NATS DLQ replay only, a NATS connection that fails fast instead of waiting for the server.
 import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
+import { natsServers } from "../../shared/nats-security.ts";
 import { type OpsDeps, withOpsDatabase } from "../../shared/ops.ts";
 import { loadNotificationConfig, type NotificationConfig } from "../config.ts";
 import { SCHEMA } from "../migrations.ts";
@@ -28,7 +29,8 @@ export function withOps(
 /** Connects to NATS once (no retry loop: an operator wants an error, not a hang), runs `body`, drains. */
 export async function withJetStream<T>(config: NotificationConfig, body: (jet: Jet) => Promise<T>): Promise<T> {
   const nc = await connect({
-    servers: config.nats.url.split(",").map((s) => s.trim()),
+    ...config.nats.security,
+    servers: natsServers(config.nats.url),
     name: "notification-ops",
     timeout: config.nats.connectionTimeoutMs,
   });

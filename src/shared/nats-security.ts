@@ -1,0 +1,86 @@
+// How a service proves who it is to NATS and keeps the link private: user and password, a token or a `.creds` file
+// (JWT + nkey, the NATS 2.x way), and TLS with an optional CA and client certificate. The variables are validated
+// once at boot with the rest of the configuration; files are read then, so an unreadable one stops the process with
+// exit 78 instead of a connection that retries forever.
+import { accessSync, constants, readFileSync } from "node:fs";
+import type { Authenticator, TlsOptions } from "@nats-io/transport-node";
+import { credsAuthenticator } from "@nats-io/transport-node";
+import { Optional, type Rule } from "./config.ts";
+
+/** The variables (part of CommonConfig). */
+export const NatsSecurityConfig = {
+  NATS_USER: Optional({ description: "NATS user name (with NATS_PASSWORD)." }),
+  NATS_PASSWORD: Optional({ description: "NATS password (requires NATS_USER). Secret: never logged." }),
+  NATS_TOKEN: Optional({ description: "NATS authentication token (not with NATS_USER). Secret: never logged." }),
+  NATS_CREDS: Optional({
+    description: "Path of a NATS .creds file (user JWT + nkey seed); not with NATS_USER or NATS_TOKEN.",
+  }),
+  NATS_TLS_CA: Optional({
+    description: "PEM file of the CA that signed the NATS server certificate; setting it requires TLS.",
+  }),
+  NATS_TLS_CERT: Optional({ description: "PEM client certificate for mutual TLS (with NATS_TLS_KEY)." }),
+  NATS_TLS_KEY: Optional({ description: "PEM private key of NATS_TLS_CERT." }),
+};
+
+/** Variables whose values are secrets: redacted wherever a service logs them. */
+export const NATS_SECRET_VARIABLES = ["NATS_PASSWORD", "NATS_TOKEN"] as const;
+
+type NatsSecurityEnv = { NATS_URL: string } & { [K in keyof typeof NatsSecurityConfig]?: string };
+
+const FILE_VARIABLES = ["NATS_CREDS", "NATS_TLS_CA", "NATS_TLS_CERT", "NATS_TLS_KEY"] as const;
+
+/** The combinations that cannot mean anything, and files that cannot be read; messages never carry a secret. */
+export const natsSecurityRule: Rule<NatsSecurityEnv> = (e) => {
+  const problems: string[] = [];
+  if (e.NATS_PASSWORD && !e.NATS_USER) problems.push("NATS_PASSWORD is set without NATS_USER: set both");
+  if (e.NATS_USER && !e.NATS_PASSWORD) problems.push("NATS_USER is set without NATS_PASSWORD: set both");
+  const methods = [e.NATS_USER && "NATS_USER", e.NATS_TOKEN && "NATS_TOKEN", e.NATS_CREDS && "NATS_CREDS"];
+  const chosen = methods.filter(Boolean);
+  if (chosen.length > 1) problems.push(`${chosen.join(" and ")} are both set: choose one way to authenticate to NATS`);
+  if (Boolean(e.NATS_TLS_CERT) !== Boolean(e.NATS_TLS_KEY))
+    problems.push("NATS_TLS_CERT and NATS_TLS_KEY go together: set both for mutual TLS, or neither");
+  for (const name of FILE_VARIABLES) {
+    const path = e[name];
+    if (!path) continue;
+    try {
+      accessSync(path, constants.R_OK);
+    } catch {
+      problems.push(`${name}=${JSON.stringify(path)} is invalid: expected a readable file`);
+    }
+  }
+  return problems.length ? problems : undefined;
+};
+
+/** What connect() takes besides servers: authentication and TLS. */
+export type NatsSecurity = {
+  user?: string;
+  pass?: string;
+  token?: string;
+  authenticator?: Authenticator;
+  tls?: TlsOptions;
+};
+
+const TLS_SCHEME = /^tls:\/\//i;
+
+/** Whether a NATS_URL asks for TLS: any of its servers given as tls://host:port. */
+export const wantsTls = (url: string) => url.split(",").some((s) => TLS_SCHEME.test(s.trim()));
+
+/** The connect options of the parsed variables; call only after natsSecurityRule passed. */
+export function natsSecurity(e: NatsSecurityEnv): NatsSecurity {
+  const security: NatsSecurity = {};
+  if (e.NATS_USER) Object.assign(security, { user: e.NATS_USER, pass: e.NATS_PASSWORD });
+  if (e.NATS_TOKEN) security.token = e.NATS_TOKEN;
+  // Read once at boot (checked readable by the rule): a rotated file takes effect at the next restart.
+  if (e.NATS_CREDS) security.authenticator = credsAuthenticator(new Uint8Array(readFileSync(e.NATS_CREDS)));
+  if (wantsTls(e.NATS_URL) || e.NATS_TLS_CA || e.NATS_TLS_CERT) {
+    // An empty object already means "TLS required" to the client; the files add trust and a client identity.
+    security.tls = {
+      ...(e.NATS_TLS_CA ? { caFile: e.NATS_TLS_CA } : {}),
+      ...(e.NATS_TLS_CERT ? { certFile: e.NATS_TLS_CERT, keyFile: e.NATS_TLS_KEY } : {}),
+    };
+  }
+  return security;
+}
+
+/** The server list for connect(): the client knows no tls:// scheme, so TLS is asked for by `tls` instead. */
+export const natsServers = (url: string) => url.split(",").map((s) => s.trim().replace(TLS_SCHEME, "nats://"));

@@ -1,0 +1,109 @@
+// NATS credentials and TLS settings: every combination that cannot mean anything stops the process (exit 78 via
+// ConfigError) naming the variables and never the secret; the valid ones become the client's connect options.
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SECRET_VARIABLES as ENTITLEMENT_SECRETS, loadEntitlementConfig } from "../../src/entitlement/config.ts";
+import { loadNotificationConfig, SECRET_VARIABLES as NOTIFICATION_SECRETS } from "../../src/notification/config.ts";
+import { ConfigError } from "../../src/shared/config.ts";
+import { natsServers } from "../../src/shared/nats-security.ts";
+
+const PASSWORD = "nats-Passw0rd-never-printed";
+const TOKEN = "nats-T0ken-never-printed";
+const dir = mkdtempSync(join(tmpdir(), "nats-security-"));
+const file = (name: string, text: string) => {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+};
+const ca = file("ca.pem", "ca");
+const cert = file("cert.pem", "cert");
+const key = file("key.pem", "key");
+// The .creds layout (a user JWT, then an nkey seed); the client parses it only when connecting, not at boot.
+const creds = file(
+  "user.creds",
+  [
+    "-----BEGIN NATS USER JWT-----",
+    "eyJ0eXAiOiJKV1QiLCJhbGciOiJlZDI1NTE5LW5rZXkifQ.e30.c2ln",
+    "------END NATS USER JWT------",
+    "",
+    "-----BEGIN USER NKEY SEED-----",
+    "SUAIBDPBAUTWCWBKIO6XHQNINK5FWJW4OHLXC3HQ2KFE4PEJUA44CNHTC4",
+    "------END USER NKEY SEED------",
+  ].join("\n"),
+);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const noAuth = { ENTITLEMENT_AUTH_DISABLED: "true" };
+const loaders = {
+  entitlement: (env: Record<string, string>) => loadEntitlementConfig({ ...noAuth, ...env }).nats.security,
+  notification: (env: Record<string, string>) => loadNotificationConfig(env).nats.security,
+};
+
+function problemsOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems.join("\n");
+    throw error;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+for (const [service, load] of Object.entries(loaders)) {
+  describe(`${service}: NATS credentials and TLS`, () => {
+    test("nothing set: no credentials, no TLS", () => {
+      expect(load({})).toEqual({});
+    });
+    test("user and password, a token, a creds file each become connect options", () => {
+      expect(load({ NATS_USER: "svc", NATS_PASSWORD: PASSWORD })).toEqual({ user: "svc", pass: PASSWORD });
+      expect(load({ NATS_TOKEN: TOKEN })).toEqual({ token: TOKEN });
+      expect(typeof load({ NATS_CREDS: creds }).authenticator).toBe("function");
+    });
+    test("tls:// URLs, a CA or a client certificate require TLS with those files", () => {
+      expect(load({ NATS_URL: "tls://nats.internal:4222" }).tls).toEqual({});
+      expect(load({ NATS_TLS_CA: ca }).tls).toEqual({ caFile: ca });
+      expect(load({ NATS_TLS_CA: ca, NATS_TLS_CERT: cert, NATS_TLS_KEY: key }).tls).toEqual({
+        caFile: ca,
+        certFile: cert,
+        keyFile: key,
+      });
+      expect(load({ NATS_URL: "nats://a:4222" }).tls).toBeUndefined();
+    });
+    test("invalid combinations are refused, naming the variables and never the secret", () => {
+      const cases: [Record<string, string>, string][] = [
+        [{ NATS_PASSWORD: PASSWORD }, "NATS_PASSWORD is set without NATS_USER"],
+        [{ NATS_USER: "svc" }, "NATS_USER is set without NATS_PASSWORD"],
+        [{ NATS_USER: "svc", NATS_PASSWORD: PASSWORD, NATS_TOKEN: TOKEN }, "NATS_USER and NATS_TOKEN"],
+        [{ NATS_TOKEN: TOKEN, NATS_CREDS: creds }, "NATS_TOKEN and NATS_CREDS"],
+        [{ NATS_TLS_CERT: cert }, "NATS_TLS_CERT and NATS_TLS_KEY go together"],
+        [{ NATS_TLS_KEY: key }, "NATS_TLS_CERT and NATS_TLS_KEY go together"],
+        [{ NATS_CREDS: join(dir, "missing.creds") }, "NATS_CREDS="],
+        [{ NATS_TLS_CA: join(dir, "missing.pem") }, "NATS_TLS_CA="],
+        [{ NATS_TLS_CERT: join(dir, "gone.pem"), NATS_TLS_KEY: key }, "NATS_TLS_CERT="],
+      ];
+      for (const [env, expected] of cases) {
+        const problems = problemsOf(() => load(env));
+        expect(problems, JSON.stringify(env)).toContain(expected);
+        expect(problems).not.toContain(PASSWORD);
+        expect(problems).not.toContain(TOKEN);
+      }
+    });
+  });
+}
+
+test("tls:// servers are handed to the client as nats:// (TLS is asked for by the tls option)", () => {
+  expect(natsServers("tls://a:4222, nats://b:4223,TLS://c:1")).toEqual([
+    "nats://a:4222",
+    "nats://b:4223",
+    "nats://c:1",
+  ]);
+});
+
+test("both services redact the NATS secrets from their logs", () => {
+  for (const secrets of [ENTITLEMENT_SECRETS, NOTIFICATION_SECRETS] as readonly (readonly string[])[]) {
+    expect(secrets).toContain("NATS_PASSWORD");
+    expect(secrets).toContain("NATS_TOKEN");
+  }
+});
