@@ -9,7 +9,7 @@ import { inboxRoutes } from "./inbox/routes.ts";
 
 const NOTIFICATION_API: ApiDocumentation = {
   description: [
-    "Notification consumes entitlement events from NATS JetStream and delivers them; its HTTP side is for the",
+    "Notification consumes entitlement and matchmaking events from NATS JetStream and delivers them; its HTTP side is for the",
     "platform (probes, metrics) and, when NOTIFICATION_DEBUG_API_ENABLED=true, a debug inbox (404 otherwise).",
   ].join(" "),
   bearerSchemes: {
@@ -27,7 +27,7 @@ export type AppDeps = {
   log: Logger;
   registry: Registry;
   version: string;
-  /** Whether the JetStream consumer is bound; undefined when NATS is disabled (readiness needs the database only). */
+  /** Whether every JetStream event consumer is bound; undefined when NATS is disabled (then only the database counts). */
   consumerReady: (() => boolean) | undefined;
   debugApi: { enabled: boolean; token: string | undefined };
 };
@@ -41,7 +41,7 @@ export function createApp(deps: AppDeps) {
     documentation: NOTIFICATION_API,
     readiness: async () => {
       await ping(deps.sql);
-      if (deps.consumerReady && !deps.consumerReady()) throw new Error("JetStream consumer is not bound");
+      if (deps.consumerReady && !deps.consumerReady()) throw new Error("a JetStream event consumer is not bound");
     },
   });
   return deps.debugApi.enabled ? app.use(inboxRoutes({ sql: deps.sql, token: deps.debugApi.token })) : app;

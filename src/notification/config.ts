@@ -1,5 +1,5 @@
 // Notification configuration: every key of the reference (§8) as an environment variable, plus CONTRACT §2 and the
-// delivery channels. The matchmaking consumer of the reference is not part of this system.
+// delivery channels. Each event consumer beyond the entitlement one declares its variables with consumerVariables.
 import { type Static, Type } from "@sinclair/typebox";
 import {
   Bool,
@@ -21,8 +21,13 @@ import {
 import { NATS_SECRET_VARIABLES, NatsSecurityConfig, natsSecurity, natsSecurityRule } from "../shared/nats-security.ts";
 import { exportRequested } from "../shared/tracing.ts";
 
-const advisorySubject = (kind: string) =>
-  `$JS.EVENT.ADVISORY.CONSUMER.${kind}.entitlement-events.notification-entitlement-consumer`;
+import { advisorySubject, consumerSettings, consumerVariables } from "./consumer/settings.ts";
+
+/** The matchmaking consumer of reference §7.2 (`notification.matchmaking-nats.*`). */
+const MATCHMAKING = "NOTIFICATION_MATCHMAKING_NATS";
+/** The entitlement consumer's advisory subjects under the reference's default names. */
+const entitlementAdvisory = (kind: "MAX_DELIVERIES" | "MSG_TERMINATED") =>
+  advisorySubject(kind, "entitlement-events", "notification-entitlement-consumer");
 
 export const NotificationEnv = Type.Object({
   ...CommonConfig,
@@ -79,12 +84,12 @@ export const NotificationEnv = Type.Object({
     minimum: 1,
     maximum: 5,
     description:
-      "Replicas of every stream this service creates: the entitlement stream when it is missing and the advisory " +
-      "streams, which are also put back to it at every start (3 on a 3-node cluster). Consumers follow their stream.",
+      "Replicas of every stream this service creates: the entitlement and matchmaking streams when they are " +
+      "missing and the advisory streams, which are also put back to it at every start (3 on a 3-node cluster). Consumers follow their stream.",
   }),
   NOTIFICATION_NATS_ACK_WAIT: Duration("10s", { minimum: 1, description: "Consumer ack wait." }),
   NOTIFICATION_NATS_MAX_DELIVER: Int(10, { minimum: 1, description: "Consumer max deliver." }),
-  NOTIFICATION_NATS_ADVISORY_SUBJECT: NonBlank(advisorySubject("MAX_DELIVERIES"), {
+  NOTIFICATION_NATS_ADVISORY_SUBJECT: NonBlank(entitlementAdvisory("MAX_DELIVERIES"), {
     description: "MAX_DELIVERIES advisory subject of the consumer.",
   }),
   NOTIFICATION_NATS_ADVISORY_STREAM: NonBlank("notification-advisory-dlq", {
@@ -93,7 +98,7 @@ export const NotificationEnv = Type.Object({
   NOTIFICATION_NATS_ADVISORY_DURABLE: NonBlank("notification-advisory-consumer", {
     description: "Durable reading MAX_DELIVERIES advisories.",
   }),
-  NOTIFICATION_NATS_TERMINATED_ADVISORY_SUBJECT: NonBlank(advisorySubject("MSG_TERMINATED"), {
+  NOTIFICATION_NATS_TERMINATED_ADVISORY_SUBJECT: NonBlank(entitlementAdvisory("MSG_TERMINATED"), {
     description: "MSG_TERMINATED advisory subject of the consumer.",
   }),
   NOTIFICATION_NATS_TERMINATED_ADVISORY_STREAM: NonBlank("notification-terminated-advisory-dlq", {
@@ -101,6 +106,12 @@ export const NotificationEnv = Type.Object({
   }),
   NOTIFICATION_NATS_TERMINATED_ADVISORY_DURABLE: NonBlank("notification-terminated-advisory-consumer", {
     description: "Durable reading MSG_TERMINATED advisories.",
+  }),
+  ...consumerVariables(MATCHMAKING, {
+    subject: "matchmaking.events",
+    stream: "matchmaking-events",
+    durable: "notification-matchmaking-consumer",
+    events: "matchmaking events",
   }),
   NOTIFICATION_DEBUG_API_ENABLED: Bool(false, { description: "Serve GET /debug/notification/inbox/{user_id}." }),
   NOTIFICATION_DEBUG_API_TOKEN: Optional({
@@ -127,12 +138,19 @@ const debugApiNeedsToken: Rule<NotificationEnv> = (e) => {
   return undefined;
 };
 
+/** Each consumer reads its own stream: the entitlement stream has only the entitlement subject (CONTRACT §8.8). */
+const streamsDiffer: Rule<NotificationEnv> = (e) =>
+  e.NOTIFICATION_MATCHMAKING_NATS_ENABLED && e.NOTIFICATION_MATCHMAKING_NATS_STREAM === e.NOTIFICATION_NATS_STREAM
+    ? `NOTIFICATION_MATCHMAKING_NATS_STREAM=${e.NOTIFICATION_NATS_STREAM} must differ from NOTIFICATION_NATS_STREAM`
+    : undefined;
+
 export function loadNotificationConfig(env: Record<string, string | undefined>) {
   const e = parseEnv(NotificationEnv, env, [
     ...backoffRules("NOTIFICATION_DELIVERY"),
     webhookNeedsUrlAndSecret,
     debugApiNeedsToken,
     natsSecurityRule,
+    streamsDiffer,
   ]);
   return {
     env: e,
@@ -150,6 +168,8 @@ export function loadNotificationConfig(env: Record<string, string | undefined>) 
       replicas: e.NOTIFICATION_NATS_STREAM_REPLICAS,
       ackWaitMs: e.NOTIFICATION_NATS_ACK_WAIT,
       maxDeliver: e.NOTIFICATION_NATS_MAX_DELIVER,
+      /** Undefined when NOTIFICATION_MATCHMAKING_NATS_ENABLED=false. */
+      matchmaking: consumerSettings(MATCHMAKING, e, e.NOTIFICATION_NATS_STREAM_REPLICAS),
       advisories: [
         {
           kind: "MAX_DELIVERIES" as const,

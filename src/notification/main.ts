@@ -10,7 +10,8 @@ import { lifecycleCommands, type ServiceSpec } from "../shared/service.ts";
 import { installTracing } from "../shared/tracing.ts";
 import { createApp } from "./app.ts";
 import { loadNotificationConfig, type NotificationConfig, SECRET_VARIABLES } from "./config.ts";
-import type { ConsumerHealth } from "./consumer/worker.ts";
+import { allBound, type ConsumerHealth } from "./consumer/worker.ts";
+import { eventPipelines } from "./handlers/registry.ts";
 import { createNotificationMetrics } from "./metrics.ts";
 import { migrations, SCHEMA } from "./migrations.ts";
 import { notificationOpsCommands } from "./ops/commands.ts";
@@ -34,7 +35,8 @@ const spec: ServiceSpec<NotificationConfig> = {
     });
     if (tracing.exporting) log.info("spans are exported over OTLP/HTTP (OTEL_EXPORTER_OTLP_ENDPOINT)");
     const metrics = createNotificationMetrics(registry);
-    const health: ConsumerHealth = { bound: false };
+    const health: ConsumerHealth = { bound: {} };
+    const sources = eventPipelines(config.nats).map((p) => p.handler.source);
     // NATS connects in the background (retrying forever): /healthz and /readyz answer while NATS is down.
     const link = config.nats.enabled
       ? openNatsLink(
@@ -47,7 +49,7 @@ const spec: ServiceSpec<NotificationConfig> = {
           log.child({ component: "nats" }),
         )
       : undefined;
-    if (!link) log.warn("NATS_ENABLED=false: no entitlement events are consumed");
+    if (!link) log.warn("NATS_ENABLED=false: no events are consumed");
     const workers = createWorkers({
       config,
       sql,
@@ -64,7 +66,7 @@ const spec: ServiceSpec<NotificationConfig> = {
       log,
       registry,
       version: pkg.version,
-      consumerReady: link ? () => health.bound && link.connected() : undefined,
+      consumerReady: link ? () => allBound(health, sources) && link.connected() : undefined,
       debugApi: config.debugApi,
     });
     const close = async () => {

@@ -27,21 +27,28 @@ export function createNotificationMetrics(registry: Registry) {
     }),
     events: new Counter({
       name: "notification_events_total",
-      help: "Entitlement events consumed: created, duplicate, terminated or nak.",
-      labelNames: ["result"] as const,
+      help: "Events consumed, by source (entitlement, matchmaking): created, duplicate, terminated or nak.",
+      labelNames: ["source", "result"] as const,
+      registers: [registry],
+    }),
+    notificationsCreated: new Counter({
+      name: "notification_notifications_created_total",
+      help: "Notifications created from consumed events, by source (a matchmaking event yields one per player).",
+      labelNames: ["source"] as const,
       registers: [registry],
     }),
     // Read from the last message of each batch (JetStream's num_pending), so it costs no request; while nothing is
     // fetched it keeps its last value, which is what a lag alert wants when the consumer stalls.
     consumerPending: new Gauge({
       name: "notification_consumer_pending_messages",
-      help: "Messages in the stream not yet delivered to the durable consumer, as of the last batch fetched.",
+      help: "Messages in the stream not yet delivered to the durable consumer, by source, as of the last batch fetched.",
+      labelNames: ["source"] as const,
       registers: [registry],
     }),
     natsDlq: new Counter({
       name: "notification_nats_dlq_total",
-      help: "JetStream advisories recorded in notification_nats_dlq, by kind.",
-      labelNames: ["kind"] as const,
+      help: "JetStream advisories recorded in notification_nats_dlq, by kind and by source of the given-up message.",
+      labelNames: ["kind", "source"] as const,
       registers: [registry],
     }),
   };

@@ -3,12 +3,13 @@ import type { Sql } from "../shared/db.ts";
 import type { Logger } from "../shared/logger.ts";
 import type { NatsLink } from "../shared/nats.ts";
 import type { Clock, Waker, Worker } from "../shared/runtime.ts";
-import { createAdvisoryCapture } from "./advisories/worker.ts";
+import { advisorySpecs, createAdvisoryCapture } from "./advisories/worker.ts";
 import { createSender } from "./channels/select.ts";
 import type { Sender } from "./channels/sender.ts";
 import type { NotificationConfig } from "./config.ts";
 import { type ConsumerHealth, createEventConsumer } from "./consumer/worker.ts";
 import { createDeliveryWorker } from "./delivery/worker.ts";
+import { eventPipelines } from "./handlers/registry.ts";
 import type { NotificationMetrics } from "./metrics.ts";
 import { createRetentionWorker } from "./retention/worker.ts";
 
@@ -32,19 +33,24 @@ export type WorkerDeps = {
 
 function natsWorkers(deps: WorkerDeps, link: NatsLink): Worker[] {
   const { config, sql, log, now, metrics } = deps;
+  const pipelines = eventPipelines(config.nats);
+  const advisories = advisorySpecs(config.nats.advisories, pipelines);
   return [
-    createEventConsumer({
-      sql,
-      log,
-      now,
-      metrics,
-      link,
-      nats: config.nats,
-      batchSize: EVENT_BATCH_SIZE,
-      health: deps.health,
-      onCreated: () => deps.waker.wake(),
-    }),
-    ...config.nats.advisories.map((advisory) =>
+    ...pipelines.map((pipeline) =>
+      createEventConsumer({
+        sql,
+        log,
+        now,
+        metrics,
+        link,
+        pipeline,
+        advisories,
+        batchSize: EVENT_BATCH_SIZE,
+        health: deps.health,
+        onCreated: () => deps.waker.wake(),
+      }),
+    ),
+    ...advisories.map((advisory) =>
       createAdvisoryCapture({
         sql,
         log,

@@ -24,6 +24,9 @@ function natsNames(stream: string, durable: string): Record<string, string> {
     NOTIFICATION_NATS_TERMINATED_ADVISORY_SUBJECT: advisory("MSG_TERMINATED"),
     NOTIFICATION_NATS_TERMINATED_ADVISORY_STREAM: `${stream}-terminated`,
     NOTIFICATION_NATS_TERMINATED_ADVISORY_DURABLE: `${durable}-terminated`,
+    NOTIFICATION_MATCHMAKING_NATS_STREAM: `${stream}-matches`,
+    NOTIFICATION_MATCHMAKING_NATS_SUBJECT: `${stream}.matches`,
+    NOTIFICATION_MATCHMAKING_NATS_DURABLE: `${durable}-matches`,
   };
 }
 
@@ -85,7 +88,7 @@ export async function startPair(
     for (const s of started) await s.stop();
     const nc = await connect({ servers: nats });
     const jsm = await jetstreamManager(nc);
-    for (const name of [stream, `${stream}-max-deliveries`, `${stream}-terminated`]) {
+    for (const name of [stream, `${stream}-max-deliveries`, `${stream}-terminated`, `${stream}-matches`]) {
       await jsm.streams.delete(name).catch(() => false);
     }
     await nc.close();

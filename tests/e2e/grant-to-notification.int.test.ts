@@ -1,9 +1,11 @@
 // The whole system through its two composition roots: a grant made over HTTP to Entitlement ends as exactly one SENT
-// notification in Notification, with the trace id carried through, and both processes exit 0 on SIGTERM.
+// notification in Notification, with the trace id carried through, and both processes exit 0 on SIGTERM. And the
+// reference's E9: a matchmaking event published to JetStream ends as a SENT MatchFound for each of its players.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
-import { jetstreamManager } from "@nats-io/jetstream";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import postgres from "postgres";
+import { matchBytes } from "../notification/helpers.ts";
 import { createTestDatabase, natsUrl, type TestDatabase, uniqueName } from "../support/infra.ts";
 import { waitUntil } from "../support/wait.ts";
 
@@ -20,7 +22,23 @@ const stream = uniqueName("e2e_stream").replaceAll("_", "-");
 const durable = uniqueName("e2e_durable").replaceAll("_", "-");
 const subject = `${uniqueName("e2e")}.events`;
 const advisory = (kind: string) => `$JS.EVENT.ADVISORY.CONSUMER.${kind}.${stream}.${durable}`;
-const streams = [stream, `${stream}-maxdel`, `${stream}-term`];
+const matches = `${stream}-matches`;
+const streams = [stream, `${stream}-maxdel`, `${stream}-term`, matches];
+/** Notification's names for this file: its own streams and durables, on the shared NATS. */
+const notificationNames = {
+  NOTIFICATION_NATS_STREAM: stream,
+  NOTIFICATION_NATS_SUBJECT: subject,
+  NOTIFICATION_NATS_DURABLE: durable,
+  NOTIFICATION_NATS_ADVISORY_SUBJECT: advisory("MAX_DELIVERIES"),
+  NOTIFICATION_NATS_ADVISORY_STREAM: streams[1] as string,
+  NOTIFICATION_NATS_ADVISORY_DURABLE: `${durable}-maxdel`,
+  NOTIFICATION_NATS_TERMINATED_ADVISORY_SUBJECT: advisory("MSG_TERMINATED"),
+  NOTIFICATION_NATS_TERMINATED_ADVISORY_STREAM: streams[2] as string,
+  NOTIFICATION_NATS_TERMINATED_ADVISORY_DURABLE: `${durable}-term`,
+  NOTIFICATION_MATCHMAKING_NATS_STREAM: matches,
+  NOTIFICATION_MATCHMAKING_NATS_SUBJECT: `${subject}.matches`,
+  NOTIFICATION_MATCHMAKING_NATS_DURABLE: `${durable}-matches`,
+};
 const children: Bun.Subprocess[] = [];
 
 beforeAll(async () => {
@@ -90,15 +108,7 @@ test("a grant over HTTP becomes exactly one SENT notification carrying its trace
     NOTIFICATION,
     {
       NATS_URL: nats,
-      NOTIFICATION_NATS_STREAM: stream,
-      NOTIFICATION_NATS_SUBJECT: subject,
-      NOTIFICATION_NATS_DURABLE: durable,
-      NOTIFICATION_NATS_ADVISORY_SUBJECT: advisory("MAX_DELIVERIES"),
-      NOTIFICATION_NATS_ADVISORY_STREAM: streams[1] as string,
-      NOTIFICATION_NATS_ADVISORY_DURABLE: `${durable}-maxdel`,
-      NOTIFICATION_NATS_TERMINATED_ADVISORY_SUBJECT: advisory("MSG_TERMINATED"),
-      NOTIFICATION_NATS_TERMINATED_ADVISORY_STREAM: streams[2] as string,
-      NOTIFICATION_NATS_TERMINATED_ADVISORY_DURABLE: `${durable}-term`,
+      ...notificationNames,
       NOTIFICATION_DEBUG_API_ENABLED: "true",
       NOTIFICATION_DEBUG_API_TOKEN: DEBUG_TOKEN,
     },
@@ -170,5 +180,55 @@ test("a grant over HTTP becomes exactly one SENT notification carrying its trace
   entitlement.child.kill("SIGTERM");
   notification.child.kill("SIGTERM");
   expect(await entitlement.child.exited, "entitlement drains and exits 0").toBe(0);
+  expect(await notification.child.exited, "notification drains and exits 0").toBe(0);
+});
+
+test("a match published to JetStream becomes a SENT MatchFound for each player, once (the reference's E9)", async () => {
+  const notification = start(NOTIFICATION, { NATS_URL: await natsUrl(), ...notificationNames }, "notification");
+  const base = `http://127.0.0.1:${await notification.port}`;
+  // Ready means both consumers read: the match is consumed even though this process never saw its stream before.
+  await waitUntil(async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, "readyz", 60_000);
+  const nc = await connect({ servers: await natsUrl() });
+  try {
+    const js = jetstream(nc);
+    const players = [uniqueName("player"), uniqueName("player")];
+    const eventId = crypto.randomUUID();
+    const body = matchBytes({ eventId, matchId: `match-${eventId}`, mode: "rank", userIds: players });
+    await js.publish(`${subject}.matches`, body, { msgID: eventId });
+    const sent = await waitUntil(
+      async () => {
+        const rows = await sql`
+          select user_id, status, type, payload_json from notification.notifications
+          where event_id = ${eventId}::uuid order by user_id`;
+        return rows.length === 2 && rows.every((r) => r.status === "SENT") ? rows : undefined;
+      },
+      "both players' MatchFound to be SENT",
+      60_000,
+    );
+    expect(sent.map((r) => [r.user_id, r.type])).toEqual([...players].sort().map((p) => [p, "MatchFound"]));
+    expect(sent[0]?.payload_json).toEqual({ match_id: `match-${eventId}`, mode: "rank", user_ids: players });
+    const processed = await sql`select 1 from notification.processed_events where event_id = ${eventId}::uuid`;
+    expect(processed, "processed_events holds the event id").toHaveLength(1);
+
+    // The original's E9 re-publish, made strict: the raw body again without Nats-Msg-Id, and wait until the
+    // consumer has acked it before counting (the original counted before it was even consumed).
+    const again = await js.publish(`${subject}.matches`, body);
+    expect(again.duplicate, "without Nats-Msg-Id JetStream stores it again").toBe(false);
+    const jsm = await jetstreamManager(nc);
+    await waitUntil(
+      async () => {
+        const info = await jsm.consumers.info(matches, `${durable}-matches`);
+        return info.ack_floor.stream_seq >= again.seq ? true : undefined;
+      },
+      "the copy to be consumed and acked",
+      60_000,
+    );
+    const [count] =
+      await sql`select count(*)::int as n from notification.notifications where event_id = ${eventId}::uuid`;
+    expect(count?.n, "the copy adds nothing").toBe(2);
+  } finally {
+    await nc.close();
+    notification.child.kill("SIGTERM");
+  }
   expect(await notification.child.exited, "notification drains and exits 0").toBe(0);
 });

@@ -15,7 +15,17 @@ import type { Worker } from "../../src/shared/runtime.ts";
 import { systemClock } from "../../src/shared/runtime.ts";
 import { createTestDatabase, natsUrl, type TestDatabase } from "../support/infra.ts";
 import { startTcpProxy } from "../support/tcp-proxy.ts";
-import { deleteStreams, eventBytes, notificationSql, streamsOf, testConfig, testMetrics, waitFor } from "./helpers.ts";
+import {
+  consumerBound,
+  consumerOf,
+  deleteStreams,
+  eventBytes,
+  notificationSql,
+  streamsOf,
+  testConfig,
+  testMetrics,
+  waitFor,
+} from "./helpers.ts";
 
 setDefaultTimeout(120_000);
 
@@ -50,7 +60,7 @@ type Started = { health: ConsumerHealth; metrics: NotificationMetrics };
 
 /** Runs the event consumer (on `eventsSql`) and both advisory captures (on the healthy database). */
 function start(c: NotificationConfig, options: { eventsSql?: Sql; batchSize?: number } = {}): Started {
-  const health: ConsumerHealth = { bound: false };
+  const health: ConsumerHealth = { bound: {} };
   const { metrics } = testMetrics();
   const link = createNatsLink(Promise.resolve(nc), silentLogger);
   const common = { log: silentLogger, now: systemClock, metrics, link };
@@ -58,13 +68,13 @@ function start(c: NotificationConfig, options: { eventsSql?: Sql; batchSize?: nu
     createEventConsumer({
       ...common,
       sql: options.eventsSql ?? sql,
-      nats: c.nats,
+      ...consumerOf(c),
       batchSize: options.batchSize ?? 100,
       health,
       onCreated: () => {},
       nakDelayMs: () => 50,
     }),
-    ...c.nats.advisories.map((advisory) =>
+    ...consumerOf(c).advisories.map((advisory) =>
       createAdvisoryCapture({ ...common, sql, advisory, ackWaitMs: c.nats.ackWaitMs, maxDeliver: c.nats.maxDeliver }),
     ),
   ];
@@ -77,7 +87,7 @@ function start(c: NotificationConfig, options: { eventsSql?: Sql; batchSize?: nu
   return { health, metrics };
 }
 
-const bound = (h: ConsumerHealth) => waitFor(async () => (h.bound ? true : undefined), "the consumer to bind");
+const bound = (h: ConsumerHealth) => consumerBound(h);
 const countFor = async (userPrefix: string) =>
   (await sql<{ n: number }[]>`select count(*)::int as n from notifications where user_id like ${`${userPrefix}%`}`)[0]
     ?.n ?? 0;
@@ -179,7 +189,7 @@ describe("resilience and batches", () => {
     const prefix = `again-${crypto.randomUUID()}`;
     await jetstream(nc).publish(c.nats.subject, eventBytes({ userId: `${prefix}-1` }));
     await waitFor(async () => ((await countFor(prefix)) === 1 ? true : undefined), "the event after re-creation");
-    expect(health.bound).toBe(true);
+    expect(health.bound.entitlement).toBe(true);
   });
 
   test("a burst of events becomes exactly one notification each, duplicates included", async () => {

@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { EntitlementEvent_EventType } from "../../src/gen/entitlement_event_pb.ts";
 import { parseAdvisory } from "../../src/notification/advisories/parse.ts";
-import { decodeEntitlementEvent, isIsoInstant } from "../../src/notification/consumer/decode.ts";
+import { decodeEntitlementEvent } from "../../src/notification/handlers/entitlement.ts";
+import { isIsoInstant } from "../../src/notification/handlers/fields.ts";
 import { eventBytes } from "./helpers.ts";
 
 const json = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
@@ -24,22 +25,26 @@ describe("decodeEntitlementEvent", () => {
     );
     expect(decoded).toEqual({
       ok: true,
-      record: {
+      event: {
         eventId,
-        userId: "u_1",
-        type: "EntitlementRevoked",
-        occurredAt: "2026-01-17T00:00:00.123456Z",
-        payload: {
-          event_id: eventId,
-          event_type: "EntitlementRevoked",
-          occurred_at: "2026-01-17T00:00:00.123456Z",
-          user_id: "u_1",
-          stock_keeping_unit: "item_1",
-          source: "purchase",
-          source_id: "p_1",
-          version: 3,
-          trace_id: "t-1",
-        },
+        notifications: [
+          {
+            userId: "u_1",
+            type: "EntitlementRevoked",
+            occurredAt: "2026-01-17T00:00:00.123456Z",
+            payload: {
+              event_id: eventId,
+              event_type: "EntitlementRevoked",
+              occurred_at: "2026-01-17T00:00:00.123456Z",
+              user_id: "u_1",
+              stock_keeping_unit: "item_1",
+              source: "purchase",
+              source_id: "p_1",
+              version: 3,
+              trace_id: "t-1",
+            },
+          },
+        ],
       },
     });
   });
@@ -48,8 +53,8 @@ describe("decodeEntitlementEvent", () => {
     const decoded = decodeEntitlementEvent(
       eventBytes({ eventType: EntitlementEvent_EventType.ENTITLEMENT_EXTENDED, expiresAt: "2027-01-01T00:00:00.000Z" }),
     );
-    expect(decoded.ok && decoded.record.type).toBe("EntitlementExtended");
-    expect(decoded.ok && decoded.record.payload).toMatchObject({
+    expect(decoded.ok && decoded.event.notifications[0]?.type).toBe("EntitlementExtended");
+    expect(decoded.ok && decoded.event.notifications[0]?.payload).toMatchObject({
       event_type: "EntitlementExtended",
       expires_at: "2027-01-01T00:00:00.000Z",
     });
@@ -59,13 +64,13 @@ describe("decodeEntitlementEvent", () => {
 
   test("an event without expires_at (every event of an older producer) has no expires_at in its payload", () => {
     const decoded = decodeEntitlementEvent(eventBytes({}));
-    expect(decoded.ok && "expires_at" in decoded.record.payload).toBe(false);
+    expect(decoded.ok && "expires_at" in (decoded.event.notifications[0]?.payload ?? {})).toBe(false);
   });
 
   test("defaults absent proto3 fields: GRANTED and version 0 are not on the wire", () => {
     const decoded = decodeEntitlementEvent(eventBytes({ version: 0n }));
-    expect(decoded.ok && decoded.record.type).toBe("EntitlementGranted");
-    expect(decoded.ok && decoded.record.payload.version).toBe(0);
+    expect(decoded.ok && decoded.event.notifications[0]?.type).toBe("EntitlementGranted");
+    expect(decoded.ok && decoded.event.notifications[0]?.payload.version).toBe(0);
   });
 
   test("undecodable bytes are rejected", () => {
@@ -103,7 +108,7 @@ describe("decodeEntitlementEvent", () => {
 
   test("event ids are compared lower-case", () => {
     const decoded = decodeEntitlementEvent(eventBytes({ eventId: "A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11" }));
-    expect(decoded.ok && decoded.record.eventId).toBe("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11");
+    expect(decoded.ok && decoded.event.eventId).toBe("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11");
   });
 });
 

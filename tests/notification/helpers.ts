@@ -9,8 +9,13 @@ import {
   EntitlementEvent_EventType,
   EntitlementEventSchema,
 } from "../../src/gen/entitlement_event_pb.ts";
+import { type MatchmakingEvent, MatchmakingEventSchema } from "../../src/gen/matchmaking_event_pb.ts";
+import { type AdvisorySpec, advisorySpecs } from "../../src/notification/advisories/worker.ts";
 import { loadNotificationConfig, type NotificationConfig } from "../../src/notification/config.ts";
+import type { EventPipeline } from "../../src/notification/consumer/handler.ts";
+import type { ConsumerHealth } from "../../src/notification/consumer/worker.ts";
 import type { DeliveryDeps } from "../../src/notification/delivery/deps.ts";
+import { eventPipelines } from "../../src/notification/handlers/registry.ts";
 import { createNotificationMetrics } from "../../src/notification/metrics.ts";
 import { SCHEMA } from "../../src/notification/migrations.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
@@ -65,6 +70,9 @@ export function testConfig(env: Record<string, string> = {}): NotificationConfig
     NOTIFICATION_NATS_TERMINATED_ADVISORY_SUBJECT: advisory("MSG_TERMINATED"),
     NOTIFICATION_NATS_TERMINATED_ADVISORY_STREAM: `${base}-terminated`,
     NOTIFICATION_NATS_TERMINATED_ADVISORY_DURABLE: `${base}-terminated-consumer`,
+    NOTIFICATION_MATCHMAKING_NATS_STREAM: `${base}-matches`,
+    NOTIFICATION_MATCHMAKING_NATS_SUBJECT: `${base}.matches`,
+    NOTIFICATION_MATCHMAKING_NATS_DURABLE: `${base}-matches-consumer`,
     NOTIFICATION_DELIVERY_POLL_INTERVAL: "200ms",
     NOTIFICATION_DELIVERY_BACKOFF_BASE: "50ms",
     NOTIFICATION_DELIVERY_BACKOFF_MIN: "50ms",
@@ -75,8 +83,24 @@ export function testConfig(env: Record<string, string> = {}): NotificationConfig
 }
 
 export function streamsOf(config: NotificationConfig): string[] {
-  return [config.nats.stream, ...config.nats.advisories.map((a) => a.stream)];
+  const matchmaking = config.nats.matchmaking ? [config.nats.matchmaking.stream] : [];
+  return [config.nats.stream, ...matchmaking, ...config.nats.advisories.map((a) => a.stream)];
 }
+
+/** One kind's pipeline and the advisory streams of all of them: what createEventConsumer takes besides its deps. */
+export function consumerOf(
+  config: NotificationConfig,
+  source = "entitlement",
+): { pipeline: EventPipeline; advisories: AdvisorySpec[] } {
+  const pipelines = eventPipelines(config.nats);
+  const pipeline = pipelines.find((p) => p.handler.source === source);
+  if (!pipeline) throw new Error(`no ${source} pipeline in this configuration`);
+  return { pipeline, advisories: advisorySpecs(config.nats.advisories, pipelines) };
+}
+
+/** Waits until the consumer of `source` reads. */
+export const consumerBound = (health: ConsumerHealth, source = "entitlement") =>
+  waitUntil(async () => (health.bound[source] ? true : undefined), `the ${source} consumer to bind`, 30_000, 100);
 
 export async function deleteStreams(nc: NatsConnection, names: string[]): Promise<void> {
   const jsm = await jetstreamManager(nc);
@@ -186,4 +210,18 @@ export async function dlqCount(sql: Sql, notificationId: string): Promise<number
   const [row] = await sql<{ n: number }[]>`
     select count(*)::int as n from notification_dlq where notification_id = ${notificationId}`;
   return row?.n ?? 0;
+}
+
+export function matchBytes(fields: Partial<Omit<MatchmakingEvent, "$typeName">> = {}): Uint8Array {
+  return toBinary(
+    MatchmakingEventSchema,
+    create(MatchmakingEventSchema, {
+      eventId: crypto.randomUUID(),
+      occurredAt: new Date().toISOString(),
+      matchId: uniqueName("match"),
+      mode: "rank",
+      traceId: crypto.randomUUID(),
+      ...fields,
+    }),
+  );
 }

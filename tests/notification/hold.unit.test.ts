@@ -3,7 +3,10 @@
 import { describe, expect, test } from "bun:test";
 import type { JsMsg } from "@nats-io/jetstream";
 import { createAdvisoryHandler } from "../../src/notification/advisories/handler.ts";
-import { createEventHandler } from "../../src/notification/consumer/handler.ts";
+import { createBatchHandler } from "../../src/notification/consumer/batch.ts";
+import type { StoredEvent } from "../../src/notification/consumer/handler.ts";
+import type { StoreOutcome } from "../../src/notification/consumer/service.ts";
+import { entitlementEvents } from "../../src/notification/handlers/entitlement.ts";
 import { createNotificationMetrics } from "../../src/notification/metrics.ts";
 import type { Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
@@ -29,8 +32,9 @@ function fakeMessage(data: Uint8Array, seq = 1): { message: JsMsg; calls: Calls 
 const outage = () => Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" });
 const checkViolation = () => Object.assign(new Error("new row violates check constraint"), { code: "23514" });
 
-function handlerWith(store: () => Promise<{ created: number; duplicates: number }>) {
-  return createEventHandler({
+function handlerWith(store: (sql: Sql, events: StoredEvent[]) => Promise<StoreOutcome>) {
+  return createBatchHandler({
+    handler: entitlementEvents,
     sql: {} as Sql,
     log: silentLogger,
     now: () => new Date(),
@@ -48,7 +52,7 @@ describe("entitlement events while the database is down", () => {
     const handle = handlerWith(async () => {
       tries++;
       if (tries <= 3) throw outage();
-      return { created: 2, duplicates: 0 };
+      return { created: 2, duplicates: 0, notifications: 2 };
     });
     const a = fakeMessage(eventBytes(), 1);
     const b = fakeMessage(eventBytes(), 2);

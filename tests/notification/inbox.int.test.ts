@@ -1,6 +1,6 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createApp } from "../../src/notification/app.ts";
-import type { ConsumerHealth } from "../../src/notification/consumer/worker.ts";
+import { allBound, type ConsumerHealth } from "../../src/notification/consumer/worker.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { seedNotification, testMetrics, useDatabase } from "./helpers.ts";
 
@@ -14,7 +14,7 @@ function app(debugApi: { enabled: boolean; token?: string }, consumer?: Consumer
     log: silentLogger,
     registry: testMetrics().registry,
     version: "test",
-    consumerReady: consumer ? () => consumer.bound : undefined,
+    consumerReady: consumer ? () => allBound(consumer, ["entitlement", "matchmaking"]) : undefined,
     debugApi: { enabled: debugApi.enabled, token: debugApi.token },
   });
 }
@@ -106,13 +106,15 @@ describe("debug inbox", () => {
 });
 
 describe("readiness", () => {
-  test("needs the JetStream consumer bound", async () => {
-    const health: ConsumerHealth = { bound: false };
+  test("needs every JetStream event consumer bound", async () => {
+    const health: ConsumerHealth = { bound: {} };
     const a = app({ enabled: false }, health);
     const down = await get(a, "/readyz");
     expect(down.status).toBe(503);
     expect(((await down.json()) as { code: string }).code).toBe("NOT_READY");
-    health.bound = true;
+    health.bound.entitlement = true;
+    expect((await get(a, "/readyz")).status, "not ready while the matchmaking consumer is not bound").toBe(503);
+    health.bound.matchmaking = true;
     expect((await get(a, "/readyz")).status).toBe(200);
   });
 

@@ -20,7 +20,11 @@ afterAll(async () => {
 /** The environment testConfig would build, as variables for a child process. */
 function envFor(config: ReturnType<typeof testConfig>, url: string): Record<string, string> {
   const e = config.env as Record<string, unknown>;
-  const names = Object.keys(e).filter((k) => k.startsWith("NOTIFICATION_NATS_") && typeof e[k] === "string");
+  const names = Object.keys(e).filter(
+    (k) =>
+      (k.startsWith("NOTIFICATION_NATS_") || k.startsWith("NOTIFICATION_MATCHMAKING_NATS_")) &&
+      typeof e[k] === "string",
+  );
   return {
     ...Object.fromEntries(names.map((k) => [k, String(e[k])])),
     DATABASE_URL: db.url,

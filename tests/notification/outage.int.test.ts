@@ -10,7 +10,7 @@ import { createNatsLink } from "../../src/shared/nats.ts";
 import { systemClock } from "../../src/shared/runtime.ts";
 import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
 import { natsServerBinary, type PrivateNats, privateNats } from "../support/nats-server.ts";
-import { eventBytes, notificationSql, testConfig, testMetrics, waitFor } from "./helpers.ts";
+import { consumerOf, eventBytes, notificationSql, testConfig, testMetrics, waitFor } from "./helpers.ts";
 
 setDefaultTimeout(120_000);
 
@@ -50,14 +50,14 @@ test.skipIf(!binary)("the consumer survives a NATS restart and consumes what com
   const config = testConfig();
   const nc = await connect({ servers: broker.url, maxReconnectAttempts: -1, reconnectTimeWait: 200 });
   const link = createNatsLink(Promise.resolve(nc), silentLogger);
-  const health: ConsumerHealth = { bound: false };
+  const health: ConsumerHealth = { bound: {} };
   const consumer = createEventConsumer({
     sql,
     log: silentLogger,
     now: systemClock,
     metrics: testMetrics().metrics,
     link,
-    nats: config.nats,
+    ...consumerOf(config),
     batchSize: 10,
     health,
     onCreated: () => {},
@@ -67,7 +67,10 @@ test.skipIf(!binary)("the consumer survives a NATS restart and consumes what com
   const count = async (userId: string) =>
     (await sql<{ n: number }[]>`select count(*)::int as n from notifications where user_id = ${userId}`)[0]?.n ?? 0;
   try {
-    await waitFor(async () => (health.bound && link.connected() ? true : undefined), "the consumer to bind");
+    await waitFor(
+      async () => (health.bound.entitlement && link.connected() ? true : undefined),
+      "the consumer to bind",
+    );
     await publishWhenUp(nc, config.nats.subject, eventBytes({ userId: "before-outage" }));
     await waitFor(async () => ((await count("before-outage")) === 1 ? true : undefined), "the first event");
 
@@ -78,7 +81,10 @@ test.skipIf(!binary)("the consumer survives a NATS restart and consumes what com
     await publishWhenUp(nc, config.nats.subject, eventBytes({ userId: "after-outage" }));
     await waitFor(async () => ((await count("after-outage")) === 1 ? true : undefined), "the event after the restart");
     expect(await count("before-outage")).toBe(1);
-    await waitFor(async () => (health.bound && link.connected() ? true : undefined), "readiness to come back");
+    await waitFor(
+      async () => (health.bound.entitlement && link.connected() ? true : undefined),
+      "readiness to come back",
+    );
   } finally {
     stop.abort();
     await running;

@@ -11,7 +11,16 @@ import { silentLogger } from "../../src/shared/logger.ts";
 import { createNatsLink } from "../../src/shared/nats.ts";
 import { systemClock, Waker } from "../../src/shared/runtime.ts";
 import { createTestDatabase, natsUrl, type TestDatabase } from "../support/infra.ts";
-import { deleteStreams, eventBytes, notificationSql, streamsOf, testConfig, testMetrics, waitFor } from "./helpers.ts";
+import {
+  consumerBound,
+  deleteStreams,
+  eventBytes,
+  notificationSql,
+  streamsOf,
+  testConfig,
+  testMetrics,
+  waitFor,
+} from "./helpers.ts";
 
 setDefaultTimeout(90_000);
 
@@ -21,7 +30,7 @@ let nc: NatsConnection;
 let js: JetStreamClient;
 let jsm: JetStreamManager;
 let config: NotificationConfig;
-const health: ConsumerHealth = { bound: false };
+const health: ConsumerHealth = { bound: {} };
 const stop = new AbortController();
 let running: Promise<void>[] = [];
 
@@ -48,7 +57,7 @@ beforeAll(async () => {
     health,
   });
   running = workers.map((w) => w.run(stop.signal));
-  await waitFor(async () => (health.bound ? true : undefined), "the consumer to bind");
+  await consumerBound(health);
 });
 
 afterAll(async () => {

@@ -49,15 +49,15 @@ test("Entitlement creates its stream at the configured replica count and scales 
 });
 
 test("Notification creates its streams at the configured replica count and its durables follow their stream", async () => {
-  await ensureStreamExists(jsm, { name: "ev-missing", subject: "ev-missing.events", replicas: 3 });
+  await ensureStreamExists(jsm, { name: "ev-missing", subjects: ["ev-missing.events"], replicas: 3 });
   expect((await jsm.streams.info("ev-missing")).config.num_replicas).toBe(3);
 
-  await ensureOwnedStream(jsm, { name: "adv", subject: "adv.subject", replicas: 1 });
+  await ensureOwnedStream(jsm, { name: "adv", subjects: ["adv.subject"], replicas: 1 });
   const spec = { stream: "adv", durable: "adv-durable", ackWaitMs: 10_000, maxDeliver: 10 };
   await ensureDurable(jsm, spec);
   expect(followers(await jsm.consumers.info("adv", "adv-durable")), "an R1 durable has no followers").toBe(0);
 
-  await ensureOwnedStream(jsm, { name: "adv", subject: "adv.subject", replicas: 3 });
+  await ensureOwnedStream(jsm, { name: "adv", subjects: ["adv.subject"], replicas: 3 });
   expect((await jsm.streams.info("adv")).config.num_replicas, "an owned stream is scaled to the setting").toBe(3);
   // The stream scales its durables with it (num_replicas unset); their info may time out while they move.
   await waitUntil(

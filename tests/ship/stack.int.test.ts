@@ -28,6 +28,9 @@ const natsNames = {
   NOTIFICATION_NATS_TERMINATED_ADVISORY_SUBJECT: advisory("MSG_TERMINATED"),
   NOTIFICATION_NATS_TERMINATED_ADVISORY_STREAM: `${stream}-terminated`,
   NOTIFICATION_NATS_TERMINATED_ADVISORY_DURABLE: `${durable}-terminated`,
+  NOTIFICATION_MATCHMAKING_NATS_STREAM: `${stream}-matches`,
+  NOTIFICATION_MATCHMAKING_NATS_SUBJECT: `${stream}.matches`,
+  NOTIFICATION_MATCHMAKING_NATS_DURABLE: `${durable}-matches`,
 };
 
 beforeAll(async () => {
@@ -37,7 +40,7 @@ beforeAll(async () => {
 afterAll(async () => {
   const nc = await connect({ servers: await natsUrl() });
   const jsm = await jetstreamManager(nc);
-  for (const name of [stream, `${stream}-max-deliveries`, `${stream}-terminated`]) {
+  for (const name of [stream, `${stream}-max-deliveries`, `${stream}-terminated`, `${stream}-matches`]) {
     await jsm.streams.delete(name).catch(() => {});
   }
   await nc.close();

@@ -15,6 +15,8 @@ export type AdvisoryHandlerDeps = {
   now: Clock;
   metrics: NotificationMetrics;
   kind: AdvisoryKind;
+  /** The source (entitlement, matchmaking) whose consumer reads a stream, for the metric label. */
+  sourceOf?: (stream: string) => string | undefined;
   nakDelayMs?: number;
   /** Delay between two tries while the database is unreachable. */
   holdRetryMs?: number;
@@ -36,7 +38,10 @@ export function createAdvisoryHandler(deps: AdvisoryHandlerDeps) {
         { log, signal, retryMs: deps.holdRetryMs },
       );
       if (result.ok) {
-        if (result.value > 0) deps.metrics.natsDlq.inc({ kind: deps.kind });
+        if (result.value > 0) {
+          const source = deps.sourceOf?.(parsed.entry.stream ?? "") ?? "unknown";
+          deps.metrics.natsDlq.inc({ kind: deps.kind, source });
+        }
         log.warn(
           {
             stream_seq: parsed.entry.streamSeq,

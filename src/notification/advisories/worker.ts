@@ -1,14 +1,42 @@
-// Captures the MAX_DELIVERIES and MSG_TERMINATED advisories of the entitlement consumer, each through its own stream
-// and durable (reference §7.3), into notification_nats_dlq.
+// Captures the MAX_DELIVERIES and MSG_TERMINATED advisories of every event consumer, each kind through its own stream
+// and durable (reference §7.3), into notification_nats_dlq. One stream per kind holds the advisory subject of each
+// consumer, so a further kind of event adds a subject, not a stream.
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsLink } from "../../shared/nats.ts";
 import type { Worker } from "../../shared/runtime.ts";
 import type { NotificationConfig } from "../config.ts";
+import type { EventPipeline } from "../consumer/handler.ts";
 import { createPullWorker } from "../nats/pull.ts";
 import { ensureDurable, ensureOwnedStream } from "../nats/streams.ts";
 import { type AdvisoryHandlerDeps, createAdvisoryHandler } from "./handler.ts";
 
-export type AdvisorySpec = NotificationConfig["nats"]["advisories"][number];
+/** One advisory stream and its durable, with the consumers it watches. */
+export type AdvisorySpec = Omit<NotificationConfig["nats"]["advisories"][number], "subject"> & {
+  /** The advisory subject of each event consumer, with that consumer's stream and source (for the metric label). */
+  watches: { subject: string; stream: string; source: string }[];
+};
+
+/** The advisory streams for these pipelines: each kind's stream takes the advisory subject of every pipeline. */
+export function advisorySpecs(
+  advisories: NotificationConfig["nats"]["advisories"],
+  pipelines: EventPipeline[],
+): AdvisorySpec[] {
+  return advisories.map(({ subject: _, ...a }) => ({
+    ...a,
+    watches: pipelines.map((p) => ({
+      subject: p.consumer.advisorySubjects[a.kind],
+      stream: p.consumer.stream,
+      source: p.handler.source,
+    })),
+  }));
+}
+
+/** The stream as ensureOwnedStream takes it. */
+export const advisoryStream = (a: AdvisorySpec) => ({
+  name: a.stream,
+  subjects: a.watches.map((w) => w.subject),
+  replicas: a.replicas,
+});
 
 export type AdvisoryCaptureDeps = Omit<AdvisoryHandlerDeps, "kind"> & {
   link: NatsLink;
@@ -21,11 +49,12 @@ export type AdvisoryCaptureDeps = Omit<AdvisoryHandlerDeps, "kind"> & {
 export function createAdvisoryCapture(deps: AdvisoryCaptureDeps): Worker {
   const { advisory } = deps;
   const log = deps.log.child({ component: "advisory-capture", kind: advisory.kind });
-  const handle = createAdvisoryHandler({ ...deps, log, kind: advisory.kind });
+  const sources = new Map(advisory.watches.map((w) => [w.stream, w.source]));
+  const handle = createAdvisoryHandler({ ...deps, log, kind: advisory.kind, sourceOf: (s) => sources.get(s) });
   return createPullWorker(`advisory-${advisory.kind}`, deps.link, (nc) => ({
     prepare: async () => {
       const jsm = await jetstreamManager(nc);
-      await ensureOwnedStream(jsm, { name: advisory.stream, ...advisory });
+      await ensureOwnedStream(jsm, advisoryStream(advisory));
       await ensureDurable(jsm, {
         stream: advisory.stream,
         durable: advisory.durable,

@@ -1,109 +1,41 @@
-// One batch of entitlement events: term() what can never be stored, store the rest in one transaction, ack only
-// after the commit. While the database is unreachable the batch is held (see nats/hold.ts); any other failure naks
-// the whole batch with a delay, so a batch that can never be stored ends at max_deliver and its advisory.
-import type { JsMsg } from "@nats-io/jetstream";
-import { context } from "@opentelemetry/api";
-import type { Sql } from "../../shared/db.ts";
-import type { Logger } from "../../shared/logger.ts";
-import type { Clock } from "../../shared/runtime.ts";
-import type { NotificationMetrics } from "../metrics.ts";
-import { holdWhileDatabaseDown } from "../nats/hold.ts";
-import { decodeEntitlementEvent, type EventRecord } from "./decode.ts";
-import { storeEvents } from "./service.ts";
-import { type ConsumeSpan, endConsumeSpan, startConsumeSpan } from "./spans.ts";
+// What one kind of event contributes to the shared consumer loop (consumer/worker.ts): its name and how a message
+// becomes notifications. Everything else (stream and durable set-up, batching, deduplication by event_id, the
+// transaction, ack/nak/term, holding during a database outage, advisories, metrics) is the loop's.
+// Adding a kind of event: docs/architecture.md "Adding a kind of event" (a handler file, its variables, one line in
+// handlers/registry.ts).
+import type { ConsumerSettings } from "./settings.ts";
 
-export type EventHandlerDeps = {
-  sql: Sql;
-  log: Logger;
-  now: Clock;
-  metrics: NotificationMetrics;
-  /** Called after a commit that created notifications, so delivery starts at once. */
-  onCreated: () => void;
-  /** Whether the server understands a reason on term() (see nats/server.ts). */
-  termTakesReason?: () => boolean;
-  /** Redelivery delay after a database failure; jittered so replicas do not retry in lockstep. */
-  nakDelayMs?: () => number;
-  /** Stored-events writer (tests replace it to simulate an outage). */
-  store?: typeof storeEvents;
-  /** Delay between two tries while the database is unreachable. */
-  holdRetryMs?: number;
+/** One notification an event yields; the loop adds the ids, the status and the timestamps. */
+export type NotificationDraft = {
+  userId: string;
+  /** The notification `type` (e.g. `EntitlementGranted`, `MatchFound`). */
+  type: string;
+  /** The event's instant, as sent (ISO-8601, already validated). */
+  occurredAt: string;
+  /** Stored as `payload_json`; it is what the delivery channel sends. */
+  payload: Record<string, unknown>;
 };
 
-const defaultNakDelay = () => 1_000 + Math.floor(Math.random() * 4_000);
+/** A valid event: its id (the deduplication key, a UUID) and the notifications it yields (at least one). */
+export type StoredEvent = {
+  eventId: string;
+  notifications: NotificationDraft[];
+  /** The consume span's W3C trace context, stored with each notification for its delivery (set by the loop). */
+  traceparent?: string;
+};
 
-/** Settling a message can throw when the connection just closed; the server redelivers it after ack_wait anyway. */
-function settle(log: Logger, action: () => void): void {
-  try {
-    action();
-  } catch (error) {
-    log.warn({ err: error }, "could not settle JetStream message");
-  }
-}
+export type DecodedEvent = { ok: true; event: StoredEvent } | { ok: false; reason: string };
 
-type Valid = { message: JsMsg; record: EventRecord; span: ConsumeSpan };
+export type EventHandler = {
+  /** Names the pipeline in logs and in the `source` label of the metrics (`entitlement`, `matchmaking`). */
+  source: string;
+  /**
+   * Decodes one message body. Anything the database would refuse must be rejected here with a reason: the loop
+   * terminates such a message at once (it lands in notification_nats_dlq) instead of redelivering it.
+   * Must not throw.
+   */
+  decode: (body: Uint8Array) => DecodedEvent;
+};
 
-export function createEventHandler(deps: EventHandlerDeps) {
-  const { log, metrics } = deps;
-
-  /** Terminates what can never be stored (inside its span, so the log line carries its trace); returns the rest. */
-  function decodeAll(messages: JsMsg[]): Valid[] {
-    const valid: Valid[] = [];
-    for (const message of messages) {
-      const span = startConsumeSpan(message);
-      const decoded = decodeEntitlementEvent(message.data);
-      if (decoded.ok) {
-        valid.push({ message, record: { ...decoded.record, traceparent: span.traceparent }, span });
-        continue;
-      }
-      context.with(span.context, () =>
-        log.warn({ stream_seq: message.seq, reason: decoded.reason }, "terminating entitlement event"),
-      );
-      settle(log, () => (deps.termTakesReason?.() ? message.term(decoded.reason) : message.term()));
-      endConsumeSpan(span, "term", decoded.reason);
-      metrics.events.inc({ result: "terminated" });
-    }
-    return valid;
-  }
-
-  /** Stores the batch, then acks (or naks) every message; returns how they were settled. */
-  async function storeAndSettle(valid: Valid[], signal?: AbortSignal): Promise<"ack" | "nak"> {
-    const store = deps.store ?? storeEvents;
-    const result = await holdWhileDatabaseDown(
-      valid.map((v) => v.message),
-      () =>
-        store(
-          deps.sql,
-          valid.map((v) => v.record),
-          deps.now(),
-        ),
-      { log, signal, retryMs: deps.holdRetryMs },
-    );
-    if (result.ok) {
-      const outcome = result.value;
-      for (const v of valid) settle(log, () => v.message.ack());
-      metrics.events.inc({ result: "created" }, outcome.created);
-      metrics.events.inc({ result: "duplicate" }, outcome.duplicates);
-      if (outcome.duplicates > 0) log.info({ duplicates: outcome.duplicates }, "duplicate entitlement events skipped");
-      if (outcome.created > 0) deps.onCreated();
-      return "ack";
-    }
-    const delay = signal?.aborted ? 0 : (deps.nakDelayMs ?? defaultNakDelay)();
-    log.error({ err: result.error, messages: valid.length, nak_delay_ms: delay }, "storing entitlement events failed");
-    for (const v of valid) settle(log, () => (delay > 0 ? v.message.nak(delay) : v.message.nak()));
-    metrics.events.inc({ result: "nak" }, valid.length);
-    return "nak";
-  }
-
-  return async function handleEventBatch(messages: JsMsg[], signal?: AbortSignal): Promise<void> {
-    const last = messages.at(-1);
-    if (last) metrics.consumerPending.set(last.info.pending);
-    const valid = decodeAll(messages);
-    if (valid.length === 0) return;
-    let outcome: "ack" | "nak" = "nak";
-    try {
-      outcome = await storeAndSettle(valid, signal);
-    } finally {
-      for (const v of valid) endConsumeSpan(v.span, outcome);
-    }
-  };
-}
+/** A handler with the consumer it reads through (handlers/registry.ts builds the list from the configuration). */
+export type EventPipeline = { handler: EventHandler; consumer: ConsumerSettings };

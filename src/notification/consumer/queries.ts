@@ -1,7 +1,7 @@
 // SQL of the event consumer. Run both inside one transaction: an event counts as processed exactly when its
 // notification exists.
 import type { Db } from "../../shared/db.ts";
-import type { EventRecord } from "./decode.ts";
+import type { StoredEvent } from "./handler.ts";
 
 /** Marks events processed; returns the ids that were new (duplicates are skipped, never an error: CONTRACT §8.1). */
 export async function insertProcessedEvents(db: Db, input: { eventIds: string[]; now: Date }): Promise<Set<string>> {
@@ -14,10 +14,16 @@ export async function insertProcessedEvents(db: Db, input: { eventIds: string[];
   return new Set(rows.map((r) => r.event_id));
 }
 
-/** One PENDING notification per record, due at once. */
-export async function insertNotifications(db: Db, input: { records: EventRecord[]; now: Date }): Promise<number> {
-  if (input.records.length === 0) return 0;
-  const { records, now } = input;
+/**
+ * Every notification of the given events, PENDING and due at once. One per (event, user) is also the database's rule
+ * (notifications_event_user_key), so a second copy is skipped even if processed_events forgot the event.
+ */
+export async function insertNotifications(db: Db, input: { events: StoredEvent[]; now: Date }): Promise<number> {
+  const rows = input.events.flatMap((e) =>
+    e.notifications.map((n) => ({ eventId: e.eventId, traceparent: e.traceparent, ...n })),
+  );
+  if (rows.length === 0) return 0;
+  const { now } = input;
   const result = await db`
     insert into notifications
       (notification_id, event_id, user_id, type, occurred_at, payload_json, status, attempt_count, next_retry_at,
@@ -25,13 +31,14 @@ export async function insertNotifications(db: Db, input: { records: EventRecord[
     select gen_random_uuid(), e.event_id, e.user_id, e.type, e.occurred_at::timestamptz, e.payload::jsonb, 'PENDING', 0,
            ${now}, ${now}, e.traceparent
     from unnest(
-      ${records.map((r) => r.eventId)}::uuid[],
-      ${records.map((r) => r.userId)}::text[],
-      ${records.map((r) => r.type)}::text[],
-      ${records.map((r) => r.occurredAt)}::text[],
-      ${records.map((r) => JSON.stringify(r.payload))}::text[],
-      ${records.map((r) => r.traceparent ?? null)}::text[]
+      ${rows.map((r) => r.eventId)}::uuid[],
+      ${rows.map((r) => r.userId)}::text[],
+      ${rows.map((r) => r.type)}::text[],
+      ${rows.map((r) => r.occurredAt)}::text[],
+      ${rows.map((r) => JSON.stringify(r.payload))}::text[],
+      ${rows.map((r) => r.traceparent ?? null)}::text[]
     ) with ordinality as e(event_id, user_id, type, occurred_at, payload, traceparent, ord)
-    order by e.ord`;
+    order by e.ord
+    on conflict (event_id, user_id) do nothing`;
   return result.count;
 }

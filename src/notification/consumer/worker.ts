@@ -1,49 +1,46 @@
-// The entitlement event consumer: durable pull consumer on the entitlement stream (CONTRACT §4).
+// The one consumer loop of this service, run once per kind of event (handlers/registry.ts): a durable pull consumer
+// on the kind's stream (CONTRACT §4), its batches handed to the shared batch handler with the kind's decoder.
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsLink } from "../../shared/nats.ts";
 import type { Worker } from "../../shared/runtime.ts";
-import type { NotificationConfig } from "../config.ts";
+import { type AdvisorySpec, advisoryStream } from "../advisories/worker.ts";
 import { createPullWorker } from "../nats/pull.ts";
 import { termTakesReason } from "../nats/server.ts";
 import { ensureDurable, ensureOwnedStream, ensureStreamExists } from "../nats/streams.ts";
-import { createEventHandler, type EventHandlerDeps } from "./handler.ts";
+import { type BatchHandlerDeps, createBatchHandler } from "./batch.ts";
+import type { EventPipeline } from "./handler.ts";
 
-export type ConsumerHealth = { bound: boolean };
+/** Whether each consumer is reading, by source; readiness needs every one of them. */
+export type ConsumerHealth = { bound: Record<string, boolean> };
 
-export type EventConsumerDeps = EventHandlerDeps & {
+export const allBound = (health: ConsumerHealth, sources: string[]) => sources.every((s) => health.bound[s] === true);
+
+export type EventConsumerDeps = Omit<BatchHandlerDeps, "handler"> & {
   link: NatsLink;
-  nats: NotificationConfig["nats"];
+  pipeline: EventPipeline;
+  /** The advisory streams, made ready before the first message is read (see below). */
+  advisories: AdvisorySpec[];
   batchSize: number;
   health: ConsumerHealth;
 };
 
 export function createEventConsumer(deps: EventConsumerDeps): Worker {
-  const { nats } = deps;
-  const log = deps.log.child({ component: "event-consumer" });
-  return createPullWorker("event-consumer", deps.link, (nc) => ({
+  const { handler, consumer } = deps.pipeline;
+  const name = `${handler.source}-consumer`;
+  const log = deps.log.child({ component: name });
+  return createPullWorker(name, deps.link, (nc) => ({
     prepare: async () => {
       const jsm = await jetstreamManager(nc);
       // The advisory streams must exist before the first term() or max-deliver, or that advisory is lost.
-      for (const a of nats.advisories) await ensureOwnedStream(jsm, { name: a.stream, ...a });
-      await ensureStreamExists(jsm, {
-        name: nats.stream,
-        subject: nats.subject,
-        replicas: nats.replicas,
-        duplicateWindowMs: nats.duplicateWindowMs,
-      });
-      await ensureDurable(jsm, {
-        stream: nats.stream,
-        durable: nats.durable,
-        ackWaitMs: nats.ackWaitMs,
-        maxDeliver: nats.maxDeliver,
-        filterSubject: nats.subject,
-      });
-      return jetstream(nc).consumers.get(nats.stream, nats.durable);
+      for (const a of deps.advisories) await ensureOwnedStream(jsm, advisoryStream(a));
+      await ensureStreamExists(jsm, { name: consumer.stream, subjects: [consumer.subject], ...consumer });
+      await ensureDurable(jsm, { ...consumer, filterSubject: consumer.subject });
+      return jetstream(nc).consumers.get(consumer.stream, consumer.durable);
     },
     batchSize: deps.batchSize,
-    handle: createEventHandler({ ...deps, log, termTakesReason: () => termTakesReason(nc) }),
+    handle: createBatchHandler({ ...deps, handler, log, termTakesReason: () => termTakesReason(nc) }),
     onBound: (bound) => {
-      deps.health.bound = bound;
+      deps.health.bound[handler.source] = bound;
     },
     log,
   }));

@@ -17,7 +17,7 @@ function isNotFound(error: unknown, code: number): boolean {
 /** Creates the stream when it does not exist; an existing stream is left exactly as it is. */
 export async function ensureStreamExists(
   jsm: JetStreamManager,
-  stream: { name: string; subject: string; replicas: number; duplicateWindowMs?: number },
+  stream: { name: string; subjects: string[]; replicas: number; duplicateWindowMs?: number },
 ): Promise<StreamInfo> {
   try {
     return await jsm.streams.info(stream.name);
@@ -27,7 +27,7 @@ export async function ensureStreamExists(
   try {
     return await jsm.streams.add({
       name: stream.name,
-      subjects: [stream.subject],
+      subjects: stream.subjects,
       num_replicas: stream.replicas,
       ...(stream.duplicateWindowMs ? { duplicate_window: nanos(stream.duplicateWindowMs) } : {}),
     });
@@ -39,16 +39,17 @@ export async function ensureStreamExists(
   }
 }
 
-/** A stream this service owns: created when missing, its subject and replica count set back when they differ. */
+/** A stream this service owns: created when missing, its subjects and replica count set back when they differ. */
 export async function ensureOwnedStream(
   jsm: JetStreamManager,
-  stream: { name: string; subject: string; replicas: number },
+  stream: { name: string; subjects: string[]; replicas: number },
 ): Promise<StreamInfo> {
   const info = await ensureStreamExists(jsm, stream);
-  const subjects = info.config.subjects ?? [];
-  const same = subjects.length === 1 && subjects[0] === stream.subject && info.config.num_replicas === stream.replicas;
+  const have = [...(info.config.subjects ?? [])].sort();
+  const want = [...stream.subjects].sort();
+  const same = have.join("\n") === want.join("\n") && info.config.num_replicas === stream.replicas;
   if (same) return info;
-  return jsm.streams.update(stream.name, { ...info.config, subjects: [stream.subject], num_replicas: stream.replicas });
+  return jsm.streams.update(stream.name, { ...info.config, subjects: stream.subjects, num_replicas: stream.replicas });
 }
 
 export type DurableSpec = {

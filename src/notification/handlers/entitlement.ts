@@ -1,8 +1,11 @@
-// Protobuf message → notification row (the one mapping in this direction, STYLE §14). Anything that can never be
-// stored is rejected here with a reason, so the consumer can term() it instead of letting the database refuse it.
+// Entitlement events (CONTRACT §4): one notification for the event's user, its payload copied from the event. The
+// protobuf → notification mapping of this kind (STYLE §14); anything that can never be stored is rejected with a
+// reason, so the consumer loop terminates it instead of letting the database refuse it.
 import { fromBinary } from "@bufbuild/protobuf";
 import { EntitlementEvent_EventType, EntitlementEventSchema } from "../../gen/entitlement_event_pb.ts";
 import { isUuid } from "../../shared/ids.ts";
+import type { DecodedEvent, EventHandler } from "../consumer/handler.ts";
+import { isIsoInstant } from "./fields.ts";
 
 export type NotificationType = "EntitlementGranted" | "EntitlementRevoked" | "EntitlementExtended";
 
@@ -21,41 +24,16 @@ export type EventPayload = {
   expires_at?: string;
 };
 
-export type EventRecord = {
-  eventId: string;
-  userId: string;
-  type: NotificationType;
-  occurredAt: string;
-  payload: EventPayload;
-  /** The consume span's W3C trace context, stored with the notification for its delivery (set by the handler). */
-  traceparent?: string;
-};
-
-export type DecodedEvent = { ok: true; record: EventRecord } | { ok: false; reason: string };
-
-const INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-](\d{2}):(\d{2}))$/;
-
-/** ISO-8601 instant with a Z or ±hh:mm offset whose every field is in range (no Feb 30, no hour 24). */
-export function isIsoInstant(text: string): boolean {
-  const m = INSTANT.exec(text);
-  if (!m) return false;
-  const n = (i: number) => Number(m[i]);
-  const daysInMonth = new Date(Date.UTC(n(1), n(2), 0)).getUTCDate();
-  const offsetOk = m[8] === "Z" || (n(9) <= 18 && n(10) < 60);
-  const dateOk = n(1) >= 1 && n(2) >= 1 && n(2) <= 12 && n(3) >= 1 && n(3) <= daysInMonth;
-  return dateOk && n(4) < 24 && n(5) < 60 && n(6) < 60 && offsetOk;
-}
-
 const TYPES: Record<number, NotificationType> = {
   [EntitlementEvent_EventType.ENTITLEMENT_GRANTED]: "EntitlementGranted",
   [EntitlementEvent_EventType.ENTITLEMENT_REVOKED]: "EntitlementRevoked",
   [EntitlementEvent_EventType.ENTITLEMENT_EXTENDED]: "EntitlementExtended",
 };
 
-export function decodeEntitlementEvent(bytes: Uint8Array): DecodedEvent {
+export function decodeEntitlementEvent(body: Uint8Array): DecodedEvent {
   let event: ReturnType<typeof fromBinary<typeof EntitlementEventSchema>>;
   try {
-    event = fromBinary(EntitlementEventSchema, bytes);
+    event = fromBinary(EntitlementEventSchema, body);
   } catch {
     return { ok: false, reason: "undecodable entitlement event" };
   }
@@ -81,8 +59,8 @@ export function decodeEntitlementEvent(bytes: Uint8Array): DecodedEvent {
     trace_id: event.traceId,
     ...(event.expiresAt === "" ? {} : { expires_at: event.expiresAt }),
   };
-  return {
-    ok: true,
-    record: { eventId: event.eventId.toLowerCase(), userId: event.userId, type, occurredAt: event.occurredAt, payload },
-  };
+  const notification = { userId: event.userId, type, occurredAt: event.occurredAt, payload };
+  return { ok: true, event: { eventId: event.eventId.toLowerCase(), notifications: [notification] } };
 }
+
+export const entitlementEvents: EventHandler = { source: "entitlement", decode: decodeEntitlementEvent };

@@ -1,0 +1,113 @@
+// One batch of events of one kind, whatever the kind (its EventHandler decodes them): term() what can never be
+// stored, store the rest in one transaction, ack only after the commit. While the database is unreachable the batch
+// is held (see nats/hold.ts); any other failure naks the whole batch with a delay, so a batch that can never be stored
+// ends at max_deliver and its advisory.
+import type { JsMsg } from "@nats-io/jetstream";
+import { context } from "@opentelemetry/api";
+import type { Sql } from "../../shared/db.ts";
+import type { Logger } from "../../shared/logger.ts";
+import type { Clock } from "../../shared/runtime.ts";
+import type { NotificationMetrics } from "../metrics.ts";
+import { holdWhileDatabaseDown } from "../nats/hold.ts";
+import type { EventHandler, StoredEvent } from "./handler.ts";
+import { storeEvents } from "./service.ts";
+import { type ConsumeSpan, endConsumeSpan, startConsumeSpan } from "./spans.ts";
+
+export type BatchHandlerDeps = {
+  handler: EventHandler;
+  sql: Sql;
+  log: Logger;
+  now: Clock;
+  metrics: NotificationMetrics;
+  /** Called after a commit that created notifications, so delivery starts at once. */
+  onCreated: () => void;
+  /** Whether the server understands a reason on term() (see nats/server.ts). */
+  termTakesReason?: () => boolean;
+  /** Redelivery delay after a database failure; jittered so replicas do not retry in lockstep. */
+  nakDelayMs?: () => number;
+  /** Stored-events writer (tests replace it to simulate an outage). */
+  store?: typeof storeEvents;
+  /** Delay between two tries while the database is unreachable. */
+  holdRetryMs?: number;
+};
+
+const defaultNakDelay = () => 1_000 + Math.floor(Math.random() * 4_000);
+
+/** Settling a message can throw when the connection just closed; the server redelivers it after ack_wait anyway. */
+function settle(log: Logger, action: () => void): void {
+  try {
+    action();
+  } catch (error) {
+    log.warn({ err: error }, "could not settle JetStream message");
+  }
+}
+
+type Valid = { message: JsMsg; event: StoredEvent; span: ConsumeSpan };
+
+export function createBatchHandler(deps: BatchHandlerDeps) {
+  const { log, metrics } = deps;
+  const { source, decode } = deps.handler;
+
+  /** Terminates what can never be stored (inside its span, so the log line carries its trace); returns the rest. */
+  function decodeAll(messages: JsMsg[]): Valid[] {
+    const valid: Valid[] = [];
+    for (const message of messages) {
+      const span = startConsumeSpan(message);
+      const decoded = decode(message.data);
+      if (decoded.ok) {
+        valid.push({ message, event: { ...decoded.event, traceparent: span.traceparent }, span });
+        continue;
+      }
+      context.with(span.context, () =>
+        log.warn({ stream_seq: message.seq, reason: decoded.reason }, `terminating ${source} event`),
+      );
+      settle(log, () => (deps.termTakesReason?.() ? message.term(decoded.reason) : message.term()));
+      endConsumeSpan(span, "term", decoded.reason);
+      metrics.events.inc({ source, result: "terminated" });
+    }
+    return valid;
+  }
+
+  /** Stores the batch, then acks (or naks) every message; returns how they were settled. */
+  async function storeAndSettle(valid: Valid[], signal?: AbortSignal): Promise<"ack" | "nak"> {
+    const store = deps.store ?? storeEvents;
+    const result = await holdWhileDatabaseDown(
+      valid.map((v) => v.message),
+      () =>
+        store(
+          deps.sql,
+          valid.map((v) => v.event),
+          deps.now(),
+        ),
+      { log, signal, retryMs: deps.holdRetryMs },
+    );
+    if (result.ok) {
+      const { created, duplicates, notifications } = result.value;
+      for (const v of valid) settle(log, () => v.message.ack());
+      metrics.events.inc({ source, result: "created" }, created);
+      metrics.events.inc({ source, result: "duplicate" }, duplicates);
+      metrics.notificationsCreated.inc({ source }, notifications);
+      if (duplicates > 0) log.info({ duplicates }, `duplicate ${source} events skipped`);
+      if (notifications > 0) deps.onCreated();
+      return "ack";
+    }
+    const delay = signal?.aborted ? 0 : (deps.nakDelayMs ?? defaultNakDelay)();
+    log.error({ err: result.error, messages: valid.length, nak_delay_ms: delay }, `storing ${source} events failed`);
+    for (const v of valid) settle(log, () => (delay > 0 ? v.message.nak(delay) : v.message.nak()));
+    metrics.events.inc({ source, result: "nak" }, valid.length);
+    return "nak";
+  }
+
+  return async function handleEventBatch(messages: JsMsg[], signal?: AbortSignal): Promise<void> {
+    const last = messages.at(-1);
+    if (last) metrics.consumerPending.set({ source }, last.info.pending);
+    const valid = decodeAll(messages);
+    if (valid.length === 0) return;
+    let outcome: "ack" | "nak" = "nak";
+    try {
+      outcome = await storeAndSettle(valid, signal);
+    } finally {
+      for (const v of valid) endConsumeSpan(v.span, outcome);
+    }
+  };
+}

@@ -1,0 +1,32 @@
+// Every kind of event this service consumes, each with the consumer it reads through. One consumer loop runs per
+// entry (consumer/worker.ts); a kind switched off in the configuration is left out.
+import type { NotificationConfig } from "../config.ts";
+import type { EventPipeline } from "../consumer/handler.ts";
+import type { ConsumerSettings } from "../consumer/settings.ts";
+import { entitlementEvents } from "./entitlement.ts";
+import { matchmakingEvents } from "./matchmaking.ts";
+
+/** The entitlement consumer's settings, kept flat in the configuration under the reference's `notification.nats.*`. */
+function entitlementConsumer(nats: NotificationConfig["nats"]): ConsumerSettings {
+  const { stream, subject, durable, duplicateWindowMs, replicas, ackWaitMs, maxDeliver } = nats;
+  const advisory = (kind: "MAX_DELIVERIES" | "MSG_TERMINATED") =>
+    nats.advisories.find((a) => a.kind === kind)?.subject ?? "";
+  return {
+    stream,
+    subject,
+    durable,
+    duplicateWindowMs,
+    replicas,
+    ackWaitMs,
+    maxDeliver,
+    advisorySubjects: { MAX_DELIVERIES: advisory("MAX_DELIVERIES"), MSG_TERMINATED: advisory("MSG_TERMINATED") },
+  };
+}
+
+export function eventPipelines(nats: NotificationConfig["nats"]): EventPipeline[] {
+  const pipelines: { handler: EventPipeline["handler"]; consumer: ConsumerSettings | undefined }[] = [
+    { handler: entitlementEvents, consumer: entitlementConsumer(nats) },
+    { handler: matchmakingEvents, consumer: nats.matchmaking },
+  ];
+  return pipelines.filter((p): p is EventPipeline => p.consumer !== undefined);
+}
