@@ -168,6 +168,41 @@ describe("notification configuration", () => {
     expect(problems.join("\n")).toContain("NOTIFICATION_NATS_STREAM_REPLICAS");
   });
 
+  test("matchmaking consumer: the reference's notification.matchmaking-nats.* defaults (reference test 50)", () => {
+    expect(loadNotificationConfig({}).nats.matchmaking).toEqual({
+      subject: "matchmaking.events",
+      stream: "matchmaking-events",
+      durable: "notification-matchmaking-consumer",
+      duplicateWindowMs: 120_000,
+      replicas: 1,
+      ackWaitMs: 10_000,
+      maxDeliver: 10,
+      advisorySubjects: {
+        MAX_DELIVERIES:
+          "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.matchmaking-events.notification-matchmaking-consumer",
+        MSG_TERMINATED:
+          "$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.matchmaking-events.notification-matchmaking-consumer",
+      },
+    });
+    expect(loadNotificationConfig({ NOTIFICATION_NATS_STREAM_REPLICAS: "3" }).nats.matchmaking?.replicas).toBe(3);
+    expect(loadNotificationConfig({ NOTIFICATION_MATCHMAKING_NATS_ENABLED: "false" }).nats.matchmaking).toBeUndefined();
+  });
+
+  test("matchmaking consumer: ack wait 0, max deliver 0, a blank subject or the entitlement stream are refused (51, 52)", () => {
+    const problems = problemsOf(() =>
+      loadNotificationConfig({
+        NOTIFICATION_MATCHMAKING_NATS_ACK_WAIT: "0",
+        NOTIFICATION_MATCHMAKING_NATS_MAX_DELIVER: "0",
+        NOTIFICATION_MATCHMAKING_NATS_SUBJECT: " ",
+      }),
+    );
+    for (const name of ["ACK_WAIT", "MAX_DELIVER", "SUBJECT"])
+      expect(problems.join("\n")).toContain(`NOTIFICATION_MATCHMAKING_NATS_${name}`);
+    expect(
+      problemsOf(() => loadNotificationConfig({ NOTIFICATION_MATCHMAKING_NATS_STREAM: "entitlement-events" })),
+    ).toEqual([expect.stringContaining("must differ from NOTIFICATION_NATS_STREAM")]);
+  });
+
   test("delivery backoff: defaults of reference §5.6, and min greater than max is refused", () => {
     expect(loadNotificationConfig({}).delivery.backoff).toEqual({
       baseMs: 1000,
