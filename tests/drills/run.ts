@@ -86,9 +86,9 @@ async function main(): Promise<number> {
     log("services ready");
     for (const scenario of group) {
       log(`scenario ${scenario.name}`);
-      const { fleet, infra, sql } = stage;
+      const { fleet, infra, sql, natsUrl } = stage;
       const prefix = `d${run}s${results.length}-`;
-      results.push(await runScenario(scenario, { fleet, infra, sql, scale, random, log, prefix }));
+      results.push(await runScenario(scenario, { fleet, infra, sql, natsUrl, scale, random, log, prefix }));
     }
     await stage.stop();
     stage = undefined;

@@ -4,6 +4,7 @@ import { checkAnswers } from "./answers.ts";
 import { send } from "./client.ts";
 import { checkLedger, waitForQuiescence, watchCatchUp } from "./ledger.ts";
 import { type Recorded, startLoad } from "./load.ts";
+import { checkMatches, type MatchLoad, startMatchLoad, waitForMatches } from "./matches.ts";
 import type { ScenarioResult } from "./report.ts";
 import type { DrillContext, Scenario } from "./scenarios.ts";
 import type { Service } from "./services.ts";
@@ -20,6 +21,7 @@ const PROBE_ROUNDS = 3;
 
 export type RunDeps = Omit<DrillContext, "ended" | "problem" | "say"> & {
   prefix: string;
+  natsUrl: string;
   log: (line: string) => void;
 };
 
@@ -53,6 +55,8 @@ export async function runScenario(scenario: Scenario, deps: RunDeps): Promise<Sc
     pauseMs: 40,
     random: deps.random,
   });
+  // Matches beside the grants, about 15 a second: light enough to leave the quick drill's timing as it was.
+  const matches = startMatchLoad({ natsUrl: deps.natsUrl, prefix: deps.prefix, pauseMs: 60, settleMs: 60_000 });
   await Bun.sleep(deps.scale.beforeMs);
   try {
     await scenario.inject(ctx);
@@ -65,7 +69,7 @@ export async function runScenario(scenario: Scenario, deps: RunDeps): Promise<Sc
 
   problems.push(...deps.fleet.problems.splice(0));
   for (const s of deps.fleet.all) if (!s.running()) await s.start().catch((e) => problems.push(String(e)));
-  return verify(scenario.name, deps, load.sent, { faultEnds, catchUps, problems });
+  return verify(scenario.name, deps, load.sent, { faultEnds, catchUps, problems, matches });
 }
 
 /** Probes, settles, waits for quiescence, then holds the answers and the tables against the model and CONTRACT §6. */
@@ -73,9 +77,10 @@ async function verify(
   name: string,
   deps: RunDeps,
   sent: Recorded[],
-  fault: { faultEnds: Date[]; catchUps: Promise<number | undefined>[]; problems: string[] },
+  fault: { faultEnds: Date[]; catchUps: Promise<number | undefined>[]; problems: string[]; matches: MatchLoad },
 ): Promise<ScenarioResult> {
   const { problems } = fault;
+  const acked = await fault.matches.stop();
   sent.push(...(await probeReplicas(deps, problems)));
   const settle = { urls: liveUrls(deps), token: deps.fleet.token, timeoutMs: RECOVERY_TIMEOUT_MS };
   const unsettled = await settleUnanswered(sent, settle);
@@ -83,9 +88,15 @@ async function verify(
   const answers = checkAnswers(sent, LATENCY_BOUND_MS);
   const drainMs = await waitForQuiescence(deps.sql, deps.prefix, answers.accepted.length, RECOVERY_TIMEOUT_MS);
   if (drainMs === undefined) problems.push(`not quiescent ${RECOVERY_TIMEOUT_MS / 1000}s after the load stopped`);
+  if ((await waitForMatches(deps.sql, deps.prefix, acked, RECOVERY_TIMEOUT_MS)) === undefined)
+    problems.push(`matches not all SENT ${RECOVERY_TIMEOUT_MS / 1000}s after the load stopped`);
   const ledger = await checkLedger(deps.sql, deps.prefix, answers.accepted);
+  const match = await checkMatches(deps.sql, deps.prefix, acked);
   const recoveryMs = await recoveryOf(fault.faultEnds, fault.catchUps, sent, problems);
-  deps.log(`  checked: ${answers.accepted.length} accepted, ${ledger.events} events`);
+  deps.log(
+    `  checked: ${answers.accepted.length} accepted, ${ledger.events} events; ` +
+      `${match.events} matches, ${match.notifications} MatchFound`,
+  );
   return {
     name,
     requests: answers.requests,
@@ -94,12 +105,12 @@ async function verify(
     faults: answers.faults,
     events: ledger.events,
     notifications: ledger.notifications,
-    lost: ledger.lost,
-    duplicated: ledger.duplicated,
+    lost: ledger.lost + match.lost,
+    duplicated: ledger.duplicated + match.duplicated,
     maxLatencyMs: answers.maxLatencyMs,
     recoveryMs,
     drainMs,
-    problems: [...problems, ...answers.problems, ...ledger.problems],
+    problems: [...problems, ...answers.problems, ...ledger.problems, ...match.problems],
   };
 }
 

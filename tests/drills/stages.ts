@@ -27,6 +27,8 @@ export type Stage = {
   fleet: Fleet;
   /** The drill's own connection (superuser), following a failover like the services do. */
   sql: postgres.Sql;
+  /** The NATS the services use (several servers comma-separated for a cluster), for the drill's matchmaker. */
+  natsUrl: string;
   /** Drains the services (SIGTERM), closes the drill's connection, then stops the infrastructure. */
   stop: () => Promise<void>;
   /** Synchronous last resort, also from the exit handler: kills whatever still runs. */
@@ -105,6 +107,7 @@ export async function startStage(
     infra,
     fleet,
     sql,
+    natsUrl,
     kill,
     stop: async () => {
       await Promise.all(fleet.all.map((s) => s.signal("SIGTERM", 20_000)));
