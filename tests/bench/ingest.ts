@@ -25,20 +25,25 @@ export async function fillBacklog(
 
 export async function measureIngest(args: {
   sql: postgres.Sql;
+  /** Notifications to wait for (of `type` only, when given). */
   count: number;
+  type?: string;
   start: () => Promise<Service>;
   timeoutMs: number;
   progress: (line: string) => void;
 }): Promise<{ eventsPerSecond: number; seconds: number; stored: number; service: Service }> {
   const { sql } = args;
-  const [before] = await sql<{ n: number }[]>`select count(*)::int as n from notification.notifications`;
+  const ofType = args.type ? sql`and type = ${args.type}` : sql``;
+  const [before] = await sql<{ n: number }[]>`
+    select count(*)::int as n from notification.notifications where true ${ofType}`;
   const base = before?.n ?? 0;
   const service = await args.start();
   const readyAt = Date.now();
   const deadline = readyAt + args.timeoutMs;
   let stored = 0;
   while (Date.now() < deadline) {
-    const [row] = await sql<{ n: number }[]>`select count(*)::int as n from notification.notifications`;
+    const [row] = await sql<{ n: number }[]>`
+      select count(*)::int as n from notification.notifications where true ${ofType}`;
     stored = (row?.n ?? 0) - base;
     if (stored >= args.count) break;
     args.progress(`ingest: ${stored}/${args.count} notifications`);
@@ -47,7 +52,7 @@ export async function measureIngest(args: {
   const [span] = await sql<{ first_ms: number; last_ms: number }[]>`
     select extract(epoch from min(created_at))::float8 * 1000 as first_ms,
            extract(epoch from max(created_at))::float8 * 1000 as last_ms
-    from notification.notifications where status = 'PENDING'`;
+    from notification.notifications where status = 'PENDING' ${ofType}`;
   const first = Math.min(readyAt, span?.first_ms ?? readyAt);
   const seconds = ((span?.last_ms ?? Date.now()) - first) / 1000;
   return { eventsPerSecond: stored / seconds, seconds, stored, service };

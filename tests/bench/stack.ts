@@ -19,6 +19,8 @@ export type Names = {
   subject: string;
   durable: string;
   advisories: { kind: string; subject: string; stream: string; durable: string }[];
+  /** The matchmaking consumer's own stream, subject and durable. */
+  matches: { stream: string; subject: string; durable: string };
 };
 
 export function benchNames(tag: string): Names {
@@ -36,6 +38,11 @@ export function benchNames(tag: string): Names {
     subject: `bench.${tag}.events`,
     durable,
     advisories: [advisory("MAX_DELIVERIES", "max"), advisory("MSG_TERMINATED", "term")],
+    matches: {
+      stream: `bench-${tag}-matches`,
+      subject: `bench.${tag}.matches`,
+      durable: `bench-${tag}-matches-consumer`,
+    },
   };
 }
 
@@ -136,6 +143,9 @@ export function notificationEnv(names: Names, common: Record<string, string>, de
     NOTIFICATION_NATS_TERMINATED_ADVISORY_SUBJECT: term?.subject ?? "",
     NOTIFICATION_NATS_TERMINATED_ADVISORY_STREAM: term?.stream ?? "",
     NOTIFICATION_NATS_TERMINATED_ADVISORY_DURABLE: term?.durable ?? "",
+    NOTIFICATION_MATCHMAKING_NATS_STREAM: names.matches.stream,
+    NOTIFICATION_MATCHMAKING_NATS_SUBJECT: names.matches.subject,
+    NOTIFICATION_MATCHMAKING_NATS_DURABLE: names.matches.durable,
   };
 }
 
