@@ -55,7 +55,10 @@ beforeAll(async () => {
     workerId: "matchmaking-worker",
     link: createNatsLink(Promise.resolve(nc), silentLogger),
     health,
-    send: async (d) => void sent.push({ userId: d.userId, type: d.type, payload: d.payload }),
+    send: async (d) => {
+      if (d.userId.startsWith("p-fail")) throw new Error("receiver refuses this player");
+      sent.push({ userId: d.userId, type: d.type, payload: d.payload });
+    },
   });
   running = workers.map((w) => w.run(stop.signal));
   await consumerBound(health, "matchmaking");
@@ -111,6 +114,21 @@ describe("matchmaking consumer", () => {
     const info = await jsm.consumers.info(mm.stream, mm.durable);
     expect(info.num_ack_pending, "acked after the commit").toBe(0);
     expect(info.num_redelivered, "acked at the first delivery").toBe(0);
+  });
+
+  test("delivery treats a MatchFound like any other: the failing player's ends FAILED in the DLQ, the other SENT", async () => {
+    const eventId = crypto.randomUUID();
+    await js.publish(mm.subject, matchBytes({ eventId, userIds: ["p-fail-1", "p-fine-1"] }));
+    const rows = await waitFor(async () => {
+      const r = await notificationsOf(eventId);
+      return r.length === 2 && r.every((n) => n.status === "SENT" || n.status === "FAILED") ? r : undefined;
+    }, "both notifications to reach a final status");
+    expect(rows.map((r) => [r.user_id, r.status])).toEqual([
+      ["p-fail-1", "FAILED"],
+      ["p-fine-1", "SENT"],
+    ]);
+    const dlq = await f.sql`select 1 from notification_dlq where event_id = ${eventId}`;
+    expect(dlq, "one DLQ row, for the failing player only").toHaveLength(1);
   });
 
   test("an event without players notifies matchmaking-system with only match_id, as the original did", async () => {
