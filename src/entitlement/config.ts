@@ -20,6 +20,7 @@ import {
 import { NATS_SECRET_VARIABLES, NatsSecurityConfig, natsSecurity, natsSecurityRule } from "../shared/nats-security.ts";
 import { exportRequested } from "../shared/tracing.ts";
 import { parseTokenEntries } from "./auth/tokens.ts";
+import { SchedulerEnv, schedulerConfig, schedulerRules } from "./scheduler/config.ts";
 
 export const EntitlementEnv = Type.Object({
   ...CommonConfig,
@@ -66,6 +67,7 @@ export const EntitlementEnv = Type.Object({
       "Replicas of the stream (JetStream allows 1 to 5; 3 on a 3-node cluster, so losing one node loses nothing). " +
       "Applied when the stream is created and put back at every start, like the subject.",
   }),
+  ...SchedulerEnv,
   ENTITLEMENT_RETENTION_ENABLED: Bool(true, {
     description: "Delete expired idempotency keys and old PUBLISHED events.",
   }),
@@ -121,6 +123,7 @@ export function loadEntitlementConfig(
 ) {
   const e = parseEnv(EntitlementEnv, env, [
     ...backoffRules("ENTITLEMENT_OUTBOX"),
+    ...(schedulerRules as Rule<EntitlementEnv>[]),
     notGreater("ENTITLEMENT_REQUEST_QUEUE_TIMEOUT", "ENTITLEMENT_REQUEST_TIMEOUT"),
     tokensAreValid,
     natsSecurityRule,
@@ -151,6 +154,7 @@ export function loadEntitlementConfig(
       errorMessageMaxLength: e.ENTITLEMENT_OUTBOX_ERROR_MESSAGE_MAX_LENGTH,
       backoff: backoffPolicy("ENTITLEMENT_OUTBOX", e),
     },
+    ...schedulerConfig(e),
     retention: {
       enabled: e.ENTITLEMENT_RETENTION_ENABLED,
       cleanupIntervalMs: e.ENTITLEMENT_RETENTION_CLEANUP_INTERVAL,

@@ -3,6 +3,7 @@ import m002 from "../../db/entitlement/002_outbox_fresh_idx.sql" with { type: "t
 import m003 from "../../db/entitlement/003_history_and_expiry.sql" with { type: "text" };
 import m004 from "../../db/entitlement/004_entitlement_expiries.sql" with { type: "text" };
 import m005 from "../../db/entitlement/005_outbox_traceparent.sql" with { type: "text" };
+import m006 from "../../db/entitlement/006_points.sql" with { type: "text" };
 import { migrationList } from "../shared/migrate.ts";
 
 export const SCHEMA = "entitlement";
@@ -13,4 +14,5 @@ export const migrations = migrationList({
   "003_history_and_expiry.sql": m003,
   "004_entitlement_expiries.sql": m004,
   "005_outbox_traceparent.sql": m005,
+  "006_points.sql": m006,
 });

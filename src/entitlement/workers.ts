@@ -7,6 +7,7 @@ import type { Clock, Worker } from "../shared/runtime.ts";
 import type { EntitlementConfig } from "./config.ts";
 import { createOutboxWorker } from "./outbox/worker.ts";
 import { createRetentionWorker } from "./retention/worker.ts";
+import { createSchedulerWorker } from "./scheduler/worker.ts";
 
 export type WorkerDeps = {
   config: EntitlementConfig;
@@ -33,6 +34,27 @@ export function createWorkers(deps: WorkerDeps): Worker[] {
             workerId: deps.workerId,
             settings: { ...config.outbox, subject: config.nats.subject },
             stream: config.nats,
+            otherStreams: [
+              {
+                stream: config.points.stream,
+                subject: config.points.subject,
+                duplicateWindowMs: config.nats.duplicateWindowMs,
+                replicas: config.nats.replicas,
+              },
+            ],
+          }),
+        ]
+      : []),
+    ...(config.scheduler.enabled
+      ? [
+          createSchedulerWorker({
+            sql,
+            log,
+            now,
+            registry: deps.registry,
+            workerId: deps.workerId,
+            settings: config.scheduler,
+            kinds: { points: { subject: config.points.subject } },
           }),
         ]
       : []),

@@ -1,8 +1,12 @@
 // Maps one outbox row to the message the relay publishes: the protobuf body and the headers of CONTRACT §4.
 // A row that cannot be mapped never will be, so it is reported as an EventEncodingError and FAILED at once.
+// Point events (PointsGranted) have their own message and subject (points-event.ts).
 import { create, toBinary } from "@bufbuild/protobuf";
 import { EntitlementEvent_EventType, EntitlementEventSchema } from "../../gen/entitlement_event_pb.ts";
-import { CONTROL_CHARACTERS } from "../../shared/http/path.ts";
+import { EventEncodingError, headerValue, INSTANT, readInstant, readPayload } from "./payload.ts";
+import { encodePointsEvent, POINTS_GRANTED } from "./points-event.ts";
+
+export { EventEncodingError, headerValue };
 
 export type OutboxRow = {
   eventId: string;
@@ -12,6 +16,8 @@ export type OutboxRow = {
   attemptCount: number;
   /** The W3C trace context of the command that wrote the row (null for rows from before tracing). */
   traceparent?: string | null;
+  /** Where the relay publishes it; null or absent: the relay's configured entitlement subject. */
+  subject?: string | null;
 };
 
 export type EncodedEvent = {
@@ -20,15 +26,9 @@ export type EncodedEvent = {
   body: Uint8Array;
   headers: Record<"event_type" | "aggregate_key" | "occurred_at" | "trace_id", string>;
   traceparent?: string | null;
+  /** Undefined: the relay's configured entitlement subject. */
+  subject?: string;
 };
-
-/** A row whose payload or type can never become an EntitlementEvent: retrying cannot help. */
-export class EventEncodingError extends Error {
-  constructor(message: string) {
-    super(`outbox payload invalid: ${message}`);
-    this.name = "EventEncodingError";
-  }
-}
 
 const EVENT_TYPES: Record<string, EntitlementEvent_EventType> = {
   EntitlementGranted: EntitlementEvent_EventType.ENTITLEMENT_GRANTED,
@@ -38,44 +38,10 @@ const EVENT_TYPES: Record<string, EntitlementEvent_EventType> = {
 
 const STRING_FIELDS = ["event_id", "occurred_at", "user_id", "stock_keeping_unit", "source", "source_id", "trace_id"];
 
-function readPayload(payload: unknown): Record<string, unknown> {
-  const value = typeof payload === "string" ? parseJson(payload) : payload;
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new EventEncodingError("payload is not a JSON object");
-  }
-  return value as Record<string, unknown>;
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new EventEncodingError("payload is not JSON");
-  }
-}
-
-const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
-
-/** ISO-8601 instants only (what the API writes); `new Date` alone would accept "1" as the year 2001. */
-function readInstant(text: string): Date {
-  const at = INSTANT.test(text) ? new Date(text) : undefined;
-  if (!at || Number.isNaN(at.getTime())) throw new EventEncodingError("occurred_at is not an ISO-8601 timestamp");
-  return at;
-}
-
 function readVersion(value: unknown): bigint {
   if (typeof value === "number" && Number.isSafeInteger(value)) return BigInt(value);
   if (typeof value === "string" && /^-?\d{1,19}$/.test(value)) return BigInt(value);
   throw new EventEncodingError("version is not an integer");
-}
-
-/**
- * A header value NATS accepts: the client refuses CR and LF (the event could then never be published, whatever the
- * retries), so every control character is percent-encoded (`\n` → `%0A`). The API refuses control characters in ids,
- * so only rows stored before that rule are changed; the protobuf body keeps the exact values.
- */
-export function headerValue(text: string): string {
-  return text.replace(CONTROL_CHARACTERS, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`);
 }
 
 /** The payload's expires_at (absent on events without expiry, and on every event written before it existed). */
@@ -89,6 +55,7 @@ function readExpiresAt(value: unknown): string {
 
 /** Builds the protobuf body and headers; event_type comes from the row, as in the reference (§6.4). */
 export function encodeOutboxEvent(row: OutboxRow): EncodedEvent {
+  if (row.eventType === POINTS_GRANTED) return encodePointsEvent(row);
   const eventType = EVENT_TYPES[row.eventType];
   if (eventType === undefined) throw new EventEncodingError(`unknown event_type ${JSON.stringify(row.eventType)}`);
   const p = readPayload(row.payload);

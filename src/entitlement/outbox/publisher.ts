@@ -22,13 +22,14 @@ const publishAttributes = (event: EncodedEvent) => ({
 
 export async function publishEvents(
   js: Publisher,
+  /** `subject` is for events that carry none of their own (entitlement events). */
   args: { subject: string; events: EncodedEvent[]; now: Clock; timeoutMs?: number },
 ): Promise<PublishOutcome[]> {
   const settled = await Promise.allSettled(
     args.events.map((event) =>
       // One span per event, continuing the command's trace from the outbox row; its traceparent travels in the header.
       inSpan(
-        `${args.subject} publish`,
+        `${event.subject ?? args.subject} publish`,
         {
           kind: SpanKind.PRODUCER,
           parent: contextOfTraceparent(event.traceparent),
@@ -43,7 +44,7 @@ export async function publishEvents(
           h.append("trace_id", event.headers.trace_id);
           const traceparent = traceparentOf();
           if (traceparent) h.append("traceparent", traceparent);
-          const ack = await js.publish(args.subject, event.body, {
+          const ack = await js.publish(event.subject ?? args.subject, event.body, {
             msgID: event.eventId,
             headers: h,
             ...(args.timeoutMs ? { timeout: args.timeoutMs } : {}),

@@ -13,6 +13,7 @@ type ClaimedRecord = {
   payload: unknown;
   attempt_count: number;
   traceparent: string | null;
+  subject: string | null;
 };
 
 /**
@@ -57,9 +58,9 @@ export async function claimOutboxBatch(
           lease_until = ${args.leaseUntil}, attempt_count = e.attempt_count + 1
       from picked
       where e.event_id = picked.event_id
-      returning e.event_id, e.event_type, e.aggregate_key, e.payload, e.attempt_count, e.created_at, e.traceparent
+      returning e.event_id, e.event_type, e.aggregate_key, e.payload, e.attempt_count, e.created_at, e.traceparent, e.subject
     )
-    select event_id, event_type, aggregate_key, payload, attempt_count, traceparent
+    select event_id, event_type, aggregate_key, payload, attempt_count, traceparent, subject
     from claimed order by created_at, event_id`;
   return rows.map((r) => ({
     eventId: r.event_id,
@@ -68,6 +69,7 @@ export async function claimOutboxBatch(
     payload: r.payload,
     attemptCount: r.attempt_count,
     traceparent: r.traceparent,
+    subject: r.subject,
   }));
 }
 

@@ -23,13 +23,19 @@ export type OutboxWorkerDeps = {
   workerId: string;
   settings: RelaySettings;
   stream: StreamSettings;
+  /**
+   * Further streams the relay publishes to and owns like `stream`: points-events (subject points.events). A stream
+   * of its own rather than a second subject on entitlement-events, so the entitlement consumer never sees a
+   * PointsEvent, and each stream keeps its own retention and replica count (docs/decisions.md).
+   */
+  otherStreams?: StreamSettings[];
   /** Publish through something else than `jetstream(nc)` (tests inject failures and delays). */
   wrapPublisher?: (js: JetStreamClient) => Pick<JetStreamClient, "publish">;
 };
 
 /** Validates the stream settings at once (a bad one stops the start), then returns the worker. */
 export function createOutboxWorker(deps: OutboxWorkerDeps): Worker {
-  validateStreamSettings(deps.stream);
+  for (const stream of streamsOf(deps)) validateStreamSettings(stream);
   const metrics = createOutboxMetrics(deps.registry, () => countFailedOutbox(deps.sql));
   const log = deps.log.child({ component: "outbox-relay" });
   return {
@@ -64,13 +70,18 @@ export function createOutboxWorker(deps: OutboxWorkerDeps): Worker {
   };
 }
 
-/** Retries until the stream is in place (or the worker stops); logs the first failure of a run only. */
+const streamsOf = (deps: OutboxWorkerDeps) => [deps.stream, ...(deps.otherStreams ?? [])];
+
+/** Retries until every stream is in place (or the worker stops); logs the first failure of a run only. */
 async function ensureStream(nc: NatsConnection, deps: OutboxWorkerDeps, log: Logger, signal: AbortSignal) {
   let failures = 0;
   while (!signal.aborted) {
     try {
-      const outcome = await ensureEntitlementStream(await jetstreamManager(nc), deps.stream);
-      log.info({ stream: deps.stream.stream, subject: deps.stream.subject, outcome }, "JetStream stream ready");
+      const jsm = await jetstreamManager(nc);
+      for (const stream of streamsOf(deps)) {
+        const outcome = await ensureEntitlementStream(jsm, stream);
+        log.info({ stream: stream.stream, subject: stream.subject, outcome }, "JetStream stream ready");
+      }
       return true;
     } catch (error) {
       if (++failures === 1)

@@ -1,0 +1,159 @@
+// The one scheduler of Entitlement: it runs every kind of due work (kinds.ts) on time and exactly once.
+// Each pass claims a batch of due items per kind (`for update skip locked`, a lease, locked_by) and executes it in
+// `concurrency` lanes, one transaction each (execute.ts); a full batch is followed at once by the next. Otherwise it asks every
+// kind for its next due time and sleeps until the earliest, capped by the poll interval, unless a NOTIFY on
+// `entitlement_due` announces work due before that (the seed's scanner looked every 10 s; this wakes at the due
+// time). Failures retry with backoff and end FAILED after the maximum. It never dies: a failed pass is logged once
+// per run of failures, counted and retried after the poll interval. On abort it finishes the batch in hand.
+import type { BackoffPolicy } from "../../shared/backoff.ts";
+import type { Sql } from "../../shared/db.ts";
+import { listenInBackground } from "../../shared/listen.ts";
+import type { Logger } from "../../shared/logger.ts";
+import type { Worker } from "../../shared/runtime.ts";
+import { type Clock, Waker } from "../../shared/runtime.ts";
+import { executeClaimed } from "./execute.ts";
+import type { DueWorkKind } from "./kind.ts";
+import type { SchedulerMetrics } from "./metrics.ts";
+
+export const DUE_CHANNEL = "entitlement_due";
+
+/**
+ * How long to wait when work is due but the claim found none of it free (another replica is claiming it right now):
+ * its claim moves the rows' due_at to their lease end within milliseconds, so a short pause avoids a busy loop.
+ */
+const CONTENDED_DELAY_MS = 10;
+
+export type SchedulerSettings = {
+  /** The longest sleep: the safety net for a missed NOTIFY. */
+  pollIntervalMs: number;
+  batchSize: number;
+  /** Transactions (lanes of a batch, execute.ts) in flight at once. */
+  concurrency: number;
+  leaseMs: number;
+  maxAttempts: number;
+  errorMessageMaxLength: number;
+  backoff: BackoffPolicy;
+};
+
+export type SchedulerDeps = {
+  sql: Sql;
+  log: Logger;
+  now: Clock;
+  metrics: SchedulerMetrics;
+  settings: SchedulerSettings;
+  /** The locked_by of this scheduler (src/shared/runtime.ts workerId). */
+  lockedBy: string;
+  kinds: readonly DueWorkKind[];
+  random?: () => number;
+};
+
+export type PassReport = { claimed: number; executed: number; full: boolean };
+
+export type Scheduler = Worker & {
+  /** One claim → execute pass over every kind, for tests and operators. */
+  runOnce(): Promise<PassReport>;
+  /** Look for due work now rather than at the planned wake-up. */
+  wake(): void;
+};
+
+export function createScheduler(deps: SchedulerDeps): Scheduler {
+  const { settings, log } = deps;
+  const waker = new Waker();
+  /** Epoch ms of the planned wake-up: a NOTIFY of work due earlier wakes the loop; -Infinity while it works. */
+  let wakeAt = Number.NEGATIVE_INFINITY;
+  let failures = 0;
+
+  const onNotify = (payload: string) => {
+    const at = Number(payload);
+    if (!Number.isFinite(at) || at < wakeAt) waker.wake();
+  };
+
+  async function passKind(kind: DueWorkKind): Promise<PassReport> {
+    const now = deps.now();
+    const items = await kind.claim(deps.sql, {
+      now,
+      leaseUntil: new Date(now.getTime() + settings.leaseMs),
+      lockedBy: deps.lockedBy,
+      limit: settings.batchSize,
+      maxAttempts: settings.maxAttempts,
+    });
+    const exhausted = items.filter((i) => i.exhausted);
+    if (exhausted.length) {
+      deps.metrics.count(kind.name, "failed", exhausted.length);
+      log.error(
+        { kind: kind.name, ids: exhausted.map((i) => i.id) },
+        "scheduled items FAILED: every attempt was claimed and never finalized",
+      );
+    }
+    const executed = await executeClaimed(
+      deps,
+      kind,
+      items.filter((i) => !i.exhausted),
+    );
+    return { claimed: items.length, executed, full: items.length === settings.batchSize };
+  }
+
+  /** Every kind once; never throws. */
+  async function pass(): Promise<PassReport> {
+    const total: PassReport = { claimed: 0, executed: 0, full: false };
+    let failed = false;
+    for (const kind of deps.kinds) {
+      try {
+        const r = await passKind(kind);
+        total.claimed += r.claimed;
+        total.executed += r.executed;
+        total.full ||= r.full;
+      } catch (error) {
+        failed = true;
+        deps.metrics.countError(kind.name);
+        if (failures === 0) log.warn({ err: error, kind: kind.name }, "scheduler pass failed; retrying");
+      }
+    }
+    if (failed) failures += 1;
+    else if (failures > 0) {
+      log.info({ failures }, "scheduler recovered");
+      failures = 0;
+    }
+    return total;
+  }
+
+  /** Milliseconds until the earliest due time of any kind, capped by the poll interval. */
+  async function delayUntilNextDue(): Promise<number> {
+    let next = Number.POSITIVE_INFINITY;
+    try {
+      for (const kind of deps.kinds) {
+        const at = await kind.nextDueAt(deps.sql);
+        if (at) next = Math.min(next, at.getTime());
+      }
+    } catch {
+      return settings.pollIntervalMs; // the pass reports database trouble; this only waits
+    }
+    const now = deps.now().getTime();
+    if (next <= now) return CONTENDED_DELAY_MS;
+    // +1: a timer may fire within the millisecond before the due time, and a claim then would find nothing.
+    return Math.min(next - now + 1, settings.pollIntervalMs);
+  }
+
+  async function run(signal: AbortSignal): Promise<void> {
+    const stopListening = listenInBackground(deps.sql, {
+      channel: DUE_CHANNEL,
+      onNotify,
+      onListen: () => waker.wake(),
+      log,
+      retryMs: settings.pollIntervalMs,
+      signal,
+    });
+    while (!signal.aborted) {
+      wakeAt = Number.NEGATIVE_INFINITY;
+      if ((await pass()).full) continue;
+      // From here on any NOTIFY wakes: the probe below may already have missed what it announces.
+      wakeAt = Number.POSITIVE_INFINITY;
+      const delay = failures > 0 ? settings.pollIntervalMs : await delayUntilNextDue();
+      wakeAt = deps.now().getTime() + delay;
+      await waker.wait(delay, signal);
+    }
+    await stopListening();
+  }
+
+  return { name: "scheduler", run, runOnce: pass, wake: () => waker.wake() };
+}
