@@ -32,6 +32,7 @@ export const ENTITLEMENT_API: ApiDocumentation = {
   metricsErrors: { 401: ERRORS[401], 403: ERRORS[403] },
   tags: [
     { name: "entitlements", description: "Grant, revoke and list a user's entitlements." },
+    { name: "points", description: "Reserve points for a user at a time; read a reservation, a balance, a ledger." },
     { name: "operations", description: "Probes and metrics for the platform that runs the service." },
   ],
 };
@@ -45,4 +46,18 @@ export const COMMAND_ERRORS = {
   ),
   413: errorSchema("PAYLOAD_TOO_LARGE: the body is over 16 KiB"),
   415: errorSchema("UNSUPPORTED_MEDIA_TYPE: a body that is not application/json"),
+};
+
+/** The points routes' errors: those of every route. */
+export const POINTS_ERRORS = ERRORS;
+
+/** Plus the errors of a points command (a reservation or a cancel). */
+export const POINTS_COMMAND_ERRORS = {
+  ...ERRORS,
+  409: errorSchema(
+    "IDEMPOTENCY_KEY_CONFLICT: the key was used for a different request; " +
+      "RESERVATION_STATE_CONFLICT: the reservation is no longer PENDING, so it cannot be cancelled",
+  ),
+  413: COMMAND_ERRORS[413],
+  415: COMMAND_ERRORS[415],
 };

@@ -20,6 +20,7 @@ import { historyRoutes } from "./history/routes.ts";
 import { createGate } from "./limits/gate.ts";
 import { checkHeaderLimits } from "./limits/headers.ts";
 import { createRateLimiter, type RateLimitSettings } from "./limits/rate-limit.ts";
+import { pointsRoutes } from "./points/routes.ts";
 import type { RouteDeps } from "./route-deps.ts";
 
 export type Limits = {
@@ -115,7 +116,8 @@ export function createApp(deps: AppDeps) {
     .use(entitlementRoutes(routeDeps))
     .use(historyRoutes(routeDeps))
     .use(bundleRoutes(routeDeps))
-    .use(extensionRoutes(routeDeps));
+    .use(extensionRoutes(routeDeps))
+    .use(pointsRoutes(routeDeps));
   return app;
 }
 

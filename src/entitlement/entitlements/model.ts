@@ -121,7 +121,12 @@ export const EVENT_TYPE: Record<ChangeAction, string> = {
 export const MAX_BODY_BYTES = 16 * 1024;
 
 /** The domain codes of Entitlement's 409s, beside the HTTP layer's (shared/http/errors.ts ERROR_CODES). */
-export const ENTITLEMENT_ERROR_CODES = ["IDEMPOTENCY_KEY_CONFLICT", "ENTITLEMENT_STATE_CONFLICT"] as const;
+export const ENTITLEMENT_ERROR_CODES = [
+  "IDEMPOTENCY_KEY_CONFLICT",
+  "ENTITLEMENT_STATE_CONFLICT",
+  // A cancel of a point reservation that is no longer PENDING (points/service.ts).
+  "RESERVATION_STATE_CONFLICT",
+] as const;
 
 export type ErrorReply = { code: string; message: string };
 export type CommandReplyBody = EntitlementResponse | ErrorReply;

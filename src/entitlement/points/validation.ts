@@ -1,0 +1,78 @@
+// Input checks of the points API at the edge, each failure a 400 naming the field (CONTRACT §3.1a).
+import { badRequest } from "../../shared/http/errors.ts";
+import { pathParam, requestQuery } from "../../shared/http/path.ts";
+import { UserId } from "../entitlements/model.ts";
+import { checkField } from "../entitlements/validation.ts";
+import { MAX_AHEAD_MS, MAX_POINT_AMOUNT, MAX_REASON_LENGTH, type ReservationInput } from "./model.ts";
+
+/** An instant with a date, a time and an offset (Z or ±hh:mm): a local time would be read in the server's zone. */
+const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const REASON = { ...UserId, maxLength: MAX_REASON_LENGTH };
+
+export function checkPointAmount(value: unknown): number {
+  if (value === undefined || value === null) throw badRequest("point_amount is required");
+  if (typeof value !== "number" || !Number.isInteger(value)) throw badRequest("point_amount must be an integer");
+  if (value < 1 || value > MAX_POINT_AMOUNT) throw badRequest(`point_amount must be between 1 and ${MAX_POINT_AMOUNT}`);
+  return value;
+}
+
+/** The instant to execute at: a past one means now (as soon as possible); more than 366 days ahead is refused. */
+export function checkExecuteAt(value: unknown, now: Date): Date {
+  if (value === undefined || value === null) throw badRequest("execute_at is required");
+  if (typeof value !== "string") throw badRequest("execute_at must be a string");
+  const at = INSTANT.test(value) ? new Date(value) : undefined;
+  if (!at || Number.isNaN(at.getTime())) {
+    throw badRequest("execute_at must be an ISO-8601 date-time with an offset, e.g. 2026-01-15T10:00:00+09:00");
+  }
+  if (at.getTime() - now.getTime() > MAX_AHEAD_MS) throw badRequest("execute_at must be at most 366 days ahead");
+  return at.getTime() < now.getTime() ? now : at;
+}
+
+/** The reservation body, fields in schema order; the first bad one is reported. Unknown fields are ignored. */
+export function checkReservationBody(body: Record<string, unknown>, now: Date): ReservationInput {
+  const userId = checkField("user_id", UserId, body.user_id);
+  const pointAmount = checkPointAmount(body.point_amount);
+  const executeAt = body.execute_at;
+  // Kept as sent (the request hash covers it); resolved against the clock again when the command runs (service.ts).
+  checkExecuteAt(executeAt, now);
+  const input: ReservationInput = { user_id: userId, point_amount: pointAmount, execute_at: executeAt as string };
+  if (body.reason !== undefined && body.reason !== null) input.reason = checkField("reason", REASON, body.reason);
+  return input;
+}
+
+export function checkReservationId(request: Request, pattern: string): string {
+  const id = pathParam(request, pattern, "reservation_id");
+  if (!UUID.test(id)) throw badRequest("reservation_id must be a UUID");
+  return id.toLowerCase();
+}
+
+export type PageRequest = { limit: number; cursor: { createdAt: Date; transactionId: string } | undefined };
+
+/** `?limit=` 1–1000 (default 100) and `?cursor=` (a next_cursor this API returned). */
+export function checkPage(request: Request): PageRequest {
+  const query = requestQuery(request);
+  const limitText = query.get("limit");
+  const limit = limitText === null ? 100 : Number(limitText);
+  if (!/^\d{1,4}$/.test(limitText ?? "100") || limit < 1 || limit > 1000) {
+    throw badRequest("limit must be an integer between 1 and 1000");
+  }
+  const cursorText = query.get("cursor");
+  return { limit, cursor: cursorText === null ? undefined : decodeCursor(cursorText) };
+}
+
+/** The keyset position after a transaction: its created_at and id, as opaque base64url. */
+export function encodeCursor(createdAt: Date, transactionId: string): string {
+  return Buffer.from(`${createdAt.toISOString()}|${transactionId}`).toString("base64url");
+}
+
+function decodeCursor(text: string): PageRequest["cursor"] {
+  const [at, id, ...rest] = /^[A-Za-z0-9_-]{1,200}$/.test(text)
+    ? Buffer.from(text, "base64url").toString("utf8").split("|")
+    : [];
+  const createdAt = at && INSTANT.test(at) ? new Date(at) : undefined;
+  if (!createdAt || Number.isNaN(createdAt.getTime()) || !id || !UUID.test(id) || rest.length) {
+    throw badRequest("cursor is invalid");
+  }
+  return { createdAt, transactionId: id };
+}
