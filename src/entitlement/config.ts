@@ -69,7 +69,7 @@ export const EntitlementEnv = Type.Object({
   }),
   ...SchedulerEnv,
   ENTITLEMENT_RETENTION_ENABLED: Bool(true, {
-    description: "Delete expired idempotency keys and old PUBLISHED events.",
+    description: "Delete expired idempotency keys, old PUBLISHED events and old finished point reservations.",
   }),
   ENTITLEMENT_RETENTION_CLEANUP_INTERVAL: Duration("1h", { minimum: 1, description: "How often retention runs." }),
   ENTITLEMENT_AUTH_TOKENS: Optional({

@@ -6,6 +6,7 @@ import type { NatsLink } from "../shared/nats.ts";
 import type { Clock, Worker } from "../shared/runtime.ts";
 import type { EntitlementConfig } from "./config.ts";
 import { createOutboxWorker } from "./outbox/worker.ts";
+import { createPointsRetentionWorker } from "./points/retention.ts";
 import { createRetentionWorker } from "./retention/worker.ts";
 import { createSchedulerWorker } from "./scheduler/worker.ts";
 
@@ -58,6 +59,16 @@ export function createWorkers(deps: WorkerDeps): Worker[] {
           }),
         ]
       : []),
-    ...(config.retention.enabled ? [createRetentionWorker({ sql, log, now, settings: config.retention })] : []),
+    ...(config.retention.enabled
+      ? [
+          createRetentionWorker({ sql, log, now, settings: config.retention }),
+          createPointsRetentionWorker({
+            sql,
+            log,
+            now,
+            settings: { ...config.retention, reservationTtlMs: config.points.reservationTtlMs },
+          }),
+        ]
+      : []),
   ];
 }

@@ -40,3 +40,13 @@ export function withOpsDatabase<C>(
     }
   });
 }
+
+/**
+ * Stored text made safe for a terminal (CONTRACT §7): every control character becomes `\xNN`, so an error message or
+ * id from the database can neither move the cursor nor forge another output line.
+ */
+export function printable(text: string | null | undefined): string {
+  if (text === null || text === undefined) return "none";
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: replacing control characters is this expression's purpose
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+}

@@ -15,6 +15,10 @@ export type BenchOptions = {
   events: number;
   /** Concurrent publishes per window in the raw publish. */
   publishWindow: number;
+  /** Point reservations: the backlog drained, and the steady due rate (per second, for seconds) of the lateness phase. */
+  reservations: number;
+  dueRate: number;
+  dueDuration: number;
   /** Longest wait for the pipeline to go quiet between phases, in seconds. */
   settleTimeout: number;
   /** Where the JSON goes (default .data/bench/<timestamp>.json). */
@@ -23,7 +27,8 @@ export type BenchOptions = {
 };
 
 export const USAGE = `usage: bun run bench [--quick] [--duration S] [--connections 16,64] [--rate N] [--rate-duration S]
-                     [--events N] [--publish-window N] [--settle-timeout S] [--out FILE] [--keep]`;
+                     [--events N] [--publish-window N] [--reservations N] [--due-rate N] [--due-duration S]
+                     [--settle-timeout S] [--out FILE] [--keep]`;
 
 function positive(name: string, text: string | undefined, fallback: number): number {
   if (text === undefined) return fallback;
@@ -43,6 +48,9 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
       "rate-duration": { type: "string" },
       events: { type: "string" },
       "publish-window": { type: "string" },
+      reservations: { type: "string" },
+      "due-rate": { type: "string" },
+      "due-duration": { type: "string" },
       "settle-timeout": { type: "string" },
       out: { type: "string" },
       keep: { type: "boolean", default: false },
@@ -58,6 +66,9 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     rateDuration: positive("rate-duration", values["rate-duration"], quick ? 2 : 20),
     events: Math.round(positive("events", values.events, quick ? 2_000 : 100_000)),
     publishWindow: Math.round(positive("publish-window", values["publish-window"], 256)),
+    reservations: Math.round(positive("reservations", values.reservations, quick ? 2_000 : 100_000)),
+    dueRate: positive("due-rate", values["due-rate"], quick ? 200 : 1_000),
+    dueDuration: positive("due-duration", values["due-duration"], quick ? 2 : 20),
     settleTimeout: positive("settle-timeout", values["settle-timeout"], quick ? 20 : 120),
     out: values.out,
     keep: values.keep ?? false,

@@ -11,6 +11,7 @@ import { fillBacklog, measureIngest } from "./ingest.ts";
 import { PLAYERS, publishMatches } from "./matches.ts";
 import { type BenchOptions, parseBenchOptions } from "./options.ts";
 import { runPgbench } from "./pgbench.ts";
+import { drainReservationBacklog, measureLateness } from "./points.ts";
 import { READ_USERS, runReadLoad, seedReadSet } from "./reads.ts";
 import { rawPublish, seedAndDrainOutbox } from "./relay.ts";
 import { measureReplicas, replicaRows } from "./replicas.ts";
@@ -273,6 +274,32 @@ async function main(options: BenchOptions): Promise<void> {
     // Measured: the next phases should not deliver this backlog (their settle waits for every open notification).
     await sql`delete from notification.notifications where type = 'MatchFound'`;
 
+    progress(`points: a backlog of ${options.reservations} due reservations`);
+    const drained = await drainReservationBacklog({
+      sql,
+      count: options.reservations,
+      prefix: `pts-${tag}`,
+      timeoutMs: 600_000,
+      progress: detail,
+    });
+    progress(`points: ${options.dueRate} reservations due per second for ${options.dueDuration}s`);
+    const lateness = await measureLateness({
+      sql,
+      rate: options.dueRate,
+      seconds: options.dueDuration,
+      prefix: `late-${tag}`,
+      timeoutMs: settleMs,
+      progress: detail,
+    });
+    results.points = { drained, lateness };
+    add(`reservations executed/s (backlog of ${drained.executed})`, drained.perSecond, "res/s");
+    add(`reservation lateness p50 at ${options.dueRate}/s`, lateness.p50Ms, "ms");
+    add(
+      `reservation lateness p99 at ${options.dueRate}/s (${lateness.executed}/${lateness.count} executed)`,
+      lateness.p99Ms,
+      "ms",
+      { op: "<=", value: 1000 },
+    );
     for (const s of running.splice(0).reverse()) await s.stop();
     const c = Math.max(...options.connections);
     const tracing = await measureTracingCost({
@@ -330,7 +357,12 @@ async function main(options: BenchOptions): Promise<void> {
     results.machine = machine({ postgres: pg?.v ?? "?", nats: nc.info?.version ?? "?" });
     await sql.end({ timeout: 5 });
     if (!options.keep) {
-      await stack.deleteStreams(nc, [names.stream, names.matches.stream, ...names.advisories.map((a) => a.stream)]);
+      await stack.deleteStreams(nc, [
+        names.stream,
+        names.matches.stream,
+        `${names.stream}-points`,
+        ...names.advisories.map((a) => a.stream),
+      ]);
       await stack.dropDatabase(adminUrl, names.database);
     }
     await nc.close();

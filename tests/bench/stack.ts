@@ -124,6 +124,9 @@ export function entitlementEnv(names: Names, common: Record<string, string>, aut
     // DATABASE_POOL_MAX in the environment still reaches the services.
     ENTITLEMENT_NATS_STREAM: names.stream,
     ENTITLEMENT_NATS_SUBJECT: names.subject,
+    // The points stream of the run (Entitlement creates it beside the entitlement stream; deleted with it).
+    ENTITLEMENT_POINTS_NATS_STREAM: `${names.stream}-points`,
+    ENTITLEMENT_POINTS_NATS_SUBJECT: `${names.subject}.points`,
   };
 }
 

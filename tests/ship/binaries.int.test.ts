@@ -109,6 +109,8 @@ function describeBinary(name: ServiceName, badVariable: string, operatorCommands
 describeBinary("entitlement", "ENTITLEMENT_OUTBOX_BATCH_SIZE", [
   ["outbox", "stats"],
   ["outbox", "requeue", "--failed"],
+  ["points", "stats"],
+  ["points", "requeue", "--failed"],
 ]);
 describeBinary("notification", "NOTIFICATION_DELIVERY_BATCH_SIZE", [
   ["dlq", "list"],

@@ -1,0 +1,89 @@
+// `entitlement points stats|requeue <reservation_id>|requeue --failed` (CONTRACT §7), in the style of `outbox`: one
+// line per fact or change, only the named rows touched, harmless to run twice, stored text escaped.
+import { type Command, EXIT_USAGE } from "../../shared/cli.ts";
+import { isUuid } from "../../shared/ids.ts";
+import { type OpsDeps, printable, withOpsDatabase } from "../../shared/ops.ts";
+import { type EntitlementConfig, loadEntitlementConfig } from "../config.ts";
+import { SCHEMA } from "../migrations.ts";
+import { findReservationStatus, readPointsStats, requeueFailedReservations } from "../points/ops-queries.ts";
+
+export const POINTS_USAGE = "usage: entitlement points stats | requeue <reservation_id> | requeue --failed";
+
+export async function printPointsStats({ sql, out }: OpsDeps): Promise<number> {
+  const s = await readPointsStats(sql);
+  const b = s.byStatus;
+  out(
+    `point reservations: PENDING=${b.PENDING} PROCESSING=${b.PROCESSING} DONE=${b.DONE} FAILED=${b.FAILED} ` +
+      `CANCELLED=${b.CANCELLED}`,
+  );
+  out(
+    s.oldestDue === null
+      ? "due now: 0"
+      : `due now: ${s.dueNow}, the most overdue ${s.oldestDue.reservationId} ${s.oldestDue.lateSeconds.toFixed(1)}s late`,
+  );
+  out(`failed reservations: ${b.FAILED}${b.FAILED > 0 ? " (see `points requeue`)" : ""}`);
+  return 0;
+}
+
+/** Requeues one FAILED reservation or all of them (`"failed"`). */
+export async function requeuePoints(
+  { sql, out }: OpsDeps,
+  target: { reservationId: string } | "failed",
+): Promise<number> {
+  const reservationId = target === "failed" ? undefined : target.reservationId;
+  const rows = await requeueFailedReservations(sql, { reservationId });
+  for (const r of rows) {
+    out(
+      `requeued ${r.reservation_id} (${r.point_amount} points for ${printable(r.user_id)}): FAILED -> PENDING, ` +
+        `attempt_count ${r.previous_attempts} -> 0, last error: ${printable(r.last_error)}`,
+    );
+  }
+  if (reservationId === undefined) {
+    out(rows.length > 0 ? `requeued ${rows.length} FAILED reservation(s)` : "no FAILED reservations: nothing to do");
+    return 0;
+  }
+  if (rows.length > 0) return 0;
+  const status = await findReservationStatus(sql, reservationId);
+  if (status === undefined) {
+    out(`no point reservation ${reservationId}`);
+    return 1;
+  }
+  out(`reservation ${reservationId} is ${status}, not FAILED: nothing to do`);
+  return 0;
+}
+
+type PointsArgs = { op: "stats" } | { op: "requeue"; target: { reservationId: string } | "failed" };
+
+function parsePointsArgs(args: string[]): PointsArgs | undefined {
+  const [op, arg, ...extra] = args;
+  if (extra.length > 0) return undefined;
+  if (op === "stats" && arg === undefined) return { op };
+  if (op === "requeue" && arg === "--failed") return { op, target: "failed" };
+  if (op === "requeue" && arg !== undefined && isUuid(arg)) return { op, target: { reservationId: arg.toLowerCase() } };
+  return undefined;
+}
+
+/** The `points` subcommand; opens its own PostgreSQL connection from the service configuration in `env`. */
+export function pointsCommand(env: Record<string, string | undefined> = process.env): Command {
+  return {
+    name: "points",
+    summary: "points stats | requeue <reservation_id> | requeue --failed   (operator tools, see docs/operations.md)",
+    run: async (args) => {
+      const parsed = parsePointsArgs(args);
+      if (!parsed) {
+        console.error(POINTS_USAGE);
+        return EXIT_USAGE;
+      }
+      const spec = {
+        program: "entitlement",
+        label: `points ${args.join(" ")}`,
+        schema: SCHEMA,
+        loadConfig: () => loadEntitlementConfig(env, { requireAuth: false }),
+        databaseUrl: (c: EntitlementConfig) => c.database.url,
+      };
+      return withOpsDatabase(spec, (deps) =>
+        parsed.op === "stats" ? printPointsStats(deps) : requeuePoints(deps, parsed.target),
+      );
+    },
+  };
+}

@@ -1,0 +1,58 @@
+// Point reservations executed by the running Entitlement's scheduler. Drain: a backlog of due reservations (inserted
+// with SQL in one statement, due one second later) executed as fast as the scheduler can; reservations/s from the due
+// time to the last executed_at. Lateness: reservations due at a steady rate (inserted ahead, execute_at spaced 1/rate
+// apart); executed_at − execute_at per reservation, which the scheduler must keep small by waking at each due time.
+import type postgres from "postgres";
+import { summarize } from "./stats.ts";
+
+type Args = { sql: postgres.Sql; prefix: string; timeoutMs: number; progress: (line: string) => void };
+
+/** Inserts `count` reservations spread over 1,000 users, the i-th due at `first` + i × `spacingMs`. */
+async function insertReservations(sql: postgres.Sql, prefix: string, count: number, first: Date, spacingMs: number) {
+  await sql`
+    insert into entitlement.point_reservations
+      (reservation_id, user_id, point_amount, execute_at, reason, status, due_at, created_at, updated_at)
+    select gen_random_uuid(), ${prefix} || '-' || (g % 1000), 1 + g % 100,
+           ${first}::timestamptz + (g * ${spacingMs}::float8) * interval '1 millisecond', 'bench', 'PENDING',
+           ${first}::timestamptz + (g * ${spacingMs}::float8) * interval '1 millisecond', now(), now()
+    from generate_series(0, ${count - 1}::int) g`;
+}
+
+async function waitDone(args: Args, count: number): Promise<number> {
+  const deadline = Date.now() + args.timeoutMs;
+  for (;;) {
+    const [row] = await args.sql<{ n: number }[]>`
+      select count(*)::int as n from entitlement.point_reservations
+      where user_id like ${`${args.prefix}-%`} and status = 'DONE'`;
+    const done = row?.n ?? 0;
+    if (done >= count || Date.now() > deadline) return done;
+    args.progress(`points: ${done}/${count} executed`);
+    await Bun.sleep(250);
+  }
+}
+
+export async function drainReservationBacklog(
+  args: Args & { count: number },
+): Promise<{ perSecond: number; seconds: number; executed: number }> {
+  await insertReservations(args.sql, args.prefix, args.count, new Date(Date.now() + 1_000), 0);
+  const executed = await waitDone(args, args.count);
+  const [span] = await args.sql<{ seconds: number }[]>`
+    select extract(epoch from max(executed_at) - min(execute_at))::float8 as seconds
+    from entitlement.point_reservations where user_id like ${`${args.prefix}-%`} and status = 'DONE'`;
+  const seconds = span?.seconds ?? Number.NaN;
+  return { perSecond: executed / seconds, seconds, executed };
+}
+
+export async function measureLateness(
+  args: Args & { rate: number; seconds: number },
+): Promise<{ p50Ms: number; p99Ms: number; maxMs: number; executed: number; count: number }> {
+  const count = Math.round(args.rate * args.seconds);
+  await insertReservations(args.sql, args.prefix, count, new Date(Date.now() + 2_000), 1000 / args.rate);
+  const executed = await waitDone({ ...args, timeoutMs: args.timeoutMs + args.seconds * 1000 }, count);
+  const rows = await args.sql<{ ms: number }[]>`
+    select extract(epoch from executed_at - execute_at)::float8 * 1000 as ms
+    from entitlement.point_reservations where user_id like ${`${args.prefix}-%`} and status = 'DONE'`;
+  const s = summarize(rows.map((r) => r.ms));
+  if (rows.some((r) => r.ms < 0)) throw new Error("a reservation was executed before its execute_at");
+  return { p50Ms: s.p50, p99Ms: s.p99, maxMs: s.max, executed, count };
+}
