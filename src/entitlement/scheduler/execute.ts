@@ -107,7 +107,7 @@ async function recordFailure(deps: ExecuteDeps, kind: DueWorkKind, item: Claimed
     if (!changed) return;
     deps.metrics.count(kind.name, last ? "failed" : "retry_scheduled");
     if (last) deps.log.error(fields, "scheduled item FAILED after its last attempt; it needs an operator");
-    else deps.log.warn({ ...fields, retryAt }, "scheduled item failed; retry scheduled");
+    else deps.log.warn({ ...fields, retry_at: retryAt }, "scheduled item failed; retry scheduled");
   } catch (e) {
     deps.log.warn({ ...fields, err: e }, "could not record a failed execution; it is retried after its lease");
   }
