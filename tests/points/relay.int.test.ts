@@ -15,7 +15,12 @@ const f = useFixture("ptsrelay");
 test("PointsGranted is published as a PointsEvent on the points stream; entitlement events stay where they were", async () => {
   const pointsStream = `${f.stream}_points`;
   const pointsSubject = `${pointsStream}.events`;
-  await ensureEntitlementStream(f.jsm, { stream: pointsStream, subject: pointsSubject, duplicateWindowMs: 120_000 });
+  await ensureEntitlementStream(f.jsm, {
+    stream: pointsStream,
+    subject: pointsSubject,
+    duplicateWindowMs: 120_000,
+    replicas: 1,
+  });
   try {
     await f.sql`truncate point_reservations, point_transactions, point_balances, point_audit`;
     const id = await reserve(f.sql, { userId: "u_pts", amount: 40, executeAt: new Date(Date.now() - 1) });
