@@ -1,6 +1,6 @@
 // The relay's wake-up: LISTEN on the channel the outbox trigger NOTIFYs, so a committed event is published at once
 // rather than at the next poll (docs/decisions.md, ADR-12).
-import { sleep } from "../../shared/runtime.ts";
+import { listenInBackground } from "../../shared/listen.ts";
 import type { RelayDeps } from "./batch.ts";
 import { OUTBOX_CHANNEL } from "./queries.ts";
 
@@ -13,21 +13,12 @@ export function listenForOutbox(
   wake: () => void,
   signal: AbortSignal,
 ): () => Promise<void> {
-  let unlisten: (() => Promise<void>) | undefined;
-  const started = (async () => {
-    let failures = 0;
-    while (!signal.aborted && !unlisten) {
-      try {
-        const meta = await deps.sql.listen(OUTBOX_CHANNEL, wake, wake);
-        unlisten = meta.unlisten;
-      } catch (error) {
-        if (++failures === 1) deps.log.warn({ err: error }, `LISTEN ${OUTBOX_CHANNEL} failed; polling meanwhile`);
-        await sleep(deps.settings.pollIntervalMs, signal);
-      }
-    }
-  })();
-  return async () => {
-    await started;
-    await unlisten?.().catch(() => {});
-  };
+  return listenInBackground(deps.sql, {
+    channel: OUTBOX_CHANNEL,
+    onNotify: wake,
+    onListen: wake,
+    log: deps.log,
+    retryMs: deps.settings.pollIntervalMs,
+    signal,
+  });
 }
