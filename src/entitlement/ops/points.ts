@@ -2,10 +2,9 @@
 // line per fact or change, only the named rows touched, harmless to run twice, stored text escaped.
 import { type Command, EXIT_USAGE } from "../../shared/cli.ts";
 import { isUuid } from "../../shared/ids.ts";
-import { type OpsDeps, printable, withOpsDatabase } from "../../shared/ops.ts";
-import { type EntitlementConfig, loadEntitlementConfig } from "../config.ts";
-import { SCHEMA } from "../migrations.ts";
+import { type OpsDeps, printable } from "../../shared/ops.ts";
 import { findReservationStatus, readPointsStats, requeueFailedReservations } from "../points/ops-queries.ts";
+import { type OpsEnv, withOps } from "./context.ts";
 
 export const POINTS_USAGE = "usage: entitlement points stats | requeue <reservation_id> | requeue --failed";
 
@@ -64,7 +63,7 @@ function parsePointsArgs(args: string[]): PointsArgs | undefined {
 }
 
 /** The `points` subcommand; opens its own PostgreSQL connection from the service configuration in `env`. */
-export function pointsCommand(env: Record<string, string | undefined> = process.env): Command {
+export function pointsCommand(env: OpsEnv = process.env): Command {
   return {
     name: "points",
     summary: "points stats | requeue <reservation_id> | requeue --failed   (operator tools, see docs/operations.md)",
@@ -74,14 +73,7 @@ export function pointsCommand(env: Record<string, string | undefined> = process.
         console.error(POINTS_USAGE);
         return EXIT_USAGE;
       }
-      const spec = {
-        program: "entitlement",
-        label: `points ${args.join(" ")}`,
-        schema: SCHEMA,
-        loadConfig: () => loadEntitlementConfig(env, { requireAuth: false }),
-        databaseUrl: (c: EntitlementConfig) => c.database.url,
-      };
-      return withOpsDatabase(spec, (deps) =>
+      return withOps(env, `points ${args.join(" ")}`, (deps) =>
         parsed.op === "stats" ? printPointsStats(deps) : requeuePoints(deps, parsed.target),
       );
     },
