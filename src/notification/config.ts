@@ -155,7 +155,11 @@ export function loadNotificationConfig(env: Record<string, string | undefined>) 
   return {
     env: e,
     http: { host: e.HOST, port: httpPort(env, e) },
-    database: { url: e.DATABASE_URL, poolMax: e.DATABASE_POOL_MAX },
+    database: {
+      url: e.DATABASE_URL,
+      migrationUrl: e.DATABASE_MIGRATION_URL ?? e.DATABASE_URL,
+      poolMax: e.DATABASE_POOL_MAX,
+    },
     nats: {
       enabled: e.NATS_ENABLED,
       url: e.NATS_URL,

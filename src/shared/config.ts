@@ -198,6 +198,10 @@ export const CommonConfig = {
   DATABASE_URL: NonBlank("postgres://postgres@127.0.0.1:5432/postgres", {
     description: "PostgreSQL connection URL (both services may share one database; each uses its own schema).",
   }),
+  DATABASE_MIGRATION_URL: Optional({
+    description:
+      "PostgreSQL URL of the role that runs migrations (serve's automatic ones and `migrate`); default DATABASE_URL. Set it to a schema owner so DATABASE_URL can be a runtime role with only DML on its own schema (docs/security.md).",
+  }),
   DATABASE_POOL_MAX: Int(10, { minimum: 1, maximum: 1000, description: "Maximum PostgreSQL connections per process." }),
   NATS_URL: NonBlank("nats://127.0.0.1:4222", { description: "NATS server URL(s), comma-separated." }),
   NATS_ENABLED: Bool(true, {

@@ -20,7 +20,8 @@ export type ServiceSpec<C> = {
   schema: string;
   migrations: Migration[];
   loadConfig: (env: Record<string, string | undefined>) => C;
-  database: (config: C) => { url: string; poolMax: number };
+  /** `migrationUrl` (default `url`) is the role that runs migrations; `url` may then be a DML-only runtime role. */
+  database: (config: C) => { url: string; migrationUrl?: string; poolMax: number };
   http: (config: C) => { host: string; port: number };
   logLevel: (config: C) => string;
   /** The service's secret variable names, redacted from its logs (see createLogger). */
@@ -76,7 +77,12 @@ export function lifecycleCommands<C>(
 async function migrateOnly<C>(spec: ServiceSpec<C>, config: C): Promise<number> {
   const log = createLogger({ level: spec.logLevel(config), service: spec.name, secretKeys: spec.secretKeys });
   const db = spec.database(config);
-  const sql = createSql({ url: db.url, schema: spec.schema, max: 1, applicationName: `${spec.name}-migrate` });
+  const sql = createSql({
+    url: db.migrationUrl ?? db.url,
+    schema: spec.schema,
+    max: 1,
+    applicationName: `${spec.name}-migrate`,
+  });
   try {
     const applied = await migrate(sql, spec.schema, spec.migrations);
     log.info({ applied, schema: spec.schema }, applied.length ? "migrations applied" : "schema is up to date");
@@ -90,11 +96,30 @@ async function migrateOnly<C>(spec: ServiceSpec<C>, config: C): Promise<number> 
   }
 }
 
+/**
+ * Applies the migrations at `serve`: through the pool when one role does everything, else through a short-lived
+ * connection of the migration role, so the runtime role needs no DDL right.
+ */
+async function migrateWith<C>(spec: ServiceSpec<C>, db: { url: string; migrationUrl?: string }, pool: Sql) {
+  if (!db.migrationUrl || db.migrationUrl === db.url) return migrate(pool, spec.schema, spec.migrations);
+  const owner = createSql({
+    url: db.migrationUrl,
+    schema: spec.schema,
+    max: 1,
+    applicationName: `${spec.name}-migrate`,
+  });
+  try {
+    return await migrate(owner, spec.schema, spec.migrations);
+  } finally {
+    await owner.end({ timeout: 5 });
+  }
+}
+
 async function serve<C>(spec: ServiceSpec<C>, config: C): Promise<number> {
   const log = createLogger({ level: spec.logLevel(config), service: spec.name, secretKeys: spec.secretKeys });
   const db = spec.database(config);
   const sql = createSql({ url: db.url, schema: spec.schema, max: db.poolMax, applicationName: spec.name });
-  const applied = await migrate(sql, spec.schema, spec.migrations);
+  const applied = await migrateWith(spec, db, sql);
   if (applied.length) log.info({ applied }, "migrations applied");
 
   const running = await spec.start({ config, sql, log });

@@ -247,3 +247,21 @@ describe("notification configuration", () => {
     expect(secret.join("\n")).not.toContain("plain-secret-value");
   });
 });
+
+describe("DATABASE_MIGRATION_URL", () => {
+  const noAuth = { ENTITLEMENT_AUTH_DISABLED: "true" };
+  test("defaults to DATABASE_URL, and is taken as given when set", () => {
+    const runtime = "postgres://entitlement_app@db/app";
+    const owner = "postgres://entitlement_owner:pw@db/app";
+    for (const load of [
+      (e: Record<string, string>) => loadEntitlementConfig({ ...noAuth, ...e }).database,
+      (e: Record<string, string>) => loadNotificationConfig(e).database,
+    ]) {
+      expect(load({ DATABASE_URL: runtime }).migrationUrl).toBe(runtime);
+      expect(load({ DATABASE_URL: runtime, DATABASE_MIGRATION_URL: owner })).toMatchObject({
+        url: runtime,
+        migrationUrl: owner,
+      });
+    }
+  });
+});
