@@ -6,8 +6,16 @@ import { traceLogFields } from "./trace-context.ts";
 
 export type { Logger };
 
-const SECRET_KEYS = ["authorization", "token", "tokens", "secret", "password"];
-const URL_KEYS = ["url", "databaseUrl", "connectionString", "DATABASE_URL", "DATABASE_MIGRATION_URL", "NATS_URL"];
+const SECRET_KEYS = ["authorization", "token", "tokens", "secret", "password", "pass"];
+const URL_KEYS = [
+  "url",
+  "migrationUrl",
+  "databaseUrl",
+  "connectionString",
+  "DATABASE_URL",
+  "DATABASE_MIGRATION_URL",
+  "NATS_URL",
+];
 
 /** Each secret key at the top level and up to three levels down (pino's wildcards match exactly one level). */
 const atDepths = (key: string) => [key, `*.${key}`, `*.*.${key}`, `*.*.*.${key}`];

@@ -1,6 +1,6 @@
 // Secrets stay secret: every log line of both apps, under valid and invalid tokens, refused and failing
 // requests, a database that is gone, a failing webhook and a configuration logged by mistake, is captured through a
-// pino destination and scanned for tokens, "Bearer", the webhook secret and the database password.
+// pino destination and scanned for tokens, "Bearer", the webhook secret and the database and NATS passwords.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createApp } from "../../src/entitlement/app.ts";
 import { tokenEntryLine } from "../../src/entitlement/auth/tokens.ts";
@@ -23,7 +23,8 @@ const DEBUG_TOKEN = "debug-T0ken-that-must-never-be-logged";
 const DB_PASSWORD = "Db-Passw0rd-never-logged";
 const WEBHOOK_KEY = Buffer.from("webhook-key-that-must-not-leak!!").toString("base64");
 const WEBHOOK_SECRET = `whsec_${WEBHOOK_KEY}`;
-const FORBIDDEN = [WRITER, READER, WRONG, DEBUG_TOKEN, DB_PASSWORD, WEBHOOK_KEY, "Bearer"];
+const NATS_PASSWORD = "Nats-Passw0rd-never-logged";
+const FORBIDDEN = [WRITER, READER, WRONG, DEBUG_TOKEN, DB_PASSWORD, WEBHOOK_KEY, NATS_PASSWORD, "Bearer"];
 
 let db: TestDatabase;
 const lines: string[] = [];
@@ -60,6 +61,9 @@ afterAll(async () => {
 async function exerciseEntitlement(): Promise<void> {
   const env = {
     DATABASE_URL: withPassword(db.url),
+    DATABASE_MIGRATION_URL: withPassword(db.url),
+    NATS_USER: "entitlement",
+    NATS_PASSWORD,
     ENTITLEMENT_AUTH_TOKENS: `${tokenEntryLine("writer", WRITER, "write")},${tokenEntryLine("reader", READER, "read")}`,
   };
   const config = loadEntitlementConfig(env);
@@ -154,7 +158,7 @@ async function exerciseNotification(): Promise<void> {
   await deliverBatch(deps);
 }
 
-test("no token, Authorization header, webhook secret or database password in any log line", async () => {
+test("no token, Authorization header, webhook secret, database or NATS password in any log line", async () => {
   await exerciseEntitlement();
   await exerciseNotification();
   const text = lines.join("");
