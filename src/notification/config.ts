@@ -25,6 +25,8 @@ import { advisorySubject, consumerSettings, consumerVariables } from "./consumer
 
 /** The matchmaking consumer of reference §7.2 (`notification.matchmaking-nats.*`). */
 const MATCHMAKING = "NOTIFICATION_MATCHMAKING_NATS";
+/** The points events Entitlement publishes (CONTRACT §4), in the stream Entitlement creates and owns. */
+const POINTS = "NOTIFICATION_POINTS_NATS";
 /** The entitlement consumer's advisory subjects under the reference's default names. */
 const entitlementAdvisory = (kind: "MAX_DELIVERIES" | "MSG_TERMINATED") =>
   advisorySubject(kind, "entitlement-events", "notification-entitlement-consumer");
@@ -84,7 +86,7 @@ export const NotificationEnv = Type.Object({
     minimum: 1,
     maximum: 5,
     description:
-      "Replicas of every stream this service creates: the entitlement and matchmaking streams when they are " +
+      "Replicas of every stream this service creates: the entitlement, matchmaking and points streams when they are " +
       "missing and the advisory streams, which are also put back to it at every start (3 on a 3-node cluster). Consumers follow their stream.",
   }),
   NOTIFICATION_NATS_ACK_WAIT: Duration("10s", { minimum: 1, description: "Consumer ack wait." }),
@@ -113,6 +115,12 @@ export const NotificationEnv = Type.Object({
     durable: "notification-matchmaking-consumer",
     events: "matchmaking events",
   }),
+  ...consumerVariables(POINTS, {
+    subject: "points.events",
+    stream: "points-events",
+    durable: "notification-points-consumer",
+    events: "points events",
+  }),
   NOTIFICATION_DEBUG_API_ENABLED: Bool(false, { description: "Serve GET /debug/notification/inbox/{user_id}." }),
   NOTIFICATION_DEBUG_API_TOKEN: Optional({
     description:
@@ -139,10 +147,19 @@ const debugApiNeedsToken: Rule<NotificationEnv> = (e) => {
 };
 
 /** Each consumer reads its own stream: the entitlement stream has only the entitlement subject (CONTRACT §8.8). */
-const streamsDiffer: Rule<NotificationEnv> = (e) =>
-  e.NOTIFICATION_MATCHMAKING_NATS_ENABLED && e.NOTIFICATION_MATCHMAKING_NATS_STREAM === e.NOTIFICATION_NATS_STREAM
-    ? `NOTIFICATION_MATCHMAKING_NATS_STREAM=${e.NOTIFICATION_NATS_STREAM} must differ from NOTIFICATION_NATS_STREAM`
-    : undefined;
+const streamsDiffer: Rule<NotificationEnv> = (e) => {
+  const streams = [[e.NOTIFICATION_NATS_STREAM, "NOTIFICATION_NATS_STREAM"]];
+  if (e.NOTIFICATION_MATCHMAKING_NATS_ENABLED) {
+    streams.push([e.NOTIFICATION_MATCHMAKING_NATS_STREAM, "NOTIFICATION_MATCHMAKING_NATS_STREAM"]);
+  }
+  if (e.NOTIFICATION_POINTS_NATS_ENABLED)
+    streams.push([e.NOTIFICATION_POINTS_NATS_STREAM, "NOTIFICATION_POINTS_NATS_STREAM"]);
+  for (const [i, [stream, name]] of streams.entries()) {
+    const earlier = streams.slice(0, i).find(([s]) => s === stream);
+    if (earlier) return `${name}=${stream} must differ from ${earlier[1]}`;
+  }
+  return undefined;
+};
 
 export function loadNotificationConfig(env: Record<string, string | undefined>) {
   const e = parseEnv(NotificationEnv, env, [
@@ -174,6 +191,8 @@ export function loadNotificationConfig(env: Record<string, string | undefined>) 
       maxDeliver: e.NOTIFICATION_NATS_MAX_DELIVER,
       /** Undefined when NOTIFICATION_MATCHMAKING_NATS_ENABLED=false. */
       matchmaking: consumerSettings(MATCHMAKING, e, e.NOTIFICATION_NATS_STREAM_REPLICAS),
+      /** Undefined when NOTIFICATION_POINTS_NATS_ENABLED=false. */
+      points: consumerSettings(POINTS, e, e.NOTIFICATION_NATS_STREAM_REPLICAS),
       advisories: [
         {
           kind: "MAX_DELIVERIES" as const,

@@ -149,6 +149,10 @@ export function notificationEnv(names: Names, common: Record<string, string>, de
     NOTIFICATION_MATCHMAKING_NATS_STREAM: names.matches.stream,
     NOTIFICATION_MATCHMAKING_NATS_SUBJECT: names.matches.subject,
     NOTIFICATION_MATCHMAKING_NATS_DURABLE: names.matches.durable,
+    // The points stream Entitlement creates for the run (entitlementEnv).
+    NOTIFICATION_POINTS_NATS_STREAM: `${names.stream}-points`,
+    NOTIFICATION_POINTS_NATS_SUBJECT: `${names.subject}.points`,
+    NOTIFICATION_POINTS_NATS_DURABLE: `${names.durable}-points`,
   };
 }
 

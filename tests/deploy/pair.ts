@@ -15,6 +15,8 @@ function natsNames(stream: string, durable: string): Record<string, string> {
   return {
     ENTITLEMENT_NATS_STREAM: stream,
     ENTITLEMENT_NATS_SUBJECT: `${stream}.events`,
+    ENTITLEMENT_POINTS_NATS_STREAM: `${stream}-points`,
+    ENTITLEMENT_POINTS_NATS_SUBJECT: `${stream}.points`,
     NOTIFICATION_NATS_STREAM: stream,
     NOTIFICATION_NATS_SUBJECT: `${stream}.events`,
     NOTIFICATION_NATS_DURABLE: durable,
@@ -27,6 +29,9 @@ function natsNames(stream: string, durable: string): Record<string, string> {
     NOTIFICATION_MATCHMAKING_NATS_STREAM: `${stream}-matches`,
     NOTIFICATION_MATCHMAKING_NATS_SUBJECT: `${stream}.matches`,
     NOTIFICATION_MATCHMAKING_NATS_DURABLE: `${durable}-matches`,
+    NOTIFICATION_POINTS_NATS_STREAM: `${stream}-points`,
+    NOTIFICATION_POINTS_NATS_SUBJECT: `${stream}.points`,
+    NOTIFICATION_POINTS_NATS_DURABLE: `${durable}-points`,
   };
 }
 
@@ -88,7 +93,13 @@ export async function startPair(
     for (const s of started) await s.stop();
     const nc = await connect({ servers: nats });
     const jsm = await jetstreamManager(nc);
-    for (const name of [stream, `${stream}-max-deliveries`, `${stream}-terminated`, `${stream}-matches`]) {
+    for (const name of [
+      stream,
+      `${stream}-max-deliveries`,
+      `${stream}-terminated`,
+      `${stream}-matches`,
+      `${stream}-points`,
+    ]) {
       await jsm.streams.delete(name).catch(() => false);
     }
     await nc.close();

@@ -1,5 +1,7 @@
 // The whole system through its two composition roots: a grant made over HTTP to Entitlement ends as exactly one SENT
-// notification in Notification, with the trace id carried through, and both processes exit 0 on SIGTERM. And the
+// notification in Notification, with the trace id carried through, a point reservation due now ends as a SENT
+// PointsGranted (Entitlement's scheduler, relay and points stream, Notification's points consumer), and both
+// processes exit 0 on SIGTERM. And the
 // reference's E9: a matchmaking event published to JetStream ends as a SENT MatchFound for each of its players.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
@@ -23,7 +25,8 @@ const durable = uniqueName("e2e_durable").replaceAll("_", "-");
 const subject = `${uniqueName("e2e")}.events`;
 const advisory = (kind: string) => `$JS.EVENT.ADVISORY.CONSUMER.${kind}.${stream}.${durable}`;
 const matches = `${stream}-matches`;
-const streams = [stream, `${stream}-maxdel`, `${stream}-term`, matches];
+const points = `${stream}-points`;
+const streams = [stream, `${stream}-maxdel`, `${stream}-term`, matches, points];
 /** Notification's names for this file: its own streams and durables, on the shared NATS. */
 const notificationNames = {
   NOTIFICATION_NATS_STREAM: stream,
@@ -38,6 +41,9 @@ const notificationNames = {
   NOTIFICATION_MATCHMAKING_NATS_STREAM: matches,
   NOTIFICATION_MATCHMAKING_NATS_SUBJECT: `${subject}.matches`,
   NOTIFICATION_MATCHMAKING_NATS_DURABLE: `${durable}-matches`,
+  NOTIFICATION_POINTS_NATS_STREAM: points,
+  NOTIFICATION_POINTS_NATS_SUBJECT: `${subject}.points`,
+  NOTIFICATION_POINTS_NATS_DURABLE: `${durable}-points`,
 };
 const children: Bun.Subprocess[] = [];
 
@@ -101,6 +107,8 @@ test("a grant over HTTP becomes exactly one SENT notification carrying its trace
       ENTITLEMENT_AUTH_TOKENS: `payments:${digest}:read+write`,
       ENTITLEMENT_NATS_STREAM: stream,
       ENTITLEMENT_NATS_SUBJECT: subject,
+      ENTITLEMENT_POINTS_NATS_STREAM: points,
+      ENTITLEMENT_POINTS_NATS_SUBJECT: `${subject}.points`,
     },
     "entitlement",
   );
@@ -176,6 +184,30 @@ test("a grant over HTTP becomes exactly one SENT notification carrying its trace
   await Bun.sleep(1_000);
   const [count] = await sql`select count(*)::int as n from notification.notifications where user_id = ${user}`;
   expect(count?.n, "exactly one notification per event").toBe(1);
+
+  // A point reservation due now: Entitlement's scheduler executes it, its relay publishes the PointsEvent on the
+  // points stream, Notification turns it into the user's PointsGranted.
+  const reserved = await fetch(`${entitlementUrl}/v1/points/reservations`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      "idempotency-key": `e2e-points-${user}`,
+      authorization: `Bearer ${TOKEN}`,
+    },
+    body: JSON.stringify({ user_id: user, point_amount: 40, execute_at: new Date().toISOString(), reason: "e2e" }),
+  });
+  expect(reserved.status, "the reservation is accepted").toBe(201);
+  const { reservation_id } = (await reserved.json()) as { reservation_id: string };
+  const granted = await waitUntil(
+    async () => {
+      const rows = await sql`select status, payload_json from notification.notifications
+        where user_id = ${user} and type = 'PointsGranted'`;
+      return rows.length === 1 && rows[0]?.status === "SENT" ? rows[0] : undefined;
+    },
+    "the PointsGranted notification to be SENT",
+    60_000,
+  );
+  expect(granted.payload_json).toEqual({ reservation_id, point_amount: 40, balance_after: 40 });
 
   entitlement.child.kill("SIGTERM");
   notification.child.kill("SIGTERM");

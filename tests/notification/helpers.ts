@@ -10,6 +10,7 @@ import {
   EntitlementEventSchema,
 } from "../../src/gen/entitlement_event_pb.ts";
 import { type MatchmakingEvent, MatchmakingEventSchema } from "../../src/gen/matchmaking_event_pb.ts";
+import { type PointsEvent, PointsEventSchema } from "../../src/gen/points_event_pb.ts";
 import { type AdvisorySpec, advisorySpecs } from "../../src/notification/advisories/worker.ts";
 import { loadNotificationConfig, type NotificationConfig } from "../../src/notification/config.ts";
 import type { EventPipeline } from "../../src/notification/consumer/handler.ts";
@@ -73,6 +74,9 @@ export function testConfig(env: Record<string, string> = {}): NotificationConfig
     NOTIFICATION_MATCHMAKING_NATS_STREAM: `${base}-matches`,
     NOTIFICATION_MATCHMAKING_NATS_SUBJECT: `${base}.matches`,
     NOTIFICATION_MATCHMAKING_NATS_DURABLE: `${base}-matches-consumer`,
+    NOTIFICATION_POINTS_NATS_STREAM: `${base}-points`,
+    NOTIFICATION_POINTS_NATS_SUBJECT: `${base}.points`,
+    NOTIFICATION_POINTS_NATS_DURABLE: `${base}-points-consumer`,
     NOTIFICATION_DELIVERY_POLL_INTERVAL: "200ms",
     NOTIFICATION_DELIVERY_BACKOFF_BASE: "50ms",
     NOTIFICATION_DELIVERY_BACKOFF_MIN: "50ms",
@@ -83,8 +87,8 @@ export function testConfig(env: Record<string, string> = {}): NotificationConfig
 }
 
 export function streamsOf(config: NotificationConfig): string[] {
-  const matchmaking = config.nats.matchmaking ? [config.nats.matchmaking.stream] : [];
-  return [config.nats.stream, ...matchmaking, ...config.nats.advisories.map((a) => a.stream)];
+  const kinds = [config.nats.matchmaking, config.nats.points].flatMap((c) => (c ? [c.stream] : []));
+  return [config.nats.stream, ...kinds, ...config.nats.advisories.map((a) => a.stream)];
 }
 
 /** One kind's pipeline and the advisory streams of all of them: what createEventConsumer takes besides its deps. */
@@ -220,6 +224,22 @@ export function matchBytes(fields: Partial<Omit<MatchmakingEvent, "$typeName">> 
       occurredAt: new Date().toISOString(),
       matchId: uniqueName("match"),
       mode: "rank",
+      traceId: crypto.randomUUID(),
+      ...fields,
+    }),
+  );
+}
+
+export function pointsBytes(fields: Partial<Omit<PointsEvent, "$typeName">> = {}): Uint8Array {
+  return toBinary(
+    PointsEventSchema,
+    create(PointsEventSchema, {
+      eventId: crypto.randomUUID(),
+      occurredAt: new Date().toISOString(),
+      userId: uniqueName("user"),
+      pointAmount: 500n,
+      balanceAfter: 1_500n,
+      reservationId: crypto.randomUUID(),
       traceId: crypto.randomUUID(),
       ...fields,
     }),

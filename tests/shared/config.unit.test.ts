@@ -201,6 +201,16 @@ describe("notification configuration", () => {
     expect(
       problemsOf(() => loadNotificationConfig({ NOTIFICATION_MATCHMAKING_NATS_STREAM: "entitlement-events" })),
     ).toEqual([expect.stringContaining("must differ from NOTIFICATION_NATS_STREAM")]);
+    expect(problemsOf(() => loadNotificationConfig({ NOTIFICATION_POINTS_NATS_STREAM: "matchmaking-events" }))).toEqual(
+      [expect.stringContaining("must differ from NOTIFICATION_MATCHMAKING_NATS_STREAM")],
+    );
+    const points = loadNotificationConfig({}).nats.points;
+    expect(points).toMatchObject({
+      stream: "points-events",
+      subject: "points.events",
+      durable: "notification-points-consumer",
+    });
+    expect(loadNotificationConfig({ NOTIFICATION_POINTS_NATS_ENABLED: "false" }).nats.points).toBeUndefined();
   });
 
   test("delivery backoff: defaults of reference §5.6, and min greater than max is refused", () => {

@@ -19,6 +19,8 @@ const advisory = (kind: string) => `$JS.EVENT.ADVISORY.CONSUMER.${kind}.${stream
 const natsNames = {
   ENTITLEMENT_NATS_STREAM: stream,
   ENTITLEMENT_NATS_SUBJECT: `${stream}.events`,
+  ENTITLEMENT_POINTS_NATS_STREAM: `${stream}-points`,
+  ENTITLEMENT_POINTS_NATS_SUBJECT: `${stream}.points`,
   NOTIFICATION_NATS_STREAM: stream,
   NOTIFICATION_NATS_SUBJECT: `${stream}.events`,
   NOTIFICATION_NATS_DURABLE: durable,
@@ -31,6 +33,9 @@ const natsNames = {
   NOTIFICATION_MATCHMAKING_NATS_STREAM: `${stream}-matches`,
   NOTIFICATION_MATCHMAKING_NATS_SUBJECT: `${stream}.matches`,
   NOTIFICATION_MATCHMAKING_NATS_DURABLE: `${durable}-matches`,
+  NOTIFICATION_POINTS_NATS_STREAM: `${stream}-points`,
+  NOTIFICATION_POINTS_NATS_SUBJECT: `${stream}.points`,
+  NOTIFICATION_POINTS_NATS_DURABLE: `${durable}-points`,
 };
 
 beforeAll(async () => {
@@ -40,7 +45,13 @@ beforeAll(async () => {
 afterAll(async () => {
   const nc = await connect({ servers: await natsUrl() });
   const jsm = await jetstreamManager(nc);
-  for (const name of [stream, `${stream}-max-deliveries`, `${stream}-terminated`, `${stream}-matches`]) {
+  for (const name of [
+    stream,
+    `${stream}-max-deliveries`,
+    `${stream}-terminated`,
+    `${stream}-matches`,
+    `${stream}-points`,
+  ]) {
     await jsm.streams.delete(name).catch(() => {});
   }
   await nc.close();

@@ -5,6 +5,7 @@ import type { EventPipeline } from "../consumer/handler.ts";
 import type { ConsumerSettings } from "../consumer/settings.ts";
 import { entitlementEvents } from "./entitlement.ts";
 import { matchmakingEvents } from "./matchmaking.ts";
+import { pointsEvents } from "./points.ts";
 
 /** The entitlement consumer's settings, kept flat in the configuration under the reference's `notification.nats.*`. */
 function entitlementConsumer(nats: NotificationConfig["nats"]): ConsumerSettings {
@@ -27,6 +28,7 @@ export function eventPipelines(nats: NotificationConfig["nats"]): EventPipeline[
   const pipelines: { handler: EventPipeline["handler"]; consumer: ConsumerSettings | undefined }[] = [
     { handler: entitlementEvents, consumer: entitlementConsumer(nats) },
     { handler: matchmakingEvents, consumer: nats.matchmaking },
+    { handler: pointsEvents, consumer: nats.points },
   ];
   return pipelines.filter((p): p is EventPipeline => p.consumer !== undefined);
 }
