@@ -8,6 +8,7 @@ import { ApiError } from "../shared/http/errors.ts";
 import { requestPath } from "../shared/http/path.ts";
 import type { Logger } from "../shared/logger.ts";
 import { createRegistry } from "../shared/metrics.ts";
+import { createReadiness } from "../shared/readiness.ts";
 import type { Clock } from "../shared/runtime.ts";
 import { ENTITLEMENT_API } from "./api-doc.ts";
 import { type AuthSettings, authenticate, type Caller, callerName, requiredAccess } from "./auth/guard.ts";
@@ -78,6 +79,7 @@ export function createApp(deps: AppDeps) {
   const callers = new WeakMap<Request, Caller>();
   // Read from the routes' own declarations once every route is mounted, i.e. at the first request.
   let scopes: RouteScopes | undefined;
+  const readiness = createReadiness(() => withTimeout(ping(deps.sql), readinessTimeoutMs, "database did not answer"));
   const routeDeps: RouteDeps = {
     sql: deps.sql,
     log: deps.log,
@@ -87,6 +89,7 @@ export function createApp(deps: AppDeps) {
     metrics: createCommandMetrics(registry),
     callerOf: (request) => callerName(callers.get(request)),
     gate,
+    onUnavailable: readiness.reportUnavailable,
   };
 
   const app = createHttpApp({
@@ -95,7 +98,7 @@ export function createApp(deps: AppDeps) {
     log: deps.log,
     registry,
     documentation: ENTITLEMENT_API,
-    readiness: () => withTimeout(ping(deps.sql), readinessTimeoutMs, "database did not answer"),
+    readiness: readiness.check,
     serve: {
       // Seconds a connection may stay silent; also ends a client that stops sending its body halfway.
       idleTimeout: Math.min(255, Math.ceil(requestTimeoutMs / 1000) + 1),

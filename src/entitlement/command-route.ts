@@ -41,7 +41,7 @@ export function commandRoute<B>(deps: Pick<RouteDeps, "log" | "callerOf" | "gate
         traceId: traceIdOf(request.headers),
         caller: deps.callerOf(request),
       };
-      const reply = await deps.gate.run(() => spec.execute(command)).catch((error) => unavailableOr(deps.log, error));
+      const reply = await deps.gate.run(() => spec.execute(command)).catch((error) => unavailableOr(deps, error));
       return new Response(spec.render(reply.status, reply.body), {
         status: reply.status,
         headers: { "content-type": "application/json" },

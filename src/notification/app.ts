@@ -5,6 +5,7 @@ import { ping, type Sql } from "../shared/db.ts";
 import { createHttpApp } from "../shared/http/app.ts";
 import type { ApiDocumentation } from "../shared/http/openapi.ts";
 import type { Logger } from "../shared/logger.ts";
+import { createReadiness } from "../shared/readiness.ts";
 import { inboxRoutes } from "./inbox/routes.ts";
 
 const NOTIFICATION_API: ApiDocumentation = {
@@ -33,6 +34,9 @@ export type AppDeps = {
 };
 
 export function createApp(deps: AppDeps) {
+  // The database's answer is cached (a flood of /readyz costs at most one probe a second); the consumer's state is
+  // read on every call, it costs nothing.
+  const database = createReadiness(() => ping(deps.sql));
   const app = createHttpApp({
     service: "notification",
     version: deps.version,
@@ -40,7 +44,7 @@ export function createApp(deps: AppDeps) {
     registry: deps.registry,
     documentation: NOTIFICATION_API,
     readiness: async () => {
-      await ping(deps.sql);
+      await database.check();
       if (deps.consumerReady && !deps.consumerReady()) throw new Error("a JetStream event consumer is not bound");
     },
   });

@@ -37,28 +37,51 @@ export const SqlState = {
   crashShutdown: "57P02",
   cannotConnectNow: "57P03",
   connectionException: "08000",
+  connectionDoesNotExist: "08003",
   connectionFailure: "08006",
+  unableToConnect: "08001",
+  connectionRejected: "08004",
+  insufficientResources: "53000",
+  diskFull: "53100",
+  outOfMemory: "53200",
+  tooManyConnections: "53300",
   queryCanceled: "57014",
 } as const;
 
-const TRANSIENT = new Set<string>([
-  SqlState.serializationFailure,
-  SqlState.deadlockDetected,
+/**
+ * The database cannot serve now, whatever the statement: it is restarting, refuses or lost the connection, or is out
+ * of a resource (class 53; 53300 is the server's or a role's connection limit). Such a failure is a 503 and makes the
+ * service not ready, never a 500.
+ */
+const UNAVAILABLE = new Set<string>([
   SqlState.adminShutdown,
   SqlState.crashShutdown,
   SqlState.cannotConnectNow,
   SqlState.connectionException,
+  SqlState.connectionDoesNotExist,
   SqlState.connectionFailure,
+  SqlState.unableToConnect,
+  SqlState.connectionRejected,
+  SqlState.insufficientResources,
+  SqlState.diskFull,
+  SqlState.outOfMemory,
+  SqlState.tooManyConnections,
 ]);
 
-/** True for errors worth retrying later: lost connections, restarts, serialization failures. */
-export function isTransientDbError(error: unknown): boolean {
+/** True when the database as a whole is unavailable (see UNAVAILABLE), including lost or refused sockets. */
+export function isDatabaseUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: string }).code;
-  if (code && TRANSIENT.has(code)) return true;
+  if (code && UNAVAILABLE.has(code)) return true;
   return /ECONNREFUSED|ECONNRESET|CONNECTION_CLOSED|CONNECTION_ENDED|CONNECTION_DESTROYED|CONNECT_TIMEOUT/.test(
     code ?? error.message,
   );
+}
+
+/** True for errors worth retrying later: an unavailable database, serialization failures and deadlocks. */
+export function isTransientDbError(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  return code === SqlState.serializationFailure || code === SqlState.deadlockDetected || isDatabaseUnavailable(error);
 }
 
 /** `select 1`, for readiness. */

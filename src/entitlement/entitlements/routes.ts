@@ -49,9 +49,7 @@ export function entitlementRoutes(deps: RouteDeps) {
     .get(
       LIST_PATH,
       ({ params }) =>
-        deps.gate
-          .run(() => listEntitlements(deps.sql, params.user_id))
-          .catch((error) => unavailableOr(deps.log, error)),
+        deps.gate.run(() => listEntitlements(deps.sql, params.user_id)).catch((error) => unavailableOr(deps, error)),
       {
         scope: "read",
         transform: ({ params, request }) => {
@@ -71,7 +69,7 @@ export function entitlementRoutes(deps: RouteDeps) {
       async ({ params, request }) => {
         const found = await deps.gate
           .run(() => checkEntitlement(deps.sql, { userId: params.user_id, sku: params.stock_keeping_unit }))
-          .catch((error) => unavailableOr(deps.log, error));
+          .catch((error) => unavailableOr(deps, error));
         if (!found) throw new ApiError(404, "NOT_FOUND", "entitlement not found");
         const etag = etagOf(found.version);
         if (noneMatchHits(request.headers.get("if-none-match"), etag)) {

@@ -27,7 +27,7 @@ export function historyRoutes(deps: RouteDeps) {
         limit: parseLimit(query.limit),
         afterAuditId: decodeCursor(query.cursor),
       };
-      return deps.gate.run(() => readHistory(deps.sql, args)).catch((error) => unavailableOr(deps.log, error));
+      return deps.gate.run(() => readHistory(deps.sql, args)).catch((error) => unavailableOr(deps, error));
     },
     {
       scope: "read",

@@ -31,6 +31,8 @@ import { checkPage, checkReservationBody, checkReservationId } from "./validatio
 
 export type PointsRouteDeps = PointsDeps & {
   log: Logger;
+  /** Told when a request found the database unavailable (readiness reflects it). */
+  onUnavailable?: (error: unknown) => void;
   /** The name of the caller the edge authenticated ('' when authentication is disabled). */
   callerOf: (request: Request) => string;
   gate: Gate;
@@ -53,7 +55,7 @@ export function pointsRoutes(deps: PointsRouteDeps) {
   const run = <T>(work: () => Promise<T>) =>
     deps.gate.run(work).catch((error) => {
       if (error instanceof ReservationNotFound) throw notFound();
-      return unavailableOr(deps.log, error);
+      return unavailableOr(deps, error);
     });
   const keyed = (request: Request) => ({
     idempotencyKey: checkIdempotencyKey(request.headers),
