@@ -7,6 +7,7 @@ import {
   backoffVariables,
   CommonConfig,
   Duration,
+  databaseUrlReadable,
   httpPort,
   Int,
   NonBlank,
@@ -124,6 +125,7 @@ export function loadEntitlementConfig(
   const e = parseEnv(EntitlementEnv, env, [
     ...backoffRules("ENTITLEMENT_OUTBOX"),
     ...(schedulerRules as Rule<EntitlementEnv>[]),
+    databaseUrlReadable,
     notGreater("ENTITLEMENT_REQUEST_QUEUE_TIMEOUT", "ENTITLEMENT_REQUEST_TIMEOUT"),
     tokensAreValid,
     natsSecurityRule,

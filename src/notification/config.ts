@@ -8,6 +8,7 @@ import {
   backoffVariables,
   CommonConfig,
   Duration,
+  databaseUrlReadable,
   httpPort,
   Int,
   NonBlank,
@@ -164,6 +165,7 @@ const streamsDiffer: Rule<NotificationEnv> = (e) => {
 export function loadNotificationConfig(env: Record<string, string | undefined>) {
   const e = parseEnv(NotificationEnv, env, [
     ...backoffRules("NOTIFICATION_DELIVERY"),
+    databaseUrlReadable,
     webhookNeedsUrlAndSecret,
     debugApiNeedsToken,
     natsSecurityRule,

@@ -28,6 +28,20 @@ export function reconnectDelaySeconds(retries: number, random: () => number = Ma
   return (0.5 + random() / 2) * Math.min(0.05 * 2 ** retries, 1);
 }
 
+/**
+ * Whether postgres.js can read `url`. Its own refusal is a TypeError that quotes the whole input, password included,
+ * so configuration checks this first and reports the variable without its value. Building the client connects to
+ * nothing.
+ */
+export function isReadableDatabaseUrl(url: string): boolean {
+  try {
+    void postgres(url, { max: 1, onnotice: () => {} }).end({ timeout: 0 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** SQLSTATE codes the code reacts to, in one named table (STYLE §8). */
 export const SqlState = {
   uniqueViolation: "23505",

@@ -4,6 +4,23 @@ import { withConfig } from "./cli.ts";
 import { createSql, type Sql } from "./db.ts";
 
 export type Out = (line: string) => void;
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is this expression's purpose
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+
+/**
+ * A line as it may reach an operator's terminal: what the commands print comes partly from stored data (ids, error
+ * texts), and an ESC or a newline there could rewrite the screen or forge lines. Every C0/C1 control character and
+ * line separator is shown as `\xNN` / `\uNNNN` instead (CONTRACT §7); a missing value is `none`.
+ */
+export function printable(line: string | null | undefined): string {
+  if (line === null || line === undefined) return "none";
+  return line.replace(UNPRINTABLE, (c) => {
+    const code = c.charCodeAt(0);
+    return code <= 0xff ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
+  });
+}
+
 export type OpsDeps = { sql: Sql; out: Out };
 
 export type OpsSpec<C> = {
@@ -31,22 +48,13 @@ export function withOpsDatabase<C>(
       applicationName: `${spec.program}-ops`,
     });
     try {
-      return await body({ sql, config, out: (line) => console.log(line) });
+      return await body({ sql, config, out: (line) => console.log(printable(line)) });
     } catch (error) {
-      console.error(`${spec.program} ${spec.label}: ${error instanceof Error ? error.message : String(error)}`);
+      const message = error instanceof Error ? error.message : String(error);
+      console.error(printable(`${spec.program} ${spec.label}: ${message}`));
       return 1;
     } finally {
       await sql.end({ timeout: 5 });
     }
   });
-}
-
-/**
- * Stored text made safe for a terminal (CONTRACT §7): every control character becomes `\xNN`, so an error message or
- * id from the database can neither move the cursor nor forge another output line.
- */
-export function printable(text: string | null | undefined): string {
-  if (text === null || text === undefined) return "none";
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: replacing control characters is this expression's purpose
-  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
 }

@@ -1,0 +1,75 @@
+// What the operator commands print comes partly from stored data: ids and error texts written by callers and
+// receivers. Through the real commands (console output), no control character reaches the terminal (CONTRACT §7).
+import { afterAll, beforeAll, expect, spyOn, test } from "bun:test";
+import { outboxCommand } from "../../src/entitlement/ops/outbox.ts";
+import { dlqCommand } from "../../src/notification/ops/dlq.ts";
+import { createSql, type Sql } from "../../src/shared/db.ts";
+import { printable } from "../../src/shared/ops.ts";
+import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
+
+let db: TestDatabase;
+let sql: Sql;
+beforeAll(async () => {
+  db = await createTestDatabase("ops_printable");
+  sql = createSql({ url: db.url, schema: "entitlement", max: 1, applicationName: "ops-printable" });
+});
+afterAll(async () => {
+  await sql.end();
+  await db.drop();
+});
+
+const HOSTILE = "u\u001b[2J\u001b]0;pwned\u0007\r\nFORGED LINE\u009b31m\u2028x";
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is what the test checks
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+
+/** Everything the command printed, one console call per element. */
+async function printed(run: () => Promise<number>): Promise<{ code: number; lines: string[]; text: string }> {
+  const lines: string[] = [];
+  const log = spyOn(console, "log").mockImplementation((...args: unknown[]) => void lines.push(args.join(" ")));
+  const error = spyOn(console, "error").mockImplementation((...args: unknown[]) => void lines.push(args.join(" ")));
+  try {
+    const code = await run();
+    return { code, lines, text: lines.join("\n") };
+  } finally {
+    log.mockRestore();
+    error.mockRestore();
+  }
+}
+
+test("printable shows control characters and line separators as escapes", () => {
+  expect(printable("a\u001b[31mb\nc\u0085d\u2028e\u007f")).toBe("a\\x1b[31mb\\x0ac\\x85d\\u2028e\\x7f");
+  expect(printable("plain ü € 😀")).toBe("plain ü € 😀");
+});
+
+test("outbox requeue prints a stored id with escapes, never raw", async () => {
+  const id = crypto.randomUUID();
+  await sql`
+    insert into entitlement.outbox_events (event_id, event_type, aggregate_key, payload, status, attempt_count, last_error)
+    values (${id}, 'EntitlementGranted', ${`${HOSTILE}:sku`}, ${sql.json({ event_id: id })}, 'FAILED', 10, ${HOSTILE})`;
+  const { code, lines, text } = await printed(() => outboxCommand({ DATABASE_URL: db.url }).run(["requeue", id]));
+  expect(code).toBe(0);
+  expect(text).toContain(`requeued ${id}`);
+  expect(text).toContain("\\x1b[2J");
+  for (const line of lines) {
+    expect(CONTROL.test(line), `no control character reaches the terminal: ${JSON.stringify(line)}`).toBe(false);
+  }
+});
+
+test("dlq list prints stored user ids and errors with escapes, never raw", async () => {
+  const id = crypto.randomUUID();
+  const eventId = crypto.randomUUID();
+  await sql`
+    insert into notification.notifications (notification_id, event_id, user_id, type, occurred_at, payload_json, status,
+                                            attempt_count, last_error)
+    values (${id}, ${eventId}, ${HOSTILE}, 'EntitlementGranted', now(), ${sql.json({ event_id: eventId })}, 'FAILED', 10,
+            ${HOSTILE})`;
+  await sql`
+    insert into notification.notification_dlq (dlq_id, notification_id, event_id, payload_json, error_message)
+    values (${crypto.randomUUID()}, ${id}, ${eventId}, ${sql.json({ event_id: eventId })}, ${HOSTILE})`;
+  const { code, lines, text } = await printed(() => dlqCommand({ DATABASE_URL: db.url }).run(["list"]));
+  expect(code).toBe(0);
+  expect(text).toContain(id);
+  for (const line of lines) {
+    expect(CONTROL.test(line), `no control character reaches the terminal: ${JSON.stringify(line)}`).toBe(false);
+  }
+});

@@ -1,0 +1,54 @@
+// A DATABASE_URL that postgres.js cannot read used to crash the process with its TypeError, which quotes the whole
+// input: the password reached the terminal and the log collector. Now it is a configuration problem like any other.
+import { expect, setDefaultTimeout, test } from "bun:test";
+import { join, resolve } from "node:path";
+import { loadEntitlementConfig } from "../../src/entitlement/config.ts";
+import { loadNotificationConfig } from "../../src/notification/config.ts";
+import { ConfigError, EXIT_CONFIG } from "../../src/shared/config.ts";
+import { runCommand } from "../support/process.ts";
+
+setDefaultTimeout(60_000);
+
+const root = resolve(import.meta.dir, "../..");
+const PASSWORD = "s3cret-Pa55word";
+const BAD_URLS = [
+  `postgres://app:${PASSWORD}@db.internal:99999/entitlements`,
+  `postgres://app:${PASSWORD}@db internal/entitlements`,
+  `postgres://app:${PASSWORD}@[::1/entitlements`,
+];
+
+function problems(load: () => unknown): string[] {
+  try {
+    load();
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  return [];
+}
+
+test.each(BAD_URLS)("a malformed DATABASE_URL is a configuration problem that hides the credentials (%#)", (url) => {
+  for (const load of [
+    () => loadEntitlementConfig({ DATABASE_URL: url, ENTITLEMENT_AUTH_DISABLED: "true" }),
+    () => loadNotificationConfig({ DATABASE_URL: url }),
+  ]) {
+    const found = problems(load);
+    expect(found.join("\n")).toContain("DATABASE_URL=");
+    expect(found.join("\n"), "no part of the password").not.toContain("s3cret");
+  }
+});
+
+test("a multi-host URL stays valid", () => {
+  const url = "postgres://app:pw@h1:5432,h2:5433/db?target_session_attrs=read-write";
+  expect(loadEntitlementConfig({ DATABASE_URL: url, ENTITLEMENT_AUTH_DISABLED: "true" }).database.url).toBe(url);
+});
+
+test.each(["entitlement", "notification"])("%s exits 78 without printing the password", async (service) => {
+  const r = await runCommand([process.execPath, join(root, `src/${service}/main.ts`), "migrate"], {
+    env: { ...process.env, DATABASE_URL: BAD_URLS[0], ENTITLEMENT_AUTH_DISABLED: "true", LOG_LEVEL: "info" },
+    timeoutMs: 30_000,
+  });
+  expect(r.code, r.stderr).toBe(EXIT_CONFIG);
+  expect(r.stderr).toContain("DATABASE_URL");
+  expect(`${r.stdout}${r.stderr}`, "the password never reaches the terminal").not.toContain("s3cret");
+});
