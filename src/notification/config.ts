@@ -42,7 +42,11 @@ export const NotificationEnv = Type.Object({
     minimum: 1,
     description: "Safety-net poll of the delivery worker (new notifications are delivered at once).",
   }),
-  NOTIFICATION_DELIVERY_BATCH_SIZE: Int(50, { minimum: 1, maximum: 10000, description: "Notifications per claim." }),
+  NOTIFICATION_DELIVERY_BATCH_SIZE: Int(50, {
+    minimum: 1,
+    maximum: 10000,
+    description: "Most notifications one worker claims at once and has in flight (each delivery runs on its own).",
+  }),
   NOTIFICATION_DELIVERY_MAX_ATTEMPTS: Int(10, { minimum: 1, description: "Send attempts before FAILED + DLQ." }),
   ...backoffVariables("NOTIFICATION_DELIVERY"),
   NOTIFICATION_DELIVERY_ERROR_MESSAGE_MAX_LENGTH: Int(1000, {

@@ -225,4 +225,51 @@ describe("metrics and worker loop", () => {
     stop.abort();
     await running;
   });
+
+  test("a hanging receiver holds only its own slot: later deliveries go on, at most batchSize in flight", async () => {
+    const waker = new Waker();
+    let release: () => void = () => {};
+    const hung = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let inFlight = 0;
+    let most = 0;
+    const sent: string[] = [];
+    const d = deps({
+      now: () => new Date(),
+      batchSize: 4,
+      send: async (n) => {
+        inFlight++;
+        most = Math.max(most, inFlight);
+        try {
+          if (n.userId === "hung-receiver") await hung;
+          else await Bun.sleep(5);
+          sent.push(n.userId);
+        } finally {
+          inFlight--;
+        }
+      },
+    });
+    const stop = new AbortController();
+    const running = createDeliveryWorker({ ...d, waker, pollIntervalMs: 600_000 }).run(stop.signal);
+    try {
+      await seedNotification(f.sql, { userId: "hung-receiver", createdAt: new Date(Date.now() - 1000) });
+      waker.wake();
+      await waitFor(async () => (inFlight === 1 ? true : undefined), "the hanging delivery to start");
+      for (let i = 0; i < 12; i++) await seedNotification(f.sql, { userId: `fast-${i}`, createdAt: new Date() });
+      waker.wake();
+      await waitFor(
+        async () => (sent.length === 12 ? true : undefined),
+        "every later delivery, while the first still hangs",
+        20_000,
+      );
+      expect(sent, "the hanging one has not finished").not.toContain("hung-receiver");
+      expect(most, "never more than batchSize in flight").toBeLessThanOrEqual(4);
+    } finally {
+      release();
+      stop.abort();
+      await running;
+    }
+    expect(sent).toContain("hung-receiver");
+  });
 });

@@ -29,8 +29,11 @@ async function failExhausted(deps: DeliveryDeps, n: ClaimedNotification): Promis
   deps.log.error({ notification_id: n.notificationId }, error);
 }
 
-/** Each attempt is a span of the event's trace (a child of its consume span): its log lines and its webhook carry it. */
-function deliverOne(deps: DeliveryDeps, n: ClaimedNotification): Promise<void> {
+/**
+ * Sends one claimed notification and finalizes it under its lease; never throws. Each attempt is a span of the event's
+ * trace (a child of its consume span): its log lines and its webhook carry it.
+ */
+export function deliverOne(deps: DeliveryDeps, n: ClaimedNotification): Promise<void> {
   const attributes = { "notification.id": n.notificationId, "notification.attempt": n.attemptCount };
   return inSpan("notification deliver", { parent: contextOfTraceparent(n.traceparent), attributes }, () =>
     attemptDelivery(deps, n),
@@ -60,15 +63,20 @@ async function attemptDelivery(deps: DeliveryDeps, n: ClaimedNotification): Prom
   }
 }
 
-/** Returns how many notifications were claimed. Throws only when the claim itself fails. */
-export async function deliverBatch(deps: DeliveryDeps): Promise<number> {
+/** Claims up to `limit` due notifications for this worker (leased for `leaseMs`). */
+export async function claimDue(deps: DeliveryDeps, limit: number): Promise<ClaimedNotification[]> {
   const now = deps.now();
-  const claimed = await claimNotifications(deps.sql, {
-    limit: deps.batchSize,
+  return claimNotifications(deps.sql, {
+    limit,
     now,
     leaseUntil: new Date(now.getTime() + deps.leaseMs),
     lockedBy: deps.workerId,
   });
+}
+
+/** One claim and every delivery of it, awaited together. Returns how many were claimed; throws only if the claim does. */
+export async function deliverBatch(deps: DeliveryDeps): Promise<number> {
+  const claimed = await claimDue(deps, deps.batchSize);
   await Promise.all(claimed.map((n) => deliverOne(deps, n)));
   return claimed.length;
 }

@@ -1,21 +1,39 @@
 // The delivery loop: woken at once when the consumer stores notifications, polling as the safety net, never dying
-// on a transient error (logged once, counted, retried after the poll interval).
+// on a transient error (logged once, counted, retried after the poll interval). Deliveries run independently, at most
+// `batchSize` in flight: a slow or hanging receiver holds only its own slot (one hung webhook used to hold every
+// delivery for its whole timeout, on each retry), and freed slots are refilled by the next claim.
 import type { Waker, Worker } from "../../shared/runtime.ts";
 import type { DeliveryDeps } from "./deps.ts";
 import { countBacklog } from "./queries.ts";
-import { deliverBatch } from "./service.ts";
+import { claimDue, deliverOne } from "./service.ts";
 
 export function createDeliveryWorker(deps: DeliveryDeps & { waker: Waker; pollIntervalMs: number }): Worker {
   const log = deps.log.child({ component: "delivery", worker_id: deps.workerId });
   const d = { ...deps, log };
+  // Claim again once half the slots are free, not at every single completion: a claim per freed slot would cost a
+  // round trip per delivery under load.
+  const refillAt = Math.ceil(d.batchSize / 2);
   return {
     name: "delivery",
     run: async (signal) => {
+      const inFlight = new Set<Promise<void>>();
       let failures = 0;
       while (!signal.aborted) {
+        const free = d.batchSize - inFlight.size;
+        if (free < refillAt) {
+          await Promise.race(inFlight);
+          continue;
+        }
         let claimed = 0;
         try {
-          claimed = await deliverBatch(d);
+          const due = await claimDue(d, free);
+          claimed = due.length;
+          for (const n of due) {
+            const delivery: Promise<void> = deliverOne(d, n)
+              .catch((error) => log.error({ err: error, notification_id: n.notificationId }, "delivery failed"))
+              .finally(() => inFlight.delete(delivery));
+            inFlight.add(delivery);
+          }
           d.metrics.backlog.set(Math.max(0, await countBacklog(d.sql, d.now())));
           if (failures > 0) log.info({ failures }, "delivery recovered");
           failures = 0;
@@ -23,9 +41,11 @@ export function createDeliveryWorker(deps: DeliveryDeps & { waker: Waker; pollIn
           failures++;
           if (failures === 1 || failures % 60 === 0) log.error({ err: error, failures }, "delivery round failed");
         }
-        // A full batch means more is probably due: go again without waiting.
-        if (claimed < d.batchSize || failures > 0) await d.waker.wait(d.pollIntervalMs, signal);
+        // Every free slot taken means more is probably due: go again (after a slot frees) without waiting.
+        if (claimed < free || failures > 0) await d.waker.wait(d.pollIntervalMs, signal);
       }
+      // Shutdown: the deliveries in hand finish (each is bounded by the channel's timeout) and are finalized.
+      await Promise.all(inFlight);
     },
   };
 }
