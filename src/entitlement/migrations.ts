@@ -4,6 +4,7 @@ import m003 from "../../db/entitlement/003_history_and_expiry.sql" with { type: 
 import m004 from "../../db/entitlement/004_entitlement_expiries.sql" with { type: "text" };
 import m005 from "../../db/entitlement/005_outbox_traceparent.sql" with { type: "text" };
 import m006 from "../../db/entitlement/006_points.sql" with { type: "text" };
+import m007 from "../../db/entitlement/007_entitlement_list_keyset_idx.sql" with { type: "text" };
 import { migrationList } from "../shared/migrate.ts";
 
 export const SCHEMA = "entitlement";
@@ -15,4 +16,5 @@ export const migrations = migrationList({
   "004_entitlement_expiries.sql": m004,
   "005_outbox_traceparent.sql": m005,
   "006_points.sql": m006,
+  "007_entitlement_list_keyset_idx.sql": m007,
 });

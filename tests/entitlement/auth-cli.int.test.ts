@@ -1,11 +1,14 @@
 // The executable's side of authentication: `serve` refuses to start without tokens (exit 78, naming both variables),
 // `migrate` does not need them, and `token new` prints a token whose entry the service accepts.
-import { expect, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import { join, resolve } from "node:path";
 import { findTokenEntry } from "../../src/entitlement/auth/tokens.ts";
 import { loadEntitlementConfig } from "../../src/entitlement/config.ts";
 import { EXIT_CONFIG } from "../../src/shared/config.ts";
 import { runCommand } from "../support/process.ts";
+
+// Each test starts up to four processes; on a loaded 2-core machine that took more than the 5 s default.
+setDefaultTimeout(60_000);
 
 const main = join(resolve(import.meta.dir, "../.."), "src/entitlement/main.ts");
 

@@ -250,9 +250,10 @@ describe("list (reference §1.2)", () => {
           expires_at: null,
         },
       ],
+      next_cursor: null,
     });
     const unknown = await send(f.app, new Request("http://localhost/v1/users/nobody/entitlements"));
-    expect(unknown).toMatchObject({ status: 200, json: { user_id: "nobody", entitlements: [] } });
+    expect(unknown).toMatchObject({ status: 200, json: { user_id: "nobody", entitlements: [], next_cursor: null } });
   });
 
   test("a URL-encoded user id is decoded", async () => {
@@ -285,7 +286,7 @@ describe("service endpoints", () => {
     }
     const list = doc.paths["/v1/users/{user_id}/entitlements"]?.get;
     expect(list?.responses?.["200"]).toMatchObject({
-      content: { "application/json": { schema: { required: ["user_id", "entitlements"] } } },
+      content: { "application/json": { schema: { required: ["user_id", "entitlements", "next_cursor"] } } },
     });
   });
 

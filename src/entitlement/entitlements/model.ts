@@ -89,13 +89,24 @@ export const EntitlementSummary = Type.Object(
 export type EntitlementSummary = Static<typeof EntitlementSummary>;
 
 export const EntitlementsResponse = Type.Object(
-  { user_id: Type.String(), entitlements: Type.Array(EntitlementSummary, { description: "Newest first." }) },
+  {
+    user_id: Type.String(),
+    entitlements: Type.Array(EntitlementSummary, { description: "Newest first, at most `limit`." }),
+    next_cursor: Type.Union([Type.String(), Type.Null()], {
+      description: "Pass as ?cursor= for the next page; null on the last page.",
+    }),
+  },
   { title: "Entitlements" },
 );
 export type EntitlementsResponse = Static<typeof EntitlementsResponse>;
 
 export const UserParams = Type.Object({ user_id: UserId });
 export const ItemParams = Type.Object({ user_id: UserId, stock_keeping_unit: StockKeepingUnit });
+
+export const ListQuery = Type.Object({
+  limit: Type.Optional(Type.String({ description: "Entitlements per page, 1–1000 (default 100).", examples: ["100"] })),
+  cursor: Type.Optional(Type.String({ description: "The next_cursor of the previous page." })),
+});
 
 export const CommandHeaders = Type.Object({
   "idempotency-key": Type.String({

@@ -4,6 +4,7 @@
 // its precise `{code, message}`; the schemas also feed /openapi.json. Database work runs through the gate.
 import { Elysia } from "elysia";
 import { ApiError } from "../../shared/http/errors.ts";
+import { parseLimit } from "../../shared/http/paging.ts";
 import { ERRORS } from "../api-doc.ts";
 import { scopeMacro } from "../auth/scope.ts";
 import { commandRoute } from "../command-route.ts";
@@ -18,10 +19,11 @@ import {
   EntitlementsResponse,
   GrantBody,
   ItemParams,
+  ListQuery,
   renderCommandReply,
   UserParams,
 } from "./model.ts";
-import { executeCommand, listEntitlements } from "./service.ts";
+import { executeCommand, listEntitlements, readListCursor } from "./service.ts";
 import { checkSku, checkUserId, readCommandBody } from "./validation.ts";
 
 const LIST_PATH = "/v1/users/:user_id/entitlements";
@@ -48,18 +50,21 @@ export function entitlementRoutes(deps: RouteDeps) {
     .use(command("REVOKE", "/v1/entitlements/revokes", "revokeEntitlement", REVOKE_SUMMARY))
     .get(
       LIST_PATH,
-      ({ params }) =>
-        deps.gate.run(() => listEntitlements(deps.sql, params.user_id)).catch((error) => unavailableOr(deps, error)),
+      ({ params, query }) => {
+        const input = { userId: params.user_id, limit: parseLimit(query.limit), after: readListCursor(query.cursor) };
+        return deps.gate.run(() => listEntitlements(deps.sql, input)).catch((error) => unavailableOr(deps, error));
+      },
       {
         scope: "read",
         transform: ({ params, request }) => {
           params.user_id = checkUserId(request, LIST_PATH);
         },
         params: UserParams,
+        query: ListQuery,
         response: { 200: EntitlementsResponse, ...ERRORS },
         detail: {
           operationId: "listEntitlements",
-          summary: "List a user's entitlements, newest first",
+          summary: "A user's entitlements, newest first, paged",
           tags: ["entitlements"],
         },
       },

@@ -1,7 +1,10 @@
 // Grant, revoke and list (reference §1, §3). One command is one transaction: the advisory lock on the key, the
 // idempotency lookup, then either a replay or the state change with its audit row, outbox event and idempotency
 // record, all committed together. Expected outcomes (replay, conflicts) are values; surprises are thrown.
+import { Value } from "@sinclair/typebox/value";
 import type { Sql, TransactionSql } from "postgres";
+import { badRequest } from "../../shared/http/errors.ts";
+import { decodeCursor, pageOf } from "../../shared/http/paging.ts";
 import type { Clock } from "../../shared/runtime.ts";
 import { inSpan } from "../../shared/trace-context.ts";
 import { requestHash } from "../idempotency/hash.ts";
@@ -15,6 +18,7 @@ import {
   type CommandReplyBody,
   EntitlementResponse,
   type EntitlementsResponse,
+  StockKeepingUnit,
   TARGET_STATUS,
 } from "./model.ts";
 import { outboxEventOf } from "./outbox-event.ts";
@@ -166,14 +170,34 @@ function replyRecord(command: Command, hash: string, expiresAt: Date, reply: Omi
   };
 }
 
-/** Every entitlement of the user, newest first; an unknown user has none. */
-export async function listEntitlements(sql: Sql, userId: string): Promise<EntitlementsResponse> {
-  const rows = await listEntitlementsOfUser(sql, userId);
+/** One page of the user's entitlements, newest first; an unknown user has none. */
+export async function listEntitlements(
+  sql: Sql,
+  input: { userId: string; limit: number; after?: ListCursor },
+): Promise<EntitlementsResponse> {
+  const rows = await listEntitlementsOfUser(sql, { ...input, limit: input.limit + 1 });
+  const page = pageOf(rows, input.limit, (row) => [row.updated_key, row.stock_keeping_unit]);
   return {
-    user_id: userId,
-    entitlements: rows.map((row) => {
+    user_id: input.userId,
+    entitlements: page.items.map((row) => {
       const { user_id: _, ...item } = toEntitlementDetail(row);
       return item;
     }),
+    next_cursor: page.nextCursor,
   };
+}
+
+const CURSOR_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+
+export type ListCursor = { updatedAt: string; sku: string };
+
+/** The key a previous page ended with; anything this service did not make is 400. */
+export function readListCursor(cursor: string | undefined): ListCursor | undefined {
+  const key = decodeCursor(cursor, 2);
+  if (!key) return undefined;
+  const [updatedAt = "", sku = ""] = key;
+  if (!CURSOR_INSTANT.test(updatedAt) || Number.isNaN(Date.parse(updatedAt)) || !Value.Check(StockKeepingUnit, sku)) {
+    throw badRequest("cursor is invalid");
+  }
+  return { updatedAt, sku };
 }
