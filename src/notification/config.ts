@@ -28,9 +28,6 @@ import { advisorySubject, consumerSettings, consumerVariables } from "./consumer
 const MATCHMAKING = "NOTIFICATION_MATCHMAKING_NATS";
 /** The points events Entitlement publishes (CONTRACT §4), in the stream Entitlement creates and owns. */
 const POINTS = "NOTIFICATION_POINTS_NATS";
-/** The entitlement consumer's advisory subjects under the reference's default names. */
-const entitlementAdvisory = (kind: "MAX_DELIVERIES" | "MSG_TERMINATED") =>
-  advisorySubject(kind, "entitlement-events", "notification-entitlement-consumer");
 
 export const NotificationEnv = Type.Object({
   ...CommonConfig,
@@ -96,8 +93,11 @@ export const NotificationEnv = Type.Object({
   }),
   NOTIFICATION_NATS_ACK_WAIT: Duration("10s", { minimum: 1, description: "Consumer ack wait." }),
   NOTIFICATION_NATS_MAX_DELIVER: Int(10, { minimum: 1, description: "Consumer max deliver." }),
-  NOTIFICATION_NATS_ADVISORY_SUBJECT: NonBlank(entitlementAdvisory("MAX_DELIVERIES"), {
-    description: "MAX_DELIVERIES advisory subject of the consumer.",
+  NOTIFICATION_NATS_ADVISORY_SUBJECT: Optional({
+    pattern: "\\S",
+    description:
+      "MAX_DELIVERIES advisory subject of the consumer (default: derived from the stream and durable names, " +
+      "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.<stream>.<durable>).",
   }),
   NOTIFICATION_NATS_ADVISORY_STREAM: NonBlank("notification-advisory-dlq", {
     description: "Stream capturing MAX_DELIVERIES advisories.",
@@ -105,8 +105,11 @@ export const NotificationEnv = Type.Object({
   NOTIFICATION_NATS_ADVISORY_DURABLE: NonBlank("notification-advisory-consumer", {
     description: "Durable reading MAX_DELIVERIES advisories.",
   }),
-  NOTIFICATION_NATS_TERMINATED_ADVISORY_SUBJECT: NonBlank(entitlementAdvisory("MSG_TERMINATED"), {
-    description: "MSG_TERMINATED advisory subject of the consumer.",
+  NOTIFICATION_NATS_TERMINATED_ADVISORY_SUBJECT: Optional({
+    pattern: "\\S",
+    description:
+      "MSG_TERMINATED advisory subject of the consumer (default: derived from the stream and durable names, " +
+      "$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.<stream>.<durable>).",
   }),
   NOTIFICATION_NATS_TERMINATED_ADVISORY_STREAM: NonBlank("notification-terminated-advisory-dlq", {
     description: "Stream capturing MSG_TERMINATED advisories.",
@@ -202,14 +205,18 @@ export function loadNotificationConfig(env: Record<string, string | undefined>) 
       advisories: [
         {
           kind: "MAX_DELIVERIES" as const,
-          subject: e.NOTIFICATION_NATS_ADVISORY_SUBJECT,
+          subject:
+            e.NOTIFICATION_NATS_ADVISORY_SUBJECT ??
+            advisorySubject("MAX_DELIVERIES", e.NOTIFICATION_NATS_STREAM, e.NOTIFICATION_NATS_DURABLE),
           stream: e.NOTIFICATION_NATS_ADVISORY_STREAM,
           durable: e.NOTIFICATION_NATS_ADVISORY_DURABLE,
           replicas: e.NOTIFICATION_NATS_STREAM_REPLICAS,
         },
         {
           kind: "MSG_TERMINATED" as const,
-          subject: e.NOTIFICATION_NATS_TERMINATED_ADVISORY_SUBJECT,
+          subject:
+            e.NOTIFICATION_NATS_TERMINATED_ADVISORY_SUBJECT ??
+            advisorySubject("MSG_TERMINATED", e.NOTIFICATION_NATS_STREAM, e.NOTIFICATION_NATS_DURABLE),
           stream: e.NOTIFICATION_NATS_TERMINATED_ADVISORY_STREAM,
           durable: e.NOTIFICATION_NATS_TERMINATED_ADVISORY_DURABLE,
           replicas: e.NOTIFICATION_NATS_STREAM_REPLICAS,

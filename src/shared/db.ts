@@ -98,6 +98,16 @@ export function isTransientDbError(error: unknown): boolean {
   return code === SqlState.serializationFailure || code === SqlState.deadlockDetected || isDatabaseUnavailable(error);
 }
 
+/**
+ * SQLSTATE classes that blame the data, not the database: 22 (data exception: an out-of-range value, bad encoding),
+ * 23 (integrity constraint violation) and 54 (program limit exceeded: an index row too large). The same statement with
+ * other data may succeed, so a batch that fails this way is worth splitting; a retry of the same data never helps.
+ */
+export function isDataError(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  return typeof code === "string" && /^(22|23|54)[0-9A-Z]{3}$/.test(code);
+}
+
 /** `select 1`, for readiness. */
 export async function ping(sql: Sql): Promise<void> {
   await sql`select 1`;

@@ -212,3 +212,52 @@ describe("resilience and batches", () => {
     expect(values.find((v) => v.labels.result === "duplicate")?.value).toBe(30);
   });
 });
+
+describe("poison in a batch", () => {
+  const dlqKinds = async (stream: string, seqs: number[]) =>
+    sql<{ stream_seq: number; kind: string }[]>`
+      select stream_seq::int, kind from notification_nats_dlq
+      where stream = ${stream} and stream_seq = any(${seqs}::bigint[]) order by stream_seq`;
+
+  test("events the database would refuse are terminated into the DLQ; the valid ones of the batch are stored", async () => {
+    // Default advisory subjects: they must follow this test's stream and durable names.
+    const c = config();
+    await jsm.streams.add({ name: c.nats.stream, subjects: [c.nats.subject] });
+    const prefix = `poison-${crypto.randomUUID()}`;
+    // A check constraint stands in for any refusal that only the database can see (class 23): the event passes
+    // decoding, so only isolating it inside the failed transaction can save the others.
+    const refused = `${prefix}-refused`;
+    const constraint = prefix.replaceAll("-", "_");
+    await sql.unsafe(`alter table notifications add constraint ${constraint} check (user_id <> '${refused}')`);
+    const js = jetstream(nc);
+    const publish = async (bytes: Uint8Array) => (await js.publish(c.nats.subject, bytes)).seq;
+    const poison = [
+      await publish(eventBytes({ userId: `${prefix}-offset`, occurredAt: "2026-01-17T00:00:00+18:00" })),
+      await publish(eventBytes({ userId: `${prefix}-${"x".repeat(4_000)}` })),
+      await publish(eventBytes({ userId: "" })),
+      await publish(eventBytes({ userId: `${prefix}-neg`, version: -1n })),
+      await publish(eventBytes({ userId: `${prefix}-big`, version: 2n ** 53n })),
+      await publish(new Uint8Array([0x0a, 0xff, 0xff])),
+      await publish(eventBytes({ userId: refused })),
+    ];
+    for (let i = 0; i < 10; i++) await publish(eventBytes({ userId: `${prefix}-ok-${i}` }));
+    try {
+      const { health } = start(c, { batchSize: 100 });
+      await bound(health);
+      await waitFor(async () => ((await countFor(`${prefix}-ok-`)) === 10 ? true : undefined), "the valid events");
+      const captured = await waitFor(async () => {
+        const rows = await dlqKinds(c.nats.stream, poison);
+        return rows.length === poison.length ? rows : undefined;
+      }, "every poison message in notification_nats_dlq");
+      expect(
+        captured.map((r) => r.kind),
+        "terminated at once, not redelivered to max_deliver",
+      ).toEqual(poison.map(() => "MSG_TERMINATED"));
+      expect(await countFor(prefix), "nothing but the valid events stored").toBe(10);
+      const info = await jsm.consumers.info(c.nats.stream, c.nats.durable);
+      expect(info.num_ack_pending, "every message settled").toBe(0);
+    } finally {
+      await sql.unsafe(`alter table notifications drop constraint ${constraint}`);
+    }
+  });
+});

@@ -106,6 +106,29 @@ describe("decodeEntitlementEvent", () => {
     expect(decodeEntitlementEvent(eventBytes({ userId: "u\u0000x" })).ok).toBe(false);
   });
 
+  test.each([
+    ["user_id", { userId: "" }],
+    ["user_id", { userId: "   " }],
+    ["user_id", { userId: "u".repeat(129) }],
+    ["user_id", { userId: "x".repeat(4_000) }],
+    ["stock_keeping_unit", { stockKeepingUnit: "" }],
+    ["stock_keeping_unit", { stockKeepingUnit: "s".repeat(129) }],
+    ["source", { source: "r".repeat(65) }],
+    ["source_id", { sourceId: "p".repeat(129) }],
+    ["trace_id", { traceId: "t".repeat(129) }],
+    ["version", { version: -1n }],
+    ["version", { version: 2n ** 53n }],
+  ] as const)("an event the database would refuse is rejected: %s %#", (field, fields) => {
+    expect(decodeEntitlementEvent(eventBytes(fields))).toEqual({ ok: false, reason: `invalid entitlement ${field}` });
+  });
+
+  test("the producer's limits themselves are accepted", () => {
+    const decoded = decodeEntitlementEvent(
+      eventBytes({ userId: "u".repeat(128), version: 2n ** 53n - 1n, occurredAt: "2026-01-17T00:00:00-15:59" }),
+    );
+    expect(decoded.ok && decoded.event.notifications[0]?.payload.version).toBe(Number.MAX_SAFE_INTEGER);
+  });
+
   test("event ids are compared lower-case", () => {
     const decoded = decodeEntitlementEvent(eventBytes({ eventId: "A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11" }));
     expect(decoded.ok && decoded.event.eventId).toBe("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11");
@@ -132,6 +155,8 @@ describe("isIsoInstant", () => {
     "2026-01-17",
     "0000-01-01T00:00:00Z",
     " 2026-01-17T00:00:00Z",
+    "2026-01-17T00:00:00+18:00",
+    "2026-01-17T00:00:00-16:00",
   ])("rejects %p", (text) => expect(isIsoInstant(text)).toBe(false));
 });
 

@@ -60,15 +60,12 @@ export function testConfig(env: Record<string, string> = {}): NotificationConfig
   const base = uniqueName("nt").replaceAll("_", "-");
   const stream = `${base}-events`;
   const durable = `${base}-consumer`;
-  const advisory = (kind: string) => `$JS.EVENT.ADVISORY.CONSUMER.${kind}.${stream}.${durable}`;
   return loadNotificationConfig({
     NOTIFICATION_NATS_STREAM: stream,
     NOTIFICATION_NATS_SUBJECT: `${base}.events`,
     NOTIFICATION_NATS_DURABLE: durable,
-    NOTIFICATION_NATS_ADVISORY_SUBJECT: advisory("MAX_DELIVERIES"),
     NOTIFICATION_NATS_ADVISORY_STREAM: `${base}-maxdeliver`,
     NOTIFICATION_NATS_ADVISORY_DURABLE: `${base}-maxdeliver-consumer`,
-    NOTIFICATION_NATS_TERMINATED_ADVISORY_SUBJECT: advisory("MSG_TERMINATED"),
     NOTIFICATION_NATS_TERMINATED_ADVISORY_STREAM: `${base}-terminated`,
     NOTIFICATION_NATS_TERMINATED_ADVISORY_DURABLE: `${base}-terminated-consumer`,
     NOTIFICATION_MATCHMAKING_NATS_STREAM: `${base}-matches`,

@@ -213,6 +213,26 @@ describe("notification configuration", () => {
     expect(loadNotificationConfig({ NOTIFICATION_POINTS_NATS_ENABLED: "false" }).nats.points).toBeUndefined();
   });
 
+  test("the advisory subjects follow the configured stream and durable, unless set explicitly", () => {
+    const c = loadNotificationConfig({ NOTIFICATION_NATS_STREAM: "ev-2", NOTIFICATION_NATS_DURABLE: "notif-2" });
+    expect(
+      c.nats.advisories.map((a) => a.subject),
+      "with other names, poison messages must still be captured",
+    ).toEqual([
+      "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.ev-2.notif-2",
+      "$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.ev-2.notif-2",
+    ]);
+    const explicit = loadNotificationConfig({
+      NOTIFICATION_NATS_STREAM: "ev-2",
+      NOTIFICATION_NATS_ADVISORY_SUBJECT: "custom.max",
+      NOTIFICATION_NATS_TERMINATED_ADVISORY_SUBJECT: "custom.term",
+    });
+    expect(explicit.nats.advisories.map((a) => a.subject)).toEqual(["custom.max", "custom.term"]);
+    expect(problemsOf(() => loadNotificationConfig({ NOTIFICATION_NATS_ADVISORY_SUBJECT: " " }))[0]).toContain(
+      "NOTIFICATION_NATS_ADVISORY_SUBJECT",
+    );
+  });
+
   test("delivery backoff: defaults of reference §5.6, and min greater than max is refused", () => {
     expect(loadNotificationConfig({}).delivery.backoff).toEqual({
       baseMs: 1000,

@@ -1,10 +1,11 @@
 // One batch of events of one kind, whatever the kind (its EventHandler decodes them): term() what can never be
 // stored, store the rest in one transaction, ack only after the commit. While the database is unreachable the batch
-// is held (see nats/hold.ts); any other failure naks the whole batch with a delay, so a batch that can never be stored
-// ends at max_deliver and its advisory.
+// is held (see nats/hold.ts). When the data of some event fails the transaction, the events are stored one by one and
+// only the culprit is terminated; any other failure naks the whole batch with a delay, so a batch that can never be
+// stored ends at max_deliver and its advisory. Each message's consume span ends with how it was settled.
 import type { JsMsg } from "@nats-io/jetstream";
 import { context } from "@opentelemetry/api";
-import type { Sql } from "../../shared/db.ts";
+import { isDataError, type Sql } from "../../shared/db.ts";
 import type { Logger } from "../../shared/logger.ts";
 import type { Clock } from "../../shared/runtime.ts";
 import type { NotificationMetrics } from "../metrics.ts";
@@ -43,34 +44,35 @@ function settle(log: Logger, action: () => void): void {
 }
 
 type Valid = { message: JsMsg; event: StoredEvent; span: ConsumeSpan };
+type Stored = { ok: true } | { ok: false; error: unknown };
 
 export function createBatchHandler(deps: BatchHandlerDeps) {
   const { log, metrics } = deps;
   const { source, decode } = deps.handler;
+  const store = deps.store ?? storeEvents;
 
-  /** Terminates what can never be stored (inside its span, so the log line carries its trace); returns the rest. */
+  /** Terminates a message that can never be stored (inside its span, so the log line carries its trace). */
+  function terminate(message: JsMsg, span: ConsumeSpan, reason: string): void {
+    context.with(span.context, () => log.warn({ stream_seq: message.seq, reason }, `terminating ${source} event`));
+    settle(log, () => (deps.termTakesReason?.() ? message.term(reason) : message.term()));
+    endConsumeSpan(span, "term", reason);
+    metrics.events.inc({ source, result: "terminated" });
+  }
+
+  /** Terminates what cannot be decoded into a storable event; returns the rest. */
   function decodeAll(messages: JsMsg[]): Valid[] {
     const valid: Valid[] = [];
     for (const message of messages) {
       const span = startConsumeSpan(message);
       const decoded = decode(message.data);
-      if (decoded.ok) {
-        valid.push({ message, event: { ...decoded.event, traceparent: span.traceparent }, span });
-        continue;
-      }
-      context.with(span.context, () =>
-        log.warn({ stream_seq: message.seq, reason: decoded.reason }, `terminating ${source} event`),
-      );
-      settle(log, () => (deps.termTakesReason?.() ? message.term(decoded.reason) : message.term()));
-      endConsumeSpan(span, "term", decoded.reason);
-      metrics.events.inc({ source, result: "terminated" });
+      if (decoded.ok) valid.push({ message, event: { ...decoded.event, traceparent: span.traceparent }, span });
+      else terminate(message, span, decoded.reason);
     }
     return valid;
   }
 
-  /** Stores the batch, then acks (or naks) every message; returns how they were settled. */
-  async function storeAndSettle(valid: Valid[], signal?: AbortSignal): Promise<"ack" | "nak"> {
-    const store = deps.store ?? storeEvents;
+  /** Stores the events in one transaction, holding them while the database is down; acks them after the commit. */
+  async function storeAndAck(valid: Valid[], signal?: AbortSignal): Promise<Stored> {
     const result = await holdWhileDatabaseDown(
       valid.map((v) => v.message),
       () =>
@@ -81,21 +83,44 @@ export function createBatchHandler(deps: BatchHandlerDeps) {
         ),
       { log, signal, retryMs: deps.holdRetryMs },
     );
-    if (result.ok) {
-      const { created, duplicates, notifications } = result.value;
-      for (const v of valid) settle(log, () => v.message.ack());
-      metrics.events.inc({ source, result: "created" }, created);
-      metrics.events.inc({ source, result: "duplicate" }, duplicates);
-      metrics.notificationsCreated.inc({ source }, notifications);
-      if (duplicates > 0) log.info({ duplicates }, `duplicate ${source} events skipped`);
-      if (notifications > 0) deps.onCreated();
-      return "ack";
+    if (!result.ok) return result;
+    const { created, duplicates, notifications } = result.value;
+    for (const v of valid) {
+      settle(log, () => v.message.ack());
+      endConsumeSpan(v.span, "ack");
     }
+    metrics.events.inc({ source, result: "created" }, created);
+    metrics.events.inc({ source, result: "duplicate" }, duplicates);
+    metrics.notificationsCreated.inc({ source }, notifications);
+    if (duplicates > 0) log.info({ duplicates }, `duplicate ${source} events skipped`);
+    if (notifications > 0) deps.onCreated();
+    return { ok: true };
+  }
+
+  function nak(valid: Valid[], error: unknown, signal?: AbortSignal): void {
     const delay = signal?.aborted ? 0 : (deps.nakDelayMs ?? defaultNakDelay)();
-    log.error({ err: result.error, messages: valid.length, nak_delay_ms: delay }, `storing ${source} events failed`);
-    for (const v of valid) settle(log, () => (delay > 0 ? v.message.nak(delay) : v.message.nak()));
+    log.error({ err: error, messages: valid.length, nak_delay_ms: delay }, `storing ${source} events failed`);
+    for (const v of valid) {
+      settle(log, () => (delay > 0 ? v.message.nak(delay) : v.message.nak()));
+      endConsumeSpan(v.span, "nak");
+    }
     metrics.events.inc({ source, result: "nak" }, valid.length);
-    return "nak";
+  }
+
+  /**
+   * The batch's transaction failed because of some event's data (an SQLSTATE of class 22, 23 or 54): each event is
+   * stored on its own, so one poison message costs only itself. It is terminated (and so reaches
+   * notification_nats_dlq at once) instead of taking the valid events fetched with it to max_deliver.
+   */
+  async function isolate(valid: Valid[], signal?: AbortSignal): Promise<void> {
+    for (const v of valid) {
+      const result = await storeAndAck([v], signal);
+      if (result.ok) continue;
+      if (isDataError(result.error) && !signal?.aborted) {
+        const code = (result.error as { code?: string }).code;
+        terminate(v.message, v.span, `unstorable ${source} event (SQLSTATE ${code})`);
+      } else nak([v], result.error, signal);
+    }
   }
 
   return async function handleEventBatch(messages: JsMsg[], signal?: AbortSignal): Promise<void> {
@@ -103,11 +128,9 @@ export function createBatchHandler(deps: BatchHandlerDeps) {
     if (last) metrics.consumerPending.set({ source }, last.info.pending);
     const valid = decodeAll(messages);
     if (valid.length === 0) return;
-    let outcome: "ack" | "nak" = "nak";
-    try {
-      outcome = await storeAndSettle(valid, signal);
-    } finally {
-      for (const v of valid) endConsumeSpan(v.span, outcome);
-    }
+    const result = await storeAndAck(valid, signal);
+    if (result.ok) return;
+    if (isDataError(result.error) && !signal?.aborted) return isolate(valid, signal);
+    nak(valid, result.error, signal);
   };
 }

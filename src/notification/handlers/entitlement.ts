@@ -2,7 +2,11 @@
 // protobuf → notification mapping of this kind (STYLE §14); anything that can never be stored is rejected with a
 // reason, so the consumer loop terminates it instead of letting the database refuse it.
 import { fromBinary } from "@bufbuild/protobuf";
-import { EntitlementEvent_EventType, EntitlementEventSchema } from "../../gen/entitlement_event_pb.ts";
+import {
+  type EntitlementEvent,
+  EntitlementEvent_EventType,
+  EntitlementEventSchema,
+} from "../../gen/entitlement_event_pb.ts";
 import { isUuid } from "../../shared/ids.ts";
 import type { DecodedEvent, EventHandler } from "../consumer/handler.ts";
 import { isIsoInstant } from "./fields.ts";
@@ -30,8 +34,32 @@ const TYPES: Record<number, NotificationType> = {
   [EntitlementEvent_EventType.ENTITLEMENT_EXTENDED]: "EntitlementExtended",
 };
 
+/**
+ * The producer's limits (CONTRACT §3.1), so that nothing reaches the database that it would refuse: an over-long
+ * user_id overflows the btree row of notifications_user_idx, and PostgreSQL text cannot hold NUL. Such an event could
+ * never be stored, however often it was redelivered. Other control characters are kept: rows stored before the
+ * producer refused them are still published and must still be notified.
+ */
+const STRING_LIMITS = [
+  ["user_id", "userId", 1, 128],
+  ["stock_keeping_unit", "stockKeepingUnit", 1, 128],
+  ["source", "source", 0, 64],
+  ["source_id", "sourceId", 0, 128],
+  ["trace_id", "traceId", 0, 128],
+] as const;
+
+function invalidField(event: EntitlementEvent): string | undefined {
+  for (const [name, key, min, max] of STRING_LIMITS) {
+    const value = event[key];
+    if (value.length < min || value.length > max || value.includes("\u0000") || !value.isWellFormed()) return name;
+  }
+  if (event.userId.trim() === "") return "user_id";
+  if (event.version < 0n || event.version > BigInt(Number.MAX_SAFE_INTEGER)) return "version";
+  return undefined;
+}
+
 export function decodeEntitlementEvent(body: Uint8Array): DecodedEvent {
-  let event: ReturnType<typeof fromBinary<typeof EntitlementEventSchema>>;
+  let event: EntitlementEvent;
   try {
     event = fromBinary(EntitlementEventSchema, body);
   } catch {
@@ -44,9 +72,8 @@ export function decodeEntitlementEvent(body: Uint8Array): DecodedEvent {
   if (event.expiresAt !== "" && !isIsoInstant(event.expiresAt)) {
     return { ok: false, reason: "invalid entitlement expires_at" };
   }
-  const strings = [event.userId, event.stockKeepingUnit, event.source, event.sourceId, event.traceId];
-  // PostgreSQL text cannot hold NUL: such an event could never be stored, however often it is redelivered.
-  if (strings.some((s) => s.includes("\u0000"))) return { ok: false, reason: "entitlement event contains NUL" };
+  const invalid = invalidField(event);
+  if (invalid) return { ok: false, reason: `invalid entitlement ${invalid}` };
   const payload: EventPayload = {
     event_id: event.eventId,
     event_type: type,
