@@ -94,7 +94,44 @@ export const path = fc.oneof(
   ),
   fc.webPath(),
   fc.string({ unit: "grapheme", maxLength: 30 }).map((s) => `/v1/users/${encodeURIComponent(s)}/entitlements`),
+  // Raw escapes, well-formed or not (%ZZ, %FF, an encoded surrogate, a lone %), and encoded control characters.
+  fc
+    .array(
+      fc.oneof(
+        fc.constantFrom("%", "%Z", "%ZZ", "%FF", "%C0%80", "%ED%A0%80", "%E2%82", "%0A", "%0D", "%00", "%1B", "%7F"),
+        fc.integer({ min: 0, max: 255 }).map((b) => `%${b.toString(16).padStart(2, "0")}`),
+        fc.string({ unit: "grapheme-ascii", maxLength: 4 }).map(encodeURIComponent),
+      ),
+      { minLength: 1, maxLength: 6 },
+    )
+    .map((parts) => `/v1/users/${parts.join("")}/entitlements${parts.length % 2 ? "?limit=5" : ""}`),
+  fc
+    .tuple(fc.string({ maxLength: 8 }), fc.string({ maxLength: 40 }))
+    .map(([limit, cursor]) => `/v1/users/u-prop/entitlements?limit=${encodeURIComponent(limit)}&cursor=${cursor}`),
 );
+
+/** Field values a caller might send that pass or just miss the rules: any code point, controls included. */
+const looseText = (maxLength: number) =>
+  fc.oneof(
+    fc.string({ unit: "binary", minLength: 1, maxLength }),
+    fc.string({ unit: "grapheme", minLength: 1, maxLength }),
+    fc.string({
+      unit: fc.constantFrom("a", " ", "\n", "\r", "\t", "\u001b", "\u007f", "é", "\u0301", "\u200b"),
+      minLength: 1,
+      maxLength,
+    }),
+  );
+
+/** Grant/revoke bodies whose every field is arbitrary text: many are committed, many refused. */
+export const looseCommand = fc.record({
+  action: fc.constantFrom("grants" as const, "revokes" as const),
+  body: fc.record({
+    user_id: looseText(12),
+    stock_keeping_unit: looseText(12),
+    reason: looseText(12),
+    purchase_id: looseText(12),
+  }),
+});
 
 export const method = fc.oneof(
   { arbitrary: fc.constant("POST"), weight: 4 },

@@ -4,11 +4,16 @@
 // 0, "already ACTIVE/REVOKED" conflicts) and of the idempotency rules (same key and request → the stored answer, byte
 // for byte; same key, other request → 409 IDEMPOTENCY_KEY_CONFLICT).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
 import fc from "fast-check";
 import { createApp } from "../../src/entitlement/app.ts";
 import { parseTokenEntries, tokenEntryLine } from "../../src/entitlement/auth/tokens.ts";
+import { ensureEntitlementStream } from "../../src/entitlement/outbox/stream.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
+import { natsUrl, uniqueName } from "../support/infra.ts";
 import { type ApiFixture, type App, commandRequest, openApi, send } from "./api.helpers.ts";
+import { makeRelay } from "./outbox.helpers.ts";
 import * as arb from "./properties.arbitraries.ts";
 
 let f: ApiFixture;
@@ -25,7 +30,11 @@ beforeAll(async () => {
     auth: { disabled: false, tokens, metricsPublic: false },
   });
 });
-afterAll(() => f.close());
+let nc: NatsConnection | undefined;
+afterAll(async () => {
+  await nc?.close();
+  await f.close();
+});
 
 function buildRequest(input: {
   method: string;
@@ -165,4 +174,43 @@ describe("model of the state machine and the idempotency rules", () => {
       { numRuns: 40 },
     );
   }, 60_000);
+});
+
+describe("every committed change reaches PUBLISHED", () => {
+  test("arbitrary text in every field: never a 5xx, and the relay publishes every change committed", async () => {
+    let committed = 0;
+    await fc.assert(
+      fc.asyncProperty(arb.looseCommand, async ({ action, body }) => {
+        const key = { "idempotency-key": crypto.randomUUID() };
+        const reply = await send(f.app, commandRequest(action, body, key));
+        expect(reply.status, `no input makes a 5xx: ${JSON.stringify(body)} → ${reply.text}`).toBeLessThan(500);
+        if (reply.status === 200) committed++;
+      }),
+      { numRuns: 300 },
+    );
+    expect(committed, "the property exercised commits, not only refusals").toBeGreaterThan(0);
+
+    // Everything this file committed, hostile input included, must now publish: nothing may end FAILED.
+    nc = await connect({ servers: await natsUrl() });
+    const stream = uniqueName("ev_props").replaceAll(".", "_");
+    const subject = `${stream}.events`;
+    const jsm = await jetstreamManager(nc);
+    await ensureEntitlementStream(jsm, { stream, subject, duplicateWindowMs: 120_000, replicas: 1 });
+    try {
+      const relay = makeRelay({ sql: f.sql, js: jetstream(nc), subject } as Parameters<typeof makeRelay>[0]);
+      for (let round = 0; round < 200; round++) {
+        const report = await relay.runOnce();
+        if (report.claimed === 0) break;
+      }
+      const rows = await f.sql<{ status: string; n: number }[]>`
+        select status, count(*)::int as n from outbox_events group by status`;
+      const byStatus = Object.fromEntries(rows.map((r) => [r.status, r.n]));
+      expect(Object.keys(byStatus), `every committed change is PUBLISHED: ${JSON.stringify(byStatus)}`).toEqual([
+        "PUBLISHED",
+      ]);
+      expect((await jsm.streams.info(stream)).state.messages, "one message per change").toBe(byStatus.PUBLISHED ?? -1);
+    } finally {
+      await jsm.streams.delete(stream).catch(() => false);
+    }
+  }, 120_000);
 });
