@@ -51,7 +51,13 @@ export function checkAnswers(sent: Recorded[], latencyBoundMs: number): AnswerRe
       faults++;
       if (FAULT_CODES[r.answer.status] !== r.answer.body.code) note(`unexpected 5xx: ${describe(r, r.answer)}`);
     }
-    const a = r.kind === "fresh" ? finalAnswer(r) : r.answer && r.answer.status < 500 ? r.answer : undefined;
+    // A poison request is refused at the edge, before any database work: whatever the fault, its answer is 400.
+    const a =
+      r.kind === "fresh"
+        ? finalAnswer(r)
+        : r.kind === "poison" || (r.answer && r.answer.status < 500)
+          ? r.answer
+          : undefined;
     if (r.kind === "fresh" && !a) note(`never settled: ${describe(r, r.answer)}`);
     if (!a) continue;
     const wrong = mismatch(r, a);

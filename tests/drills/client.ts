@@ -6,7 +6,8 @@ export type Body = { user_id: string; stock_keeping_unit: string; reason: string
 export type Answer = { status: number; body: Record<string, unknown>; text: string };
 
 export type Sent = {
-  kind: "fresh" | "replay" | "reuse";
+  /** poison: an id the API must refuse (a control character, an over-long id); never committed, never settled. */
+  kind: "fresh" | "replay" | "reuse" | "poison";
   action: Action;
   key: string;
   body: Body;
