@@ -2,6 +2,7 @@
 // replay, wait for quiescence, then check the answers against the model and the tables against CONTRACT §6.
 import { checkAnswers } from "./answers.ts";
 import { send } from "./client.ts";
+import { checkExpiringLoad, startExpiringLoad } from "./expiring.ts";
 import { checkLedger, waitForQuiescence, watchCatchUp } from "./ledger.ts";
 import { type Recorded, startLoad } from "./load.ts";
 import { checkMatches, type MatchLoad, startMatchLoad, waitForMatches } from "./matches.ts";
@@ -57,6 +58,15 @@ export async function runScenario(scenario: Scenario, deps: RunDeps): Promise<Sc
   });
   // Matches beside the grants, about 15 a second: light enough to leave the quick drill's timing as it was.
   const matches = startMatchLoad({ natsUrl: deps.natsUrl, prefix: deps.prefix, pauseMs: 60, settleMs: 60_000 });
+  // Its own prefix (not under deps.prefix), so its expiries' events are checked by their own model.
+  const expiringPrefix = `x${deps.prefix}`;
+  const expiring = startExpiringLoad({
+    prefix: expiringPrefix,
+    urls: () => deps.fleet.replicas.map((s) => s.url),
+    token: deps.fleet.token,
+    pauseMs: 150,
+    random: deps.random,
+  });
   await Bun.sleep(deps.scale.beforeMs);
   try {
     await scenario.inject(ctx);
@@ -64,12 +74,27 @@ export async function runScenario(scenario: Scenario, deps: RunDeps): Promise<Sc
     problems.push(`fault injection failed: ${error instanceof Error ? error.message : String(error)}`);
   }
   await Bun.sleep(deps.scale.afterMs);
-  await load.stop();
-  say(`load stopped after ${load.sent.length} requests`);
+  await Promise.all([load.stop(), expiring.stop()]);
+  say(`load stopped after ${load.sent.length} requests and ${expiring.bundles.length} expiring bundles`);
 
   problems.push(...deps.fleet.problems.splice(0));
   for (const s of deps.fleet.all) if (!s.running()) await s.start().catch((e) => problems.push(String(e)));
-  return verify(scenario.name, deps, load.sent, { faultEnds, catchUps, problems, matches });
+  const result = await verify(scenario.name, deps, load.sent, { faultEnds, catchUps, problems, matches });
+  const x = await checkExpiringLoad(deps.sql, expiring, {
+    prefix: expiringPrefix,
+    urls: liveUrls(deps),
+    token: deps.fleet.token,
+    timeoutMs: RECOVERY_TIMEOUT_MS,
+  });
+  deps.log(`  checked: ${x.bundles} bundles accepted, ${x.items} items granted and expired once each`);
+  return {
+    ...result,
+    events: result.events + x.events,
+    notifications: result.notifications + x.notifications,
+    lost: result.lost + x.lost,
+    duplicated: result.duplicated + x.duplicated,
+    problems: [...result.problems, ...x.problems],
+  };
 }
 
 /** Probes, settles, waits for quiescence, then holds the answers and the tables against the model and CONTRACT §6. */

@@ -1,0 +1,64 @@
+// Two Entitlement replicas run the scheduler while 600 expiries fall due; one is killed with SIGKILL in the middle.
+// Its claims are taken over when their lease runs out, and every entitlement is revoked exactly once.
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { waitUntil } from "../support/wait.ts";
+import { type ApiFixture, openApi } from "./api.helpers.ts";
+import { expiryCounts, expiryProblems, grantExpiring } from "./expiry.helpers.ts";
+
+setDefaultTimeout(180_000);
+
+const MAIN = new URL("../../src/entitlement/main.ts", import.meta.url).pathname;
+const TOTAL = 600;
+
+let f: ApiFixture;
+beforeAll(async () => {
+  f = await openApi("ent_expiry_crash");
+});
+afterAll(() => f.close());
+
+/** `slow`: small batches one at a time, so the kill surely lands while the due expiries are being executed. */
+function serve(hostname: string, slow: boolean): Bun.Subprocess {
+  return Bun.spawn(["bun", MAIN, "serve"], {
+    env: {
+      PATH: process.env.PATH ?? "",
+      DATABASE_URL: f.db.url,
+      HOST: "127.0.0.1",
+      PORT: "0",
+      HOSTNAME: hostname,
+      LOG_LEVEL: "warn",
+      NATS_ENABLED: "false",
+      ENTITLEMENT_AUTH_DISABLED: "true",
+      ENTITLEMENT_RETENTION_ENABLED: "false",
+      ENTITLEMENT_SCHEDULER_LEASE: "2s",
+      ENTITLEMENT_SCHEDULER_BATCH_SIZE: slow ? "10" : "100",
+      ENTITLEMENT_SCHEDULER_CONCURRENCY: slow ? "1" : "4",
+    },
+    stdout: "ignore",
+    stderr: "inherit",
+  });
+}
+
+test("kill -9 of one of two replicas while expiries are due: each entitlement revoked exactly once", async () => {
+  await grantExpiring(f.app, { prefix: "crash", users: 6, items: TOTAL / 6, expiresAt: new Date(Date.now() + 3_000) });
+  const doomed = serve("doomed", true);
+  const survivor = serve("survivor", true);
+  try {
+    try {
+      await waitUntil(async () => (await expiryCounts(f.sql, "crash")).revoked >= 60, "the replicas to be expiring");
+    } finally {
+      doomed.kill("SIGKILL");
+      await doomed.exited;
+    }
+    expect((await expiryCounts(f.sql, "crash")).revoked, "the kill came before every expiry ran").toBeLessThan(TOTAL);
+    await waitUntil(
+      async () => (await expiryCounts(f.sql, "crash")).done === TOTAL,
+      "every expiry DONE on the surviving replica",
+      120_000,
+    );
+  } finally {
+    survivor.kill("SIGTERM");
+    await survivor.exited;
+  }
+  expect(await expiryCounts(f.sql, "crash")).toEqual({ active: 0, revoked: TOTAL, done: TOTAL });
+  expect(await expiryProblems(f.sql, "crash")).toEqual([]);
+});
