@@ -35,6 +35,8 @@ const EXPECTED = [
   "reservations executed/s",
   "reservation lateness p50",
   "reservation lateness p99",
+  "expiry lateness p50",
+  "expiry lateness p99",
   "grants/s API c=64, span export off",
   "grants/s API c=64, span export on",
   "spans exported (tracing on)",

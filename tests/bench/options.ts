@@ -19,6 +19,8 @@ export type BenchOptions = {
   reservations: number;
   dueRate: number;
   dueDuration: number;
+  /** Entitlements granted to expire at one instant in the expiry lateness phase (bundles of 100). */
+  expiries: number;
   /** Longest wait for the pipeline to go quiet between phases, in seconds. */
   settleTimeout: number;
   /** Where the JSON goes (default .data/bench/<timestamp>.json). */
@@ -28,7 +30,7 @@ export type BenchOptions = {
 
 export const USAGE = `usage: bun run bench [--quick] [--duration S] [--connections 16,64] [--rate N] [--rate-duration S]
                      [--events N] [--publish-window N] [--reservations N] [--due-rate N] [--due-duration S]
-                     [--settle-timeout S] [--out FILE] [--keep]`;
+                     [--expiries N] [--settle-timeout S] [--out FILE] [--keep]`;
 
 function positive(name: string, text: string | undefined, fallback: number): number {
   if (text === undefined) return fallback;
@@ -51,6 +53,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
       reservations: { type: "string" },
       "due-rate": { type: "string" },
       "due-duration": { type: "string" },
+      expiries: { type: "string" },
       "settle-timeout": { type: "string" },
       out: { type: "string" },
       keep: { type: "boolean", default: false },
@@ -69,6 +72,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     reservations: Math.round(positive("reservations", values.reservations, quick ? 2_000 : 100_000)),
     dueRate: positive("due-rate", values["due-rate"], quick ? 200 : 1_000),
     dueDuration: positive("due-duration", values["due-duration"], quick ? 2 : 20),
+    expiries: Math.round(positive("expiries", values.expiries, quick ? 300 : 2_000)),
     settleTimeout: positive("settle-timeout", values["settle-timeout"], quick ? 20 : 120),
     out: values.out,
     keep: values.keep ?? false,

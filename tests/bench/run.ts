@@ -6,6 +6,7 @@ import { join, relative } from "node:path";
 import postgres from "postgres";
 import { type CpuReport, measureCpu } from "./cpu.ts";
 import { measureEndToEnd } from "./e2e.ts";
+import { measureExpiryLateness } from "./expiry.ts";
 import { runGrantLoad, type ThroughputResult } from "./grants.ts";
 import { fillBacklog, measureIngest } from "./ingest.ts";
 import { PLAYERS, publishMatches } from "./matches.ts";
@@ -300,6 +301,19 @@ async function main(options: BenchOptions): Promise<void> {
       "ms",
       { op: "<=", value: 1000 },
     );
+    progress(`expiry: ${options.expiries} entitlements (bundles of 100) expiring at one instant`);
+    const expiry = await measureExpiryLateness({
+      sql,
+      url: entitlement.url,
+      headers: auth.headers,
+      count: options.expiries,
+      leadMs: 5_000,
+      prefix: `exp-${tag}`,
+      timeoutMs: settleMs,
+    });
+    results.expiry = expiry;
+    add(`expiry lateness p50 (${expiry.expired} due at once)`, expiry.p50Ms, "ms");
+    add(`expiry lateness p99 (${expiry.expired} due at once)`, expiry.p99Ms, "ms", { op: "<=", value: 1000 });
     for (const s of running.splice(0).reverse()) await s.stop();
     const c = Math.max(...options.connections);
     const tracing = await measureTracingCost({
