@@ -72,7 +72,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     reservations: Math.round(positive("reservations", values.reservations, quick ? 2_000 : 100_000)),
     dueRate: positive("due-rate", values["due-rate"], quick ? 200 : 1_000),
     dueDuration: positive("due-duration", values["due-duration"], quick ? 2 : 20),
-    expiries: Math.round(positive("expiries", values.expiries, quick ? 300 : 2_000)),
+    expiries: Math.round(positive("expiries", values.expiries, quick ? 500 : 2_000)),
     settleTimeout: positive("settle-timeout", values["settle-timeout"], quick ? 20 : 120),
     out: values.out,
     keep: values.keep ?? false,
