@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createApp } from "../../src/entitlement/app.ts";
 import { type Scope, sha256 } from "../../src/entitlement/auth/tokens.ts";
+import { encodeCursor } from "../../src/shared/http/paging.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { type ApiFixture, openApi, send } from "../entitlement/api.helpers.ts";
 import { createReplica } from "./helpers.ts";
@@ -191,12 +192,19 @@ describe("balance and ledger", () => {
     expect(times, "newest first").toEqual([...times].sort().reverse());
   });
 
-  test.each(["limit=0", "limit=1001", "limit=x", "cursor=%%%", "cursor=bm90LWEtY3Vyc29y"])(
-    "?%s → 400",
-    async (query) => {
-      expect((await send(f.app, get(`/v1/users/u1/points?${query}`))).status).toBe(400);
-    },
-  );
+  const UUID = "a4da5b4a-a9d1-42c5-a6e5-4d60acc5a44e";
+  test.each([
+    "limit=0",
+    "limit=1001",
+    "limit=x",
+    "cursor=%%%",
+    "cursor=bm90LWEtY3Vyc29y",
+    `cursor=${encodeCursor(["yesterday", UUID])}`,
+    `cursor=${encodeCursor(["2026-01-01T00:00:00.000Z", "not-a-uuid"])}`,
+    `cursor=${encodeCursor([UUID])}`,
+  ])("?%s → 400", async (query) => {
+    expect((await send(f.app, get(`/v1/users/u1/points?${query}`))).status).toBe(400);
+  });
 });
 
 test("scopes: write to reserve and cancel, read to read; no token is 401", async () => {

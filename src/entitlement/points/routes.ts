@@ -119,14 +119,20 @@ export function pointsRoutes(deps: PointsRouteDeps) {
         detail: { summary: "Cancel a PENDING point reservation (idempotent per Idempotency-Key)", tags: ["points"] },
       },
     )
-    .get(POINTS_PATH, ({ params, request }) => run(() => getPoints(deps.sql, params.user_id, checkPage(request))), {
-      transform: ({ params, request }) => {
-        params.user_id = checkUserId(request, POINTS_PATH);
-        checkPage(request);
+    .get(
+      POINTS_PATH,
+      ({ params, query }) => {
+        const page = checkPage(query);
+        return run(() => getPoints(deps.sql, params.user_id, page));
       },
-      scope: "read",
-      query: PageQuery,
-      response: { 200: PointsResponse, ...POINTS_ERRORS },
-      detail: { summary: "A user's point balance and transactions, newest first, paged", tags: ["points"] },
-    });
+      {
+        transform: ({ params, request }) => {
+          params.user_id = checkUserId(request, POINTS_PATH);
+        },
+        scope: "read",
+        query: PageQuery,
+        response: { 200: PointsResponse, ...POINTS_ERRORS },
+        detail: { summary: "A user's point balance and transactions, newest first, paged", tags: ["points"] },
+      },
+    );
 }

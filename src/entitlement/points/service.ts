@@ -2,6 +2,7 @@
 // idempotency lookup, then a replay, or the change with its audit row and the idempotency record, committed together.
 // Expected outcomes (replay, key conflict, too late to cancel) are values; surprises are thrown.
 import type { Sql, TransactionSql } from "postgres";
+import { pageOf } from "../../shared/http/paging.ts";
 import type { Clock } from "../../shared/runtime.ts";
 import { limitStatementTime } from "../entitlements/queries.ts";
 import {
@@ -19,7 +20,7 @@ import {
   insertReservation,
   type ReservationRow,
 } from "./reservation-queries.ts";
-import { checkExecuteAt, encodeCursor, type PageRequest } from "./validation.ts";
+import { checkExecuteAt, type PageRequest } from "./validation.ts";
 
 export type PointsDeps = { sql: Sql; now: Clock; idempotencyTtlMs: number; statementTimeoutMs: number };
 
@@ -130,18 +131,17 @@ export async function getPoints(sql: Sql, userId: string, page: PageRequest): Pr
     findBalance(sql, userId),
     listTransactions(sql, { userId, limit: page.limit + 1, after: page.cursor }),
   ]);
-  const shown = rows.slice(0, page.limit);
-  const last = shown.at(-1);
+  const shown = pageOf(rows, page.limit, (t) => [t.created_at.toISOString(), t.transaction_id]);
   return {
     user_id: userId,
     balance,
-    transactions: shown.map((t) => ({
+    transactions: shown.items.map((t) => ({
       transaction_id: t.transaction_id,
       reservation_id: t.reservation_id,
       point_amount: t.point_amount,
       reason: t.reason,
       created_at: t.created_at.toISOString(),
     })),
-    next_cursor: rows.length > page.limit && last ? encodeCursor(last.created_at, last.transaction_id) : null,
+    next_cursor: shown.nextCursor,
   };
 }

@@ -1,6 +1,7 @@
 // Input checks of the points API at the edge, each failure a 400 naming the field (CONTRACT §3.1a).
 import { badRequest } from "../../shared/http/errors.ts";
-import { pathParam, requestQuery } from "../../shared/http/path.ts";
+import { decodeCursor, parseLimit } from "../../shared/http/paging.ts";
+import { pathParam } from "../../shared/http/path.ts";
 import { UserId } from "../entitlements/model.ts";
 import { checkField } from "../entitlements/validation.ts";
 import { MAX_AHEAD_MS, MAX_POINT_AMOUNT, MAX_REASON_LENGTH, type ReservationInput } from "./model.ts";
@@ -49,30 +50,15 @@ export function checkReservationId(request: Request, pattern: string): string {
 
 export type PageRequest = { limit: number; cursor: { createdAt: Date; transactionId: string } | undefined };
 
-/** `?limit=` 1–1000 (default 100) and `?cursor=` (a next_cursor this API returned). */
-export function checkPage(request: Request): PageRequest {
-  const query = requestQuery(request);
-  const limitText = query.get("limit");
-  const limit = limitText === null ? 100 : Number(limitText);
-  if (!/^\d{1,4}$/.test(limitText ?? "100") || limit < 1 || limit > 1000) {
-    throw badRequest("limit must be an integer between 1 and 1000");
-  }
-  const cursorText = query.get("cursor");
-  return { limit, cursor: cursorText === null ? undefined : decodeCursor(cursorText) };
-}
-
-/** The keyset position after a transaction: its created_at and id, as opaque base64url. */
-export function encodeCursor(createdAt: Date, transactionId: string): string {
-  return Buffer.from(`${createdAt.toISOString()}|${transactionId}`).toString("base64url");
-}
-
-function decodeCursor(text: string): PageRequest["cursor"] {
-  const [at, id, ...rest] = /^[A-Za-z0-9_-]{1,200}$/.test(text)
-    ? Buffer.from(text, "base64url").toString("utf8").split("|")
-    : [];
-  const createdAt = at && INSTANT.test(at) ? new Date(at) : undefined;
-  if (!createdAt || Number.isNaN(createdAt.getTime()) || !id || !UUID.test(id) || rest.length) {
+/** `?limit=` and `?cursor=` of the ledger, paged like the entitlement list; the cursor key is (created_at, id). */
+export function checkPage(query: { limit?: string; cursor?: string }): PageRequest {
+  const limit = parseLimit(query.limit);
+  const key = decodeCursor(query.cursor, 2);
+  if (!key) return { limit, cursor: undefined };
+  const [at = "", transactionId = ""] = key;
+  const createdAt = INSTANT.test(at) ? new Date(at) : undefined;
+  if (!createdAt || Number.isNaN(createdAt.getTime()) || !UUID.test(transactionId)) {
     throw badRequest("cursor is invalid");
   }
-  return { createdAt, transactionId: id };
+  return { limit, cursor: { createdAt, transactionId } };
 }
