@@ -6,7 +6,7 @@
 // in-flight value, `due_at` (when the scheduler should next look: the due time, then a retry time, and while in
 // flight the end of the lease), `attempt_count`, `locked_by`, and a partial index on `due_at` over the unfinished
 // rows; an insert trigger that runs `pg_notify('entitlement_due', <earliest due_at in epoch ms>)` wakes a sleeping
-// scheduler early (db/entitlement/003_points.sql, `notify_point_reservations_due`).
+// scheduler early (db/entitlement/006_points.sql, `notify_point_reservations_due`).
 import type { Db } from "../../shared/db.ts";
 
 export type ClaimArgs = {
