@@ -1,49 +1,11 @@
-// SQL of a bundle grant, handle first: the upsert of every item in one statement, in a fixed lock order, and what
-// commits with it (audit rows, outbox events, the idempotency record) in one more.
+// SQL of a bundle grant, handle first. The upsert of every item, in one statement and a fixed lock order, is the
+// grant's (entitlements/queries.ts upsertGrantsIfNotActive); here are the read of the unchanged items and what commits
+// with the change (audit rows, outbox events, the idempotency record) in one more statement.
 import type { JSONValue } from "postgres";
 import type { Db } from "../../shared/db.ts";
-import { type EntitlementRow, keyGuard } from "../entitlements/queries.ts";
+import type { EntitlementRow } from "../entitlements/queries.ts";
 import { expiryUpsert } from "../expiry/schedule.ts";
 import { type IdempotencyRecord, idempotencyUpsert, type Key } from "../idempotency/queries.ts";
-
-export type BundleChange = {
-  userId: string;
-  skus: string[];
-  reason: string;
-  purchaseId: string;
-  now: Date;
-  /** Set on the items granted; an item left ACTIVE keeps its own. */
-  expiresAt: Date | null;
-  unlessKeyIsLive?: { caller: string; key: string };
-};
-
-/**
- * Grants every item that is not ACTIVE (a new row is v0, a REVOKED row goes to v+1) and returns those rows. The rows
- * are inserted, and existing ones locked, in `order by sku`: two bundles of one user that share items lock them in
- * the same order, so one waits for the other instead of deadlocking. An ACTIVE row stays locked though unchanged
- * (ON CONFLICT locks the row before its WHERE), so the read that follows sees it as it stays until commit.
- */
-export async function upsertBundleGrant(db: Db, c: BundleChange): Promise<EntitlementRow[]> {
-  return db<EntitlementRow[]>`
-    insert into entitlements as e
-      (user_id, stock_keeping_unit, status, granted_at, revoked_at, source, source_id, version, updated_at, expires_at)
-    select ${c.userId}::text, sku, 'ACTIVE', ${c.now}::timestamptz, null::timestamptz, ${c.reason}::text,
-           ${c.purchaseId}::text, 0, ${c.now}::timestamptz, ${c.expiresAt}::timestamptz
-    from unnest(${c.skus}::text[]) as item(sku)
-    ${keyGuard(db, c)}
-    order by sku
-    on conflict (user_id, stock_keeping_unit) do update set
-      status = excluded.status,
-      granted_at = excluded.granted_at,
-      revoked_at = null,
-      source = excluded.source,
-      source_id = excluded.source_id,
-      version = e.version + 1,
-      updated_at = excluded.updated_at,
-      expires_at = excluded.expires_at
-    where e.status <> 'ACTIVE'
-    returning user_id, stock_keeping_unit, status, version::float8 as version, updated_at`;
-}
 
 /** The current rows of some items of one user (the bundle's unchanged items, read under their locks). */
 export async function findEntitlementsOfUser(

@@ -6,13 +6,13 @@ import type { Clock } from "../../shared/runtime.ts";
 import { traceparentOf } from "../../shared/trace-context.ts";
 import type { CommandMetrics } from "../entitlements/metrics.ts";
 import { outboxEventOf } from "../entitlements/outbox-event.ts";
-import { type EntitlementRow, limitStatementTime } from "../entitlements/queries.ts";
+import { type EntitlementRow, limitStatementTime, upsertGrantsIfNotActive } from "../entitlements/queries.ts";
 import { assertNotPast } from "../entitlements/validation.ts";
 import { findLiveIdempotencyRecord, lockIdempotencyKey } from "../idempotency/queries.ts";
 import { assertStored, type ErrorReply, replayStored } from "../idempotency/replay.ts";
 import { bundleRequestHash } from "./hash.ts";
 import { type BundleBody, type BundleItem, BundleResponse } from "./model.ts";
-import { type AppliedItem, findEntitlementsOfUser, insertAppliedBundle, upsertBundleGrant } from "./queries.ts";
+import { type AppliedItem, findEntitlementsOfUser, insertAppliedBundle } from "./queries.ts";
 
 export type BundleDeps = {
   sql: Sql;
@@ -66,7 +66,7 @@ async function executeInTransaction(
     limitStatementTime(tx, deps.statementTimeoutMs),
     lockIdempotencyKey(tx, key),
     findLiveIdempotencyRecord(tx, { caller, key }),
-    upsertBundleGrant(tx, change),
+    upsertGrantsIfNotActive(tx, change),
     findEntitlementsOfUser(tx, { userId: body.user_id, skus: body.stock_keeping_units }),
   ]);
   const hash = bundleRequestHash(body);

@@ -33,7 +33,7 @@ export type Change = {
 };
 
 /** `where not exists` a live idempotency record, or nothing; `now()` is the transaction's, as in the lookup. */
-export function keyGuard(db: Db, c: Pick<Change, "unlessKeyIsLive">) {
+function keyGuard(db: Db, c: Pick<Change, "unlessKeyIsLive">) {
   const k = c.unlessKeyIsLive;
   return k
     ? db`where not exists (select 1 from idempotency_keys
@@ -43,12 +43,29 @@ export function keyGuard(db: Db, c: Pick<Change, "unlessKeyIsLive">) {
 
 /** Grants unless the row is already ACTIVE: a new row is v0, a REVOKED row goes to v+1. No row → already ACTIVE. */
 export async function upsertGrantIfNotActive(db: Db, c: Change): Promise<EntitlementRow | undefined> {
-  const [row] = await db<EntitlementRow[]>`
+  const [row] = await upsertGrantsIfNotActive(db, { ...c, skus: [c.sku] });
+  return row;
+}
+
+/**
+ * Grants every item of one user that is not ACTIVE (a new row is v0, a REVOKED row goes to v+1) and returns those
+ * rows: a single grant and a bundle's items. The rows are inserted, and existing ones locked, in `order by sku`: two
+ * bundles of one user that share items lock them in the same order, so one waits for the other instead of
+ * deadlocking. An ACTIVE row stays locked though unchanged (ON CONFLICT locks the row before its WHERE), so a read
+ * that follows in the transaction sees it as it stays until commit.
+ */
+export async function upsertGrantsIfNotActive(
+  db: Db,
+  c: Omit<Change, "sku"> & { skus: string[] },
+): Promise<EntitlementRow[]> {
+  return db<EntitlementRow[]>`
     insert into entitlements as e
       (user_id, stock_keeping_unit, status, granted_at, revoked_at, source, source_id, version, updated_at, expires_at)
-    select ${c.userId}::text, ${c.sku}::text, 'ACTIVE', ${c.now}::timestamptz, null::timestamptz, ${c.reason}::text,
+    select ${c.userId}::text, sku, 'ACTIVE', ${c.now}::timestamptz, null::timestamptz, ${c.reason}::text,
            ${c.purchaseId}::text, 0, ${c.now}::timestamptz, ${c.expiresAt ?? null}::timestamptz
+    from unnest(${c.skus}::text[]) as item(sku)
     ${keyGuard(db, c)}
+    order by sku
     on conflict (user_id, stock_keeping_unit) do update set
       status = excluded.status,
       granted_at = excluded.granted_at,
@@ -60,7 +77,6 @@ export async function upsertGrantIfNotActive(db: Db, c: Change): Promise<Entitle
       expires_at = excluded.expires_at
     where e.status <> 'ACTIVE'
     returning user_id, stock_keeping_unit, status, version::float8 as version, updated_at`;
-  return row;
 }
 
 /**
