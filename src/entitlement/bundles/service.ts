@@ -6,9 +6,9 @@ import type { Clock } from "../../shared/runtime.ts";
 import { traceparentOf } from "../../shared/trace-context.ts";
 import type { CommandMetrics } from "../entitlements/metrics.ts";
 import { outboxEventOf } from "../entitlements/outbox-event.ts";
-import { type EntitlementRow, limitStatementTime, upsertGrantsIfNotActive } from "../entitlements/queries.ts";
+import { type EntitlementRow, upsertGrantsIfNotActive } from "../entitlements/queries.ts";
 import { assertNotPast } from "../entitlements/validation.ts";
-import { findLiveIdempotencyRecord, lockIdempotencyKey } from "../idempotency/queries.ts";
+import { openCommand } from "../idempotency/open.ts";
 import { assertStored, type ErrorReply, replayStored } from "../idempotency/replay.ts";
 import { bundleRequestHash } from "./hash.ts";
 import { type BundleBody, type BundleItem, BundleResponse } from "./model.ts";
@@ -62,10 +62,8 @@ async function executeInTransaction(
   };
   // Pipelined as a single grant's statements are (one round trip); the read runs after the upsert, so it sees the
   // unchanged items under the locks the upsert took.
-  const [, , stored, changed, current] = await Promise.all([
-    limitStatementTime(tx, deps.statementTimeoutMs),
-    lockIdempotencyKey(tx, key),
-    findLiveIdempotencyRecord(tx, { caller, key }),
+  const [stored, changed, current] = await Promise.all([
+    openCommand(tx, { caller, key, statementTimeoutMs: deps.statementTimeoutMs }),
     upsertGrantsIfNotActive(tx, change),
     findEntitlementsOfUser(tx, { userId: body.user_id, skus: body.stock_keeping_units }),
   ]);

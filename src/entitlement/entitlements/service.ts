@@ -8,7 +8,8 @@ import { decodeCursor, pageOf } from "../../shared/http/paging.ts";
 import type { Clock } from "../../shared/runtime.ts";
 import { inSpan } from "../../shared/trace-context.ts";
 import { requestHash } from "../idempotency/hash.ts";
-import { findLiveIdempotencyRecord, lockIdempotencyKey, storeIdempotencyRecord } from "../idempotency/queries.ts";
+import { openCommand } from "../idempotency/open.ts";
+import { storeIdempotencyRecord } from "../idempotency/queries.ts";
 import { assertStored, replayStored } from "../idempotency/replay.ts";
 import { toEntitlementDetail, toEntitlementResponse } from "./detail.ts";
 import type { CommandMetrics, CommandResult } from "./metrics.ts";
@@ -25,7 +26,6 @@ import { outboxEventOf } from "./outbox-event.ts";
 import {
   type EntitlementRow,
   insertAppliedCommand,
-  limitStatementTime,
   listEntitlementsOfUser,
   upsertGrantIfNotActive,
   upsertRevokeIfNotRevoked,
@@ -90,13 +90,10 @@ async function executeInTransaction(tx: TransactionSql, deps: CommandDeps, comma
     expiresAt: body.expires_at === undefined ? null : new Date(body.expires_at),
     unlessKeyIsLive: { caller, key },
   };
-  // One round trip: the statements are pipelined and run in order, so the lookup and the upsert see whatever the
-  // previous holder of the lock committed, and the upsert changes nothing when the lookup finds a live record.
+  // One round trip with the opening statements; the upsert changes nothing when the lookup finds a live record.
   // Four round trips a command instead of five (begin, this, the inserts, commit).
-  const [, , stored, row] = await Promise.all([
-    limitStatementTime(tx, deps.statementTimeoutMs),
-    lockIdempotencyKey(tx, key),
-    findLiveIdempotencyRecord(tx, { caller, key }),
+  const [stored, row] = await Promise.all([
+    openCommand(tx, { caller, key, statementTimeoutMs: deps.statementTimeoutMs }),
     action === "GRANT" ? upsertGrantIfNotActive(tx, change) : upsertRevokeIfNotRevoked(tx, change),
   ]);
   if (stored) {

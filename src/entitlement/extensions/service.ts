@@ -7,12 +7,13 @@ import { toEntitlementDetail } from "../entitlements/detail.ts";
 import type { EntitlementDetail } from "../entitlements/model.ts";
 import { EntitlementDetail as DetailSchema } from "../entitlements/model.ts";
 import { outboxEventOf } from "../entitlements/outbox-event.ts";
-import { insertAppliedCommand, limitStatementTime } from "../entitlements/queries.ts";
+import { insertAppliedCommand } from "../entitlements/queries.ts";
 import type { CommandDeps } from "../entitlements/service.ts";
 import { assertNotPast } from "../entitlements/validation.ts";
 import { lockExpiry } from "../expiry/schedule.ts";
 import { requestHash } from "../idempotency/hash.ts";
-import { findLiveIdempotencyRecord, lockIdempotencyKey, storeIdempotencyRecord } from "../idempotency/queries.ts";
+import { openCommand } from "../idempotency/open.ts";
+import { storeIdempotencyRecord } from "../idempotency/queries.ts";
 import { assertStored, type ErrorReply, replayStored } from "../idempotency/replay.ts";
 import type { ExtensionBody } from "./model.ts";
 import { extendIfLater } from "./queries.ts";
@@ -48,10 +49,8 @@ async function executeInTransaction(tx: TransactionSql, deps: CommandDeps, comma
   const now = deps.now();
   const entitlement = { userId: body.user_id, sku: body.stock_keeping_unit };
   // Pipelined (one round trip). The expiry row is locked before the entitlement's, the scheduler's order.
-  const [, , stored, , row, current] = await Promise.all([
-    limitStatementTime(tx, deps.statementTimeoutMs),
-    lockIdempotencyKey(tx, key),
-    findLiveIdempotencyRecord(tx, { caller, key }),
+  const [stored, , row, current] = await Promise.all([
+    openCommand(tx, { caller, key, statementTimeoutMs: deps.statementTimeoutMs }),
     lockExpiry(tx, entitlement),
     extendIfLater(tx, {
       ...entitlement,

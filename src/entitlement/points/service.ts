@@ -4,13 +4,9 @@
 import type { Sql, TransactionSql } from "postgres";
 import { pageOf } from "../../shared/http/paging.ts";
 import type { Clock } from "../../shared/runtime.ts";
-import { limitStatementTime } from "../entitlements/queries.ts";
-import {
-  findLiveIdempotencyRecord,
-  type IdempotencyRecord,
-  lockIdempotencyKey,
-  storeIdempotencyRecord,
-} from "../idempotency/queries.ts";
+import { openCommand } from "../idempotency/open.ts";
+import { type IdempotencyRecord, storeIdempotencyRecord } from "../idempotency/queries.ts";
+import { assertStored, KEY_CONFLICT } from "../idempotency/replay.ts";
 import { type PointsRequest, pointsRequestHash } from "./hash.ts";
 import { findBalance, listTransactions } from "./ledger-queries.ts";
 import type { PointsResponse, ReservationInput, ReservationResponse } from "./model.ts";
@@ -27,8 +23,6 @@ export type PointsDeps = { sql: Sql; now: Clock; idempotencyTtlMs: number; state
 export type Reply = { status: number; body: unknown; kind: "applied" | "replayed" | "conflict" };
 
 type Keyed = { idempotencyKey: string; caller: string; traceId: string };
-
-const KEY_CONFLICT = { code: "IDEMPOTENCY_KEY_CONFLICT", message: "Idempotency-Key conflict" };
 
 export function toReservationResponse(row: ReservationRow): ReservationResponse {
   return {
@@ -55,11 +49,7 @@ async function idempotent(
   const hash = pointsRequestHash(command.request);
   const key = { caller: command.caller, key: command.idempotencyKey };
   return deps.sql.begin(async (tx) => {
-    const [, , stored] = await Promise.all([
-      limitStatementTime(tx, deps.statementTimeoutMs),
-      lockIdempotencyKey(tx, command.idempotencyKey),
-      findLiveIdempotencyRecord(tx, key),
-    ]);
+    const stored = await openCommand(tx, { ...key, statementTimeoutMs: deps.statementTimeoutMs });
     if (stored) return replay(stored, hash);
     const now = deps.now();
     const reply = await change(tx, now);
@@ -71,7 +61,7 @@ async function idempotent(
       responseBody: reply.body,
       expiresAt,
     });
-    if (written !== 1) throw new Error("idempotency invariant violated: a live record appeared under the lock");
+    assertStored(written);
     return { ...reply, kind: reply.status < 300 ? "applied" : "conflict" };
   });
 }
