@@ -20,10 +20,10 @@ afterAll(async () => {
 /** The environment testConfig would build, as variables for a child process. */
 function envFor(config: ReturnType<typeof testConfig>, url: string): Record<string, string> {
   const e = config.env as Record<string, unknown>;
+  // Every stream and subject name of the test's own (points included): a default name would meet whatever another
+  // run left on the shared NATS ("subjects overlap with an existing stream").
   const names = Object.keys(e).filter(
-    (k) =>
-      (k.startsWith("NOTIFICATION_NATS_") || k.startsWith("NOTIFICATION_MATCHMAKING_NATS_")) &&
-      typeof e[k] === "string",
+    (k) => /^NOTIFICATION_(MATCHMAKING_|POINTS_)?NATS_/.test(k) && typeof e[k] === "string",
   );
   return {
     ...Object.fromEntries(names.map((k) => [k, String(e[k])])),
