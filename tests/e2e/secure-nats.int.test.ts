@@ -2,13 +2,14 @@
 // NATS_URL=tls://…, NATS_USER/NATS_PASSWORD and NATS_TLS_CA, carry a grant to a SENT notification; a client without
 // the password, and one without TLS, are refused; no log line of either service carries the password.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { connect } from "@nats-io/transport-node";
 import postgres from "postgres";
+import { createTestCa } from "../support/certificates.ts";
 import { createTestDatabase, type TestDatabase, uniqueName } from "../support/infra.ts";
-import { natsServerBinary, type PrivateNats, privateNats } from "../support/nats-server.ts";
+import { connectOutcome, natsServerBinary, type PrivateNats, privateNats } from "../support/nats-server.ts";
+import { serve } from "../support/serve.ts";
 import { waitUntil } from "../support/wait.ts";
 
 setDefaultTimeout(120_000);
@@ -20,48 +21,21 @@ const PASSWORD = "nats-Secr3t-that-must-never-be-logged";
 const DEBUG_TOKEN = "secure-debug-token-0123456789abcdef";
 
 const dir = mkdtempSync(join(tmpdir(), "secure-nats-"));
-const pem = (name: string) => join(dir, name);
+let ca: string;
 let broker: PrivateNats;
 let db: TestDatabase;
 let sql: postgres.Sql;
 const children: Bun.Subprocess[] = [];
-const logs: string[] = [];
-
-/** A throwaway CA and a server certificate for 127.0.0.1 signed by it (EC keys: fast to make). */
-async function makeCertificates(): Promise<void> {
-  const openssl = async (...args: string[]) => {
-    const run = Bun.spawn(["openssl", ...args], { cwd: dir, stdout: "ignore", stderr: "pipe" });
-    if ((await run.exited) !== 0) throw new Error(`openssl ${args[0]}: ${await new Response(run.stderr).text()}`);
-  };
-  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
-  await openssl("req", "-x509", ...ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "1", "-subj", "/CN=test-ca");
-  await openssl("req", ...ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1");
-  writeFileSync(pem("san.ext"), "subjectAltName=IP:127.0.0.1\n");
-  await openssl(
-    "x509",
-    "-req",
-    "-in",
-    "server.csr",
-    "-CA",
-    "ca.pem",
-    "-CAkey",
-    "ca.key",
-    "-CAcreateserial",
-    "-out",
-    "server.pem",
-    "-days",
-    "1",
-    "-extfile",
-    "san.ext",
-  );
-}
+const outputs: Promise<string>[] = [];
 
 beforeAll(async () => {
   if (!natsServerBinary) throw new Error("nats-server is required for this test");
-  await makeCertificates();
+  const authority = await createTestCa(dir);
+  ca = authority.ca;
+  const server = await authority.server("server");
   broker = privateNats("secure", {
     scheme: "tls",
-    args: ["--user", USER, "--pass", PASSWORD, "--tls", "--tlscert", pem("server.pem"), "--tlskey", pem("server.key")],
+    args: ["--user", USER, "--pass", PASSWORD, "--tls", "--tlscert", server.cert, "--tlskey", server.key],
   });
   await broker.start();
   db = await createTestDatabase("secure_nats");
@@ -80,50 +54,22 @@ const secureEnv = () => ({
   NATS_URL: broker.url,
   NATS_USER: USER,
   NATS_PASSWORD: PASSWORD,
-  NATS_TLS_CA: pem("ca.pem"),
+  NATS_TLS_CA: ca,
 });
 
-/** Starts `main serve`, keeps every stdout line in `logs`, and resolves with its HTTP port once it listens. */
+/** Starts `main serve` with the test database and keeps its output for the log assertions. */
 async function start(main: string, name: string, env: Record<string, string>): Promise<number> {
-  const child = Bun.spawn(["bun", main, "serve"], {
-    env: {
-      PATH: process.env.PATH ?? "",
-      DATABASE_URL: db.url,
-      HOST: "127.0.0.1",
-      PORT: "0",
-      LOG_LEVEL: "debug",
-      ...env,
-    },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  children.push(child);
-  const port = Promise.withResolvers<number>();
-  void (async () => {
-    let text = "";
-    for await (const chunk of child.stdout) {
-      text += new TextDecoder().decode(chunk);
-      const match = new RegExp(`"port":(\\d+),"msg":"${name} listening"`).exec(text);
-      if (match) port.resolve(Number(match[1]));
-    }
-    logs.push(text, await new Response(child.stderr).text());
-    port.reject(new Error(`${name} exited before listening:\n${text}`));
-  })();
-  return port.promise;
+  const served = serve(main, name, { DATABASE_URL: db.url, ...env });
+  children.push(served.child);
+  outputs.push(served.output);
+  return served.port;
 }
 
 test("a client without the password, or without TLS, is refused", async () => {
-  const refused = async (options: Parameters<typeof connect>[0]) =>
-    connect({ timeout: 5_000, ...options }).then(
-      async (nc) => {
-        await nc.close();
-        return "connected";
-      },
-      (error: Error) => error.message,
-    );
+  const refused = connectOutcome;
   const servers = broker.url.replace("tls://", "nats://");
-  expect(await refused({ servers, tls: { caFile: pem("ca.pem") } }), "no credentials").toMatch(/authorization/i);
-  expect(await refused({ servers, tls: { caFile: pem("ca.pem") }, user: USER, pass: "wrong" })).toMatch(/authoriz/i);
+  expect(await refused({ servers, tls: { caFile: ca } }), "no credentials").toMatch(/authorization/i);
+  expect(await refused({ servers, tls: { caFile: ca }, user: USER, pass: "wrong" })).toMatch(/authoriz/i);
   expect(await refused({ servers, user: USER, pass: PASSWORD }), "credentials without TLS").not.toBe("connected");
 });
 
@@ -177,8 +123,7 @@ test("both services reach the broker with the password over TLS: a grant becomes
 
   for (const child of children) child.kill("SIGTERM");
   for (const child of children) expect(await child.exited, "drains and exits 0").toBe(0);
-  await waitUntil(() => logs.length === 2 * children.length, "every log captured", 10_000);
-  const text = logs.join("\n");
+  const text = (await Promise.all(outputs)).join("\n");
   expect(text, "the services logged their NATS connection").toContain("connected to NATS");
   expect(text, "no log line carries the NATS password").not.toContain(PASSWORD);
 });

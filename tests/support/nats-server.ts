@@ -3,6 +3,7 @@
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type ConnectionOptions, connect } from "@nats-io/transport-node";
 import { freePort } from "./process.ts";
 
 export const natsServerBinary: string | undefined =
@@ -66,4 +67,15 @@ export function privateNats(label: string, options: { args?: string[]; scheme?: 
       rmSync(store, { recursive: true, force: true });
     },
   };
+}
+
+/** "connected" when a client can connect with `options`, or the message it was refused with. */
+export async function connectOutcome(options: ConnectionOptions): Promise<string> {
+  return connect({ timeout: 5_000, ...options }).then(
+    async (nc) => {
+      await nc.close();
+      return "connected";
+    },
+    (error: Error) => error.message,
+  );
 }
