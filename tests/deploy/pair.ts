@@ -6,34 +6,10 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { builtBinary, freePort, waitForOk } from "../ship/support.ts";
 import { createTestDatabase, natsUrl, uniqueName } from "../support/infra.ts";
+import { pipelineNatsNames, pipelineStreams } from "../support/nats-names.ts";
 
 export type RunningService = { url: string; pid: number; stop: () => Promise<number>; output: () => Promise<string> };
 export type Pair = { entitlement: RunningService; notification: RunningService; close: () => Promise<void> };
-
-function natsNames(stream: string, durable: string): Record<string, string> {
-  const advisory = (kind: string) => `$JS.EVENT.ADVISORY.CONSUMER.${kind}.${stream}.${durable}`;
-  return {
-    ENTITLEMENT_NATS_STREAM: stream,
-    ENTITLEMENT_NATS_SUBJECT: `${stream}.events`,
-    ENTITLEMENT_POINTS_NATS_STREAM: `${stream}-points`,
-    ENTITLEMENT_POINTS_NATS_SUBJECT: `${stream}.points`,
-    NOTIFICATION_NATS_STREAM: stream,
-    NOTIFICATION_NATS_SUBJECT: `${stream}.events`,
-    NOTIFICATION_NATS_DURABLE: durable,
-    NOTIFICATION_NATS_ADVISORY_SUBJECT: advisory("MAX_DELIVERIES"),
-    NOTIFICATION_NATS_ADVISORY_STREAM: `${stream}-max-deliveries`,
-    NOTIFICATION_NATS_ADVISORY_DURABLE: `${durable}-max-deliveries`,
-    NOTIFICATION_NATS_TERMINATED_ADVISORY_SUBJECT: advisory("MSG_TERMINATED"),
-    NOTIFICATION_NATS_TERMINATED_ADVISORY_STREAM: `${stream}-terminated`,
-    NOTIFICATION_NATS_TERMINATED_ADVISORY_DURABLE: `${durable}-terminated`,
-    NOTIFICATION_MATCHMAKING_NATS_STREAM: `${stream}-matches`,
-    NOTIFICATION_MATCHMAKING_NATS_SUBJECT: `${stream}.matches`,
-    NOTIFICATION_MATCHMAKING_NATS_DURABLE: `${durable}-matches`,
-    NOTIFICATION_POINTS_NATS_STREAM: `${stream}-points`,
-    NOTIFICATION_POINTS_NATS_SUBJECT: `${stream}.points`,
-    NOTIFICATION_POINTS_NATS_DURABLE: `${durable}-points`,
-  };
-}
 
 async function start(
   name: "entitlement" | "notification",
@@ -84,7 +60,7 @@ export async function startPair(
     DATABASE_URL: db.url,
     NATS_URL: nats,
     ENTITLEMENT_AUTH_DISABLED: "true",
-    ...natsNames(stream, uniqueName("deploy-consumer")),
+    ...pipelineNatsNames(stream, uniqueName("deploy-consumer")),
     ...options.env,
   };
   const wrap = options.wrap ?? (() => []);
@@ -93,15 +69,7 @@ export async function startPair(
     for (const s of started) await s.stop();
     const nc = await connect({ servers: nats });
     const jsm = await jetstreamManager(nc);
-    for (const name of [
-      stream,
-      `${stream}-max-deliveries`,
-      `${stream}-terminated`,
-      `${stream}-matches`,
-      `${stream}-points`,
-    ]) {
-      await jsm.streams.delete(name).catch(() => false);
-    }
+    for (const name of pipelineStreams(stream)) await jsm.streams.delete(name).catch(() => false);
     await nc.close();
     await db.drop();
   };
