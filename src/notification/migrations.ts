@@ -2,6 +2,7 @@ import m001 from "../../db/notification/001_init.sql" with { type: "text" };
 import m002 from "../../db/notification/002_nats_dlq_per_stream.sql" with { type: "text" };
 import m003 from "../../db/notification/003_notification_traceparent.sql" with { type: "text" };
 import m004 from "../../db/notification/004_notifications_per_event_user.sql" with { type: "text" };
+import m005 from "../../db/notification/005_runtime_role.sql" with { type: "text" };
 import { migrationList } from "../shared/migrate.ts";
 
 export const SCHEMA = "notification";
@@ -11,4 +12,5 @@ export const migrations = migrationList({
   "002_nats_dlq_per_stream.sql": m002,
   "003_notification_traceparent.sql": m003,
   "004_notifications_per_event_user.sql": m004,
+  "005_runtime_role.sql": m005,
 });

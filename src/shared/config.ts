@@ -213,7 +213,7 @@ export const CommonConfig = {
   }),
   DATABASE_MIGRATION_URL: Optional({
     description:
-      "PostgreSQL URL of the role that runs migrations (serve's automatic ones and `migrate`); default DATABASE_URL. Set it to a schema owner so DATABASE_URL can be a runtime role with only DML on its own schema (docs/security.md).",
+      "PostgreSQL URL of the role that runs migrations (serve's automatic ones and `migrate`); default DATABASE_URL. Set it to the schema's owner so that DATABASE_URL can be a runtime login role, a member of entitlement_runtime or notification_runtime with only DML on its own schema (docs/security.md).",
   }),
   DATABASE_POOL_MAX: Int(10, { minimum: 1, maximum: 1000, description: "Maximum PostgreSQL connections per process." }),
   NATS_URL: NonBlank("nats://127.0.0.1:4222", { description: "NATS server URL(s), comma-separated." }),

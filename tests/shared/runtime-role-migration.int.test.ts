@@ -1,0 +1,97 @@
+// The group roles of ADR-23 on a cluster that has none yet: a private one, since on the shared cluster the first
+// migration ever run created them. Migrations entitlement/008 and notification/005 create the group role when the
+// migrating role may, refuse a plain schema owner with the statement to run until a DBA has, and succeed when another
+// database of the cluster creates the same role at the same moment.
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import postgres from "postgres";
+import { migrations as entitlementMigrations } from "../../src/entitlement/migrations.ts";
+import { migrations as notificationMigrations } from "../../src/notification/migrations.ts";
+import { migrate } from "../../src/shared/migrate.ts";
+import { type Postgres, startPostgres } from "../drills/cluster.ts";
+import { waitUntil } from "../support/wait.ts";
+
+setDefaultTimeout(120_000);
+
+const dir = mkdtempSync(join(tmpdir(), "runtime-role-"));
+let cluster: Postgres;
+let admin: postgres.Sql;
+const clients: postgres.Sql[] = [];
+
+/** A client of `database` in the private cluster, as `role` (trust authentication) or the superuser. */
+function client(database: string, role?: string): postgres.Sql {
+  const url = new URL(cluster.url);
+  url.pathname = `/${database}`;
+  if (role) url.username = role;
+  const sql = postgres(url.toString(), { max: 1, onnotice: () => {} });
+  clients.push(sql);
+  return sql;
+}
+
+const roleExists = async (name: string) =>
+  (await admin`select rolcanlogin from pg_roles where rolname = ${name}`).map((r) => r.rolcanlogin);
+
+beforeAll(async () => {
+  chmodSync(dir, 0o755); // the cluster runs as the postgres user when the tests run as root
+  cluster = await startPostgres(dir);
+  admin = postgres(cluster.url, { max: 1, onnotice: () => {} });
+  for (const database of ["owned", "first", "second"]) await admin.unsafe(`create database ${database}`);
+  await admin`create role plain_owner login`;
+  await admin`grant create on database owned to plain_owner`;
+});
+
+afterAll(async () => {
+  for (const sql of clients) await sql.end({ timeout: 1 });
+  await admin?.end({ timeout: 1 });
+  cluster?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test("a plain schema owner is refused with the statement to run until the group role exists", async () => {
+  const owner = client("owned", "plain_owner");
+  const refused = await migrate(owner, "entitlement", entitlementMigrations).then(
+    () => undefined,
+    (e: postgres.PostgresError) => ({ code: e.code, message: e.message, hint: e.hint }),
+  );
+  expect(refused).toEqual({
+    code: "42501",
+    message: "role entitlement_runtime does not exist and plain_owner may not create it",
+    hint:
+      "As a superuser or a CREATEROLE role, run: create role entitlement_runtime nologin; then migrate again " +
+      "(docs/security.md).",
+  });
+  const [left] = await owner`select to_regclass('entitlement.entitlements') as t`;
+  expect(left?.t, "the migrations ran in one transaction: nothing is left").toBeNull();
+
+  expect(await migrate(client("first"), "entitlement", entitlementMigrations)).toHaveLength(
+    entitlementMigrations.length,
+  );
+  expect(await roleExists("entitlement_runtime"), "a superuser's migration creates it, NOLOGIN").toEqual([false]);
+  expect(await migrate(owner, "entitlement", entitlementMigrations), "then the owner migrates").toHaveLength(
+    entitlementMigrations.length,
+  );
+  const [granted] = await owner`
+    select has_table_privilege('entitlement_runtime', 'entitlement.entitlements', 'select, insert, update, delete')
+      and not has_table_privilege('entitlement_runtime', 'entitlement.entitlements', 'truncate') as dml_only`;
+  expect(granted?.dml_only).toBe(true);
+});
+
+test("two databases creating the group role at the same moment both migrate", async () => {
+  expect(await roleExists("notification_runtime")).toEqual([]);
+  let migrating: Promise<string[]> | undefined;
+  await client("first").begin(async (tx) => {
+    await tx`create role notification_runtime nologin`;
+    migrating = migrate(client("second"), "notification", notificationMigrations);
+    await waitUntil(async () => {
+      const waiting = await admin`
+          select 1 from pg_stat_activity where datname = 'second' and wait_event_type = 'Lock'`;
+      return waiting.length > 0;
+    }, "the second database's create role to wait for the first's");
+  });
+  expect(await migrating, "the role created meanwhile is used, not an error").toHaveLength(
+    notificationMigrations.length,
+  );
+  expect(await roleExists("notification_runtime")).toEqual([false]);
+});
