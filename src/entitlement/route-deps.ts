@@ -16,12 +16,13 @@ export type RouteDeps = CommandDeps & {
 };
 
 /**
- * A lost, full or stuck database is worth a retry (503); anything else stays a 500. An unavailable database (no
+ * A lost, full or stuck database is worth a retry (503); anything else stays a 500. Stuck: a statement or lock wait
+ * cut off by its timeout (57014; 55P03 from the lock_timeout of `entitlement_command`). An unavailable database (no
  * connection to be had, SQLSTATE 53300 included) is also reported, so that /readyz says so too.
  */
 export function unavailableOr(deps: Pick<RouteDeps, "log" | "onUnavailable">, error: unknown): never {
   const code = (error as { code?: unknown })?.code;
-  if (isTransientDbError(error) || code === SqlState.queryCanceled) {
+  if (isTransientDbError(error) || code === SqlState.queryCanceled || code === SqlState.lockNotAvailable) {
     if (isDatabaseUnavailable(error)) deps.onUnavailable?.(error);
     deps.log.warn({ err: error }, "database unavailable");
     throw new ApiError(503, "NOT_READY", "database unavailable, retry later");

@@ -60,6 +60,7 @@ export const SqlState = {
   outOfMemory: "53200",
   tooManyConnections: "53300",
   queryCanceled: "57014",
+  lockNotAvailable: "55P03",
 } as const;
 
 /**

@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 const TICKS_PER_SECOND = 100;
 
 /** utime + stime of a process, in seconds (0 when it is gone). */
-function processCpuSeconds(pid: number): number {
+export function processCpuSeconds(pid: number): number {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
     return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;

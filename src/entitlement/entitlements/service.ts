@@ -1,16 +1,18 @@
-// Grant, revoke and list (reference §1, §3). One command is one transaction: the advisory lock on the key, the
-// idempotency lookup, then either a replay or the state change with its audit row, outbox event and idempotency
-// record, all committed together. Expected outcomes (replay, conflicts) are values; surprises are thrown.
+// Grant, revoke and list (reference §1, §3). One command is one call of the database function `entitlement_command`
+// (command-queries.ts), its own transaction: the advisory lock on the key, the idempotency lookup, then either a
+// replay or the state change with its audit row, outbox event and idempotency record, all committed together.
+// Expected outcomes (replay, conflicts) are values; surprises are thrown.
 import { Value } from "@sinclair/typebox/value";
-import type { Sql, TransactionSql } from "postgres";
+import type { Sql } from "postgres";
 import { badRequest } from "../../shared/http/errors.ts";
 import { decodeCursor, pageOf } from "../../shared/http/paging.ts";
 import type { Clock } from "../../shared/runtime.ts";
 import { inSpan } from "../../shared/trace-context.ts";
 import { requestHash } from "../idempotency/hash.ts";
-import { openCommand } from "../idempotency/open.ts";
-import { storeIdempotencyRecord } from "../idempotency/queries.ts";
-import { assertStored, replayStored } from "../idempotency/replay.ts";
+import { idempotencyLockKey } from "../idempotency/lock-key.ts";
+import type { IdempotencyRecord } from "../idempotency/queries.ts";
+import { replayStored } from "../idempotency/replay.ts";
+import { type CommandOutcome, runEntitlementCommand } from "./command-queries.ts";
 import { toEntitlementDetail, toEntitlementResponse } from "./detail.ts";
 import type { CommandMetrics, CommandResult } from "./metrics.ts";
 import {
@@ -23,13 +25,7 @@ import {
   TARGET_STATUS,
 } from "./model.ts";
 import { outboxEventOf } from "./outbox-event.ts";
-import {
-  type EntitlementRow,
-  insertAppliedCommand,
-  listEntitlementsOfUser,
-  upsertGrantIfNotActive,
-  upsertRevokeIfNotRevoked,
-} from "./queries.ts";
+import { listEntitlementsOfUser } from "./queries.ts";
 import { assertNotPast } from "./validation.ts";
 
 export type CommandDeps = {
@@ -62,13 +58,11 @@ const RESULT: Record<CommandReply["kind"], CommandResult> = {
   replayed: "idempotency_reused",
 };
 
-/** Runs a grant or revoke; throws only on database trouble (the transaction is then rolled back). */
+/** Runs a grant or revoke; throws only on database trouble (the call is then rolled back as a whole). */
 export async function executeCommand(deps: CommandDeps, command: Command): Promise<CommandReply> {
   try {
     // The span the outbox row remembers (outbox-event.ts): the relay's publish span continues from it.
-    const reply = await inSpan(`${command.action} transaction`, {}, () =>
-      deps.sql.begin((tx) => executeInTransaction(tx, deps, command)),
-    );
+    const reply = await inSpan(`${command.action} transaction`, {}, () => runCommand(deps, command));
     deps.metrics.record(command.action, RESULT[reply.kind]);
     return reply;
   } catch (error) {
@@ -77,93 +71,60 @@ export async function executeCommand(deps: CommandDeps, command: Command): Promi
   }
 }
 
-async function executeInTransaction(tx: TransactionSql, deps: CommandDeps, command: Command): Promise<CommandReply> {
+/**
+ * One call of `entitlement_command`, its own transaction: the lock, the lookup, then either nothing (a live record:
+ * replay or key conflict; an expiry not ahead: 400) or the state change with its audit row, outbox event and
+ * idempotency record, or only the 409 of a refused transition. Everything but the version is decided here.
+ */
+async function runCommand(deps: CommandDeps, command: Command): Promise<CommandReply> {
   const { action, body, caller, idempotencyKey: key } = command;
   const hash = requestHash({ action, ...body });
   const now = deps.now();
-  const change = {
+  // The reply and the event as for a new row; the function sets the version the upsert produced in both.
+  const row = { user_id: body.user_id, stock_keeping_unit: body.stock_keeping_unit, status: TARGET_STATUS[action] };
+  const result = await runEntitlementCommand(deps.sql, {
+    action,
+    caller,
+    key,
+    lockKey: idempotencyLockKey(key),
+    requestHash: hash,
     userId: body.user_id,
     sku: body.stock_keeping_unit,
     reason: body.reason,
     purchaseId: body.purchase_id,
-    now,
     expiresAt: body.expires_at === undefined ? null : new Date(body.expires_at),
-    unlessKeyIsLive: { caller, key },
-  };
-  // One round trip with the opening statements; the upsert changes nothing when the lookup finds a live record.
-  // Four round trips a command instead of five (begin, this, the inserts, commit).
-  const [stored, row] = await Promise.all([
-    openCommand(tx, { caller, key, statementTimeoutMs: deps.statementTimeoutMs }),
-    action === "GRANT" ? upsertGrantIfNotActive(tx, change) : upsertRevokeIfNotRevoked(tx, change),
-  ]);
-  if (stored) {
-    if (row) throw new Error("idempotency invariant violated: a replayed key changed an entitlement");
-    return replayStored<EntitlementResponse>(stored, hash, EntitlementResponse);
-  }
-  assertNotPast(command.body.expires_at, now);
-  return applyCommand(tx, deps, command, hash, row, now);
-}
-
-/** Everything that commits with the state change; a refused transition (no row) only records its 409. */
-async function applyCommand(
-  tx: TransactionSql,
-  deps: CommandDeps,
-  command: Command,
-  hash: string,
-  row: EntitlementRow | undefined,
-  now: Date,
-): Promise<CommandReply> {
-  const { action, body } = command;
-  const expiresAt = new Date(now.getTime() + deps.idempotencyTtlMs);
-
-  if (!row) {
-    const message = `already ${TARGET_STATUS[action]}`;
-    const conflict = { status: 409, body: { code: "ENTITLEMENT_STATE_CONFLICT", message } };
-    // Remembered and committed, so that a retry with this key gets the same answer.
-    assertStored(await storeIdempotencyRecord(tx, replyRecord(command, hash, expiresAt, conflict)));
-    return { kind: "state_conflict", ...conflict } satisfies CommandReply;
-  }
-  const applied = { status: 200, body: toEntitlementResponse(row) };
-  const stored = await insertAppliedCommand(tx, {
-    audit: {
-      userId: row.user_id,
-      sku: row.stock_keeping_unit,
-      action,
-      version: row.version,
-      reason: body.reason,
-      purchaseId: body.purchase_id,
-      requestId: command.idempotencyKey,
-      caller: command.caller === "" ? null : command.caller,
-      detail: { ...body },
-      traceId: command.traceId,
-      occurredAt: now,
-    },
-    event: outboxEventOf(action, row, body, command.traceId, now),
-    reply: replyRecord(command, hash, expiresAt, applied),
-    ...(body.expires_at === undefined
-      ? {}
-      : {
-          expiry: {
-            userId: row.user_id,
-            skus: [row.stock_keeping_unit],
-            expiresAt: new Date(body.expires_at),
-            traceId: command.traceId,
-            now,
-          },
-        }),
+    now,
+    recordExpiresAt: new Date(now.getTime() + deps.idempotencyTtlMs),
+    lockTimeoutMs: deps.statementTimeoutMs,
+    auditId: crypto.randomUUID(),
+    detail: { ...body },
+    traceId: command.traceId,
+    event: outboxEventOf(action, { ...row, version: 0, updated_at: now }, body, command.traceId, now),
+    applied: toEntitlementResponse({ ...row, version: 0, updated_at: now }),
+    conflict: { code: "ENTITLEMENT_STATE_CONFLICT", message: `already ${TARGET_STATUS[action]}` },
   });
-  assertStored(stored);
-  return { kind: "applied", ...applied } satisfies CommandReply;
+  switch (result.outcome) {
+    case "stored":
+      return replayStored<EntitlementResponse>(storedRecord(result), hash, EntitlementResponse);
+    case "past":
+      assertNotPast(body.expires_at, now);
+      throw new Error("entitlement_command reported a past expiry that is not past");
+    case "state_conflict":
+      return { kind: "state_conflict", status: 409, body: result.replyBody as CommandReplyBody };
+    case "applied":
+      return { kind: "applied", status: 200, body: result.replyBody as CommandReplyBody };
+  }
 }
 
-function replyRecord(command: Command, hash: string, expiresAt: Date, reply: Omit<CommandReply, "kind">) {
+function storedRecord(result: CommandOutcome): IdempotencyRecord {
+  if (result.storedHash === null || result.replyCode === null || result.replyExpiresAt === null) {
+    throw new Error("entitlement_command: a stored record without its hash, code or expiry");
+  }
   return {
-    caller: command.caller,
-    key: command.idempotencyKey,
-    requestHash: hash,
-    responseCode: reply.status,
-    responseBody: reply.body,
-    expiresAt,
+    requestHash: result.storedHash,
+    responseCode: result.replyCode,
+    responseBody: result.replyBody,
+    expiresAt: result.replyExpiresAt,
   };
 }
 
