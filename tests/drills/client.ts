@@ -26,34 +26,41 @@ export type Sent = {
 /** Longer than the service's own request timeout (10s), so a hang shows as a latency above the drill's bound. */
 export const CLIENT_TIMEOUT_MS = 15_000;
 
-export async function send(
+/** POSTs a JSON body under an Idempotency-Key; the answer, or why there was none, and the time it took. */
+export async function postJson(
+  url: string,
+  token: string,
+  key: string,
+  body: unknown,
+  timeoutMs = CLIENT_TIMEOUT_MS,
+): Promise<{ answer?: Answer; error?: string; ms: number }> {
+  const started = performance.now();
+  try {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", "idempotency-key": key, authorization: `Bearer ${token}` },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const text = await response.text();
+    let parsed: Record<string, unknown> = {};
+    try {
+      parsed = JSON.parse(text);
+    } catch {}
+    return { answer: { status: response.status, body: parsed, text }, ms: performance.now() - started };
+  } catch (error) {
+    const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    return { error: message, ms: performance.now() - started };
+  }
+}
+
+export function send(
   baseUrl: string,
   token: string,
   request: { action: Action; key: string; body: Body },
   timeoutMs = CLIENT_TIMEOUT_MS,
 ): Promise<{ answer?: Answer; error?: string; ms: number }> {
-  const started = performance.now();
-  try {
-    const response = await fetch(`${baseUrl}/v1/entitlements/${request.action}`, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        "idempotency-key": request.key,
-        authorization: `Bearer ${token}`,
-      },
-      body: JSON.stringify(request.body),
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    const text = await response.text();
-    let body: Record<string, unknown> = {};
-    try {
-      body = JSON.parse(text);
-    } catch {}
-    return { answer: { status: response.status, body, text }, ms: performance.now() - started };
-  } catch (error) {
-    const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    return { error: message, ms: performance.now() - started };
-  }
+  return postJson(`${baseUrl}/v1/entitlements/${request.action}`, token, request.key, request.body, timeoutMs);
 }
 
 /** The answer that counts for a fresh request: its own when it was a definite one (not 5xx), else its replay's. */

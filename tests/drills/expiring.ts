@@ -3,7 +3,7 @@
 // must have been granted once and revoked by its expiry once: its events (v0 granted, v1 revoked with source `expiry`)
 // go through the same ledger as the grants and revokes (ledger.ts), under a prefix of their own.
 import type postgres from "postgres";
-import type { Answer } from "./client.ts";
+import { type Answer, postJson } from "./client.ts";
 import { checkLedger, type LedgerReport, waitForQuiescence } from "./ledger.ts";
 import type { Recorded } from "./load.ts";
 
@@ -14,24 +14,8 @@ type Bundle = { key: string; body: Record<string, unknown>; answer?: Answer; err
 
 export type ExpiringLoad = { bundles: Bundle[]; stop: () => Promise<void> };
 
-async function post(url: string, token: string, b: Bundle): Promise<{ answer?: Answer; error?: string }> {
-  try {
-    const response = await fetch(`${url}/v1/entitlements/bundle-grants`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "idempotency-key": b.key, authorization: `Bearer ${token}` },
-      body: JSON.stringify(b.body),
-      signal: AbortSignal.timeout(TIMEOUT_MS),
-    });
-    const text = await response.text();
-    let body: Record<string, unknown> = {};
-    try {
-      body = JSON.parse(text);
-    } catch {}
-    return { answer: { status: response.status, body, text } };
-  } catch (error) {
-    return { error: error instanceof Error ? error.message : String(error) };
-  }
-}
+const post = (url: string, token: string, b: Bundle) =>
+  postJson(`${url}/v1/entitlements/bundle-grants`, token, b.key, b.body, TIMEOUT_MS);
 
 export function startExpiringLoad(o: {
   prefix: string;

@@ -1,4 +1,6 @@
 // The drill's result table, one row per scenario, and the findings under it.
+import type { PointsReport } from "./points-ledger.ts";
+
 export type ScenarioResult = {
   name: string;
   requests: number;
@@ -14,6 +16,8 @@ export type ScenarioResult = {
   recoveryMs: number | undefined;
   /** Load stopped and settled → every event PUBLISHED and its notification SENT. */
   drainMs: number | undefined;
+  /** The point reservations of the load: accepted, DONE, ledger rows, notifications, exact balances. */
+  points: PointsReport;
   problems: string[];
 };
 
@@ -32,6 +36,11 @@ export function formatTable(results: ScenarioResult[]): string {
     "notifications",
     "lost",
     "duplicated",
+    "reservations",
+    "DONE",
+    "point txns",
+    "PointsGranted",
+    "balances",
     "max latency",
     "recovery",
     "drain",
@@ -47,6 +56,11 @@ export function formatTable(results: ScenarioResult[]): string {
     String(r.notifications),
     String(r.lost),
     String(r.duplicated),
+    String(r.points.reservations),
+    String(r.points.done),
+    String(r.points.transactions),
+    String(r.points.notifications),
+    `${r.points.exactBalances}/${r.points.users}`,
     seconds(r.maxLatencyMs),
     seconds(r.recoveryMs),
     seconds(r.drainMs),

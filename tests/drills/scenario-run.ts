@@ -2,12 +2,12 @@
 // replay, wait for quiescence, then check the answers against the model and the tables against CONTRACT §6.
 import { checkAnswers } from "./answers.ts";
 import { send } from "./client.ts";
-import { checkExpiringLoad, startExpiringLoad } from "./expiring.ts";
 import { checkLedger, waitForQuiescence, watchCatchUp } from "./ledger.ts";
 import { type Recorded, startLoad } from "./load.ts";
 import { checkMatches, type MatchLoad, startMatchLoad, waitForMatches } from "./matches.ts";
 import type { ScenarioResult } from "./report.ts";
 import type { DrillContext, Scenario } from "./scenarios.ts";
+import { startScheduledLoad } from "./scheduled.ts";
 import type { Service } from "./services.ts";
 import { settleUnanswered } from "./settle.ts";
 
@@ -58,13 +58,11 @@ export async function runScenario(scenario: Scenario, deps: RunDeps): Promise<Sc
   });
   // Matches beside the grants, about 15 a second: light enough to leave the quick drill's timing as it was.
   const matches = startMatchLoad({ natsUrl: deps.natsUrl, prefix: deps.prefix, pauseMs: 60, settleMs: 60_000 });
-  // Its own prefix (not under deps.prefix), so its expiries' events are checked by their own model.
-  const expiringPrefix = `x${deps.prefix}`;
-  const expiring = startExpiringLoad({
-    prefix: expiringPrefix,
+  // Expiring bundles and point reservations: the scheduler's work, due while the fault is on.
+  const scheduled = startScheduledLoad({
+    prefix: deps.prefix,
     urls: () => deps.fleet.replicas.map((s) => s.url),
     token: deps.fleet.token,
-    pauseMs: 150,
     random: deps.random,
   });
   await Bun.sleep(deps.scale.beforeMs);
@@ -74,25 +72,25 @@ export async function runScenario(scenario: Scenario, deps: RunDeps): Promise<Sc
     problems.push(`fault injection failed: ${error instanceof Error ? error.message : String(error)}`);
   }
   await Bun.sleep(deps.scale.afterMs);
-  await Promise.all([load.stop(), expiring.stop()]);
-  say(`load stopped after ${load.sent.length} requests and ${expiring.bundles.length} expiring bundles`);
+  await Promise.all([load.stop(), scheduled.stop()]);
+  say(`load stopped after ${load.sent.length} requests, ${scheduled.count()}`);
 
   problems.push(...deps.fleet.problems.splice(0));
   for (const s of deps.fleet.all) if (!s.running()) await s.start().catch((e) => problems.push(String(e)));
   const result = await verify(scenario.name, deps, load.sent, { faultEnds, catchUps, problems, matches });
-  const x = await checkExpiringLoad(deps.sql, expiring, {
-    prefix: expiringPrefix,
+  const x = await scheduled.check(deps.sql, {
     urls: liveUrls(deps),
-    token: deps.fleet.token,
     timeoutMs: RECOVERY_TIMEOUT_MS,
+    latencyBoundMs: LATENCY_BOUND_MS,
+    log: deps.log,
   });
-  deps.log(`  checked: ${x.bundles} bundles accepted, ${x.items} items granted and expired once each`);
   return {
     ...result,
     events: result.events + x.events,
     notifications: result.notifications + x.notifications,
     lost: result.lost + x.lost,
     duplicated: result.duplicated + x.duplicated,
+    points: x.points,
     problems: [...result.problems, ...x.problems],
   };
 }
@@ -103,7 +101,7 @@ async function verify(
   deps: RunDeps,
   sent: Recorded[],
   fault: { faultEnds: Date[]; catchUps: Promise<number | undefined>[]; problems: string[]; matches: MatchLoad },
-): Promise<ScenarioResult> {
+): Promise<Omit<ScenarioResult, "points">> {
   const { problems } = fault;
   const acked = await fault.matches.stop();
   sent.push(...(await probeReplicas(deps, problems)));
