@@ -23,6 +23,8 @@ export type BenchOptions = {
   expiries: number;
   /** Longest wait for the pipeline to go quiet between phases, in seconds. */
   settleTimeout: number;
+  /** `points`: only the points phases (points-phase.ts); undefined: every phase. */
+  only: "points" | undefined;
   /** Where the JSON goes (default .data/bench/<timestamp>.json). */
   out: string | undefined;
   keep: boolean;
@@ -30,7 +32,7 @@ export type BenchOptions = {
 
 export const USAGE = `usage: bun run bench [--quick] [--duration S] [--connections 16,64] [--rate N] [--rate-duration S]
                      [--events N] [--publish-window N] [--reservations N] [--due-rate N] [--due-duration S]
-                     [--expiries N] [--settle-timeout S] [--out FILE] [--keep]`;
+                     [--expiries N] [--settle-timeout S] [--only points] [--out FILE] [--keep]`;
 
 function positive(name: string, text: string | undefined, fallback: number): number {
   if (text === undefined) return fallback;
@@ -55,11 +57,14 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
       "due-duration": { type: "string" },
       expiries: { type: "string" },
       "settle-timeout": { type: "string" },
+      only: { type: "string" },
       out: { type: "string" },
       keep: { type: "boolean", default: false },
     },
   });
   const quick = values.quick ?? false;
+  if (values.only !== undefined && values.only !== "points")
+    throw new Error(`--only takes one phase group: points, got '${values.only}'\n${USAGE}`);
   const connections = (values.connections ?? "16,64").split(",").map((c) => positive("connections", c, 0));
   return {
     quick,
@@ -74,6 +79,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     dueDuration: positive("due-duration", values["due-duration"], quick ? 2 : 20),
     expiries: Math.round(positive("expiries", values.expiries, quick ? 500 : 2_000)),
     settleTimeout: positive("settle-timeout", values["settle-timeout"], quick ? 20 : 120),
+    only: values.only,
     out: values.out,
     keep: values.keep ?? false,
   };

@@ -1,7 +1,8 @@
 // The table and the JSON of one run: every figure, its target and whether it was met.
 
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
+import { join, resolve } from "node:path";
 import { round } from "./stats.ts";
 
 export type Figure = { name: string; value: number; unit: string; target?: { op: ">=" | "<="; value: number } };
@@ -40,4 +41,28 @@ export function renderTable(figures: Figure[]): string {
       .join("  ")
       .trimEnd();
   return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");
+}
+
+/** Writes the run's JSON to `out` (default .data/bench/<tag>.json) and to .data/bench/latest.json; returns `out`. */
+export function saveReport(r: {
+  tag: string;
+  options: { out: string | undefined };
+  figures: Figure[];
+  results: Record<string, unknown>;
+  argv: string[];
+}): string {
+  const dir = resolve(import.meta.dir, "../../.data/bench");
+  const out = r.options.out ?? join(dir, `${r.tag}.json`);
+  const report = {
+    tag: r.tag,
+    date: new Date().toISOString(),
+    command: `bun run bench ${r.argv.join(" ")}`.trim(),
+    options: r.options,
+    figures: r.figures,
+    results: r.results,
+  };
+  const text = `${JSON.stringify(report, null, 2)}\n`;
+  writeFileSync(out, text);
+  writeFileSync(join(dir, "latest.json"), text);
+  return out;
 }

@@ -12,11 +12,11 @@ import { fillBacklog, measureIngest } from "./ingest.ts";
 import { PLAYERS, publishMatches } from "./matches.ts";
 import { type BenchOptions, parseBenchOptions } from "./options.ts";
 import { runPgbench } from "./pgbench.ts";
-import { drainReservationBacklog, measureLateness } from "./points.ts";
+import { measurePoints } from "./points-phase.ts";
 import { READ_USERS, runReadLoad, seedReadSet } from "./reads.ts";
 import { rawPublish, seedAndDrainOutbox } from "./relay.ts";
 import { measureReplicas, replicaRows } from "./replicas.ts";
-import { type Figure, machine, renderTable } from "./report.ts";
+import { type Figure, machine, renderTable, saveReport } from "./report.ts";
 import * as stack from "./stack.ts";
 import { mean, measureTracingCost } from "./tracing.ts";
 
@@ -275,32 +275,9 @@ async function main(options: BenchOptions): Promise<void> {
     // Measured: the next phases should not deliver this backlog (their settle waits for every open notification).
     await sql`delete from notification.notifications where type = 'MatchFound'`;
 
-    progress(`points: a backlog of ${options.reservations} due reservations`);
-    const drained = await drainReservationBacklog({
-      sql,
-      count: options.reservations,
-      prefix: `pts-${tag}`,
-      timeoutMs: 600_000,
-      progress: detail,
-    });
-    progress(`points: ${options.dueRate} reservations due per second for ${options.dueDuration}s`);
-    const lateness = await measureLateness({
-      sql,
-      rate: options.dueRate,
-      seconds: options.dueDuration,
-      prefix: `late-${tag}`,
-      timeoutMs: settleMs,
-      progress: detail,
-    });
-    results.points = { drained, lateness };
-    add(`reservations executed/s (backlog of ${drained.executed})`, drained.perSecond, "res/s");
-    add(`reservation lateness p50 at ${options.dueRate}/s`, lateness.p50Ms, "ms");
-    add(
-      `reservation lateness p99 at ${options.dueRate}/s (${lateness.executed}/${lateness.count} executed)`,
-      lateness.p99Ms,
-      "ms",
-      { op: "<=", value: 1000 },
-    );
+    const points = await measurePoints({ bin, nc, natsUrl, auth, tag, options, logDir: runDir, progress, detail });
+    results.points = points.results;
+    figures.push(...points.figures);
     progress(`expiry: ${options.expiries} entitlements (bundles of 100) expiring at one instant`);
     const expiry = await measureExpiryLateness({
       sql,
@@ -397,7 +374,29 @@ async function main(options: BenchOptions): Promise<void> {
   progress(`done in ${((performance.now() - began) / 1000).toFixed(0)}s; JSON: ${relative(process.cwd(), out)}`);
 }
 
-main(parseBenchOptions(Bun.argv.slice(2))).then(
+/** `--only points`: the points phases alone, on their own cluster (points-phase.ts); the same table and JSON. */
+async function mainPoints(options: BenchOptions): Promise<void> {
+  const tag = Date.now().toString(36);
+  const runDir = join(stack.root, ".data/bench", tag);
+  mkdirSync(runDir, { recursive: true });
+  progress("building executables into .data/bench/dist");
+  const bin = await stack.buildBinaries();
+  const nc = await stack.connectBenchNats(natsUrl);
+  try {
+    const auth = stack.apiAuth();
+    const points = await measurePoints({ bin, nc, natsUrl, auth, tag, options, logDir: runDir, progress, detail });
+    const postgres = String((points.results.postgres as { version?: string } | undefined)?.version ?? "?");
+    const results = { points: points.results, machine: machine({ postgres, nats: nc.info?.version ?? "?" }) };
+    console.log(`\n${renderTable(points.figures)}\n`);
+    const out = saveReport({ tag, options, figures: points.figures, results, argv: process.argv.slice(2) });
+    progress(`done in ${((performance.now() - began) / 1000).toFixed(0)}s; JSON: ${relative(process.cwd(), out)}`);
+  } finally {
+    await nc.close();
+  }
+}
+
+const options = parseBenchOptions(Bun.argv.slice(2));
+(options.only === "points" ? mainPoints(options) : main(options)).then(
   () => process.exit(0),
   (error: unknown) => {
     console.error(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);

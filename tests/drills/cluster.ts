@@ -1,5 +1,6 @@
 // The drill's own PostgreSQL cluster and nats-server, in its temporary folder on free ports, so that it may stop,
-// pause and restart them. The machine's shared PostgreSQL (5432) and NATS (4222) are never touched.
+// pause and restart them (the benchmark's points phase starts such a cluster too, with stock settings). The machine's
+// shared PostgreSQL (5432) and NATS (4222) are never touched.
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
@@ -25,7 +26,8 @@ export type Postgres = {
   stop: () => void;
 };
 
-export async function startPostgres(root: string): Promise<Postgres> {
+/** `stock`: PostgreSQL's own settings (the benchmark's); otherwise fsync is off (the drill's). */
+export async function startPostgres(root: string, o: { stock?: boolean } = {}): Promise<Postgres> {
   const bin = postgresBin();
   if (!bin) throw new Error(`initdb/pg_ctl not found; install them: ${INSTALL_HINT}`);
   const data = join(root, "pg");
@@ -36,7 +38,7 @@ export async function startPostgres(root: string): Promise<Postgres> {
   await run(asPostgres([join(bin, "initdb"), "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8"]), "initdb");
   // fsync=off: the drill restarts PostgreSQL cleanly but never crashes the host, so flushing to disk proves nothing
   // here and costs the loaded 2-core machine time.
-  const options = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories= -c fsync=off`;
+  const options = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${o.stock ? "" : " -c fsync=off"}`;
   const pgCtl = (args: string[], what: string) =>
     run(asPostgres([join(bin, "pg_ctl"), "-D", data, "-l", join(data, "server.log"), ...args]), what);
   await pgCtl(["-o", options, "-w", "start"], "pg_ctl start");
