@@ -9,6 +9,7 @@ import { join } from "node:path";
 import type { NatsConnection } from "@nats-io/transport-node";
 import postgres from "postgres";
 import { startPostgres } from "../drills/cluster.ts";
+import { sampleActivity } from "./activity.ts";
 import { type CpuReport, measureCpu } from "./cpu.ts";
 import type { BenchOptions } from "./options.ts";
 import { drainReservationBacklog, measureLateness } from "./points.ts";
@@ -87,10 +88,13 @@ export async function measurePoints(p: PointsPhase): Promise<{ figures: Figure[]
 
     p.progress(`points: a backlog of ${options.reservations} due reservations`);
     let cpu = measureCpu(pids());
+    let activity = sampleActivity(sql);
     const drained = await drainReservationBacklog({ ...args, count: options.reservations, prefix: `pts-${p.tag}` });
     const drainCpu = cpu();
+    const drainActivity = await activity();
     p.progress(`points: ${options.dueRate} reservations due per second for ${options.dueDuration}s`);
     cpu = measureCpu(pids());
+    activity = sampleActivity(sql);
     const lateness = await measureLateness({
       ...args,
       rate: options.dueRate,
@@ -98,6 +102,7 @@ export async function measurePoints(p: PointsPhase): Promise<{ figures: Figure[]
       prefix: `late-${p.tag}`,
     });
     const latenessCpu = cpu();
+    const latenessActivity = await activity();
     add(`reservations executed/s (backlog of ${drained.executed})`, drained.perSecond, "res/s");
     add(`reservation lateness p50 at ${options.dueRate}/s`, lateness.p50Ms, "ms");
     add(
@@ -116,6 +121,8 @@ export async function measurePoints(p: PointsPhase): Promise<{ figures: Figure[]
         lateness,
         cpu: { drain: drainCpu, lateness: latenessCpu },
         cores: { drain: cores(drainCpu, drained.seconds), lateness: cores(latenessCpu, options.dueDuration) },
+        /** Average active backends per (service, wait, statement) while each phase ran. */
+        activity: { drain: drainActivity, lateness: latenessActivity },
       },
     };
   } finally {

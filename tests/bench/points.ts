@@ -53,9 +53,35 @@ export async function drainReservationBacklog(
   return { perSecond: executed / seconds, seconds, executed };
 }
 
+/** How the lateness came about, to tell a slow wake-up from too little throughput (docs/benchmarks.md). */
+export type LatenessShape = {
+  /** Lane transactions: the items of one lane share their executed_at. */
+  transactions: number;
+  itemsPerTransaction: number;
+  /** p50 lateness of the reservations due in each second of the run, in ms: rising means throughput falls short. */
+  p50BySecond: number[];
+};
+
+async function latenessShape(sql: postgres.Sql, prefix: string): Promise<LatenessShape> {
+  const [t] = await sql<{ transactions: number; items: number }[]>`
+    select count(distinct executed_at)::int as transactions, count(*)::int as items
+    from entitlement.point_reservations where user_id like ${`${prefix}-%`} and status = 'DONE'`;
+  const seconds = await sql<{ p50: number }[]>`
+    select percentile_cont(0.5) within group (order by extract(epoch from executed_at - execute_at))::float8 * 1000
+      as p50
+    from entitlement.point_reservations where user_id like ${`${prefix}-%`} and status = 'DONE'
+    group by date_trunc('second', execute_at) order by date_trunc('second', execute_at)`;
+  const transactions = t?.transactions ?? 0;
+  return {
+    transactions,
+    itemsPerTransaction: transactions ? (t?.items ?? 0) / transactions : 0,
+    p50BySecond: seconds.map((r) => Math.round(r.p50)),
+  };
+}
+
 export async function measureLateness(
   args: Args & { rate: number; seconds: number },
-): Promise<{ p50Ms: number; p99Ms: number; maxMs: number; executed: number; count: number }> {
+): Promise<{ p50Ms: number; p99Ms: number; maxMs: number; executed: number; count: number } & LatenessShape> {
   const count = Math.round(args.rate * args.seconds);
   await insertReservations(args.sql, args.prefix, count, new Date(Date.now() + 2_000), 1000 / args.rate);
   const executed = await waitDone({ ...args, timeoutMs: args.timeoutMs + args.seconds * 1000 }, count);
@@ -64,5 +90,5 @@ export async function measureLateness(
     from entitlement.point_reservations where user_id like ${`${args.prefix}-%`} and status = 'DONE'`;
   const s = summarize(rows.map((r) => r.ms));
   if (rows.some((r) => r.ms < 0)) throw new Error("a reservation was executed before its execute_at");
-  return { p50Ms: s.p50, p99Ms: s.p99, maxMs: s.max, executed, count };
+  return { p50Ms: s.p50, p99Ms: s.p99, maxMs: s.max, executed, count, ...(await latenessShape(args.sql, args.prefix)) };
 }
