@@ -1,7 +1,8 @@
 // How a service proves who it is to NATS and keeps the link private: user and password, a token or a `.creds` file
 // (JWT + nkey, the NATS 2.x way), and TLS with an optional CA and client certificate. The variables are validated
-// once at boot with the rest of the configuration; files are read then, so an unreadable one stops the process with
-// exit 78 instead of a connection that retries forever.
+// once at boot with the rest of the configuration; files are read then, so an unreadable one (or a creds file that
+// does not parse or whose seed cannot sign) stops the process with exit 78 instead of a connection that retries
+// forever.
 import { accessSync, constants, readFileSync } from "node:fs";
 import type { Authenticator, TlsOptions } from "@nats-io/transport-node";
 import { credsAuthenticator } from "@nats-io/transport-node";
@@ -9,11 +10,16 @@ import { Optional, type Rule } from "./config.ts";
 
 /** The variables (part of CommonConfig). */
 export const NatsSecurityConfig = {
-  NATS_USER: Optional({ description: "NATS user name (with NATS_PASSWORD)." }),
+  NATS_USER: Optional({
+    description:
+      "NATS user name (with NATS_PASSWORD). Give each service its own user with only its subjects: " +
+      "deploy/nats/least-privilege.conf, docs/security.md.",
+  }),
   NATS_PASSWORD: Optional({ description: "NATS password (requires NATS_USER). Secret: never logged." }),
   NATS_TOKEN: Optional({ description: "NATS authentication token (not with NATS_USER). Secret: never logged." }),
   NATS_CREDS: Optional({
-    description: "Path of a NATS .creds file (user JWT + nkey seed); not with NATS_USER or NATS_TOKEN.",
+    description:
+      "Path of a NATS .creds file (user JWT + nkey seed), checked at boot; not with NATS_USER or NATS_TOKEN.",
   }),
   NATS_TLS_CA: Optional({
     description: "PEM file of the CA that signed the NATS server certificate; setting it requires TLS.",
@@ -46,10 +52,28 @@ export const natsSecurityRule: Rule<NatsSecurityEnv> = (e) => {
       accessSync(path, constants.R_OK);
     } catch {
       problems.push(`${name}=${JSON.stringify(path)} is invalid: expected a readable file`);
+      continue;
     }
+    if (name === "NATS_CREDS" && !isCredsFile(path))
+      problems.push(
+        `NATS_CREDS=${JSON.stringify(path)} is invalid: expected a .creds file (a user JWT and an nkey seed)`,
+      );
   }
   return problems.length ? problems : undefined;
 };
+
+/**
+ * Whether the file parses as the client will parse it when connecting, and its seed can sign: otherwise the service
+ * would retry a connection that can never succeed. The client's error never quotes the file, and neither do we.
+ */
+function isCredsFile(path: string): boolean {
+  try {
+    credsAuthenticator(new Uint8Array(readFileSync(path)))("boot-check");
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** What connect() takes besides servers: authentication and TLS. */
 export type NatsSecurity = {

@@ -1,9 +1,10 @@
 // NATS credentials and TLS settings: every combination that cannot mean anything stops the process (exit 78 via
 // ConfigError) naming the variables and never the secret; the valid ones become the client's connect options.
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createAccount, createUser, encodeUser, fmtCreds } from "@nats-io/jwt";
 import { SECRET_VARIABLES as ENTITLEMENT_SECRETS, loadEntitlementConfig } from "../../src/entitlement/config.ts";
 import { loadNotificationConfig, SECRET_VARIABLES as NOTIFICATION_SECRETS } from "../../src/notification/config.ts";
 import { ConfigError } from "../../src/shared/config.ts";
@@ -20,19 +21,16 @@ const file = (name: string, text: string) => {
 const ca = file("ca.pem", "ca");
 const cert = file("cert.pem", "cert");
 const key = file("key.pem", "key");
-// The .creds layout (a user JWT, then an nkey seed); the client parses it only when connecting, not at boot.
-const creds = file(
-  "user.creds",
-  [
-    "-----BEGIN NATS USER JWT-----",
-    "eyJ0eXAiOiJKV1QiLCJhbGciOiJlZDI1NTE5LW5rZXkifQ.e30.c2ln",
-    "------END NATS USER JWT------",
-    "",
-    "-----BEGIN USER NKEY SEED-----",
-    "SUAIBDPBAUTWCWBKIO6XHQNINK5FWJW4OHLXC3HQ2KFE4PEJUA44CNHTC4",
-    "------END USER NKEY SEED------",
-  ].join("\n"),
-);
+// A real .creds file (a user JWT signed by an account, then the user's nkey seed), minted here: configuration parses
+// it and signs with its seed at boot, as the client will when connecting.
+const account = createAccount();
+const user = createUser();
+const creds = file("user.creds", new TextDecoder().decode(fmtCreds(await encodeUser("svc", user, account), user)));
+const seed = new TextDecoder().decode(user.getSeed());
+// The same layout with one character of the seed changed (its checksum no longer matches), and a file that is no
+// .creds file at all.
+const typo = `${seed.slice(0, 20)}${seed[20] === "A" ? "B" : "A"}${seed.slice(21)}`;
+const brokenSeed = file("broken.creds", readFileSync(creds, "utf8").replace(seed, typo));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const noAuth = { ENTITLEMENT_AUTH_DISABLED: "true" };
@@ -80,6 +78,8 @@ for (const [service, load] of Object.entries(loaders)) {
         [{ NATS_TLS_CERT: cert }, "NATS_TLS_CERT and NATS_TLS_KEY go together"],
         [{ NATS_TLS_KEY: key }, "NATS_TLS_CERT and NATS_TLS_KEY go together"],
         [{ NATS_CREDS: join(dir, "missing.creds") }, "NATS_CREDS="],
+        [{ NATS_CREDS: ca }, `NATS_CREDS=${JSON.stringify(ca)} is invalid: expected a .creds file`],
+        [{ NATS_CREDS: brokenSeed }, "expected a .creds file (a user JWT and an nkey seed)"],
         [{ NATS_TLS_CA: join(dir, "missing.pem") }, "NATS_TLS_CA="],
         [{ NATS_TLS_CERT: join(dir, "gone.pem"), NATS_TLS_KEY: key }, "NATS_TLS_CERT="],
       ];
@@ -88,6 +88,7 @@ for (const [service, load] of Object.entries(loaders)) {
         expect(problems, JSON.stringify(env)).toContain(expected);
         expect(problems).not.toContain(PASSWORD);
         expect(problems).not.toContain(TOKEN);
+        expect(problems, "never the seed").not.toContain(seed.slice(2, -2));
       }
     });
   });

@@ -1,0 +1,160 @@
+// NATS 2.x decentralised authentication, end to end: an operator, an account with JetStream and one user per service,
+// minted here with nkeys and signed JWTs (@nats-io/jwt), served by a private nats-server 2.9 in operator mode with a
+// memory resolver, over TLS. Both services, given only NATS_CREDS (and NATS_TLS_CA), carry a grant to a SENT
+// notification; a user the account never signed, and a client without credentials, are refused; neither service
+// logs the user's seed or JWT.
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  createAccount,
+  createOperator,
+  createUser,
+  encodeAccount,
+  encodeOperator,
+  encodeUser,
+  fmtCreds,
+  type KeyPair,
+} from "@nats-io/jwt";
+import { credsAuthenticator } from "@nats-io/transport-node";
+import postgres from "postgres";
+import { createTestCa } from "../support/certificates.ts";
+import { createTestDatabase, type TestDatabase, uniqueName } from "../support/infra.ts";
+import { connectOutcome, natsServerBinary, type PrivateNats, privateNats } from "../support/nats-server.ts";
+import { type ServedProcess, serve } from "../support/serve.ts";
+import { waitUntil } from "../support/wait.ts";
+
+setDefaultTimeout(120_000);
+
+const ENTITLEMENT = new URL("../../src/entitlement/main.ts", import.meta.url).pathname;
+const NOTIFICATION = new URL("../../src/notification/main.ts", import.meta.url).pathname;
+
+const dir = mkdtempSync(join(tmpdir(), "nats-creds-"));
+let ca: string;
+let broker: PrivateNats;
+let db: TestDatabase;
+let sql: postgres.Sql;
+/** Each service's .creds file, and the secrets in it that must never be logged. */
+const creds: Record<string, { path: string; seed: string; jwt: string }> = {};
+let strangerCreds: Uint8Array;
+
+/** The account's limits: a claim left out is 0 (no connection at all), -1 is unlimited; storage enables JetStream. */
+const ACCOUNT_LIMITS = {
+  ...{ subs: -1, data: -1, payload: -1, imports: -1, exports: -1, wildcards: true, conn: -1, leaf: -1 },
+  ...{ mem_storage: -1, disk_storage: -1, streams: -1, consumer: -1 },
+};
+
+/** A user JWT for `user` signed by `account`, written as a .creds file (JWT + seed) under `name`. */
+async function writeCreds(name: string, account: KeyPair) {
+  const user = createUser();
+  const jwt = await encodeUser(name, user, account);
+  const path = join(dir, `${name}.creds`);
+  writeFileSync(path, fmtCreds(jwt, user), { mode: 0o600 });
+  return { path, seed: new TextDecoder().decode(user.getSeed()), jwt };
+}
+
+/**
+ * Operator mode: the operator's JWT, and the account JWTs preloaded in a memory resolver (no account server). JetStream
+ * needs a system account, so there is one besides the services' account.
+ */
+async function operatorConfig(): Promise<string> {
+  const operator = createOperator();
+  const system = createAccount();
+  const account = createAccount();
+  const operatorJwt = await encodeOperator("test-operator", operator, { system_account: system.getPublicKey() });
+  const systemJwt = await encodeAccount("SYS", system, {}, { signer: operator });
+  const accountJwt = await encodeAccount("SERVICES", account, { limits: ACCOUNT_LIMITS }, { signer: operator });
+  creds.entitlement = await writeCreds("entitlement", account);
+  creds.notification = await writeCreds("notification", account);
+  // A user of an account the server was never told about: refused.
+  const stranger = createUser();
+  strangerCreds = fmtCreds(await encodeUser("stranger", stranger, createAccount()), stranger);
+  const path = join(dir, "operator.conf");
+  writeFileSync(
+    path,
+    [
+      `operator: ${operatorJwt}`,
+      `system_account: ${system.getPublicKey()}`,
+      "resolver: MEMORY",
+      `resolver_preload: { ${system.getPublicKey()}: ${systemJwt}, ${account.getPublicKey()}: ${accountJwt} }`,
+    ].join("\n"),
+  );
+  return path;
+}
+
+beforeAll(async () => {
+  if (!natsServerBinary) throw new Error("nats-server is required for this test");
+  const authority = await createTestCa(dir);
+  ca = authority.ca;
+  const server = await authority.server("server");
+  broker = privateNats("creds", {
+    scheme: "tls",
+    args: ["-c", await operatorConfig(), "--tls", "--tlscert", server.cert, "--tlskey", server.key],
+  });
+  await broker.start();
+  db = await createTestDatabase("nats_creds");
+  sql = postgres(db.url, { max: 2, onnotice: () => {} });
+});
+
+const services: ServedProcess[] = [];
+
+afterAll(async () => {
+  for (const s of services) s.child.kill("SIGKILL");
+  await sql?.end();
+  await db?.drop();
+  await broker?.dispose();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test("a client without credentials, or with a user of an account the server does not know, is refused", async () => {
+  const servers = broker.url.replace("tls://", "nats://");
+  expect(await connectOutcome({ servers, tls: { caFile: ca } }), "no credentials").toMatch(/authoriz/i);
+  const stranger = credsAuthenticator(strangerCreds);
+  expect(await connectOutcome({ servers, tls: { caFile: ca }, authenticator: stranger })).toMatch(/authoriz/i);
+  const known = credsAuthenticator(await Bun.file(creds.entitlement?.path ?? "").bytes());
+  expect(await connectOutcome({ servers, tls: { caFile: ca }, authenticator: known }), "the control").toBe("connected");
+});
+
+test("both services authenticate with a .creds file: a grant becomes a SENT notification", async () => {
+  const env = (service: string) => ({
+    DATABASE_URL: db.url,
+    NATS_URL: broker.url,
+    NATS_CREDS: creds[service]?.path ?? "",
+    NATS_TLS_CA: ca,
+  });
+  const entitlement = serve(ENTITLEMENT, "entitlement", { ...env("entitlement"), ENTITLEMENT_AUTH_DISABLED: "true" });
+  const notification = serve(NOTIFICATION, "notification", env("notification"));
+  services.push(entitlement, notification);
+  const entitlementUrl = `http://127.0.0.1:${await entitlement.port}`;
+  const notificationUrl = `http://127.0.0.1:${await notification.port}`;
+  await waitUntil(
+    async () => (await fetch(`${notificationUrl}/readyz`).catch(() => undefined))?.status === 200,
+    "notification ready (its durables bound as the creds file's user)",
+    60_000,
+  );
+  const user = uniqueName("creds_user");
+  const grant = await fetch(`${entitlementUrl}/v1/entitlements/grants`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "idempotency-key": `creds-${user}` },
+    body: JSON.stringify({ user_id: user, stock_keeping_unit: "creds.sku", reason: "purchase", purchase_id: "p-1" }),
+  });
+  expect(grant.status).toBe(200);
+  await waitUntil(
+    async () => {
+      const rows = await sql`select status from notification.notifications where user_id = ${user}`;
+      return rows.length === 1 && rows[0]?.status === "SENT";
+    },
+    "the notification SENT through the operator-mode broker",
+    60_000,
+  );
+
+  for (const s of services) s.child.kill("SIGTERM");
+  for (const s of services) expect(await s.child.exited, "drains and exits 0").toBe(0);
+  const text = (await Promise.all(services.map((s) => s.output))).join("\n");
+  expect(text, "the services logged their NATS connection").toContain("connected to NATS");
+  for (const secret of Object.values(creds)) {
+    expect(text, "no log line carries the nkey seed").not.toContain(secret.seed);
+    expect(text, "no log line carries the user JWT").not.toContain(secret.jwt);
+  }
+});
