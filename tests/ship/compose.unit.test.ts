@@ -1,6 +1,7 @@
 // compose.yml speaks the services' language: every environment variable it sets for entitlement or notification is
 // a key of that service's configuration schema (a typo would otherwise be silently ignored), both services are built
-// from the Dockerfile, and every service has a health check.
+// from the Dockerfile, and every service has a health check. The broker runs deploy/nats/least-privilege.conf, each
+// service as its own user.
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -14,6 +15,7 @@ type Service = {
   healthcheck?: { test: string[] };
   profiles?: string[];
   command?: string[];
+  volumes?: string[];
 };
 const repoRoot = resolve(import.meta.dir, "../..");
 const compose = Bun.YAML.parse(readFileSync(join(repoRoot, "compose.yml"), "utf8")) as {
@@ -83,5 +85,19 @@ describe("compose.yml", () => {
     expect(compose.services.nats?.command).toContain("-js");
     for (const infra of ["postgres", "nats"])
       expect(compose.services[infra]?.healthcheck?.test.length).toBeGreaterThan(0);
+  });
+
+  test("the broker runs the least-privilege configuration; each service is its own user with the file's demo password", () => {
+    const nats = compose.services.nats;
+    const command = nats?.command ?? [];
+    expect(command[command.indexOf("-c") + 1]).toBe("/etc/nats/least-privilege.conf");
+    expect(nats?.volumes).toContain("./deploy/nats/least-privilege.conf:/etc/nats/least-privilege.conf:ro");
+    const conf = readFileSync(join(repoRoot, "deploy/nats/least-privilege.conf"), "utf8");
+    for (const name of ["entitlement", "notification"]) {
+      const env = compose.services[name]?.environment as Record<string, string>;
+      expect(env.NATS_USER, `${name} connects as its own user`).toBe(name);
+      // The file marks each demo password right above its user (the hash is checked by the least-privilege e2e test).
+      expect(conf).toContain(`# DEMO password: ${env.NATS_PASSWORD}\n        user: ${name}\n`);
+    }
   });
 });
