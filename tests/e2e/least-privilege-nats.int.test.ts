@@ -2,8 +2,8 @@
 // `-c deploy/nats/least-privilege.conf` and mutual TLS on the command line (`--tlsverify`, certificates made here).
 // Both services, each with its own user and client certificate and the default stream names, carry a grant, a point
 // reservation and a match (published by the matchmaking user) to SENT notifications without a single permissions
-// violation in the server's log; a forged EntitlementEvent is refused to Notification's user and to any other user,
-// and never becomes a notification; a client without a password, or without a client certificate, is turned away;
+// violation in the server's log; a forged EntitlementEvent is refused to Notification's user and to any other user
+// (on the event subject, and into a client inbox), and never becomes a notification; a client without a password, or without a client certificate, is turned away;
 // the NATS DLQ replay needs the operator's user.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -101,6 +101,7 @@ const natsEnv = (user: User, certificate: CertificatePair) => ({
 /** The refusals this file provokes on purpose; any other permissions violation is a permission the services lack. */
 const PROVOKED = new Set([
   "Publish intruder entitlement.events",
+  "Publish intruder _INBOX.forged",
   "Publish notification entitlement.events",
   "Publish notification $JS.API.STREAM.MSG.GET.entitlement-events",
 ]);
@@ -208,6 +209,14 @@ test("a forged EntitlementEvent is refused to Notification's user and to any oth
       await nc.close();
     }
   };
+  // Nor into a client's inbox, where JetStream delivers pulled messages: what arrives there would be taken as delivered.
+  const intruder = await connect(asUser("intruder"));
+  const intoInbox = await intruder.request("_INBOX.forged", eventBytes(), { timeout: 5_000 }).then(
+    () => "answered",
+    (error: Error) => error.message,
+  );
+  await intruder.close();
+  expect(intoInbox, "publishing into an inbox").toMatch(/permissions violation/i);
   const byIntruder = await forge("intruder");
   const byNotification = await forge("notification");
   expect(byIntruder.outcome, "any other user").toMatch(/permissions violation/i);
