@@ -12,12 +12,18 @@ export function rolesFor(suffix: string): Roles {
   return { entitlement: of("entitlement"), notification: of("notification") };
 }
 
-/** The statements of the document's SQL block for the roles and database given (comments dropped). */
-export function dbaStatements(roles: Roles, database: string): string[] {
+/** The DBA's SQL block of docs/security.md "PostgreSQL roles", as written (database `app`, passwords `'...'`). */
+export function documentedRolesSql(): string {
   const doc = readFileSync(new URL("../../docs/security.md", import.meta.url), "utf8");
   const section = doc.slice(doc.indexOf("## PostgreSQL roles"));
   const block = /```sql\n([\s\S]*?)```/.exec(section)?.[1];
   if (!block) throw new Error('docs/security.md "PostgreSQL roles" has no sql block');
+  return block;
+}
+
+/** The statements of the document's SQL block for the roles and database given (comments dropped). */
+export function dbaStatements(roles: Roles, database: string): string[] {
+  const block = documentedRolesSql();
   const names: Record<string, string> = {};
   for (const service of SERVICES) {
     names[`${service}_owner`] = roles[service].owner;

@@ -1,16 +1,19 @@
 // The group roles of ADR-23 on a cluster that has none yet: a private one, since on the shared cluster the first
 // migration ever run created them. Migrations entitlement/008 and notification/005 create the group role when the
 // migrating role may, refuse a plain schema owner with the statement to run until a DBA has, and succeed when another
-// database of the cluster creates the same role at the same moment.
+// database of the cluster creates the same role at the same moment. And compose's deploy/postgres/roles.sql, run by
+// psql as its postgres-roles service does, on a cluster without any of the roles.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
+import { postgresBin } from "../../scripts/stack-infra.ts";
 import { migrations as entitlementMigrations } from "../../src/entitlement/migrations.ts";
 import { migrations as notificationMigrations } from "../../src/notification/migrations.ts";
 import { migrate } from "../../src/shared/migrate.ts";
 import { type Postgres, startPostgres } from "../drills/cluster.ts";
+import { runCommand } from "../support/process.ts";
 import { waitUntil } from "../support/wait.ts";
 
 setDefaultTimeout(120_000);
@@ -94,4 +97,40 @@ test("two databases creating the group role at the same moment both migrate", as
     notificationMigrations.length,
   );
   expect(await roleExists("notification_runtime")).toEqual([false]);
+});
+
+test("compose's roles.sql on a fresh cluster: the owners migrate, the runtime roles serve; a second run changes nothing", async () => {
+  // The state of a first `up`: none of the roles exists.
+  for (const sql of clients.splice(0)) await sql.end({ timeout: 1 });
+  for (const database of ["owned", "first", "second"]) await admin.unsafe(`drop database ${database} with (force)`);
+  await admin`drop role entitlement_runtime, notification_runtime, plain_owner`;
+  await admin`create database app`;
+  const psql = (args: string[]) =>
+    runCommand([`${postgresBin()}/psql`, `--dbname=${new URL("/app", cluster.url)}`, ...args]);
+  const file = new URL("../../deploy/postgres/roles.sql", import.meta.url).pathname;
+  const compose = ["--no-psqlrc", "--single-transaction", "--set=ON_ERROR_STOP=1", `--file=${file}`];
+  for (const run of ["first up", "second up"]) {
+    const ran = await psql(compose);
+    expect(ran.code, `${run}: ${ran.stderr}`).toBe(0);
+  }
+  const members = await admin`
+    select r.rolname as role, g.rolname as member_of from pg_auth_members m
+    join pg_roles r on r.oid = m.member join pg_roles g on g.oid = m.roleid
+    where g.rolname like '%\\_runtime' order by 1`;
+  expect([...members]).toEqual([
+    { role: "entitlement_app", member_of: "entitlement_runtime" },
+    { role: "notification_app", member_of: "notification_runtime" },
+  ]);
+  const migrations = { entitlement: entitlementMigrations, notification: notificationMigrations };
+  for (const [service, list] of Object.entries(migrations)) {
+    expect(await migrate(client("app", `${service}_owner`), service, list)).toHaveLength(list.length);
+  }
+  const app = client("app", "entitlement_app");
+  const [own] = await app`select count(*)::int as n from entitlement.entitlements`;
+  expect(own?.n, "the runtime role reads its own schema").toBe(0);
+  const other = await app`select 1 from notification.notifications`.then(
+    () => "read",
+    (e: postgres.PostgresError) => e.code,
+  );
+  expect(other, "and not the other's").toBe("42501");
 });

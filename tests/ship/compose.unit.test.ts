@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { EntitlementEnv } from "../../src/entitlement/config.ts";
 import { NotificationEnv } from "../../src/notification/config.ts";
+import { documentedRolesSql } from "../e2e/runtime-roles.helpers.ts";
 
 type Service = {
   image?: string;
@@ -15,6 +16,7 @@ type Service = {
   healthcheck?: { test: string[] };
   profiles?: string[];
   command?: string[];
+  depends_on?: Record<string, { condition: string }>;
   volumes?: string[];
 };
 const repoRoot = resolve(import.meta.dir, "../..");
@@ -100,4 +102,47 @@ describe("compose.yml", () => {
       expect(conf).toContain(`# DEMO password: ${env.NATS_PASSWORD}\n        user: ${name}\n`);
     }
   });
+});
+
+describe("compose.yml's PostgreSQL roles (deploy/postgres/roles.sql)", () => {
+  const rolesSql = readFileSync(join(repoRoot, "deploy/postgres/roles.sql"), "utf8");
+  const passwords: Record<string, string> = Object.fromEntries(
+    [...rolesSql.matchAll(/^create role (\w+) login password '([^']+)'/gm)].map((m) => [
+      m[1] as string,
+      m[2] as string,
+    ]),
+  );
+
+  test("postgres-roles runs the file as the superuser, in one transaction, once PostgreSQL is healthy", () => {
+    const roles = compose.services["postgres-roles"] as Service;
+    expect(roles.image).toBe(withDefault("POSTGRES_IMAGE", "postgres:16-alpine"));
+    expect(roles.depends_on).toEqual({ postgres: { condition: "service_healthy" } });
+    expect(roles.volumes).toEqual(["./deploy/postgres/roles.sql:/roles.sql:ro"]);
+    expect(roles.command).toEqual(
+      expect.arrayContaining(["psql", "--single-transaction", "--set=ON_ERROR_STOP=1", "--file=/roles.sql"]),
+    );
+  });
+
+  test("its first-up block is docs/security.md's SQL word for word, but for the demo passwords", () => {
+    const block = /^\\if :first_up\n([\s\S]*?)^\\endif$/m.exec(rolesSql)?.[1];
+    expect(block?.replace(/password '[^']+'/g, "password '...'")).toBe(documentedRolesSql());
+    expect(
+      Object.values(passwords).every((p) => p.startsWith("demo-")),
+      "demo passwords say so",
+    ).toBe(true);
+  });
+
+  for (const name of ["entitlement", "notification"]) {
+    test(`${name} waits for the roles, migrates as its owner and serves as its runtime role`, () => {
+      const service = compose.services[name] as Service;
+      const env = service.environment as Record<string, string>;
+      const login = (url: string | undefined) => {
+        const u = new URL(url ?? "");
+        return [u.username, u.password];
+      };
+      expect(service.depends_on?.["postgres-roles"]).toEqual({ condition: "service_completed_successfully" });
+      expect(login(env.DATABASE_MIGRATION_URL)).toEqual([`${name}_owner`, passwords[`${name}_owner`] ?? "a password"]);
+      expect(login(env.DATABASE_URL)).toEqual([`${name}_app`, passwords[`${name}_app`] ?? "a password"]);
+    });
+  }
 });
