@@ -2,7 +2,7 @@
 // seconds of each process of interest (from /proc), the harness itself (autocannon runs in it) included.
 import { readFileSync } from "node:fs";
 
-const TICKS_PER_SECOND = 100;
+export const TICKS_PER_SECOND = 100;
 
 /** utime + stime of a process, in seconds (0 when it is gone). */
 export function processCpuSeconds(pid: number): number {
