@@ -48,6 +48,11 @@ const EXPECTED = [
   "R3 on 3 nodes: grants/s answered and notified",
   "R3 on 3 nodes: end-to-end p50",
   "R3 on 3 nodes: end-to-end p99",
+  "pipeline core-ms per grant at",
+  "pipeline core-ms per grant, backlog",
+  "pipeline statements per event",
+  "pipeline commit → SENT p99",
+  "pipeline backlog",
   "binary size: entitlement",
   "binary size: notification",
 ];

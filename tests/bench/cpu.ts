@@ -1,17 +1,38 @@
 // CPU accounting of a phase, to tell what bounds a figure on a 2-core machine: the machine's busy share and the CPU
 // seconds of each process of interest (from /proc), the harness itself (autocannon runs in it) included.
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
 export const TICKS_PER_SECOND = 100;
 
+/** The fields of /proc/<pid>/stat after the command name: [0] state, [1] ppid, [11] utime … [14] cstime. */
+function statFields(pid: number): string[] | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ");
+  } catch {
+    return undefined;
+  }
+}
+
 /** utime + stime of a process, in seconds (0 when it is gone). */
 export function processCpuSeconds(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
-  } catch {
-    return 0;
+  const fields = statFields(pid);
+  return fields ? (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND : 0;
+}
+
+/** cutime + cstime: what the process's children that exited and were reaped spent, in seconds. */
+export function reapedChildrenCpuSeconds(pid: number): number {
+  const fields = statFields(pid);
+  return fields ? (Number(fields[13]) + Number(fields[14])) / TICKS_PER_SECOND : 0;
+}
+
+/** The live children of a process (a scan of /proc). */
+export function childPids(parent: number): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    if (statFields(Number(entry))?.[1] === String(parent)) pids.push(Number(entry));
   }
+  return pids;
 }
 
 function machineTicks(): { busy: number; total: number } {

@@ -21,6 +21,8 @@ export type BenchOptions = {
   dueDuration: number;
   /** Entitlements granted to expire at one instant in the expiry lateness phase (bundles of 100). */
   expiries: number;
+  /** Events committed at once in the pipeline-cost phase's backlog window (pipeline.ts). */
+  pipelineBacklog: number;
   /** Longest wait for the pipeline to go quiet between phases, in seconds. */
   settleTimeout: number;
   /** `points`: only the points phases (points-phase.ts); undefined: every phase. */
@@ -32,7 +34,7 @@ export type BenchOptions = {
 
 export const USAGE = `usage: bun run bench [--quick] [--duration S] [--connections 16,64] [--rate N] [--rate-duration S]
                      [--events N] [--publish-window N] [--reservations N] [--due-rate N] [--due-duration S]
-                     [--expiries N] [--settle-timeout S] [--only points] [--out FILE] [--keep]`;
+                     [--expiries N] [--pipeline-backlog N] [--settle-timeout S] [--only points] [--out FILE] [--keep]`;
 
 function positive(name: string, text: string | undefined, fallback: number): number {
   if (text === undefined) return fallback;
@@ -56,6 +58,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
       "due-rate": { type: "string" },
       "due-duration": { type: "string" },
       expiries: { type: "string" },
+      "pipeline-backlog": { type: "string" },
       "settle-timeout": { type: "string" },
       only: { type: "string" },
       out: { type: "string" },
@@ -78,6 +81,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     dueRate: positive("due-rate", values["due-rate"], quick ? 200 : 1_000),
     dueDuration: positive("due-duration", values["due-duration"], quick ? 2 : 20),
     expiries: Math.round(positive("expiries", values.expiries, quick ? 500 : 2_000)),
+    pipelineBacklog: Math.round(positive("pipeline-backlog", values["pipeline-backlog"], quick ? 1_000 : 20_000)),
     settleTimeout: positive("settle-timeout", values["settle-timeout"], quick ? 20 : 120),
     only: values.only,
     out: values.out,

@@ -12,6 +12,8 @@ import { fillBacklog, measureIngest } from "./ingest.ts";
 import { PLAYERS, publishMatches } from "./matches.ts";
 import { type BenchOptions, parseBenchOptions } from "./options.ts";
 import { runPgbench } from "./pgbench.ts";
+import { measurePipelineCost, type PipelineResult } from "./pipeline.ts";
+import { pipelineRows, renderPipelineTable } from "./pipeline-report.ts";
 import { measurePoints } from "./points-phase.ts";
 import { READ_USERS, runReadLoad, seedReadSet } from "./reads.ts";
 import { rawPublish, seedAndDrainOutbox } from "./relay.ts";
@@ -69,6 +71,7 @@ async function main(options: BenchOptions): Promise<void> {
   const running: stack.Service[] = [];
   const figures: Figure[] = [];
   const results: Record<string, unknown> = { auth: auth.mode };
+  let pipeline: PipelineResult | undefined;
   const add = (name: string, value: number, unit: string, target?: Figure["target"]) =>
     figures.push({ name, value, unit, ...(target ? { target } : {}) });
   const settleMs = options.settleTimeout * 1000;
@@ -340,6 +343,20 @@ async function main(options: BenchOptions): Promise<void> {
     });
     results.replicas = replicas;
     figures.push(...replicaRows(replicas, options.rate));
+    pipeline = await measurePipelineCost({
+      bin,
+      options: {
+        rate: options.rate,
+        seconds: options.rateDuration,
+        backlog: options.pipelineBacklog,
+        idleSeconds: options.quick ? 1 : 5,
+      },
+      logDir: runDir,
+      progress,
+      detail,
+    });
+    results.pipeline = pipelineRows(pipeline).json;
+    figures.push(...pipelineRows(pipeline).figures);
     add("binary size: entitlement", stack.fileSize(bin.entitlement) / 1024 ** 2, "MiB");
     add("binary size: notification", stack.fileSize(bin.notification) / 1024 ** 2, "MiB");
   } finally {
@@ -360,6 +377,7 @@ async function main(options: BenchOptions): Promise<void> {
   }
   const table = renderTable(figures);
   console.log(`\n${table}\n`);
+  if (pipeline) console.log(`${renderPipelineTable(pipeline)}\n`);
   const out = options.out ?? join(stack.root, ".data/bench", `${tag}.json`);
   const report = {
     tag,

@@ -1,0 +1,156 @@
+// The pipeline-cost phase: what one grant costs from its commit to its notification SENT, in core-milliseconds per
+// process and statements per event, on the bench's own PostgreSQL cluster and nats-server (own-cluster.ts). CPU time,
+// unlike wall-clock throughput, holds on a machine shared with other work. Three windows: idle (what the services
+// spend with nothing to do, per second), a steady rate of single-grant commits, and a backlog committed at once.
+import { chmodSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import postgres from "postgres";
+import { removeOwnInfra, startOwnNats, startOwnPostgres } from "./own-cluster.ts";
+import {
+  type CostWindow,
+  coreMsPerEvent,
+  openCostWindow,
+  type Pids,
+  ROLES,
+  statementsPerEvent,
+} from "./pipeline-cpu.ts";
+import { commitAtRate, commitBacklog, latencies, waitUntilSent } from "./pipeline-load.ts";
+import * as stack from "./stack.ts";
+
+export type PipelineOptions = { rate: number; seconds: number; backlog: number; idleSeconds: number };
+
+export type PipelineRun = {
+  events: number;
+  seconds: number;
+  coreMs: Record<string, number>;
+  statements: { entitlement: number; notification: number };
+  window: CostWindow;
+};
+
+export type PipelineResult = {
+  options: PipelineOptions;
+  idleCoreMsPerSecond: Record<string, number>;
+  steady: PipelineRun & { p50Ms: number; p99Ms: number };
+  backlog: PipelineRun & { eventsPerSecond: number };
+};
+
+const DATABASE = "bench_pipeline";
+
+function summarizeRun(window: CostWindow, events: number): PipelineRun {
+  return {
+    events,
+    seconds: window.seconds,
+    coreMs: coreMsPerEvent(window, events),
+    statements: {
+      entitlement: statementsPerEvent(window, ROLES.entitlement, events),
+      notification: statementsPerEvent(window, ROLES.notification, events),
+    },
+    window,
+  };
+}
+
+/** Roles, the database and pg_stat_statements in the fresh cluster; returns the URL of each role. */
+async function prepareDatabase(adminUrl: string): Promise<Record<keyof typeof ROLES, string>> {
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  try {
+    for (const role of Object.values(ROLES)) await admin.unsafe(`create role ${role} login superuser`);
+    await admin.unsafe(`create database ${DATABASE}`);
+  } finally {
+    await admin.end();
+  }
+  const url = (role: string) => {
+    const u = new URL(stack.withDatabase(adminUrl, DATABASE));
+    u.username = role;
+    return u.toString();
+  };
+  const db = postgres(url(ROLES.harness), { max: 1, onnotice: () => {} });
+  await db`create extension pg_stat_statements`;
+  await db.end();
+  return { entitlement: url(ROLES.entitlement), notification: url(ROLES.notification), harness: url(ROLES.harness) };
+}
+
+export async function measurePipelineCost(args: {
+  bin: stack.Binaries;
+  options: PipelineOptions;
+  logDir: string;
+  progress: (line: string) => void;
+  detail: (line: string) => void;
+}): Promise<PipelineResult> {
+  const { options, progress } = args;
+  const dir = mkdtempSync(join(tmpdir(), "bench-pipeline-"));
+  chmodSync(dir, 0o755);
+  const stops: (() => Promise<void> | void)[] = [];
+  try {
+    progress("pipeline cost: own PostgreSQL cluster (stock settings, pg_stat_statements) and nats-server");
+    const pg = await startOwnPostgres(dir);
+    stops.push(pg.stop);
+    const nats = await startOwnNats(dir);
+    stops.push(nats.stop);
+    const urls = await prepareDatabase(pg.url);
+    const names = stack.benchNames(`pipe${Date.now().toString(36)}`);
+    const common = (url: string) => ({ DATABASE_URL: url, NATS_URL: nats.url, LOG_LEVEL: "warn" });
+    const services: stack.Service[] = [];
+    for (const service of ["entitlement", "notification"] as const) {
+      const migrate = Bun.spawnSync([args.bin[service], "migrate"], {
+        env: { ...process.env, ...common(urls[service]) },
+      });
+      if (migrate.exitCode !== 0) throw new Error(`${service} migrate failed: ${migrate.stderr.toString()}`);
+    }
+    const entitlementEnv = stack.entitlementEnv(names, common(urls.entitlement), stack.apiAuth());
+    const log = (name: string) => join(args.logDir, `${name}.log`);
+    const e = await stack.startService(
+      "entitlement",
+      args.bin.entitlement,
+      entitlementEnv,
+      log("pipeline-entitlement"),
+    );
+    services.push(e);
+    stops.push(() => e.stop());
+    const notificationEnv = stack.notificationEnv(names, common(urls.notification), true);
+    const n = await stack.startService("notification", args.bin.notification, notificationEnv, log("pipeline-notif"));
+    services.push(n);
+    stops.push(() => n.stop());
+    const sql = postgres(urls.harness, { max: 4, onnotice: () => {} });
+    stops.push(() => sql.end({ timeout: 5 }));
+    const pids: Pids = { entitlement: e.pid, notification: n.pid, nats: nats.pid, postmaster: pg.postmasterPid };
+    const wait = (prefix: string, count: number) =>
+      waitUntilSent(sql, { prefix, count, timeoutMs: 300_000, progress: args.detail });
+
+    progress("pipeline cost: warm-up");
+    await commitAtRate(sql, { prefix: "warm", rate: options.rate, seconds: 1 });
+    await wait("warm", Math.round(options.rate));
+
+    progress(`pipeline cost: idle, ${options.idleSeconds}s`);
+    let close = await openCostWindow(sql, pids);
+    await Bun.sleep(options.idleSeconds * 1000);
+    const idleWindow = await close();
+    const idleCoreMsPerSecond = coreMsPerEvent(idleWindow, idleWindow.seconds);
+
+    progress(`pipeline cost: ${options.rate} grants/s for ${options.seconds}s, commit → SENT`);
+    close = await openCostWindow(sql, pids);
+    const committed = await commitAtRate(sql, { prefix: "steady", ...options });
+    const sent = await wait("steady", committed.size);
+    const steadyWindow = await close();
+    const e2e = latencies(committed, sent);
+
+    progress(`pipeline cost: a backlog of ${options.backlog} committed at once, commit → SENT`);
+    close = await openCostWindow(sql, pids);
+    const at = await commitBacklog(sql, { prefix: "backlog", count: options.backlog });
+    const backlogSent = await wait("backlog", options.backlog);
+    const backlogWindow = await close();
+    const last = Math.max(...backlogSent.values());
+    return {
+      options,
+      idleCoreMsPerSecond,
+      steady: { ...summarizeRun(steadyWindow, committed.size), p50Ms: e2e.p50, p99Ms: e2e.p99 },
+      backlog: {
+        ...summarizeRun(backlogWindow, options.backlog),
+        eventsPerSecond: options.backlog / ((last - at) / 1000),
+      },
+    };
+  } finally {
+    for (const stop of stops.reverse()) await Promise.resolve(stop()).catch(() => {});
+    removeOwnInfra(dir);
+  }
+}
