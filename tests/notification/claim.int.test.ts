@@ -1,5 +1,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { claimNotifications, countBacklog, markRetry, markSent } from "../../src/notification/delivery/queries.ts";
+import { createSentRecorder } from "../../src/notification/delivery/sent.ts";
+import type { Db } from "../../src/shared/db.ts";
 import { notificationRow, seedNotification, useDatabase } from "./helpers.ts";
 
 setDefaultTimeout(60_000);
@@ -76,6 +78,33 @@ describe("finalize guards", () => {
     expect(row.next_retry_at).toBeNull();
     expect(row.sent_at?.getTime()).toBe(at(5).getTime());
     expect(await markSent(f.sql, { notificationId: id, lockedBy: "me", sentAt: at(6) })).toBe(0);
+  });
+
+  test("the worker's grouped SENT: concurrent marks share one statement, each with its own time and guard", async () => {
+    const held = { status: "PROCESSING" as const, lockedBy: "me", leaseUntil: at(1), attemptCount: 1 };
+    const mine = [await seedNotification(f.sql, held), await seedNotification(f.sql, held)];
+    const theirs = await seedNotification(f.sql, { ...held, lockedBy: "other" });
+    let statements = 0;
+    const counting = ((...args: Parameters<typeof f.sql>) => {
+      statements++;
+      return f.sql(...args);
+    }) as unknown as Db;
+    const record = createSentRecorder({ sql: counting, lockedBy: "me" });
+    const results = await Promise.all([
+      record(mine[0] as string, at(5)),
+      record(mine[1] as string, at(6)),
+      record(theirs, at(7)),
+    ]);
+    expect(results, "each caller learns whether its own row was marked; another worker's row is left alone").toEqual([
+      true,
+      true,
+      false,
+    ]);
+    expect(statements, "marks made in one turn of the event loop go out as one statement").toBe(1);
+    expect(await notificationRow(f.sql, mine[0] as string)).toMatchObject({ status: "SENT", locked_by: null });
+    expect((await notificationRow(f.sql, mine[1] as string)).sent_at?.getTime()).toBe(at(6).getTime());
+    expect(await notificationRow(f.sql, theirs)).toMatchObject({ status: "PROCESSING", locked_by: "other" });
+    expect(await record(mine[0] as string, at(8)), "a row already SENT is not marked again").toBe(false);
   });
 
   test("markRetry reschedules and unlocks (reference test 78), and needs the lock", async () => {

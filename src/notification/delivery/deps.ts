@@ -5,6 +5,7 @@ import type { Logger } from "../../shared/logger.ts";
 import type { Clock } from "../../shared/runtime.ts";
 import type { Sender } from "../channels/sender.ts";
 import type { NotificationMetrics } from "../metrics.ts";
+import type { SentRecorder } from "./sent.ts";
 
 export type DeliveryDeps = {
   sql: Sql;
@@ -20,4 +21,6 @@ export type DeliveryDeps = {
   errorMessageMaxLength: number;
   backoff: BackoffPolicy;
   random?: () => number;
+  /** Marks a sent notification SENT (the worker groups them, sent.ts); without it, one markSent each. */
+  recordSent?: SentRecorder;
 };

@@ -78,6 +78,25 @@ export async function markSent(db: Db, input: Guard & { sentAt: Date }): Promise
   return result.count;
 }
 
+/** markSent for many notifications of one worker, each with its own send time; returns the ids it changed. */
+export async function markSentMany(
+  db: Db,
+  input: { lockedBy: string; sent: { notificationId: string; sentAt: Date }[] },
+): Promise<string[]> {
+  if (input.sent.length === 0) return [];
+  const rows = await db<{ notification_id: string }[]>`
+    update notifications n
+    set status = 'SENT', sent_at = u.sent_at, next_retry_at = null, last_error = null,
+        locked_by = null, locked_at = null, lease_until = null
+    from unnest(
+      ${input.sent.map((s) => s.notificationId)}::uuid[],
+      ${input.sent.map((s) => s.sentAt.toISOString())}::timestamptz[]
+    ) as u(notification_id, sent_at)
+    where n.notification_id = u.notification_id and n.status = 'PROCESSING' and n.locked_by = ${input.lockedBy}
+    returning n.notification_id`;
+  return rows.map((r) => r.notification_id);
+}
+
 export async function markRetry(db: Db, input: Guard & { nextRetryAt: Date; error: string }): Promise<number> {
   const result = await db`
     update notifications

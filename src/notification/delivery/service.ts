@@ -50,7 +50,10 @@ async function attemptDelivery(deps: DeliveryDeps, n: ClaimedNotification): Prom
   const sentAt = deps.now();
   const log = deps.log.child({ notification_id: n.notificationId });
   try {
-    if ((await markSent(deps.sql, { notificationId: n.notificationId, lockedBy: deps.workerId, sentAt })) === 0) {
+    const marked = deps.recordSent
+      ? await deps.recordSent(n.notificationId, sentAt)
+      : (await markSent(deps.sql, { notificationId: n.notificationId, lockedBy: deps.workerId, sentAt })) === 1;
+    if (!marked) {
       log.warn("notification sent, but its lease was lost before it was marked SENT");
       return;
     }

@@ -5,11 +5,16 @@
 import type { Waker, Worker } from "../../shared/runtime.ts";
 import type { DeliveryDeps } from "./deps.ts";
 import { countBacklog } from "./queries.ts";
+import { createSentRecorder } from "./sent.ts";
 import { claimDue, deliverOne } from "./service.ts";
 
 export function createDeliveryWorker(deps: DeliveryDeps & { waker: Waker; pollIntervalMs: number }): Worker {
   const log = deps.log.child({ component: "delivery", worker_id: deps.workerId });
-  const d = { ...deps, log };
+  const d = {
+    ...deps,
+    log,
+    recordSent: deps.recordSent ?? createSentRecorder({ sql: deps.sql, lockedBy: deps.workerId }),
+  };
   // Claim again once half the slots are free, not at every single completion: a claim per freed slot would cost a
   // round trip per delivery under load.
   const refillAt = Math.ceil(d.batchSize / 2);
@@ -34,7 +39,8 @@ export function createDeliveryWorker(deps: DeliveryDeps & { waker: Waker; pollIn
               .finally(() => inFlight.delete(delivery));
             inFlight.add(delivery);
           }
-          d.metrics.backlog.set(Math.max(0, await countBacklog(d.sql, d.now())));
+          // A claim that took fewer than it asked for took every row due: the backlog is empty without counting it.
+          d.metrics.backlog.set(claimed < free ? 0 : Math.max(0, await countBacklog(d.sql, d.now())));
           if (failures > 0) log.info({ failures }, "delivery recovered");
           failures = 0;
         } catch (error) {
