@@ -7,6 +7,7 @@ import {
   failExhaustedOutboxClaims,
   markOutboxFailures,
   markOutboxPublished,
+  markOutboxPublishedAndClaim,
 } from "../../src/entitlement/outbox/queries.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
@@ -129,6 +130,31 @@ describe("finalize", () => {
       await markOutboxPublished(sql, { lockedBy: "owner", published: [{ eventId: id, publishedAt: at(2) }] }),
       "not twice",
     ).toEqual([]);
+  });
+
+  test("the finalize that claims the next batch: guarded as markOutboxPublished, never re-claims what it finalizes", async () => {
+    const mine = await insertEvent(sql, { createdAt: at(-30) });
+    const theirs = await insertEvent(sql, { createdAt: at(-20) });
+    await claimOutboxBatch(sql, { now: T, leaseUntil: at(5), lockedBy: "owner", limit: 1, maxAttempts: 10 });
+    await claim("other");
+    const next = await insertEvent(sql, { createdAt: at(-10) });
+    const result = await markOutboxPublishedAndClaim(sql, {
+      lockedBy: "owner",
+      published: [
+        { eventId: mine, publishedAt: at(1) },
+        { eventId: theirs, publishedAt: at(1) },
+      ],
+      // Past the lease of the owner's row (at 5 s), within the other relay's (30 s).
+      claim: { now: at(10), leaseUntil: at(40), lockedBy: "owner", limit: 10, maxAttempts: 10 },
+    });
+    expect(result.published, "only the row this relay holds is finalized").toEqual([mine]);
+    expect(
+      result.claimed.map((r) => r.eventId),
+      "the next batch is claimed; the row finalized here is not taken again although its lease ran out",
+    ).toEqual([next]);
+    expect(await readEvent(sql, mine)).toMatchObject({ status: "PUBLISHED", published_at: at(1), locked_by: null });
+    expect(await readEvent(sql, theirs)).toMatchObject({ status: "IN_FLIGHT", locked_by: "other" });
+    expect(await readEvent(sql, next)).toMatchObject({ status: "IN_FLIGHT", locked_by: "owner", attempt_count: 1 });
   });
 
   test("markOutboxFailures needs the lock (item 25), stores PENDING (26) and clears next_retry_at on FAILED (27)", async () => {

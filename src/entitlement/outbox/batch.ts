@@ -11,10 +11,12 @@ import type { OutboxMetrics } from "./metrics.ts";
 import { planFailure, planRelease, type RelaySettings } from "./policy.ts";
 import { type Publisher, type PublishOutcome, publishEvents } from "./publisher.ts";
 import {
+  type ClaimArgs,
   claimOutboxBatch,
   failExhaustedOutboxClaims,
   markOutboxFailures,
   markOutboxPublished,
+  markOutboxPublishedAndClaim,
   type OutboxFailure,
 } from "./queries.ts";
 
@@ -34,6 +36,9 @@ export type RelayDeps = {
 
 export type BatchReport = { claimed: number; published: number; retried: number; failed: number; lost: number };
 
+/** A claimed batch: the rows are this relay's (IN_FLIGHT, leased) until `publishClaimedBatch` finalizes them. */
+export type Claim = { rows: OutboxRow[]; claimedAt: Date };
+
 type Encoded = { row: OutboxRow; event: EncodedEvent };
 
 function encodeAll(rows: OutboxRow[], deps: RelayDeps, now: Date) {
@@ -49,22 +54,33 @@ function encodeAll(rows: OutboxRow[], deps: RelayDeps, now: Date) {
   return { encoded, poison };
 }
 
-/** Claims one batch; the rows are this relay's (IN_FLIGHT, leased) until `publishClaimedBatch` finalizes them. */
-export async function claimBatch(deps: RelayDeps): Promise<{ rows: OutboxRow[]; claimedAt: Date }> {
+function claimArgs(deps: RelayDeps, claimedAt: Date): ClaimArgs {
   const { settings } = deps;
-  const claimedAt = deps.now();
-  const rows = await claimOutboxBatch(deps.sql, {
+  return {
     now: claimedAt,
     leaseUntil: new Date(claimedAt.getTime() + settings.leaseMs),
     lockedBy: deps.lockedBy,
     limit: settings.batchSize,
     maxAttempts: settings.maxAttempts,
-  });
-  return { rows, claimedAt };
+  };
 }
 
-/** Publishes a claimed batch and finalizes it, keeping its lease alive meanwhile. */
-export async function publishClaimedBatch(deps: RelayDeps, rows: OutboxRow[], claimedAt: Date): Promise<BatchReport> {
+/** Claims one batch. */
+export async function claimBatch(deps: RelayDeps): Promise<Claim> {
+  const claimedAt = deps.now();
+  return { rows: await claimOutboxBatch(deps.sql, claimArgs(deps, claimedAt)), claimedAt };
+}
+
+/**
+ * Publishes a claimed batch and finalizes it, keeping its lease alive meanwhile. With `claimNext` the finalize also
+ * claims the next batch, in the same statement, and returns it as `next`.
+ */
+export async function publishClaimedBatch(
+  deps: RelayDeps,
+  rows: OutboxRow[],
+  claimedAt: Date,
+  claimNext = false,
+): Promise<BatchReport & { next?: Claim }> {
   if (rows.length === 0) return { claimed: 0, published: 0, retried: 0, failed: 0, lost: 0 };
   return withLeaseHeartbeat(deps, rows, async () => {
     const { encoded, poison } = encodeAll(rows, deps, claimedAt);
@@ -74,7 +90,7 @@ export async function publishClaimedBatch(deps: RelayDeps, rows: OutboxRow[], cl
       events: encoded.map((e) => e.event),
       now: deps.now,
     });
-    return finalize(deps, rows, outcomes, poison);
+    return finalize(deps, rows, outcomes, poison, claimNext);
   });
 }
 
@@ -97,7 +113,8 @@ async function finalize(
   rows: OutboxRow[],
   outcomes: PublishOutcome[],
   poison: OutboxFailure[],
-): Promise<BatchReport> {
+  claimNext: boolean,
+): Promise<BatchReport & { next?: Claim }> {
   const byId = new Map(rows.map((r) => [r.eventId, r]));
   const acked = outcomes.flatMap((o) => (o.ok ? [o] : []));
   const connected = deps.isConnected();
@@ -113,11 +130,19 @@ async function finalize(
   });
   failures.push(...poison);
 
-  const [published, changed] = await Promise.all([
-    markOutboxPublished(deps.sql, {
-      lockedBy: deps.lockedBy,
-      published: acked.map((o) => ({ eventId: o.event.eventId, publishedAt: o.ackedAt })),
-    }),
+  const publishedAt = acked.map((o) => ({ eventId: o.event.eventId, publishedAt: o.ackedAt }));
+  const nextAt = deps.now();
+  const [{ published, next }, changed] = await Promise.all([
+    claimNext && connected
+      ? markOutboxPublishedAndClaim(deps.sql, {
+          lockedBy: deps.lockedBy,
+          published: publishedAt,
+          claim: claimArgs(deps, nextAt),
+        }).then((r) => ({ published: r.published, next: { rows: r.claimed, claimedAt: nextAt } }))
+      : markOutboxPublished(deps.sql, { lockedBy: deps.lockedBy, published: publishedAt }).then((p) => ({
+          published: p,
+          next: undefined,
+        })),
     markOutboxFailures(deps.sql, { lockedBy: deps.lockedBy, failures }),
   ]);
 
@@ -138,7 +163,7 @@ async function finalize(
   deps.metrics.countPublish("retry_scheduled", report.retried);
   deps.metrics.countPublish("failed", report.failed);
   logBatch(deps.log, report, failures, connected);
-  return report;
+  return next ? { ...report, next } : report;
 }
 
 function logBatch(log: Logger, report: BatchReport, failures: OutboxFailure[], connected: boolean): void {

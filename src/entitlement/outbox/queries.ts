@@ -16,22 +16,45 @@ type ClaimedRecord = {
   subject: string | null;
 };
 
+export type ClaimArgs = { now: Date; leaseUntil: Date; lockedBy: string; limit: number; maxAttempts: number };
+
+const toRow = (r: ClaimedRecord): OutboxRow => ({
+  eventId: r.event_id,
+  eventType: r.event_type,
+  aggregateKey: r.aggregate_key,
+  payload: r.payload,
+  attemptCount: r.attempt_count,
+  traceparent: r.traceparent,
+  subject: r.subject,
+});
+
+/** Claims a batch: markOutboxPublishedAndClaim with nothing to finalize. */
+export async function claimOutboxBatch(db: Db, args: ClaimArgs): Promise<OutboxRow[]> {
+  return (await markOutboxPublishedAndClaim(db, { lockedBy: args.lockedBy, published: [], claim: args })).claimed;
+}
+
 /**
- * Claims due PENDING rows and lease-expired IN_FLIGHT rows, oldest first, and counts the claim as an attempt at once:
- * a claim that is never finalized (the relay died) still uses up an attempt (CONTRACT §8.5). Rows that already used
- * every attempt are left to `failExhaustedOutboxClaims`. The result is sorted explicitly (CONTRACT §8.7).
+ * Marks acknowledged events PUBLISHED (as markOutboxPublished) and claims the next batch, in one statement: while
+ * events keep coming, a batch costs one round trip instead of a finalize and a claim (docs/benchmarks.md "Pipeline
+ * cost"). The claim never takes the rows the statement finalizes, even when their lease ran out meanwhile.
+ *
+ * The claim takes due PENDING rows and lease-expired IN_FLIGHT rows, oldest first, and counts the claim as an attempt
+ * at once: a claim that is never finalized (the relay died) still uses up an attempt (CONTRACT §8.5). Rows that already
+ * used every attempt are left to `failExhaustedOutboxClaims`. The result is sorted explicitly (CONTRACT §8.7).
  * Each kind of due row is found by its own ordered, limited index scan that locks as it goes (`skip locked`): one `or`
  * over all of them made PostgreSQL read and sort the entire backlog for every batch (42–120 ms a claim with 80,000
  * PENDING rows), and picking candidates first and locking them afterwards made concurrent claims (the relay's lanes,
  * relay.ts) pick the same candidates and come back nearly empty. New events use outbox_fresh_idx (migration 002).
  * Each branch is materialized so its limit holds; up to 3 × limit rows are locked and only `limit` are claimed.
  */
-export async function claimOutboxBatch(
+export async function markOutboxPublishedAndClaim(
   db: Db,
-  args: { now: Date; leaseUntil: Date; lockedBy: string; limit: number; maxAttempts: number },
-): Promise<OutboxRow[]> {
-  const { now, limit, maxAttempts } = args;
-  const rows = await db<ClaimedRecord[]>`
+  args: { lockedBy: string; published: { eventId: string; publishedAt: Date }[]; claim: ClaimArgs },
+): Promise<{ published: string[]; claimed: OutboxRow[] }> {
+  const { now, limit, maxAttempts } = args.claim;
+  const ids = args.published.map((p) => p.eventId);
+  const times = args.published.map((p) => p.publishedAt.toISOString());
+  const rows = await db<(ClaimedRecord & { kind: "claimed" | "published" })[]>`
     with fresh as materialized (
       select event_id, created_at from outbox_events
       where status = 'PENDING' and next_retry_at is null
@@ -45,6 +68,7 @@ export async function claimOutboxBatch(
     ), lease_expired as materialized (
       select event_id, created_at from outbox_events
       where status = 'IN_FLIGHT' and (lease_until is null or lease_until <= ${now}) and attempt_count < ${maxAttempts}
+        and event_id <> all(${ids}::uuid[])
       order by created_at limit ${limit}
       for update skip locked
     ), picked as (
@@ -54,23 +78,29 @@ export async function claimOutboxBatch(
       order by created_at limit ${limit}
     ), claimed as (
       update outbox_events e
-      set status = 'IN_FLIGHT', locked_by = ${args.lockedBy}, locked_at = ${now},
-          lease_until = ${args.leaseUntil}, attempt_count = e.attempt_count + 1
+      set status = 'IN_FLIGHT', locked_by = ${args.claim.lockedBy}, locked_at = ${now},
+          lease_until = ${args.claim.leaseUntil}, attempt_count = e.attempt_count + 1
       from picked
       where e.event_id = picked.event_id
       returning e.event_id, e.event_type, e.aggregate_key, e.payload, e.attempt_count, e.created_at, e.traceparent, e.subject
+    ), published as (
+      update outbox_events e
+      set status = 'PUBLISHED', published_at = u.published_at, next_retry_at = null, last_error = null,
+          locked_by = null, locked_at = null, lease_until = null
+      from unnest(${ids}::uuid[], ${times}::timestamptz[]) as u(event_id, published_at)
+      where e.event_id = u.event_id and e.locked_by = ${args.lockedBy} and e.status = 'IN_FLIGHT'
+      returning e.event_id
     )
-    select event_id, event_type, aggregate_key, payload, attempt_count, traceparent, subject
-    from claimed order by created_at, event_id`;
-  return rows.map((r) => ({
-    eventId: r.event_id,
-    eventType: r.event_type,
-    aggregateKey: r.aggregate_key,
-    payload: r.payload,
-    attemptCount: r.attempt_count,
-    traceparent: r.traceparent,
-    subject: r.subject,
-  }));
+    select 'claimed' as kind, event_id, event_type, aggregate_key, payload, attempt_count, traceparent, subject, created_at
+    from claimed
+    union all
+    select 'published', event_id, null, null, null, null, null, null, null
+    from published
+    order by kind, created_at, event_id`;
+  return {
+    published: rows.filter((r) => r.kind === "published").map((r) => r.event_id),
+    claimed: rows.filter((r) => r.kind === "claimed").map(toRow),
+  };
 }
 
 /** Lease-expired IN_FLIGHT rows whose every attempt was claimed and never finalized: a relay died on each. */

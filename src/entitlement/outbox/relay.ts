@@ -30,6 +30,9 @@ export function createOutboxRelay(deps: RelayDeps): OutboxRelay {
   const lanes = new Set<Promise<void>>();
   const noteFullClaim = createStatisticsRefresher(deps);
   let failures = 0;
+  // Exhausted claims are rare (a relay died on the row's last attempt) and wait for a lease to expire anyway: checking
+  // after every batch that was not full cost one statement per batch at a steady rate (0.28 per event at 300/s).
+  let exhaustedCheckedAt = Number.NEGATIVE_INFINITY;
 
   /** The extra lanes of a backlog; each stops at its first batch that is not full. */
   const spawnLanes = (signal: AbortSignal) => {
@@ -41,22 +44,34 @@ export function createOutboxRelay(deps: RelayDeps): OutboxRelay {
     }
   };
 
-  /** Claims and publishes one batch; true when the claim was full (more is probably due). */
-  async function claimAndPublish(signal: AbortSignal): Promise<boolean> {
+  /**
+   * Claims and publishes batches; true when the last claim was full (more is probably due). While claims come back
+   * non-empty (the main lane) or full (the other lanes), each finalize claims the next batch in the same statement, so
+   * a steady stream of events costs one statement per batch.
+   */
+  async function claimAndPublish(signal: AbortSignal, main: boolean): Promise<boolean> {
     const started = performance.now();
-    const { rows, claimedAt } = await claimBatch(deps);
-    const full = rows.length === deps.settings.batchSize;
-    if (full) noteFullClaim(performance.now() - started);
-    if (full && !signal.aborted) spawnLanes(signal);
-    await publishClaimedBatch(deps, rows, claimedAt);
-    return full;
+    let { rows, claimedAt } = await claimBatch(deps);
+    // Only a claim of its own is timed for the planner-statistics check: a chained one shares its round trip.
+    if (rows.length === deps.settings.batchSize) noteFullClaim(performance.now() - started);
+    for (;;) {
+      const full = rows.length === deps.settings.batchSize;
+      if (full && !signal.aborted) spawnLanes(signal);
+      const chain = (main || full) && !signal.aborted && deps.isConnected();
+      const { next } = await publishClaimedBatch(deps, rows, claimedAt, chain);
+      if (!next || next.rows.length === 0) return full && !next;
+      ({ rows, claimedAt } = next);
+    }
   }
 
-  /** One batch when NATS is up (the main lane then also fails exhausted claims). Never throws. */
+  /** Batches while NATS is up (the main lane then also fails exhausted claims, at most once per poll interval). */
   async function pass(signal: AbortSignal, main: boolean): Promise<boolean> {
     try {
-      const full = deps.isConnected() ? await claimAndPublish(signal) : false;
-      if (main && !full) await failExhaustedClaims(deps);
+      const full = deps.isConnected() ? await claimAndPublish(signal, main) : false;
+      if (main && !full && performance.now() - exhaustedCheckedAt >= deps.settings.pollIntervalMs) {
+        exhaustedCheckedAt = performance.now();
+        await failExhaustedClaims(deps);
+      }
       if (failures > 0) deps.log.info({ failures }, "outbox relay recovered");
       failures = 0;
       return full;
