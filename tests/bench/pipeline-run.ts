@@ -1,5 +1,7 @@
 // `bun run bench:pipeline`: the pipeline-cost phase alone (pipeline.ts), on its own PostgreSQL cluster and nats-server.
-//   bun run bench:pipeline [--quick] [--rate N] [--seconds S] [--backlog N] [--idle S] [--out FILE]
+//   bun run bench:pipeline [--quick] [--rate N] [--seconds S] [--backlog N] [--idle S] [--dist DIR] [--out FILE]
+// --dist measures executables built elsewhere (DIR/entitlement, DIR/notification), e.g. of another commit, with
+// `bun run build --outdir DIR` in a checkout of it; without it, this tree is built.
 // Prints the table "core-ms per grant, commit → SENT" and the statements per event, and writes the figures as JSON.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
@@ -17,6 +19,7 @@ const { values } = parseArgs({
     seconds: { type: "string" },
     backlog: { type: "string" },
     idle: { type: "string" },
+    dist: { type: "string" },
     out: { type: "string" },
   },
 });
@@ -46,8 +49,11 @@ async function main(): Promise<void> {
   const tag = Date.now().toString(36);
   const logDir = join(stack.root, ".data/bench", tag);
   mkdirSync(logDir, { recursive: true });
-  progress("building executables into .data/bench/dist");
-  const bin = await stack.buildBinaries();
+  const dist = values.dist;
+  if (!dist) progress("building executables into .data/bench/dist");
+  const bin = dist
+    ? { entitlement: join(dist, "entitlement"), notification: join(dist, "notification") }
+    : await stack.buildBinaries();
   const load = { before: loadavg() };
   const result = await measurePipelineCost({ bin, options, logDir, progress, detail });
   const loadAfter = loadavg();
@@ -66,6 +72,7 @@ async function main(): Promise<void> {
     date: new Date().toISOString(),
     command: `bun run bench:pipeline ${process.argv.slice(2).join(" ")}`.trim(),
     loadAverage: { before: load.before, after: loadAfter },
+    binaries: bin,
     result: pipelineRows(result).json,
   };
   writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
