@@ -2,7 +2,7 @@
 // meaning. `parseEnv` reads every variable once, reports every problem in one go and never guesses.
 import { type Static, type TObject, type TSchema, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-import { isReadableDatabaseUrl } from "./db.ts";
+import { databaseUrlProblem } from "./db.ts";
 
 /** Exit code for invalid configuration (sysexits.h EX_CONFIG), CONTRACT §2. */
 export const EXIT_CONFIG = 78;
@@ -137,17 +137,24 @@ export function parseEnv<S extends TObject>(
   return out as Static<S>;
 }
 
-/** Everything between `//` and the last `@` of the authority: user and password, of which no part is ever printed. */
+/**
+ * Everything between `//` and the last `@` of the authority (user and password), and a `password` parameter: no part
+ * of them is ever printed.
+ */
 export function hideCredentials(url: string): string {
-  return url.replace(/\/\/[^/?#]*@/, "//***@");
+  return url.replace(/\/\/[^/?#]*@/, "//***@").replace(/([?&]password=)[^&#]*/gi, "$1***");
 }
 
-/** DATABASE_URL must be a URL postgres.js reads; the problem names the variable and hides the credentials. */
-export const databaseUrlReadable: Rule<{ DATABASE_URL: string }> = (e) =>
-  isReadableDatabaseUrl(e.DATABASE_URL)
-    ? undefined
-    : `DATABASE_URL=${JSON.stringify(hideCredentials(e.DATABASE_URL))} is invalid: expected a PostgreSQL URL such as ` +
-      "postgres://user:password@host:5432/database (host:port pairs may be comma-separated)";
+/**
+ * DATABASE_URL, and DATABASE_MIGRATION_URL when set, must be URLs createSql can use (TLS files readable, a known
+ * sslmode); each problem names the variable and hides the credentials.
+ */
+export const databaseUrlReadable: Rule<{ DATABASE_URL: string; DATABASE_MIGRATION_URL?: string }> = (e) =>
+  (["DATABASE_URL", "DATABASE_MIGRATION_URL"] as const).flatMap((name) => {
+    const url = e[name];
+    const problem = url === undefined ? undefined : databaseUrlProblem(url);
+    return problem ? [`${name}=${JSON.stringify(hideCredentials(url as string))} is invalid: ${problem}`] : [];
+  });
 
 /** `a <= b` for two variables of the same schema, reported with both names and values. */
 export function notGreater<T extends Record<string, unknown>>(low: keyof T & string, high: keyof T & string): Rule<T> {

@@ -1,13 +1,17 @@
 // PostgreSQL access with postgres.js. Each service works inside its own schema, set as the connection's search_path,
 // so SQL uses unqualified table names.
 import postgres from "postgres";
+import { DatabaseTlsError, postgresTls } from "./database-tls.ts";
 
 export type Sql = postgres.Sql;
 /** A handle that runs queries: the pool or a transaction. Query functions take it first (STYLE §4). */
 export type Db = postgres.Sql | postgres.TransactionSql;
 
+/** `url` may carry libpq's TLS parameters (sslmode, sslrootcert, sslcert, sslkey): see database-tls.ts. */
 export function createSql(options: { url: string; schema: string; max: number; applicationName: string }): Sql {
-  return postgres(options.url, {
+  const { url, ssl } = postgresTls(options.url);
+  return postgres(url, {
+    ssl,
     max: options.max,
     idle_timeout: 30,
     connect_timeout: 10,
@@ -29,16 +33,17 @@ export function reconnectDelaySeconds(retries: number, random: () => number = Ma
 }
 
 /**
- * Whether postgres.js can read `url`. Its own refusal is a TypeError that quotes the whole input, password included,
- * so configuration checks this first and reports the variable without its value. Building the client connects to
- * nothing.
+ * Why createSql cannot use `url`, or undefined when it can: its TLS parameters (the files they name are read), then
+ * postgres.js's own parsing. postgres.js's refusal is a TypeError that quotes the whole input, password included, so
+ * configuration checks this first and reports the variable without its value. Building the client connects to nothing.
  */
-export function isReadableDatabaseUrl(url: string): boolean {
+export function databaseUrlProblem(url: string): string | undefined {
   try {
-    void postgres(url, { max: 1, onnotice: () => {} }).end({ timeout: 0 });
-    return true;
-  } catch {
-    return false;
+    void postgres(postgresTls(url).url, { max: 1, onnotice: () => {} }).end({ timeout: 0 });
+    return undefined;
+  } catch (error) {
+    if (error instanceof DatabaseTlsError) return error.message;
+    return "expected a PostgreSQL URL such as postgres://user:password@host:5432/database (host:port pairs may be comma-separated)";
   }
 }
 

@@ -38,17 +38,71 @@ test.each(BAD_URLS)("a malformed DATABASE_URL is a configuration problem that hi
   }
 });
 
+test.each(BAD_URLS)(
+  "a malformed DATABASE_MIGRATION_URL is a configuration problem that hides the credentials (%#)",
+  (url) => {
+    const good = { DATABASE_URL: "postgres://app@db/app", DATABASE_MIGRATION_URL: url };
+    for (const load of [
+      () => loadEntitlementConfig({ ...good, ENTITLEMENT_AUTH_DISABLED: "true" }),
+      () => loadNotificationConfig(good),
+    ]) {
+      const found = problems(load);
+      expect(found.join("\n")).toContain("DATABASE_MIGRATION_URL=");
+      expect(found.join("\n"), "no part of the password").not.toContain("s3cret");
+    }
+  },
+);
+
 test("a multi-host URL stays valid", () => {
   const url = "postgres://app:pw@h1:5432,h2:5433/db?target_session_attrs=read-write";
   expect(loadEntitlementConfig({ DATABASE_URL: url, ENTITLEMENT_AUTH_DISABLED: "true" }).database.url).toBe(url);
 });
 
-test.each(["entitlement", "notification"])("%s exits 78 without printing the password", async (service) => {
+const SERVICES = ["entitlement", "notification"].flatMap((service) =>
+  ["DATABASE_URL", "DATABASE_MIGRATION_URL"].map((variable) => [service, variable]),
+);
+
+test.each(SERVICES)("%s exits 78 on a malformed %s without printing the password", async (service, variable) => {
+  const env = { ...process.env, ENTITLEMENT_AUTH_DISABLED: "true", LOG_LEVEL: "info", [variable]: BAD_URLS[0] };
   const r = await runCommand([process.execPath, join(root, `src/${service}/main.ts`), "migrate"], {
-    env: { ...process.env, DATABASE_URL: BAD_URLS[0], ENTITLEMENT_AUTH_DISABLED: "true", LOG_LEVEL: "info" },
+    env,
     timeoutMs: 30_000,
   });
   expect(r.code, r.stderr).toBe(EXIT_CONFIG);
-  expect(r.stderr).toContain("DATABASE_URL");
+  expect(r.stderr).toContain(`${variable}=`);
+  expect(`${r.stdout}${r.stderr}`, "the password never reaches the terminal").not.toContain("s3cret");
+});
+
+const BAD_TLS = [
+  ["DATABASE_URL", `postgres://app:${PASSWORD}@db/app?sslmode=verify_full`, 'sslmode="verify_full" is not one of'],
+  [
+    "DATABASE_MIGRATION_URL",
+    `postgres://owner:${PASSWORD}@db/app?sslmode=verify-full&sslrootcert=/nonexistent/ca.pem`,
+    "sslrootcert=/nonexistent/ca.pem cannot be read (ENOENT)",
+  ],
+  ["DATABASE_URL", `postgres://app@db/app?password=${PASSWORD}&sslmode=verify-full`, "needs sslrootcert"],
+] as const;
+
+test.each(BAD_TLS)("TLS parameters %s cannot honour are a configuration problem (%#)", (variable, url, expected) => {
+  for (const load of [
+    () => loadEntitlementConfig({ [variable]: url, ENTITLEMENT_AUTH_DISABLED: "true" }),
+    () => loadNotificationConfig({ [variable]: url }),
+  ]) {
+    const found = problems(load).join("\n");
+    expect(found).toContain(`${variable}=`);
+    expect(found).toContain(expected);
+    expect(found, "no part of the password, in the authority or as a parameter").not.toContain("s3cret");
+  }
+});
+
+test.each(["entitlement", "notification"])("%s migrate exits 78 on an unreadable sslrootcert", async (service) => {
+  const url = BAD_TLS[1][1];
+  const r = await runCommand([process.execPath, join(root, `src/${service}/main.ts`), "migrate"], {
+    env: { ...process.env, ENTITLEMENT_AUTH_DISABLED: "true", DATABASE_MIGRATION_URL: url },
+    timeoutMs: 30_000,
+  });
+  expect(r.code, r.stderr).toBe(EXIT_CONFIG);
+  expect(r.stderr).toContain("DATABASE_MIGRATION_URL=");
+  expect(r.stderr).toContain("sslrootcert=/nonexistent/ca.pem cannot be read");
   expect(`${r.stdout}${r.stderr}`, "the password never reaches the terminal").not.toContain("s3cret");
 });
