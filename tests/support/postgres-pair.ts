@@ -2,27 +2,25 @@
 // ports, for tests and drills that kill the primary and promote the standby. The shared PostgreSQL is never touched.
 // Stock settings (fsync and autovacuum on); the primary waits for the standby's flush at every commit
 // (`synchronous_standby_names`), so whatever a client was told is committed is on both.
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { answers, freePort, INSTALL_HINT, postgresBin } from "../../scripts/stack-infra.ts";
+import { answers } from "../../scripts/stack-infra.ts";
+import {
+  clusterFolder,
+  initdb,
+  makeDataFolder,
+  type PgNode,
+  pgCtl,
+  pgNode,
+  postmasterPid,
+  requirePostgresBin,
+  runAsPostgres,
+  serverOptions,
+  stopNode,
+} from "./postgres-node.ts";
 import { waitUntil } from "./wait.ts";
 
-/** PostgreSQL refuses to run as root: as root, its tools run as the `postgres` user the Debian package creates. */
-function asPostgres(args: string[]): string[] {
-  return process.getuid?.() === 0 ? ["runuser", "-u", "postgres", "--", ...args] : args;
-}
-
-/** Runs a command without blocking the event loop (a drill's load keeps going meanwhile). */
-async function exec(args: string[], what: string): Promise<void> {
-  const proc = Bun.spawn(args, { stdout: "pipe", stderr: "pipe" });
-  const [code, stderr] = await Promise.all([proc.exited, new Response(proc.stderr).text()]);
-  if (code !== 0) throw new Error(`${what} failed (exit ${code}): ${stderr.trim()}`);
-}
-
-const run = (args: string[], what: string) => exec(asPostgres(args), what);
-
-export type PgNode = { name: string; port: number; data: string; url: string };
+export type { PgNode };
 
 export type PostgresPair = {
   primary: PgNode;
@@ -45,39 +43,19 @@ const children = (pid: number): number[] => {
     .filter((n) => n > 0);
 };
 
-const postmasterPid = (data: string): number | undefined => {
-  try {
-    return Number(readFileSync(join(data, "postmaster.pid"), "utf8").split("\n")[0]) || undefined;
-  } catch {
-    return undefined;
-  }
-};
-
 /** Starts the pair under `root` (a fresh temporary folder when omitted); the standby is streaming when this resolves. */
 export async function startPostgresPair(root?: string): Promise<PostgresPair> {
-  const bin = postgresBin();
-  if (!bin) throw new Error(`initdb/pg_ctl/pg_basebackup not found; install them: ${INSTALL_HINT}`);
-  const folder = root ?? mkdtempSync(join(tmpdir(), "pg-pair-"));
-  mkdirSync(folder, { recursive: true });
-  chmodSync(folder, 0o755);
-  const node = (name: string): PgNode => {
-    const port = freePort();
-    return { name, port, data: join(folder, name), url: `postgres://postgres@127.0.0.1:${port}/postgres` };
-  };
-  const primary = node("primary");
-  const standby = node("standby");
-  for (const n of [primary, standby]) {
-    if (process.getuid?.() === 0)
-      await exec(["install", "-d", "-o", "postgres", "-g", "postgres", "-m", "700", n.data], "mkdir");
-    else mkdirSync(n.data, { recursive: true, mode: 0o700 });
+  const bin = requirePostgresBin();
+  const folder = root ?? clusterFolder("pg-pair-");
+  if (root) {
+    mkdirSync(folder, { recursive: true });
+    chmodSync(folder, 0o755);
   }
-  const stopNode = (n: PgNode) =>
-    Bun.spawnSync(asPostgres([join(bin, "pg_ctl"), "-D", n.data, "-m", "immediate", "-w", "stop"]), {
-      stdout: "ignore",
-      stderr: "ignore",
-    });
+  const primary = pgNode(folder, "primary");
+  const standby = pgNode(folder, "standby");
+  for (const n of [primary, standby]) await makeDataFolder(n);
   const disposeAll = (keep: boolean) => {
-    for (const n of [standby, primary]) if (postmasterPid(n.data)) stopNode(n);
+    for (const n of [standby, primary]) stopNode(bin, n);
     if (!keep && !root) rmSync(folder, { recursive: true, force: true });
   };
   try {
@@ -107,23 +85,19 @@ export async function startPostgresPair(root?: string): Promise<PostgresPair> {
   };
 }
 
-const pgCtl = (bin: string, n: PgNode, args: string[], what: string) =>
-  run([join(bin, "pg_ctl"), "-D", n.data, "-l", join(n.data, "server.log"), ...args], `${what} (${n.name})`);
-
 /** initdb and start the primary, pg_basebackup the standby from it and start it; resolves once it streams in sync. */
 async function startBoth(bin: string, primary: PgNode, standby: PgNode): Promise<void> {
-  const common = "-c listen_addresses=127.0.0.1 -c unix_socket_directories=";
-  await run([join(bin, "initdb"), "-D", primary.data, "-U", "postgres", "--auth=trust", "-E", "UTF8"], "initdb");
+  await initdb(bin, primary);
   // pg_ctl hands -o to a shell: the quotes keep `*` from being expanded. Only the primary's command line names a
   // synchronous standby, so the promoted standby, alone, does not wait for a standby that no longer exists.
-  const primaryOptions = `-p ${primary.port} ${common} -c synchronous_standby_names='*'`;
+  const primaryOptions = serverOptions(primary, "-c synchronous_standby_names='*'");
   await pgCtl(bin, primary, ["-o", primaryOptions, "-w", "start"], "pg_ctl start");
   const source = ["-h", "127.0.0.1", "-p", String(primary.port), "-U", "postgres"];
-  await run(
+  await runAsPostgres(
     [join(bin, "pg_basebackup"), ...source, "-D", standby.data, "-R", "-X", "stream", "-c", "fast"],
     "pg_basebackup",
   );
-  await pgCtl(bin, standby, ["-o", `-p ${standby.port} ${common}`, "-w", "start"], "pg_ctl start");
+  await pgCtl(bin, standby, ["-o", serverOptions(standby), "-w", "start"], "pg_ctl start");
   await waitUntil(() => answers("127.0.0.1", standby.port), "the standby to accept connections", 30_000);
   await waitForSyncStandby(primary);
 }
