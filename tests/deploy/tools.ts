@@ -1,21 +1,10 @@
-// Tests that need a tool from the operating system (systemd-analyze, promtool, strace). .ci/run installs them; where
-// one is missing, a CI run fails (so a green CI always means the check ran) and a developer run skips the test with a
-// warning naming the Debian package, never a silent pass.
-import { test } from "bun:test";
-
-type Body = () => Promise<void> | void;
+// Tests that need a tool from the operating system (systemd-analyze, promtool, strace): see tests/support/required.ts.
+import { testRequiring } from "../support/required.ts";
 
 export function testWithTool(tool: string, aptPackage: string) {
-  if (Bun.which(tool)) return (name: string, body: Body, timeoutMs?: number) => test(name, body, timeoutMs);
-  const why = `${tool} is not installed (apt-get install ${aptPackage}; .ci/run installs it)`;
-  if (process.env.CI) {
-    return (name: string, _body: Body) =>
-      test(name, () => {
-        throw new Error(why);
-      });
-  }
-  console.warn(`SKIPPED: ${why}`);
-  return (name: string, body: Body, timeoutMs?: number) => test.skip(`${name} [skipped: ${why}]`, body, timeoutMs);
+  return testRequiring(
+    Bun.which(tool) ? undefined : `${tool} is not installed (apt-get install ${aptPackage}; .ci/run installs it)`,
+  );
 }
 
 /** Runs a command to completion: exit code and both outputs. */
