@@ -1,0 +1,222 @@
+// PostgreSQL over verified TLS (ADR-22): a private cluster with ssl = on and a pg_hba.conf of `hostssl` lines only (no
+// `host` line, so plain text is refused), with a CA, server and client certificates made here with openssl. The URL
+// parameters sslmode, sslrootcert, sslcert and sslkey are what the services and their tools are configured with.
+import { afterAll, beforeAll, expect, setDefaultTimeout } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { INSTALL_HINT, postgresBin } from "../../scripts/stack-infra.ts";
+import { EXIT_CONFIG } from "../../src/shared/config.ts";
+import { createSql } from "../../src/shared/db.ts";
+import { type PostgresNode, startPostgresNode } from "../support/postgres-node.ts";
+import { listeningPort, runCommand } from "../support/process.ts";
+import { testRequiring } from "../support/required.ts";
+import { createTestCa, type Issued, type TestCa } from "../support/test-ca.ts";
+import { waitUntil } from "../support/wait.ts";
+
+setDefaultTimeout(120_000);
+
+const missing = !postgresBin()
+  ? `PostgreSQL's initdb/pg_ctl are not installed (${INSTALL_HINT})`
+  : !Bun.which("openssl")
+    ? "openssl is not installed (apt-get install openssl)"
+    : undefined;
+const test = testRequiring(missing);
+
+const ENTITLEMENT = new URL("../../src/entitlement/main.ts", import.meta.url).pathname;
+/** The migration role, which logs in with its client certificate (CN = role name). */
+const MIGRATOR = "migrator";
+const HBA = `hostssl all ${MIGRATOR} 127.0.0.1/32 cert\nhostssl all all 127.0.0.1/32 trust\n`;
+const TLS_SETTINGS = [
+  "ssl = on",
+  "ssl_cert_file = 'server.crt'",
+  "ssl_key_file = 'server.key'",
+  "ssl_ca_file = 'ca.crt'",
+].join("\n");
+
+let dir: string;
+let pg: PostgresNode | undefined;
+let ca: TestCa;
+let otherCa: TestCa;
+let client: Issued;
+let stranger: Issued;
+
+const url = (user: string, params: Record<string, string>) =>
+  `postgres://${user}@127.0.0.1:${pg?.port}/postgres?${new URLSearchParams(params)}`;
+const verifyFull = (params: Record<string, string> = {}) =>
+  url("postgres", { sslmode: "verify-full", sslrootcert: ca.cert, ...params });
+const asMigrator = (cert: Issued) =>
+  url(MIGRATOR, { sslmode: "verify-full", sslrootcert: ca.cert, sslcert: cert.cert, sslkey: cert.key });
+const open = (u: string) => createSql({ url: u, schema: "public", max: 1, applicationName: "tls-test" });
+
+/** What the server saw of a connection made with `u`: the role, TLS or not, the client certificate's subject. */
+async function session(u: string) {
+  const sql = open(u);
+  try {
+    const [row] = await sql`
+      select current_user as "user", ssl, client_dn as "clientDn" from pg_stat_ssl where pid = pg_backend_pid()`;
+    return row;
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+}
+
+/** How a connection made with `u` fails: its code and message, or "connected". */
+async function refusal(u: string): Promise<string> {
+  const sql = open(u);
+  try {
+    await sql`select 1`;
+    return "connected";
+  } catch (error) {
+    return `${(error as { code?: string }).code}: ${(error as Error).message}`;
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+}
+
+beforeAll(async () => {
+  if (missing) return;
+  dir = mkdtempSync(join(tmpdir(), "pg-tls-"));
+  ca = await createTestCa(dir, "test-ca");
+  otherCa = await createTestCa(dir, "other-ca");
+  const server = await ca.issue("server", { cn: "localhost", san: "IP:127.0.0.1,DNS:localhost" });
+  const elsewhere = await ca.issue("elsewhere", { cn: "db.example.org", san: "DNS:db.example.org" });
+  client = await ca.issue("client", { cn: MIGRATOR });
+  stranger = await otherCa.issue("stranger", { cn: MIGRATOR });
+  const file = (path: string, mode = 0o644) => ({ text: readFileSync(path, "utf8"), mode });
+  pg = await startPostgresNode({
+    label: "pg-tls",
+    files: {
+      "server.crt": file(server.cert),
+      "server.key": file(server.key, 0o600),
+      "elsewhere.crt": file(elsewhere.cert),
+      "elsewhere.key": file(elsewhere.key, 0o600),
+      "ca.crt": file(ca.cert),
+      "pg_hba.conf": { text: HBA, mode: 0o600 },
+      // Not on the command line, where ALTER SYSTEM could not change the certificate later.
+      "postgresql.auto.conf": { text: `${TLS_SETTINGS}\n`, mode: 0o600 },
+    },
+  });
+  const admin = open(verifyFull());
+  await admin.unsafe(`create role ${MIGRATOR} login`);
+  await admin.unsafe(`grant create on database postgres to ${MIGRATOR}`);
+  await admin.end();
+}, 120_000);
+
+afterAll(() => {
+  pg?.dispose();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+test("verify-full with the right CA: serve migrates as a client-certificate role and serves a grant over TLS", async () => {
+  const child = Bun.spawn([process.execPath, ENTITLEMENT, "serve"], {
+    env: {
+      PATH: process.env.PATH ?? "",
+      DATABASE_URL: verifyFull(),
+      DATABASE_MIGRATION_URL: asMigrator(client),
+      HOST: "127.0.0.1",
+      PORT: "0",
+      NATS_ENABLED: "false",
+      ENTITLEMENT_AUTH_DISABLED: "true",
+    },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  try {
+    const base = `http://127.0.0.1:${await listeningPort(child.stdout, "entitlement")}`;
+    const grant = await fetch(`${base}/v1/entitlements/grants`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "idempotency-key": "tls-1" },
+      body: JSON.stringify({ user_id: "tls-user", stock_keeping_unit: "sku", reason: "purchase", purchase_id: "p-1" }),
+    });
+    expect(grant.status, await grant.text()).toBe(200);
+    const sql = open(verifyFull());
+    try {
+      const [row] = await sql`
+        select e.status,
+          (select tableowner from pg_tables where schemaname = 'entitlement' and tablename = 'entitlements') as owner,
+          (select bool_and(s.ssl) from pg_stat_activity a join pg_stat_ssl s using (pid)
+            where a.application_name = 'entitlement') as pool_over_tls
+        from entitlement.entitlements e where e.user_id = 'tls-user'`;
+      expect(row, "migrated by the certificate's role, served by a pool whose every connection is TLS").toEqual({
+        status: "ACTIVE",
+        owner: MIGRATOR,
+        pool_over_tls: true,
+      });
+    } finally {
+      await sql.end();
+    }
+  } finally {
+    child.kill("SIGTERM");
+    await child.exited;
+  }
+  const ops = await runCommand([process.execPath, ENTITLEMENT, "outbox", "stats"], {
+    env: { PATH: process.env.PATH ?? "", DATABASE_URL: verifyFull() },
+  });
+  expect(ops.code, `an operator command connects the same way: ${ops.stderr}`).toBe(0);
+});
+
+test("a server certificate that does not chain to sslrootcert is refused, and says why", async () => {
+  const untrusted = /^SELF_SIGNED_CERT_IN_CHAIN: self signed certificate in certificate chain$/;
+  expect(await refusal(verifyFull({ sslrootcert: otherCa.cert }))).toMatch(untrusted);
+  expect(await refusal(verifyFull({ sslrootcert: "system" })), "the runtime's roots do not know the test CA").toMatch(
+    untrusted,
+  );
+  const env = { PATH: process.env.PATH ?? "" };
+  const wrongCa = await runCommand([process.execPath, ENTITLEMENT, "migrate"], {
+    env: { ...env, DATABASE_URL: verifyFull({ sslrootcert: otherCa.cert }) },
+  });
+  expect(wrongCa.code, "migrate fails").toBe(1);
+  expect(`${wrongCa.stdout}${wrongCa.stderr}`, "and the log says it was the certificate").toContain(
+    "self signed certificate in certificate chain",
+  );
+  const noRoot = await runCommand([process.execPath, ENTITLEMENT, "migrate"], {
+    env: { ...env, DATABASE_URL: url("postgres", { sslmode: "verify-full" }) },
+  });
+  expect(noRoot.code, "verify-full without sslrootcert is a configuration error").toBe(EXIT_CONFIG);
+  expect(noRoot.stderr).toContain("DATABASE_URL=");
+  expect(noRoot.stderr).toContain("sslmode=verify-full needs sslrootcert");
+});
+
+test("hostssl only: sslmode=disable is refused by the server; the default, prefer, takes TLS", async () => {
+  expect(await refusal(url("postgres", { sslmode: "disable" }))).toMatch(
+    /^28000: .*no pg_hba.conf entry.*no encryption/,
+  );
+  expect(await session(url("postgres", {}))).toMatchObject({ ssl: true });
+  expect(await session(url("postgres", { sslmode: "require" }))).toMatchObject({ ssl: true });
+});
+
+test("a certificate for another name: verify-full refuses it, verify-ca (and require with sslrootcert) accept it", async () => {
+  const admin = open(verifyFull());
+  const serve = async (name: string) => {
+    await admin.unsafe(`alter system set ssl_cert_file = '${name}.crt'`);
+    await admin.unsafe(`alter system set ssl_key_file = '${name}.key'`);
+    await admin`select pg_reload_conf()`;
+  };
+  try {
+    await serve("elsewhere");
+    const refused = await waitUntil(async () => {
+      const outcome = await refusal(verifyFull());
+      return outcome === "connected" ? undefined : outcome;
+    }, "the server to present the certificate for db.example.org");
+    expect(refused).toMatch(/^ERR_TLS_CERT_ALTNAME_INVALID: .*127\.0\.0\.1/);
+    expect(await session(url("postgres", { sslmode: "verify-ca", sslrootcert: ca.cert }))).toMatchObject({ ssl: true });
+    expect(await session(url("postgres", { sslmode: "require", sslrootcert: ca.cert }))).toMatchObject({ ssl: true });
+    const chain = await refusal(url("postgres", { sslmode: "verify-ca", sslrootcert: otherCa.cert }));
+    expect(chain, "verify-ca still checks the chain").toStartWith("SELF_SIGNED_CERT_IN_CHAIN");
+  } finally {
+    await serve("server");
+    await admin.end();
+  }
+  await waitUntil(async () => (await refusal(verifyFull())) === "connected", "the right certificate again");
+});
+
+test("client certificate authentication: sslcert and sslkey log in as the certificate's name, nothing else does", async () => {
+  expect(await session(asMigrator(client))).toEqual({ user: MIGRATOR, ssl: true, clientDn: `/CN=${MIGRATOR}` });
+  const without = url(MIGRATOR, { sslmode: "verify-full", sslrootcert: ca.cert });
+  expect(await refusal(without), "no client certificate").toBe("28000: connection requires a valid client certificate");
+  expect(await refusal(asMigrator(stranger)), "a certificate from a CA the server does not trust").toContain(
+    "TLSV1_ALERT_UNKNOWN_CA",
+  );
+});
