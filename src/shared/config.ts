@@ -216,11 +216,12 @@ export function httpPort(env: Record<string, string | undefined>, parsed: { PORT
 /** Variables both services read. */
 export const CommonConfig = {
   DATABASE_URL: NonBlank("postgres://postgres@127.0.0.1:5432/postgres", {
-    description: "PostgreSQL connection URL (both services may share one database; each uses its own schema).",
+    description:
+      "PostgreSQL connection URL (both services may share one database; each uses its own schema). Takes libpq's sslmode (disable, allow, prefer, require, verify-ca, verify-full; default prefer), sslrootcert (a CA file, or system), sslcert and sslkey; production sets sslmode=verify-full and sslrootcert (docs/security.md).",
   }),
   DATABASE_MIGRATION_URL: Optional({
     description:
-      "PostgreSQL URL of the role that runs migrations (serve's automatic ones and `migrate`); default DATABASE_URL. Set it to the schema's owner so that DATABASE_URL can be a runtime login role, a member of entitlement_runtime or notification_runtime with only DML on its own schema (docs/security.md).",
+      "PostgreSQL URL of the role that runs migrations (serve's automatic ones and `migrate`); default DATABASE_URL. Set it to the schema's owner so that DATABASE_URL can be a runtime login role, a member of entitlement_runtime or notification_runtime with only DML on its own schema (docs/security.md). Takes the same TLS parameters as DATABASE_URL.",
   }),
   DATABASE_POOL_MAX: Int(10, { minimum: 1, maximum: 1000, description: "Maximum PostgreSQL connections per process." }),
   NATS_URL: NonBlank("nats://127.0.0.1:4222", { description: "NATS server URL(s), comma-separated." }),
