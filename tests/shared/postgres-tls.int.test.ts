@@ -2,16 +2,17 @@
 // `host` line, so plain text is refused), with a CA, server and client certificates made here with openssl. The URL
 // parameters sslmode, sslrootcert, sslcert and sslkey are what the services and their tools are configured with.
 import { afterAll, beforeAll, expect, setDefaultTimeout } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { INSTALL_HINT, postgresBin } from "../../scripts/stack-infra.ts";
 import { EXIT_CONFIG } from "../../src/shared/config.ts";
 import { createSql } from "../../src/shared/db.ts";
+import { type CertificatePair, createTestCa, type TestCa } from "../support/certificates.ts";
 import { type PostgresNode, startPostgresNode } from "../support/postgres-node.ts";
-import { listeningPort, runCommand } from "../support/process.ts";
+import { runCommand } from "../support/process.ts";
 import { testRequiring } from "../support/required.ts";
-import { createTestCa, type Issued, type TestCa } from "../support/test-ca.ts";
+import { serve } from "../support/serve.ts";
 import { waitUntil } from "../support/wait.ts";
 
 setDefaultTimeout(120_000);
@@ -38,15 +39,15 @@ let dir: string;
 let pg: PostgresNode | undefined;
 let ca: TestCa;
 let otherCa: TestCa;
-let client: Issued;
-let stranger: Issued;
+let client: CertificatePair;
+let stranger: CertificatePair;
 
 const url = (user: string, params: Record<string, string>) =>
   `postgres://${user}@127.0.0.1:${pg?.port}/postgres?${new URLSearchParams(params)}`;
 const verifyFull = (params: Record<string, string> = {}) =>
-  url("postgres", { sslmode: "verify-full", sslrootcert: ca.cert, ...params });
-const asMigrator = (cert: Issued) =>
-  url(MIGRATOR, { sslmode: "verify-full", sslrootcert: ca.cert, sslcert: cert.cert, sslkey: cert.key });
+  url("postgres", { sslmode: "verify-full", sslrootcert: ca.ca, ...params });
+const asMigrator = (cert: CertificatePair) =>
+  url(MIGRATOR, { sslmode: "verify-full", sslrootcert: ca.ca, sslcert: cert.cert, sslkey: cert.key });
 const open = (u: string) => createSql({ url: u, schema: "public", max: 1, applicationName: "tls-test" });
 
 /** What the server saw of a connection made with `u`: the role, TLS or not, the client certificate's subject. */
@@ -77,12 +78,13 @@ async function refusal(u: string): Promise<string> {
 beforeAll(async () => {
   if (missing) return;
   dir = mkdtempSync(join(tmpdir(), "pg-tls-"));
-  ca = await createTestCa(dir, "test-ca");
-  otherCa = await createTestCa(dir, "other-ca");
-  const server = await ca.issue("server", { cn: "localhost", san: "IP:127.0.0.1,DNS:localhost" });
-  const elsewhere = await ca.issue("elsewhere", { cn: "db.example.org", san: "DNS:db.example.org" });
-  client = await ca.issue("client", { cn: MIGRATOR });
-  stranger = await otherCa.issue("stranger", { cn: MIGRATOR });
+  mkdirSync(join(dir, "other"));
+  ca = await createTestCa(dir);
+  otherCa = await createTestCa(join(dir, "other"), "other-ca");
+  const server = await ca.server("server", "IP:127.0.0.1,DNS:localhost");
+  const elsewhere = await ca.server("elsewhere", "DNS:db.example.org");
+  client = await ca.client(MIGRATOR);
+  stranger = await otherCa.client(MIGRATOR);
   const file = (path: string, mode = 0o644) => ({ text: readFileSync(path, "utf8"), mode });
   pg = await startPostgresNode({
     label: "pg-tls",
@@ -91,7 +93,7 @@ beforeAll(async () => {
       "server.key": file(server.key, 0o600),
       "elsewhere.crt": file(elsewhere.cert),
       "elsewhere.key": file(elsewhere.key, 0o600),
-      "ca.crt": file(ca.cert),
+      "ca.crt": file(ca.ca),
       "pg_hba.conf": { text: HBA, mode: 0o600 },
       // Not on the command line, where ALTER SYSTEM could not change the certificate later.
       "postgresql.auto.conf": { text: `${TLS_SETTINGS}\n`, mode: 0o600 },
@@ -109,22 +111,14 @@ afterAll(() => {
 });
 
 test("verify-full with the right CA: serve migrates as a client-certificate role and serves a grant over TLS", async () => {
-  const child = Bun.spawn([process.execPath, ENTITLEMENT, "serve"], {
-    env: {
-      PATH: process.env.PATH ?? "",
-      DATABASE_URL: verifyFull(),
-      DATABASE_MIGRATION_URL: asMigrator(client),
-      HOST: "127.0.0.1",
-      PORT: "0",
-      NATS_ENABLED: "false",
-      ENTITLEMENT_AUTH_DISABLED: "true",
-    },
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "inherit",
+  const { child, port } = serve(ENTITLEMENT, "entitlement", {
+    DATABASE_URL: verifyFull(),
+    DATABASE_MIGRATION_URL: asMigrator(client),
+    NATS_ENABLED: "false",
+    ENTITLEMENT_AUTH_DISABLED: "true",
   });
   try {
-    const base = `http://127.0.0.1:${await listeningPort(child.stdout, "entitlement")}`;
+    const base = `http://127.0.0.1:${await port}`;
     const grant = await fetch(`${base}/v1/entitlements/grants`, {
       method: "POST",
       headers: { "content-type": "application/json", "idempotency-key": "tls-1" },
@@ -159,13 +153,13 @@ test("verify-full with the right CA: serve migrates as a client-certificate role
 
 test("a server certificate that does not chain to sslrootcert is refused, and says why", async () => {
   const untrusted = /^SELF_SIGNED_CERT_IN_CHAIN: self signed certificate in certificate chain$/;
-  expect(await refusal(verifyFull({ sslrootcert: otherCa.cert }))).toMatch(untrusted);
+  expect(await refusal(verifyFull({ sslrootcert: otherCa.ca }))).toMatch(untrusted);
   expect(await refusal(verifyFull({ sslrootcert: "system" })), "the runtime's roots do not know the test CA").toMatch(
     untrusted,
   );
   const env = { PATH: process.env.PATH ?? "" };
   const wrongCa = await runCommand([process.execPath, ENTITLEMENT, "migrate"], {
-    env: { ...env, DATABASE_URL: verifyFull({ sslrootcert: otherCa.cert }) },
+    env: { ...env, DATABASE_URL: verifyFull({ sslrootcert: otherCa.ca }) },
   });
   expect(wrongCa.code, "migrate fails").toBe(1);
   expect(`${wrongCa.stdout}${wrongCa.stderr}`, "and the log says it was the certificate").toContain(
@@ -201,9 +195,9 @@ test("a certificate for another name: verify-full refuses it, verify-ca (and req
       return outcome === "connected" ? undefined : outcome;
     }, "the server to present the certificate for db.example.org");
     expect(refused).toMatch(/^ERR_TLS_CERT_ALTNAME_INVALID: .*127\.0\.0\.1/);
-    expect(await session(url("postgres", { sslmode: "verify-ca", sslrootcert: ca.cert }))).toMatchObject({ ssl: true });
-    expect(await session(url("postgres", { sslmode: "require", sslrootcert: ca.cert }))).toMatchObject({ ssl: true });
-    const chain = await refusal(url("postgres", { sslmode: "verify-ca", sslrootcert: otherCa.cert }));
+    expect(await session(url("postgres", { sslmode: "verify-ca", sslrootcert: ca.ca }))).toMatchObject({ ssl: true });
+    expect(await session(url("postgres", { sslmode: "require", sslrootcert: ca.ca }))).toMatchObject({ ssl: true });
+    const chain = await refusal(url("postgres", { sslmode: "verify-ca", sslrootcert: otherCa.ca }));
     expect(chain, "verify-ca still checks the chain").toStartWith("SELF_SIGNED_CERT_IN_CHAIN");
   } finally {
     await serve("server");
@@ -214,7 +208,7 @@ test("a certificate for another name: verify-full refuses it, verify-ca (and req
 
 test("client certificate authentication: sslcert and sslkey log in as the certificate's name, nothing else does", async () => {
   expect(await session(asMigrator(client))).toEqual({ user: MIGRATOR, ssl: true, clientDn: `/CN=${MIGRATOR}` });
-  const without = url(MIGRATOR, { sslmode: "verify-full", sslrootcert: ca.cert });
+  const without = url(MIGRATOR, { sslmode: "verify-full", sslrootcert: ca.ca });
   expect(await refusal(without), "no client certificate").toBe("28000: connection requires a valid client certificate");
   expect(await refusal(asMigrator(stranger)), "a certificate from a CA the server does not trust").toContain(
     "TLSV1_ALERT_UNKNOWN_CA",

@@ -8,8 +8,8 @@ export type CertificatePair = { cert: string; key: string };
 export type TestCa = {
   /** PEM file of the CA certificate (what a client or server trusts). */
   ca: string;
-  /** A certificate for 127.0.0.1 (subjectAltName IP:127.0.0.1) with serverAuth. */
-  server: (name: string) => Promise<CertificatePair>;
+  /** A certificate for 127.0.0.1 (subjectAltName IP:127.0.0.1, unless `subjectAltName` names others) with serverAuth. */
+  server: (name: string, subjectAltName?: string) => Promise<CertificatePair>;
   /** A certificate whose subject is CN=`commonName`, with clientAuth. */
   client: (commonName: string) => Promise<CertificatePair>;
 };
@@ -21,8 +21,8 @@ async function openssl(dir: string, ...args: string[]): Promise<void> {
 
 const EC_KEY = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
 
-/** Makes a CA in `dir` (ca.pem, ca.key) and returns what signs further certificates with it. */
-export async function createTestCa(dir: string): Promise<TestCa> {
+/** Makes a CA named `commonName` in `dir` (ca.pem, ca.key) and returns what signs further certificates with it. */
+export async function createTestCa(dir: string, commonName = "test-ca"): Promise<TestCa> {
   await openssl(
     dir,
     "req",
@@ -35,7 +35,7 @@ export async function createTestCa(dir: string): Promise<TestCa> {
     "-days",
     "1",
     "-subj",
-    "/CN=test-ca",
+    `/CN=${commonName}`,
   );
   let serial = 0;
   const sign = async (name: string, subject: string, extensions: string): Promise<CertificatePair> => {
@@ -64,7 +64,8 @@ export async function createTestCa(dir: string): Promise<TestCa> {
   };
   return {
     ca: join(dir, "ca.pem"),
-    server: (name) => sign(name, "/CN=127.0.0.1", "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n"),
+    server: (name, subjectAltName = "IP:127.0.0.1") =>
+      sign(name, "/CN=127.0.0.1", `subjectAltName=${subjectAltName}\nextendedKeyUsage=serverAuth\n`),
     client: (commonName) => sign(`client-${commonName}`, `/CN=${commonName}`, "extendedKeyUsage=clientAuth\n"),
   };
 }

@@ -23,21 +23,3 @@ export async function runCommand(
 
 /** A TCP port nobody listens on right now (the local stack's helper). */
 export { freePort } from "../../scripts/stack-infra.ts";
-
-/** Reads a service's JSON log lines until its "<name> listening" line and returns the port; the rest is drained. */
-export async function listeningPort(out: ReadableStream<Uint8Array>, name: string): Promise<number> {
-  const reader = out.getReader();
-  const pattern = new RegExp(`"port":(\\d+),"msg":"${name} listening"`);
-  let text = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`${name} exited before listening:\n${text}`);
-    text += new TextDecoder().decode(value);
-    const match = pattern.exec(text);
-    if (match) {
-      reader.releaseLock();
-      void out.pipeTo(new WritableStream()).catch(() => {});
-      return Number(match[1]);
-    }
-  }
-}
