@@ -27,6 +27,8 @@ const test = testRequiring(missing);
 const ENTITLEMENT = new URL("../../src/entitlement/main.ts", import.meta.url).pathname;
 /** The migration role, which logs in with its client certificate (CN = role name). */
 const MIGRATOR = "migrator";
+/** The runtime login, DML only through its group role (docs/security.md). */
+const RUNTIME = "entitlement_app";
 const HBA = `hostssl all ${MIGRATOR} 127.0.0.1/32 cert\nhostssl all all 127.0.0.1/32 trust\n`;
 const TLS_SETTINGS = [
   "ssl = on",
@@ -100,8 +102,11 @@ beforeAll(async () => {
     },
   });
   const admin = open(verifyFull());
+  // A plain owner, as docs/security.md has it: the runtime group role exists before its migration (ADR-23).
   await admin.unsafe(`create role ${MIGRATOR} login`);
   await admin.unsafe(`grant create on database postgres to ${MIGRATOR}`);
+  await admin.unsafe("create role entitlement_runtime nologin");
+  await admin.unsafe(`create role ${RUNTIME} login in role entitlement_runtime`);
   await admin.end();
 }, 120_000);
 
@@ -110,9 +115,9 @@ afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-test("verify-full with the right CA: serve migrates as a client-certificate role and serves a grant over TLS", async () => {
+test("verify-full with the right CA: serve migrates as a client-certificate owner and serves a grant as its runtime role, over TLS", async () => {
   const { child, port } = serve(ENTITLEMENT, "entitlement", {
-    DATABASE_URL: verifyFull(),
+    DATABASE_URL: url(RUNTIME, { sslmode: "verify-full", sslrootcert: ca.ca }),
     DATABASE_MIGRATION_URL: asMigrator(client),
     NATS_ENABLED: "false",
     ENTITLEMENT_AUTH_DISABLED: "true",
@@ -130,12 +135,15 @@ test("verify-full with the right CA: serve migrates as a client-certificate role
       const [row] = await sql`
         select e.status,
           (select tableowner from pg_tables where schemaname = 'entitlement' and tablename = 'entitlements') as owner,
+          (select string_agg(distinct a.usename, ',') from pg_stat_activity a
+            where a.application_name = 'entitlement') as served_by,
           (select bool_and(s.ssl) from pg_stat_activity a join pg_stat_ssl s using (pid)
             where a.application_name = 'entitlement') as pool_over_tls
         from entitlement.entitlements e where e.user_id = 'tls-user'`;
       expect(row, "migrated by the certificate's role, served by a pool whose every connection is TLS").toEqual({
         status: "ACTIVE",
         owner: MIGRATOR,
+        served_by: RUNTIME,
         pool_over_tls: true,
       });
     } finally {
