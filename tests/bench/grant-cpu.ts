@@ -1,7 +1,8 @@
 // CPU per grant, robust to a noisy machine: the Entitlement API alone (NATS off, so no relay) on a fresh database,
 // N grants through autocannon, and the CPU seconds (utime + stime from /proc) that the service process and every
 // process of the PostgreSQL cluster spent meanwhile, divided by N; then the same for N transactions of pgbench's grant
-// (grant.pgbench.sql, 16 clients, prepared), the pgbench process in place of the service. Other load on the machine
+// (grant.pgbench.sql, 16 clients, prepared), the pgbench process in place of the service, and of the service's own
+// one call run by pgbench (grant-call.pgbench.sql). Other load on the machine
 // slows the runs down but adds little to these processes' own CPU time, so the figures hold where throughput does not:
 // with the cores saturated, API ÷ pgbench in grants/s tends to the inverse of the ratio of CPU per grant.
 //   DATABASE_URL=postgres://…/postgres bun run tests/bench/grant-cpu.ts [--grants 5000] [--connections 16]
@@ -85,13 +86,15 @@ async function load(url: string, headers: Record<string, string>, amount: number
   return result;
 }
 
-/** CPU per transaction of pgbench's grant: the pgbench process (its rusage) and the cluster. */
-async function pgbenchCpu(databaseUrl: string, postmaster: number) {
+const CALL_SCRIPT = join(import.meta.dir, "grant-call.pgbench.sql");
+
+/** CPU per transaction of a pgbench script: the pgbench process (its rusage) and the cluster. */
+async function pgbenchCpu(databaseUrl: string, postmaster: number, script: string) {
   const clients = 16;
   const transactions = Math.ceil(grants / clients);
   const before = clusterCpuSeconds(postmaster);
   const args = ["-n", "-M", "prepared", "-c", String(clients), "-j", "2", "-t", String(transactions)];
-  const proc = Bun.spawn(["pgbench", ...args, "-f", PGBENCH_SCRIPT, databaseUrl], { stdout: "ignore", stderr: "pipe" });
+  const proc = Bun.spawn(["pgbench", ...args, "-f", script, databaseUrl], { stdout: "ignore", stderr: "pipe" });
   const code = await proc.exited;
   if (code !== 0) throw new Error(`pgbench failed (exit ${code}): ${await new Response(proc.stderr).text()}`);
   await Bun.sleep(200); // the backends end and are waited for by the postmaster
@@ -122,7 +125,10 @@ try {
   const ok = result["2xx"];
   const serviceMs = ((processCpuSeconds(service.pid) - before.service) * 1000) / ok;
   const pgMs = ((clusterCpuSeconds(postmaster) - before.pg) * 1000) / ok;
-  const pgbench = await pgbenchCpu(databaseUrl, postmaster);
+  const pgbench = await pgbenchCpu(databaseUrl, postmaster, PGBENCH_SCRIPT);
+  const call = new URL(databaseUrl);
+  call.searchParams.set("options", "-csearch_path=entitlement");
+  const pgbenchCall = await pgbenchCpu(call.toString(), postmaster, CALL_SCRIPT);
   console.log(
     JSON.stringify({
       grants: ok,
@@ -137,6 +143,8 @@ try {
       pgbenchClientCpuMsPerTx: Number(pgbench.clientMs.toFixed(3)),
       pgbenchPostgresCpuMsPerTx: Number(pgbench.postgresMs.toFixed(3)),
       pgbenchTotalCpuMsPerTx: Number((pgbench.clientMs + pgbench.postgresMs).toFixed(3)),
+      callPgbenchClientCpuMsPerTx: Number(pgbenchCall.clientMs.toFixed(3)),
+      callPgbenchPostgresCpuMsPerTx: Number(pgbenchCall.postgresMs.toFixed(3)),
     }),
   );
 } finally {
