@@ -1,6 +1,7 @@
 // A sampling profile of a PostgreSQL cluster: every few milliseconds, what each active backend of the services runs
 // and what it waits for (pg_stat_activity). Shares of samples tell where the database's time goes during a phase
-// without pg_stat_statements, which stock settings do not load.
+// without pg_stat_statements, which stock settings do not load; and the CPU the cluster spent for each client.
+import { readFileSync } from "node:fs";
 import type postgres from "postgres";
 
 /** `backends`: how many backends were, on average over the samples, in that state. */
@@ -42,5 +43,40 @@ export function sampleActivity(sql: postgres.Sql, everyMs = 20): () => Promise<A
       .slice(0, 15)
       .map(([what, n]) => ({ what, backends: Math.round((n / Math.max(1, samples)) * 1000) / 1000 }));
     return { samples, top };
+  };
+}
+
+/** utime + stime of a process in seconds, or undefined when it is gone. */
+function cpuSeconds(pid: number): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * CPU seconds of the cluster's backends over a phase, by whom they served: the application_name of a client backend
+ * (entitlement, notification, the harness's own connection) or the background process's type (walwriter,
+ * checkpointer, autovacuum worker, …). Backends that connect during the phase count from zero; ones that exit before
+ * its end are missed (the services' pools keep theirs).
+ */
+export async function measureClusterCpu(sql: postgres.Sql): Promise<() => Promise<Record<string, number>>> {
+  type Backend = { pid: number; who: string };
+  const backends = () =>
+    sql<Backend[]>`
+      select pid, case when backend_type = 'client backend' then coalesce(nullif(application_name, ''), 'client')
+                       else backend_type end as who
+      from pg_stat_activity`;
+  const before = new Map((await backends()).map((b) => [b.pid, cpuSeconds(b.pid) ?? 0]));
+  return async () => {
+    const spent: Record<string, number> = {};
+    for (const b of await backends()) {
+      const now = cpuSeconds(b.pid);
+      if (now === undefined) continue;
+      spent[b.who] = Math.round(((spent[b.who] ?? 0) + now - (before.get(b.pid) ?? 0)) * 100) / 100;
+    }
+    return spent;
   };
 }

@@ -9,8 +9,8 @@ import { join } from "node:path";
 import type { NatsConnection } from "@nats-io/transport-node";
 import postgres from "postgres";
 import { startPostgres } from "../drills/cluster.ts";
-import { sampleActivity } from "./activity.ts";
-import { type CpuReport, measureCpu } from "./cpu.ts";
+import { type ActivityProfile, measureClusterCpu, sampleActivity } from "./activity.ts";
+import { measureCpu } from "./cpu.ts";
 import type { BenchOptions } from "./options.ts";
 import { drainReservationBacklog, measureLateness } from "./points.ts";
 import type { Figure } from "./report.ts";
@@ -28,27 +28,45 @@ export type PointsPhase = {
   detail: (line: string) => void;
 };
 
-/** CPU cores used per process over a phase, the cluster's processes summed: "entitlement 0.61, postgres 0.80, …". */
-function cores(r: CpuReport, seconds: number): Record<string, number> {
-  const sums: Record<string, number> = {};
-  for (const [name, s] of Object.entries(r.seconds)) {
-    const key = name.startsWith("postgres-") ? "postgres" : name;
-    sums[key] = (sums[key] ?? 0) + s / seconds;
-  }
-  return Object.fromEntries(Object.entries(sums).map(([k, v]) => [k, Math.round(v * 100) / 100]));
+type Observed<T> = {
+  value: T;
+  machineBusy: number;
+  /** CPU seconds of the services' processes and the harness. */
+  processes: Record<string, number>;
+  /** CPU seconds of the cluster's backends by whom they served (activity.ts). */
+  cluster: Record<string, number>;
+  activity: ActivityProfile;
+};
+
+/** Runs one phase with its CPU accounting and a sampling profile of the cluster. */
+async function observe<T>(sql: postgres.Sql, pids: Record<string, number>, phase: () => Promise<T>) {
+  const cpu = measureCpu(pids);
+  const cluster = await measureClusterCpu(sql);
+  const activity = sampleActivity(sql);
+  const value = await phase();
+  const { machineBusy, seconds } = cpu();
+  const observed: Observed<T> = {
+    value,
+    machineBusy,
+    processes: seconds,
+    cluster: await cluster(),
+    activity: await activity(),
+  };
+  return observed;
 }
 
-/** The postmaster listening on `port` and its children (backends, walwriter, checkpointer, autovacuum), from ps. */
-function postgresPids(port: string): number[] {
-  const rows = Bun.spawnSync(["ps", "-eo", "pid=,ppid=,args="])
-    .stdout.toString()
-    .split("\n")
-    .map((line) => line.trim().match(/^(\d+)\s+(\d+)\s+(.*)$/))
-    .filter((m) => m !== null);
-  const postmaster = rows.find((m) => /\bpostgres\b/.test(m[3] ?? "") && (m[3] ?? "").includes(`-p ${port} `));
-  if (!postmaster) return [];
-  const pid = Number(postmaster[1]);
-  return [pid, ...rows.filter((m) => Number(m[2]) === pid).map((m) => Number(m[1]))];
+/** CPU milliseconds per executed reservation: the service, the cluster on its behalf, and the rest of the path. */
+function cpuPerReservation(o: Observed<unknown>, executed: number) {
+  const ms = (s: number) => Math.round((s * 1000 * 100) / Math.max(1, executed)) / 100;
+  const sum = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a + b, 0);
+  const { entitlement = 0, notification = 0, ...background } = o.cluster;
+  return {
+    entitlement: ms(o.processes.entitlement ?? 0),
+    postgresForEntitlement: ms(entitlement),
+    notification: ms(o.processes.notification ?? 0),
+    postgresForNotification: ms(notification),
+    postgresOther: ms(sum(background)),
+  };
 }
 
 export async function measurePoints(p: PointsPhase): Promise<{ figures: Figure[]; results: Record<string, unknown> }> {
@@ -79,31 +97,29 @@ export async function measurePoints(p: PointsPhase): Promise<{ figures: Figure[]
     const [settings] = await sql<{ version: string; fsync: string; autovacuum: string; sc: string }[]>`
       select current_setting('server_version') as version, current_setting('fsync') as fsync,
              current_setting('autovacuum') as autovacuum, current_setting('synchronous_commit') as sc`;
-    const port = new URL(pg.url).port;
-    const pids = () => ({
-      ...Object.fromEntries(running.map((s) => [s.name, s.pid])),
-      ...Object.fromEntries(postgresPids(port).map((pid, i) => [`postgres-${i}`, pid])),
-    });
+    const pids = Object.fromEntries(running.map((s) => [s.name, s.pid]));
     const args = { sql, timeoutMs: 600_000, progress: p.detail };
 
     p.progress(`points: a backlog of ${options.reservations} due reservations`);
-    let cpu = measureCpu(pids());
-    let activity = sampleActivity(sql);
-    const drained = await drainReservationBacklog({ ...args, count: options.reservations, prefix: `pts-${p.tag}` });
-    const drainCpu = cpu();
-    const drainActivity = await activity();
+    const drain = await observe(sql, pids, () =>
+      drainReservationBacklog({ ...args, count: options.reservations, prefix: `pts-${p.tag}` }),
+    );
+    const drained = drain.value;
     p.progress(`points: ${options.dueRate} reservations due per second for ${options.dueDuration}s`);
-    cpu = measureCpu(pids());
-    activity = sampleActivity(sql);
-    const lateness = await measureLateness({
-      ...args,
-      rate: options.dueRate,
-      seconds: options.dueDuration,
-      prefix: `late-${p.tag}`,
-    });
-    const latenessCpu = cpu();
-    const latenessActivity = await activity();
+    const late = await observe(sql, pids, () =>
+      measureLateness({ ...args, rate: options.dueRate, seconds: options.dueDuration, prefix: `late-${p.tag}` }),
+    );
+    const lateness = late.value;
+    const perReservation = cpuPerReservation(drain, drained.executed);
     add(`reservations executed/s (backlog of ${drained.executed})`, drained.perSecond, "res/s");
+    add(
+      `CPU per reservation, backlog (entitlement ${perReservation.entitlement} ms, PostgreSQL for it ` +
+        `${perReservation.postgresForEntitlement} ms, notification ${perReservation.notification} + ` +
+        `${perReservation.postgresForNotification} ms)`,
+      Object.values(perReservation).reduce((a, b) => a + b, 0),
+      "ms",
+    );
+    add("machine CPU busy, reservation backlog", drain.machineBusy * 100, "%");
     add(`reservation lateness p50 at ${options.dueRate}/s`, lateness.p50Ms, "ms");
     add(
       `reservation lateness p99 at ${options.dueRate}/s (${lateness.executed}/${lateness.count} executed)`,
@@ -112,17 +128,18 @@ export async function measurePoints(p: PointsPhase): Promise<{ figures: Figure[]
       { op: "<=", value: 1000 },
     );
     add("reservation lateness max", lateness.maxMs, "ms");
-    add("machine CPU busy, reservation lateness", latenessCpu.machineBusy * 100, "%");
+    add("machine CPU busy, reservation lateness", late.machineBusy * 100, "%");
     return {
       figures,
       results: {
         postgres: settings,
         drained,
         lateness,
-        cpu: { drain: drainCpu, lateness: latenessCpu },
-        cores: { drain: cores(drainCpu, drained.seconds), lateness: cores(latenessCpu, options.dueDuration) },
-        /** Average active backends per (service, wait, statement) while each phase ran. */
-        activity: { drain: drainActivity, lateness: latenessActivity },
+        cpuPerReservation: { drain: perReservation, lateness: cpuPerReservation(late, lateness.executed) },
+        observed: {
+          drain: { ...drain, value: undefined },
+          lateness: { ...late, value: undefined },
+        },
       },
     };
   } finally {
