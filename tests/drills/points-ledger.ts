@@ -102,6 +102,7 @@ export async function checkPoints(
     else accepted.set(String(a.body.reservation_id), { user: r.body.user_id, amount: r.body.point_amount });
   }
   for (const p of load.replays) {
+    if (p.ms > o.latencyBoundMs) finding("wrong", `replay of ${p.original.key} took ${Math.round(p.ms)}ms`);
     const first = p.original.answer as Answer;
     if (definite(p.answer) && (p.answer.status !== first.status || !Bun.deepEquals(p.answer.body, first.body)))
       finding(
