@@ -18,7 +18,14 @@ import {
   type Rule,
   ServerPortAlias,
 } from "../shared/config.ts";
-import { NATS_SECRET_VARIABLES, NatsSecurityConfig, natsSecurity, natsSecurityRule } from "../shared/nats-security.ts";
+import {
+  NATS_SECRET_VARIABLES,
+  NatsSecurityConfig,
+  natsInboxPrefixConfig,
+  natsInboxPrefixRule,
+  natsSecurity,
+  natsSecurityRule,
+} from "../shared/nats-security.ts";
 import { exportRequested } from "../shared/tracing.ts";
 import { parseTokenEntries } from "./auth/tokens.ts";
 import { SchedulerEnv, schedulerConfig, schedulerRules } from "./scheduler/config.ts";
@@ -26,6 +33,7 @@ import { SchedulerEnv, schedulerConfig, schedulerRules } from "./scheduler/confi
 export const EntitlementEnv = Type.Object({
   ...CommonConfig,
   ...NatsSecurityConfig,
+  ...natsInboxPrefixConfig("_INBOX_entitlement"),
   ...ServerPortAlias,
   PORT: Int(8080, { minimum: 0, maximum: 65535, description: "HTTP port of the Entitlement API." }),
   ENTITLEMENT_IDEMPOTENCY_TTL_HOURS: Int(24, { minimum: 1, description: "How long an Idempotency-Key is remembered." }),
@@ -129,6 +137,7 @@ export function loadEntitlementConfig(
     notGreater("ENTITLEMENT_REQUEST_QUEUE_TIMEOUT", "ENTITLEMENT_REQUEST_TIMEOUT"),
     tokensAreValid,
     natsSecurityRule,
+    natsInboxPrefixRule,
     ...(options.requireAuth === false ? [] : [tokensOrDisabled]),
   ]);
   return {

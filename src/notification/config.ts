@@ -19,7 +19,14 @@ import {
   ServerPortAlias,
   Str,
 } from "../shared/config.ts";
-import { NATS_SECRET_VARIABLES, NatsSecurityConfig, natsSecurity, natsSecurityRule } from "../shared/nats-security.ts";
+import {
+  NATS_SECRET_VARIABLES,
+  NatsSecurityConfig,
+  natsInboxPrefixConfig,
+  natsInboxPrefixRule,
+  natsSecurity,
+  natsSecurityRule,
+} from "../shared/nats-security.ts";
 import { exportRequested } from "../shared/tracing.ts";
 
 import { advisorySubject, consumerSettings, consumerVariables } from "./consumer/settings.ts";
@@ -28,10 +35,16 @@ import { advisorySubject, consumerSettings, consumerVariables } from "./consumer
 const MATCHMAKING = "NOTIFICATION_MATCHMAKING_NATS";
 /** The points events Entitlement publishes (CONTRACT §4), in the stream Entitlement creates and owns. */
 const POINTS = "NOTIFICATION_POINTS_NATS";
+/** The operator's inbox prefix when NATS_INBOX_PREFIX is unset: the notification-ops user's in least-privilege.conf. */
+const OPS_INBOX_PREFIX = "_INBOX_notification_ops";
 
 export const NotificationEnv = Type.Object({
   ...CommonConfig,
   ...NatsSecurityConfig,
+  ...natsInboxPrefixConfig(
+    "_INBOX_notification",
+    " Unset, the operator's `notification nats-dlq replay` uses _INBOX_notification_ops (the notification-ops user's).",
+  ),
   ...ServerPortAlias,
   PORT: Int(8081, { minimum: 0, maximum: 65535, description: "HTTP port of the Notification service." }),
   NOTIFICATION_DELIVERY_ENABLED: Bool(true, { description: "Run the delivery worker in this process." }),
@@ -176,6 +189,7 @@ export function loadNotificationConfig(env: Record<string, string | undefined>) 
     webhookNeedsUrlAndSecret,
     debugApiNeedsToken,
     natsSecurityRule,
+    natsInboxPrefixRule,
     streamsDiffer,
   ]);
   return {
@@ -191,6 +205,8 @@ export function loadNotificationConfig(env: Record<string, string | undefined>) 
       url: e.NATS_URL,
       connectionTimeoutMs: e.NATS_CONNECTION_TIMEOUT,
       security: natsSecurity(e),
+      /** The inbox prefix of `nats-dlq replay`, which connects as another user (notification-ops) than the service. */
+      opsInboxPrefix: env.NATS_INBOX_PREFIX ? e.NATS_INBOX_PREFIX : OPS_INBOX_PREFIX,
       subject: e.NOTIFICATION_NATS_SUBJECT,
       stream: e.NOTIFICATION_NATS_STREAM,
       durable: e.NOTIFICATION_NATS_DURABLE,

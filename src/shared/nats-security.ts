@@ -6,7 +6,7 @@
 import { accessSync, constants, readFileSync } from "node:fs";
 import type { Authenticator, TlsOptions } from "@nats-io/transport-node";
 import { credsAuthenticator } from "@nats-io/transport-node";
-import { Optional, type Rule } from "./config.ts";
+import { Optional, type Rule, Str } from "./config.ts";
 
 /** The variables (part of CommonConfig). */
 export const NatsSecurityConfig = {
@@ -28,10 +28,37 @@ export const NatsSecurityConfig = {
   NATS_TLS_KEY: Optional({ description: "PEM private key of NATS_TLS_CERT." }),
 };
 
+/**
+ * NATS_INBOX_PREFIX with `defaultPrefix`, the service's own (ADR-26): replies (publish acknowledgements, JetStream API
+ * answers and the messages a pull consumer delivers) come to subjects under it, so a broker can let each user subscribe
+ * to its own inbox alone. `note` adds what differs per executable.
+ */
+export const natsInboxPrefixConfig = (defaultPrefix: string, note = "") => ({
+  NATS_INBOX_PREFIX: Str(defaultPrefix, {
+    description:
+      "Subject prefix of this client's reply inboxes (the client's own default is _INBOX): NATS subject tokens of " +
+      "letters, digits, _ and -, separated by dots. A least-privilege broker lets each user subscribe to " +
+      `<prefix>.> only (deploy/nats/least-privilege.conf).${note}`,
+  }),
+});
+
+/** One or more subject tokens, no wildcard, no `$` (the server's own subjects), no whitespace. */
+const INBOX_PREFIX = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
+const INBOX_PREFIX_MAX_LENGTH = 128;
+
+/** NATS_INBOX_PREFIX must be a subject the client can subscribe under (the client itself only rejects wildcards). */
+export const natsInboxPrefixRule: Rule<{ NATS_INBOX_PREFIX: string }> = ({ NATS_INBOX_PREFIX: prefix }) =>
+  INBOX_PREFIX.test(prefix) && prefix.length <= INBOX_PREFIX_MAX_LENGTH
+    ? undefined
+    : `NATS_INBOX_PREFIX=${JSON.stringify(prefix)} is invalid: expected NATS subject tokens (letters, digits, _ and -) ` +
+      `separated by dots, at most ${INBOX_PREFIX_MAX_LENGTH} characters, such as _INBOX_entitlement`;
+
 /** Variables whose values are secrets: redacted wherever a service logs them. */
 export const NATS_SECRET_VARIABLES = ["NATS_PASSWORD", "NATS_TOKEN"] as const;
 
-type NatsSecurityEnv = { NATS_URL: string } & { [K in keyof typeof NatsSecurityConfig]?: string };
+type NatsSecurityEnv = { NATS_URL: string; NATS_INBOX_PREFIX: string } & {
+  [K in keyof typeof NatsSecurityConfig]?: string;
+};
 
 const FILE_VARIABLES = ["NATS_CREDS", "NATS_TLS_CA", "NATS_TLS_CERT", "NATS_TLS_KEY"] as const;
 
@@ -75,8 +102,9 @@ function isCredsFile(path: string): boolean {
   }
 }
 
-/** What connect() takes besides servers: authentication and TLS. */
+/** What connect() takes besides servers: authentication, TLS and the inbox prefix the broker's permissions expect. */
 export type NatsSecurity = {
+  inboxPrefix?: string;
   user?: string;
   pass?: string;
   token?: string;
@@ -91,7 +119,7 @@ export const wantsTls = (url: string) => url.split(",").some((s) => TLS_SCHEME.t
 
 /** The connect options of the parsed variables; call only after natsSecurityRule passed. */
 export function natsSecurity(e: NatsSecurityEnv): NatsSecurity {
-  const security: NatsSecurity = {};
+  const security: NatsSecurity = { inboxPrefix: e.NATS_INBOX_PREFIX };
   if (e.NATS_USER) Object.assign(security, { user: e.NATS_USER, pass: e.NATS_PASSWORD });
   if (e.NATS_TOKEN) security.token = e.NATS_TOKEN;
   // Read once at boot (checked readable by the rule): a rotated file takes effect at the next restart.

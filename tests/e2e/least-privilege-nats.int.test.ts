@@ -3,8 +3,10 @@
 // Both services, each with its own user and client certificate and the default stream names, carry a grant, a point
 // reservation and a match (published by the matchmaking user) to SENT notifications without a single permissions
 // violation in the server's log; a forged EntitlementEvent is refused to Notification's user and to any other user
-// (on the event subject, and into a client inbox), and never becomes a notification; a client without a password, or without a client certificate, is turned away;
-// the NATS DLQ replay needs the operator's user.
+// (on the event subject, and into Notification's inbox), and never becomes a notification; a client without a password,
+// or without a client certificate, is turned away; the NATS DLQ replay needs the operator's user. Each user subscribes
+// under its own inbox prefix alone: on the wire (the server's /connz) every subscription of a service is under its
+// NATS_INBOX_PREFIX default, and a subscription to another user's inbox, or to _INBOX.>, is refused.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -16,7 +18,7 @@ import { eventBytes, matchBytes } from "../notification/helpers.ts";
 import { type CertificatePair, createTestCa } from "../support/certificates.ts";
 import { createTestDatabase, type TestDatabase, uniqueName } from "../support/infra.ts";
 import { connectOutcome, natsServerBinary, type PrivateNats, privateNats } from "../support/nats-server.ts";
-import { runCommand } from "../support/process.ts";
+import { freePort, runCommand } from "../support/process.ts";
 import { type ServedProcess, serve } from "../support/serve.ts";
 import { waitUntil } from "../support/wait.ts";
 
@@ -34,9 +36,28 @@ const PASSWORDS = {
   intruder: "intruder-DEMO-password-change-me",
 };
 type User = keyof typeof PASSWORDS;
+/** Each user's inbox prefix, the only subjects it may subscribe to (the services' are their NATS_INBOX_PREFIX defaults). */
+const INBOX: Record<User, string> = {
+  entitlement: "_INBOX_entitlement",
+  notification: "_INBOX_notification",
+  "notification-ops": "_INBOX_notification_ops",
+  matchmaking: "_INBOX_matchmaking",
+  intruder: "_INBOX_intruder",
+};
+/** Subscriptions this file attempts that must be refused: another user's inbox, and the client default for all. */
+const FOREIGN_INBOXES: [User, string][] = [
+  ["intruder", "_INBOX_notification.>"],
+  ["intruder", "_INBOX_entitlement.>"],
+  ["entitlement", "_INBOX_notification.>"],
+  ["notification", "_INBOX_entitlement.>"],
+  ["notification", "_INBOX_notification_ops.>"],
+  ["matchmaking", "_INBOX_notification.>"],
+  ...(Object.keys(INBOX) as User[]).map((user): [User, string] => [user, "_INBOX.>"]),
+];
 
 const dir = mkdtempSync(join(tmpdir(), "least-privilege-nats-"));
 const serverLog = join(dir, "nats-server.log");
+const monitorPort = freePort();
 let ca: string;
 let clients: Record<"entitlement" | "notification" | "tester", CertificatePair>;
 let broker: PrivateNats;
@@ -56,7 +77,7 @@ beforeAll(async () => {
   };
   broker = privateNats("least-privilege", {
     scheme: "tls",
-    args: ["-c", CONFIG, "-l", serverLog, "--tlsverify"].concat([
+    args: ["-c", CONFIG, "-l", serverLog, "-m", String(monitorPort), "--tlsverify"].concat([
       "--tlscert",
       server.cert,
       "--tlskey",
@@ -83,7 +104,7 @@ afterAll(async () => {
 const asUser = (user: User | undefined, extra: Partial<ConnectionOptions> = {}): ConnectionOptions => ({
   servers: broker.url.replace("tls://", "nats://"),
   tls: { caFile: ca, certFile: clients.tester.cert, keyFile: clients.tester.key },
-  ...(user ? { user, pass: PASSWORDS[user] } : {}),
+  ...(user ? { user, pass: PASSWORDS[user], inboxPrefix: INBOX[user] } : {}),
   ...extra,
 });
 
@@ -101,9 +122,10 @@ const natsEnv = (user: User, certificate: CertificatePair) => ({
 /** The refusals this file provokes on purpose; any other permissions violation is a permission the services lack. */
 const PROVOKED = new Set([
   "Publish intruder entitlement.events",
-  "Publish intruder _INBOX.forged",
+  "Publish intruder _INBOX_notification.forged",
   "Publish notification entitlement.events",
   "Publish notification $JS.API.STREAM.MSG.GET.entitlement-events",
+  ...FOREIGN_INBOXES.map(([user, subject]) => `Subscription ${user} ${subject}`),
 ]);
 
 /** Each "Publish Violation" or "Subscription Violation" the server logged, as `kind user subject`. */
@@ -193,6 +215,63 @@ test("each producer with its own user: a grant, a point reservation and a match 
   ).toEqual([]);
 });
 
+/** The subjects of the live subscriptions of the connections named `name`, as the server lists them (/connz). */
+async function subscriptionsOf(name: string): Promise<string[]> {
+  const url = `http://127.0.0.1:${monitorPort}/connz?subs=detail&auth=true&limit=1024`;
+  const connz = (await (await fetch(url)).json()) as {
+    connections: { name?: string; authorized_user?: string; subscriptions_list_detail?: { subject: string }[] }[];
+  };
+  const connections = connz.connections.filter((c) => c.name === name);
+  expect(
+    connections.map((c) => c.authorized_user),
+    `${name}'s connection, as its own user`,
+  ).toEqual([name]);
+  return connections.flatMap((c) => (c.subscriptions_list_detail ?? []).map((d) => d.subject));
+}
+
+test("on the wire, each service subscribes under its own inbox prefix only", async () => {
+  for (const service of ["entitlement", "notification"] as const) {
+    const subjects = await subscriptionsOf(service);
+    // Entitlement's publish acknowledgements and Notification's pulls (one inbox per consumer) are live by now.
+    expect(subjects.length, `${service} has reply subscriptions after the flow`).toBeGreaterThan(0);
+    expect(
+      subjects.filter((s) => !s.startsWith(`${INBOX[service]}.`)),
+      `every subscription of ${service} is under ${INBOX[service]}`,
+    ).toEqual([]);
+  }
+});
+
+/** "subscribed", or the error the server answered a subscription of `user` to `subject` with. */
+async function subscribeOutcome(user: User, subject: string): Promise<string> {
+  const nc = await connect(asUser(user));
+  try {
+    let refusal: string | undefined;
+    nc.subscribe(subject, {
+      callback: (error) => {
+        if (error) refusal = error.message;
+      },
+    });
+    // The server answers SUB before the PONG of this flush, so a refusal has arrived when it resolves.
+    await nc.flush();
+    return refusal ?? "subscribed";
+  } finally {
+    await nc.close();
+  }
+}
+
+test("no user may subscribe to another's inbox, nor to _INBOX.>, where replies and pulled events go", async () => {
+  for (const [user, subject] of FOREIGN_INBOXES)
+    expect(await subscribeOutcome(user, subject), `${user} subscribing to ${subject}`).toMatch(
+      /permissions violation/i,
+    );
+  for (const user of Object.keys(INBOX) as User[])
+    expect(await subscribeOutcome(user, `${INBOX[user]}.>`), `the control: ${user} in its own inbox`).toBe(
+      "subscribed",
+    );
+  const refused = violations().filter((v) => v.startsWith("Subscription "));
+  for (const [user, subject] of FOREIGN_INBOXES) expect(refused).toContain(`Subscription ${user} ${subject}`);
+});
+
 test("a forged EntitlementEvent is refused to Notification's user and to any other, and notifies nobody", async () => {
   const forge = async (user: User) => {
     const nc = await connect(asUser(user));
@@ -211,7 +290,7 @@ test("a forged EntitlementEvent is refused to Notification's user and to any oth
   };
   // Nor into a client's inbox, where JetStream delivers pulled messages: what arrives there would be taken as delivered.
   const intruder = await connect(asUser("intruder"));
-  const intoInbox = await intruder.request("_INBOX.forged", eventBytes(), { timeout: 5_000 }).then(
+  const intoInbox = await intruder.request("_INBOX_notification.forged", eventBytes(), { timeout: 5_000 }).then(
     () => "answered",
     (error: Error) => error.message,
   );
@@ -243,13 +322,15 @@ test("the NATS DLQ replay is refused to Notification's user and works with the o
   await nc.close();
   await sql`insert into notification.notification_nats_dlq (stream_seq, stream, consumer, kind, deliveries)
     values (${seq}, 'entitlement-events', 'notification-entitlement-consumer', 'MAX_DELIVERIES', 10)`;
-  const replay = (user: User, certificate: CertificatePair) =>
+  const replay = (user: User, certificate: CertificatePair, extra: Record<string, string> = {}) =>
     runCommand(["bun", NOTIFICATION, "nats-dlq", "replay", String(seq)], {
-      env: { PATH: process.env.PATH ?? "", ...natsEnv(user, certificate) },
+      env: { PATH: process.env.PATH ?? "", ...natsEnv(user, certificate), ...extra },
     });
-  const asService = await replay("notification", clients.notification);
+  // With the service's own inbox prefix, so what refuses it is the permission to read a stream's message.
+  const asService = await replay("notification", clients.notification, { NATS_INBOX_PREFIX: INBOX.notification });
   expect(asService.code, `${asService.stdout}${asService.stderr}`).not.toBe(0);
   expect(violations()).toContain("Publish notification $JS.API.STREAM.MSG.GET.entitlement-events");
+  // Without NATS_INBOX_PREFIX: the command's own default is the operator user's inbox.
   const asOperator = await replay("notification-ops", clients.tester);
   expect(asOperator.code, `${asOperator.stdout}${asOperator.stderr}`).toBe(0);
   expect(asOperator.stdout).toContain(`replayed stream_seq ${seq} of entitlement-events to entitlement.events`);

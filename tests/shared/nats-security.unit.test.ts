@@ -38,6 +38,8 @@ const loaders = {
   entitlement: (env: Record<string, string>) => loadEntitlementConfig({ ...noAuth, ...env }).nats.security,
   notification: (env: Record<string, string>) => loadNotificationConfig(env).nats.security,
 };
+/** Each service's own inbox prefix when NATS_INBOX_PREFIX is unset (deploy/nats/least-privilege.conf expects them). */
+const DEFAULT_INBOX = { entitlement: "_INBOX_entitlement", notification: "_INBOX_notification" };
 
 function problemsOf(fn: () => unknown): string {
   try {
@@ -49,14 +51,15 @@ function problemsOf(fn: () => unknown): string {
   throw new Error("expected a ConfigError");
 }
 
-for (const [service, load] of Object.entries(loaders)) {
+for (const [service, load] of Object.entries(loaders) as [keyof typeof loaders, (typeof loaders)["entitlement"]][]) {
   describe(`${service}: NATS credentials and TLS`, () => {
-    test("nothing set: no credentials, no TLS", () => {
-      expect(load({})).toEqual({});
+    const inboxPrefix = DEFAULT_INBOX[service];
+    test("nothing set: no credentials, no TLS, the service's own inbox prefix", () => {
+      expect(load({})).toEqual({ inboxPrefix });
     });
     test("user and password, a token, a creds file each become connect options", () => {
-      expect(load({ NATS_USER: "svc", NATS_PASSWORD: PASSWORD })).toEqual({ user: "svc", pass: PASSWORD });
-      expect(load({ NATS_TOKEN: TOKEN })).toEqual({ token: TOKEN });
+      expect(load({ NATS_USER: "svc", NATS_PASSWORD: PASSWORD })).toEqual({ inboxPrefix, user: "svc", pass: PASSWORD });
+      expect(load({ NATS_TOKEN: TOKEN })).toEqual({ inboxPrefix, token: TOKEN });
       expect(typeof load({ NATS_CREDS: creds }).authenticator).toBe("function");
     });
     test("tls:// URLs, a CA or a client certificate require TLS with those files", () => {
@@ -82,6 +85,7 @@ for (const [service, load] of Object.entries(loaders)) {
         [{ NATS_CREDS: brokenSeed }, "expected a .creds file (a user JWT and an nkey seed)"],
         [{ NATS_TLS_CA: join(dir, "missing.pem") }, "NATS_TLS_CA="],
         [{ NATS_TLS_CERT: join(dir, "gone.pem"), NATS_TLS_KEY: key }, "NATS_TLS_CERT="],
+        [{ NATS_INBOX_PREFIX: "_INBOX.>" }, 'NATS_INBOX_PREFIX="_INBOX.>" is invalid: expected NATS subject tokens'],
       ];
       for (const [env, expected] of cases) {
         const problems = problemsOf(() => load(env));
@@ -93,6 +97,27 @@ for (const [service, load] of Object.entries(loaders)) {
     });
   });
 }
+
+describe("NATS_INBOX_PREFIX", () => {
+  test("set, it is every service's prefix, and the operator command's too", () => {
+    for (const load of Object.values(loaders)) expect(load({ NATS_INBOX_PREFIX: "_INBOX" }).inboxPrefix).toBe("_INBOX");
+    expect(loadNotificationConfig({ NATS_INBOX_PREFIX: "replies.ops-1" }).nats.opsInboxPrefix).toBe("replies.ops-1");
+  });
+  test("unset, `notification nats-dlq replay` uses the notification-ops user's inbox, not the service's", () => {
+    expect(loadNotificationConfig({}).nats.opsInboxPrefix).toBe("_INBOX_notification_ops");
+  });
+  test("anything but dot-separated tokens of letters, digits, _ and - is refused, naming the variable", () => {
+    const bad = ["*", "_INBOX.*", "a..b", ".a", "a.", "a b", "$JS", "inbox>", "a\tb", "x".repeat(129)];
+    for (const value of bad)
+      for (const load of Object.values(loaders))
+        expect(
+          problemsOf(() => load({ NATS_INBOX_PREFIX: value })),
+          JSON.stringify(value),
+        ).toContain("NATS_INBOX_PREFIX=");
+    for (const value of ["_INBOX", "_INBOX_a-1", "a.b.c", "x".repeat(128)])
+      expect(loaders.entitlement({ NATS_INBOX_PREFIX: value }).inboxPrefix).toBe(value);
+  });
+});
 
 test("tls:// servers are handed to the client as nats:// (TLS is asked for by the tls option)", () => {
   expect(natsServers("tls://a:4222, nats://b:4223,TLS://c:1")).toEqual([

@@ -30,6 +30,7 @@ export function withOps(
 export async function withJetStream<T>(config: NotificationConfig, body: (jet: Jet) => Promise<T>): Promise<T> {
   const nc = await connect({
     ...config.nats.security,
+    inboxPrefix: config.nats.opsInboxPrefix,
     servers: natsServers(config.nats.url),
     name: "notification-ops",
     timeout: config.nats.connectionTimeoutMs,
