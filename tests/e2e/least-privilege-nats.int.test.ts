@@ -17,7 +17,13 @@ import postgres from "postgres";
 import { eventBytes, matchBytes } from "../notification/helpers.ts";
 import { type CertificatePair, createTestCa } from "../support/certificates.ts";
 import { createTestDatabase, type TestDatabase, uniqueName } from "../support/infra.ts";
-import { connectOutcome, natsServerBinary, type PrivateNats, privateNats } from "../support/nats-server.ts";
+import {
+  connectOutcome,
+  natsServerBinary,
+  type PrivateNats,
+  privateNats,
+  subscribeOutcome,
+} from "../support/nats-server.ts";
 import { freePort, runCommand } from "../support/process.ts";
 import { type ServedProcess, serve } from "../support/serve.ts";
 import { waitUntil } from "../support/wait.ts";
@@ -242,18 +248,10 @@ test("on the wire, each service subscribes under its own inbox prefix only", asy
 });
 
 /** "subscribed", or the error the server answered a subscription of `user` to `subject` with. */
-async function subscribeOutcome(user: User, subject: string): Promise<string> {
+async function subscribeAs(user: User, subject: string): Promise<string> {
   const nc = await connect(asUser(user));
   try {
-    let refusal: string | undefined;
-    nc.subscribe(subject, {
-      callback: (error) => {
-        if (error) refusal = error.message;
-      },
-    });
-    // The server answers SUB before the PONG of this flush, so a refusal has arrived when it resolves.
-    await nc.flush();
-    return refusal ?? "subscribed";
+    return await subscribeOutcome(nc, subject);
   } finally {
     await nc.close();
   }
@@ -261,13 +259,9 @@ async function subscribeOutcome(user: User, subject: string): Promise<string> {
 
 test("no user may subscribe to another's inbox, nor to _INBOX.>, where replies and pulled events go", async () => {
   for (const [user, subject] of FOREIGN_INBOXES)
-    expect(await subscribeOutcome(user, subject), `${user} subscribing to ${subject}`).toMatch(
-      /permissions violation/i,
-    );
+    expect(await subscribeAs(user, subject), `${user} subscribing to ${subject}`).toMatch(/permissions violation/i);
   for (const user of Object.keys(INBOX) as User[])
-    expect(await subscribeOutcome(user, `${INBOX[user]}.>`), `the control: ${user} in its own inbox`).toBe(
-      "subscribed",
-    );
+    expect(await subscribeAs(user, `${INBOX[user]}.>`), `the control: ${user} in its own inbox`).toBe("subscribed");
   const refused = violations().filter((v) => v.startsWith("Subscription "));
   for (const [user, subject] of FOREIGN_INBOXES) expect(refused).toContain(`Subscription ${user} ${subject}`);
 });

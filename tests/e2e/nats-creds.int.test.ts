@@ -1,12 +1,15 @@
 // NATS 2.x decentralised authentication, end to end: an operator, an account with JetStream and one user per service,
 // minted here with nkeys and signed JWTs (@nats-io/jwt), served by a private nats-server 2.9 in operator mode with a
-// memory resolver, over TLS. Both services, given only NATS_CREDS (and NATS_TLS_CA), carry a grant to a SENT
-// notification; a user the account never signed, and a client without credentials, are refused; neither service
-// logs the user's seed or JWT.
+// memory resolver, over TLS. Each user JWT carries the allow-lists of deploy/nats/least-privilege.conf for its user
+// (read from the file), so this path is least-privilege too. Both services, given only NATS_CREDS (and NATS_TLS_CA),
+// carry a grant to a SENT notification; Notification's user may neither publish an event nor subscribe to _INBOX.>;
+// a user the account never signed, and a client without credentials, are refused; neither service logs the user's
+// seed or JWT.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { jetstream } from "@nats-io/jetstream";
 import {
   createAccount,
   createOperator,
@@ -17,11 +20,18 @@ import {
   fmtCreds,
   type KeyPair,
 } from "@nats-io/jwt";
-import { credsAuthenticator } from "@nats-io/transport-node";
+import { connect, credsAuthenticator } from "@nats-io/transport-node";
 import postgres from "postgres";
 import { createTestCa } from "../support/certificates.ts";
 import { createTestDatabase, type TestDatabase, uniqueName } from "../support/infra.ts";
-import { connectOutcome, natsServerBinary, type PrivateNats, privateNats } from "../support/nats-server.ts";
+import { leastPrivilegePermissions } from "../support/least-privilege.ts";
+import {
+  connectOutcome,
+  natsServerBinary,
+  type PrivateNats,
+  privateNats,
+  subscribeOutcome,
+} from "../support/nats-server.ts";
 import { type ServedProcess, serve } from "../support/serve.ts";
 import { waitUntil } from "../support/wait.ts";
 
@@ -45,10 +55,17 @@ const ACCOUNT_LIMITS = {
   ...{ mem_storage: -1, disk_storage: -1, streams: -1, consumer: -1 },
 };
 
-/** A user JWT for `user` signed by `account`, written as a .creds file (JWT + seed) under `name`. */
+/** The `pub`/`sub` claims of `name`'s user in deploy/nats/least-privilege.conf. */
+function permissionsOf(name: string) {
+  const permissions = leastPrivilegePermissions()[name];
+  if (!permissions) throw new Error(`no user ${name} in least-privilege.conf`);
+  return { pub: { allow: permissions.publish }, sub: { allow: permissions.subscribe } };
+}
+
+/** A user JWT for `name` signed by `account` with that user's allow-lists, written as a .creds file (JWT + seed). */
 async function writeCreds(name: string, account: KeyPair) {
   const user = createUser();
-  const jwt = await encodeUser(name, user, account);
+  const jwt = await encodeUser(name, user, account, permissionsOf(name));
   const path = join(dir, `${name}.creds`);
   writeFileSync(path, fmtCreds(jwt, user), { mode: 0o600 });
   return { path, seed: new TextDecoder().decode(user.getSeed()), jwt };
@@ -114,6 +131,31 @@ test("a client without credentials, or with a user of an account the server does
   expect(await connectOutcome({ servers, tls: { caFile: ca }, authenticator: stranger })).toMatch(/authoriz/i);
   const known = credsAuthenticator(await Bun.file(creds.entitlement?.path ?? "").bytes());
   expect(await connectOutcome({ servers, tls: { caFile: ca }, authenticator: known }), "the control").toBe("connected");
+});
+
+test("the JWT's allow-lists hold: Notification's user can neither forge an event nor read every inbox", async () => {
+  const authenticator = credsAuthenticator(await Bun.file(creds.notification?.path ?? "").bytes());
+  const nc = await connect({
+    servers: broker.url.replace("tls://", "nats://"),
+    tls: { caFile: ca },
+    authenticator,
+    inboxPrefix: "_INBOX_notification",
+  });
+  try {
+    const forged = await jetstream(nc)
+      .publish("entitlement.events", new Uint8Array([1]), { timeout: 5_000 })
+      .then(
+        () => "published",
+        (error: Error) => error.message,
+      );
+    expect(forged, "publishing an EntitlementEvent").toMatch(/permissions violation/i);
+    expect(await subscribeOutcome(nc, "_INBOX.>"), "subscribing to every client's inbox").toMatch(
+      /permissions violation/i,
+    );
+    expect(await subscribeOutcome(nc, "_INBOX_notification.>"), "the control: its own inbox").toBe("subscribed");
+  } finally {
+    await nc.close();
+  }
 });
 
 test("both services authenticate with a .creds file: a grant becomes a SENT notification", async () => {

@@ -3,7 +3,7 @@
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type ConnectionOptions, connect } from "@nats-io/transport-node";
+import { type ConnectionOptions, connect, type NatsConnection } from "@nats-io/transport-node";
 import { freePort } from "./process.ts";
 
 export const natsServerBinary: string | undefined =
@@ -78,4 +78,18 @@ export async function connectOutcome(options: ConnectionOptions): Promise<string
     },
     (error: Error) => error.message,
   );
+}
+
+/** "subscribed", or the error the server answered a subscription of `nc` to `subject` with (a permissions violation). */
+export async function subscribeOutcome(nc: NatsConnection, subject: string): Promise<string> {
+  let refusal: string | undefined;
+  const sub = nc.subscribe(subject, {
+    callback: (error) => {
+      if (error) refusal = error.message;
+    },
+  });
+  // The server answers SUB before the PONG of this flush, so a refusal has arrived when it resolves.
+  await nc.flush();
+  sub.unsubscribe();
+  return refusal ?? "subscribed";
 }
