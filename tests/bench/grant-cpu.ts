@@ -8,8 +8,8 @@
 //   DATABASE_URL=postgres://…/postgres bun run tests/bench/grant-cpu.ts [--grants 5000] [--connections 16]
 //     [--binary path/to/entitlement] [--revoke]
 // The PostgreSQL server must run on this machine (its postmaster.pid is read); use one with stock settings.
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import postgres from "postgres";
@@ -114,7 +114,9 @@ try {
   const migrate = Bun.spawnSync([binary, "migrate"], { env: { ...process.env, ...env } });
   if (migrate.exitCode !== 0) throw new Error(`migrate failed: ${migrate.stderr.toString()}`);
   const auth = stack.apiAuth();
-  service = await stack.startService("entitlement", binary, { ...env, ...auth.env }, join("/tmp", `${tag}.log`));
+  const log = join(stack.root, ".data/bench", `${tag}.log`);
+  mkdirSync(dirname(log), { recursive: true });
+  service = await stack.startService("entitlement", binary, { ...env, ...auth.env }, log);
   await load(service.url, auth.headers, Math.min(2_000, grants), `${tag}-warm`);
   const [dir] = await sql<{ d: string }[]>`select current_setting('data_directory') as d`;
   const postmaster = Number(readFileSync(join(dir?.d ?? "", "postmaster.pid"), "utf8").split("\n")[0]);
