@@ -23,6 +23,7 @@ export function createDeliveryWorker(deps: DeliveryDeps & { waker: Waker; pollIn
     run: async (signal) => {
       const inFlight = new Set<Promise<void>>();
       let failures = 0;
+      let countedAt = Number.NEGATIVE_INFINITY;
       while (!signal.aborted) {
         const free = d.batchSize - inFlight.size;
         if (free < refillAt) {
@@ -40,7 +41,13 @@ export function createDeliveryWorker(deps: DeliveryDeps & { waker: Waker; pollIn
             inFlight.add(delivery);
           }
           // A claim that took fewer than it asked for took every row due: the backlog is empty without counting it.
-          d.metrics.backlog.set(claimed < free ? 0 : Math.max(0, await countBacklog(d.sql, d.now())));
+          // Otherwise the count reads every due row (9.5 ms at 20,000, EXPLAIN ANALYZE), and in a backlog every claim
+          // is full: once per poll interval is enough for a gauge.
+          if (claimed < free) d.metrics.backlog.set(0);
+          else if (performance.now() - countedAt >= d.pollIntervalMs) {
+            countedAt = performance.now();
+            d.metrics.backlog.set(Math.max(0, await countBacklog(d.sql, d.now())));
+          }
           if (failures > 0) log.info({ failures }, "delivery recovered");
           failures = 0;
         } catch (error) {
