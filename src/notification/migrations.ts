@@ -3,6 +3,7 @@ import m002 from "../../db/notification/002_nats_dlq_per_stream.sql" with { type
 import m003 from "../../db/notification/003_notification_traceparent.sql" with { type: "text" };
 import m004 from "../../db/notification/004_notifications_per_event_user.sql" with { type: "text" };
 import m005 from "../../db/notification/005_runtime_role.sql" with { type: "text" };
+import m006 from "../../db/notification/006_drop_unused_status_indexes.sql" with { type: "text" };
 import { migrationList } from "../shared/migrate.ts";
 
 export const SCHEMA = "notification";
@@ -13,4 +14,5 @@ export const migrations = migrationList({
   "003_notification_traceparent.sql": m003,
   "004_notifications_per_event_user.sql": m004,
   "005_runtime_role.sql": m005,
+  "006_drop_unused_status_indexes.sql": m006,
 });
