@@ -36,8 +36,11 @@ export type RelayDeps = {
 
 export type BatchReport = { claimed: number; published: number; retried: number; failed: number; lost: number };
 
-/** A claimed batch: the rows are this relay's (IN_FLIGHT, leased) until `publishClaimedBatch` finalizes them. */
-export type Claim = { rows: OutboxRow[]; claimedAt: Date };
+/**
+ * A claimed batch: the rows are this relay's (IN_FLIGHT, leased) until `publishClaimedBatch` finalizes them. `ms`: how
+ * long the statement that claimed it took (for the planner-statistics check, statistics.ts).
+ */
+export type Claim = { rows: OutboxRow[]; claimedAt: Date; ms: number };
 
 type Encoded = { row: OutboxRow; event: EncodedEvent };
 
@@ -68,7 +71,9 @@ function claimArgs(deps: RelayDeps, claimedAt: Date): ClaimArgs {
 /** Claims one batch. */
 export async function claimBatch(deps: RelayDeps): Promise<Claim> {
   const claimedAt = deps.now();
-  return { rows: await claimOutboxBatch(deps.sql, claimArgs(deps, claimedAt)), claimedAt };
+  const started = performance.now();
+  const rows = await claimOutboxBatch(deps.sql, claimArgs(deps, claimedAt));
+  return { rows, claimedAt, ms: performance.now() - started };
 }
 
 /**
@@ -132,13 +137,17 @@ async function finalize(
 
   const publishedAt = acked.map((o) => ({ eventId: o.event.eventId, publishedAt: o.ackedAt }));
   const nextAt = deps.now();
+  const started = performance.now();
   const [{ published, next }, changed] = await Promise.all([
     claimNext && connected
       ? markOutboxPublishedAndClaim(deps.sql, {
           lockedBy: deps.lockedBy,
           published: publishedAt,
           claim: claimArgs(deps, nextAt),
-        }).then((r) => ({ published: r.published, next: { rows: r.claimed, claimedAt: nextAt } }))
+        }).then((r) => ({
+          published: r.published,
+          next: { rows: r.claimed, claimedAt: nextAt, ms: performance.now() - started },
+        }))
       : markOutboxPublished(deps.sql, { lockedBy: deps.lockedBy, published: publishedAt }).then((p) => ({
           published: p,
           next: undefined,
