@@ -7,6 +7,7 @@ import m006 from "../../db/entitlement/006_points.sql" with { type: "text" };
 import m007 from "../../db/entitlement/007_entitlement_list_keyset_idx.sql" with { type: "text" };
 import m008 from "../../db/entitlement/008_runtime_role.sql" with { type: "text" };
 import m009 from "../../db/entitlement/009_entitlement_command.sql" with { type: "text" };
+import m010 from "../../db/entitlement/010_outbox_analyze.sql" with { type: "text" };
 import { migrationList } from "../shared/migrate.ts";
 
 export const SCHEMA = "entitlement";
@@ -21,4 +22,5 @@ export const migrations = migrationList({
   "007_entitlement_list_keyset_idx.sql": m007,
   "008_runtime_role.sql": m008,
   "009_entitlement_command.sql": m009,
+  "010_outbox_analyze.sql": m010,
 });

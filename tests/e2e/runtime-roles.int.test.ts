@@ -8,6 +8,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import postgres from "postgres";
 import { migrations as entitlementMigrations } from "../../src/entitlement/migrations.ts";
+import { analyzeOutbox } from "../../src/entitlement/outbox/queries.ts";
 import { migrations as notificationMigrations } from "../../src/notification/migrations.ts";
 import { migrate } from "../../src/shared/migrate.ts";
 import { natsUrl, postgresAdminUrl, uniqueName } from "../support/infra.ts";
@@ -62,6 +63,18 @@ afterAll(async () => {
   await nc.close();
 });
 
+/** Migrates both schemas as their owners, as serve does first with DATABASE_MIGRATION_URL (a no-op once it has). */
+async function migrateAsOwners(): Promise<void> {
+  for (const service of SERVICES) {
+    const owner = postgres(await urlAs(roles[service].owner), { max: 1, onnotice: () => {} });
+    try {
+      await migrate(owner, service, MIGRATIONS[service]);
+    } finally {
+      await owner.end();
+    }
+  }
+}
+
 async function serve(service: Service, env: Record<string, string>): Promise<string> {
   const s = startServe(MAIN[service], service, {
     DATABASE_URL: await urlAs(roles[service].app),
@@ -109,8 +122,30 @@ test("each service migrates as its owner and serves with its runtime role: a gra
   for (const s of served) expect(await s.child.exited, "drains and exits 0").toBe(0);
 });
 
+test("entitlement's runtime role refreshes outbox_events' planner statistics, as the relay does after a slow claim", async () => {
+  const analyzed = async () => {
+    const [row] = await sql`
+      select analyze_count::int as n from pg_stat_user_tables where relid = 'entitlement.outbox_events'::regclass`;
+    return row?.n ?? 0;
+  };
+  await migrateAsOwners();
+  const before = await analyzed();
+  const runtime = postgres(await urlAs(roles.entitlement.app), {
+    max: 1,
+    onnotice: () => {},
+    connection: { search_path: "entitlement" },
+  });
+  try {
+    await analyzeOutbox(runtime);
+  } finally {
+    await runtime.end(); // a session's statistics are reported at its end at the latest
+  }
+  await waitUntil(async () => (await analyzed()) > before, "outbox_events to be analyzed (ANALYZE is the owner's)");
+});
+
 describe.each(SERVICES)("%s's runtime role", (service) => {
   const { own, other } = TABLES[service];
+  beforeAll(migrateAsOwners);
   const asRuntime = async <T>(run: (db: postgres.Sql) => Promise<T>) => {
     const db = postgres(await urlAs(roles[service].app), { max: 1, onnotice: () => {} });
     try {

@@ -169,7 +169,7 @@ describe("relay loop", () => {
     const slowClaims = new Proxy(f.sql, {
       apply(target, self, args: unknown[]) {
         const text = (args[0] as { raw?: string[] } | undefined)?.raw?.join("") ?? "";
-        if (text.includes("analyze outbox_events")) analyzes += 1;
+        if (text.includes("analyze_outbox_events()")) analyzes += 1;
         const query = Reflect.apply(target, self, args);
         return text.includes("with fresh as") ? Bun.sleep(30).then(() => query) : query;
       },
