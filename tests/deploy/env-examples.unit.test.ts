@@ -44,6 +44,13 @@ describe.each([
     expect(Object.keys(env).filter((name) => !known.has(name))).toEqual([]);
   });
 
+  test("offers, commented out, the same database URLs with verified TLS and a CA beside the file", () => {
+    const text = readFileSync(new URL(`../../deploy/systemd/${service}.env.example`, import.meta.url), "utf8");
+    const tls = `?sslmode=verify-full&sslrootcert=/etc/${service}/pg-ca.pem`;
+    for (const name of ["DATABASE_MIGRATION_URL", "DATABASE_URL"])
+      expect(text.split("\n"), name).toContain(`#${name}="${env[name]}${tls}"`);
+  });
+
   test("migrates as the schema's owner and serves as the runtime role of docs/security.md", () => {
     expect(user(env.DATABASE_MIGRATION_URL ?? "")).toBe(`${service}_owner`);
     expect(user(env.DATABASE_URL ?? "")).toBe(`${service}_app`);
