@@ -64,7 +64,6 @@ export type AppDeps = {
 
 export function createApp(deps: AppDeps) {
   const registry = deps.registry ?? createRegistry("entitlement");
-  const readinessTimeoutMs = deps.readinessTimeoutMs ?? 2_000;
   const limits = deps.limits ?? {};
   const requestTimeoutMs = limits.requestTimeoutMs ?? 10_000;
   const rateLimit = limits.rateLimit ?? { ratePerSecond: 1000, burst: 2000 };
@@ -79,7 +78,7 @@ export function createApp(deps: AppDeps) {
   const callers = new WeakMap<Request, Caller>();
   // Read from the routes' own declarations once every route is mounted, i.e. at the first request.
   let scopes: RouteScopes | undefined;
-  const readiness = createReadiness(() => withTimeout(ping(deps.sql), readinessTimeoutMs, "database did not answer"));
+  const readiness = createReadiness(() => ping(deps.sql), { timeoutMs: deps.readinessTimeoutMs });
   const routeDeps: RouteDeps = {
     sql: deps.sql,
     log: deps.log,
@@ -122,12 +121,4 @@ export function createApp(deps: AppDeps) {
     .use(extensionRoutes(routeDeps))
     .use(pointsRoutes(routeDeps));
   return app;
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${message} within ${ms}ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

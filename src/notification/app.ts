@@ -31,12 +31,14 @@ export type AppDeps = {
   /** Whether every JetStream event consumer is bound; undefined when NATS is disabled (then only the database counts). */
   consumerReady: (() => boolean) | undefined;
   debugApi: { enabled: boolean; token: string | undefined };
+  /** How long /readyz waits for `select 1` (default 2s). */
+  readinessTimeoutMs?: number;
 };
 
 export function createApp(deps: AppDeps) {
-  // The database's answer is cached (a flood of /readyz costs at most one probe a second); the consumer's state is
-  // read on every call, it costs nothing.
-  const database = createReadiness(() => ping(deps.sql));
+  // The database's answer is cached (a flood of /readyz costs at most one probe a second) and bounded in time; the
+  // consumer's state is read on every call, it costs nothing.
+  const database = createReadiness(() => ping(deps.sql), { timeoutMs: deps.readinessTimeoutMs });
   const app = createHttpApp({
     service: "notification",
     version: deps.version,

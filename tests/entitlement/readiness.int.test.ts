@@ -7,6 +7,7 @@ import { createApp } from "../../src/entitlement/app.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createTestDatabase, postgresAdminUrl, type TestDatabase, uniqueName } from "../support/infra.ts";
+import { startSilentPostgres } from "../support/silent-server.ts";
 import { AUTH_DISABLED, commandRequest, send, vectorBody } from "./api.helpers.ts";
 
 setDefaultTimeout(30_000);
@@ -81,4 +82,28 @@ describe("PostgreSQL out of connections", () => {
       await sql.end({ timeout: 1 });
     }
   });
+});
+
+test("a database that accepts the connection but never answers: /readyz is 503 within readinessTimeoutMs", async () => {
+  const silent = startSilentPostgres();
+  const sql = createSql({ url: silent.url, schema: "entitlement", max: 2, applicationName: "test-silent" });
+  const app = createApp({
+    sql,
+    log: silentLogger,
+    now: () => new Date(),
+    idempotencyTtlHours: 24,
+    auth: AUTH_DISABLED,
+    readinessTimeoutMs: 300,
+  });
+  try {
+    const started = performance.now();
+    const ready = await send(app, new Request("http://localhost/readyz"));
+    const waited = performance.now() - started;
+    expect(ready.status).toBe(503);
+    expect(ready.json.code).toBe("NOT_READY");
+    expect(waited, "bounded by the readiness timeout, far below the pool's 10s connect timeout").toBeLessThan(3_000);
+  } finally {
+    await sql.end({ timeout: 0 });
+    silent.stop();
+  }
 });

@@ -1,7 +1,7 @@
 import { expect, test } from "bun:test";
 import { createHttpApp } from "../../src/shared/http/app.ts";
 import { ApiError, jsonResponse } from "../../src/shared/http/errors.ts";
-import { silentLogger } from "../../src/shared/logger.ts";
+import { createLogger, silentLogger } from "../../src/shared/logger.ts";
 import { createRegistry } from "../../src/shared/metrics.ts";
 
 function build(ready: boolean) {
@@ -108,4 +108,41 @@ test("an X-Request-Id is echoed when sane and generated otherwise", async () => 
     new Request("http://localhost/healthz", { headers: { "x-request-id": "bad id with spaces" } }),
   );
   expect(generated.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+});
+
+test("/readyz logs the first failure of a run and the recovery, not every failed probe", async () => {
+  const lines: { level: string; msg: string; err?: { stack?: string }; failed_checks?: number }[] = [];
+  const log = createLogger({
+    level: "info",
+    service: "test",
+    destination: { write: (line: string) => lines.push(JSON.parse(line)) },
+  });
+  let ready = false;
+  const app = createHttpApp({
+    service: "test",
+    version: "0.0.0",
+    log,
+    registry: createRegistry("test"),
+    readiness: async () => {
+      if (!ready) throw new Error("database down");
+    },
+  });
+  const probe = () => app.handle(new Request("http://localhost/readyz")).then((r) => r.status);
+  const flood = async (n: number) => (await Promise.all(Array.from({ length: n }, probe))).every((s) => s === 503);
+  expect(await flood(100), "not ready").toBe(true);
+  expect(
+    lines.map((l) => `${l.level} ${l.msg}`),
+    "a flood of unauthenticated probes is one line",
+  ).toEqual(["warn not ready"]);
+  expect(lines[0]?.err?.stack, "the first failure carries its error").toContain("database down");
+  ready = true;
+  expect(await probe()).toBe(200);
+  expect(await probe()).toBe(200);
+  ready = false;
+  expect(await flood(10)).toBe(true);
+  expect(lines.map((l) => `${l.level} ${l.msg} ${l.failed_checks ?? ""}`.trim())).toEqual([
+    "warn not ready",
+    "info ready again 100",
+    "warn not ready",
+  ]);
 });

@@ -55,4 +55,25 @@ describe("readiness", () => {
     t = 5_000;
     await r.check();
   });
+
+  test("a probe that never answers fails within timeoutMs, and is not started again while it is pending", async () => {
+    let t = 0;
+    let release: (() => void) | undefined;
+    // The first probe hangs until released (a database that accepted the connection and went silent); later ones answer.
+    const p = probeCounting(() => (release ? Promise.resolve() : new Promise<void>((resolve) => (release = resolve))));
+    const r = createReadiness(p.probe, { now: () => t, timeoutMs: 50 });
+    const started = performance.now();
+    await expect(r.check()).rejects.toThrow("did not answer within 50ms");
+    const waited = performance.now() - started;
+    expect(waited, "bounded by timeoutMs, not by the probe").toBeGreaterThanOrEqual(45);
+    expect(waited).toBeLessThan(1_000);
+    t = 1_000;
+    await expect(r.check()).rejects.toThrow("did not answer within 50ms");
+    expect(p.calls, "a hanging probe holds a connection: no second one while it is pending").toBe(1);
+    release?.();
+    await Bun.sleep(0);
+    t = 2_000;
+    await r.check();
+    expect(p.calls, "once the hanging probe has answered, the next check probes afresh").toBe(2);
+  });
 });

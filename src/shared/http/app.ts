@@ -6,6 +6,7 @@ import type { Registry } from "prom-client";
 import { buildInfo } from "../build-info.ts";
 import type { Logger } from "../logger.ts";
 import { buildInfoMetric, httpMetrics, readinessMetric } from "../metrics.ts";
+import { createReadinessLog } from "../readiness.ts";
 import { errorReply } from "./error-reply.ts";
 import { errorResponse, errorSchema, jsonResponse } from "./errors.ts";
 import { type ApiDocumentation, openapiRoute } from "./openapi.ts";
@@ -83,6 +84,7 @@ export function createHttpApp(deps: HttpDeps) {
   readinessMetric(deps.registry, deps.readiness);
   const tracing = createHttpTracing();
   const tracking = createRequestTracking(httpMetrics(deps.registry), tracing);
+  const readinessLog = createReadinessLog(deps.log);
 
   const app = new Elysia({
     name: `${deps.service}-http`,
@@ -110,9 +112,10 @@ export function createHttpApp(deps: HttpDeps) {
       async () => {
         try {
           await deps.readiness();
+          readinessLog.ready();
           return jsonResponse(200, { status: "UP" });
         } catch (error) {
-          deps.log.warn({ err: error }, "not ready");
+          readinessLog.notReady(error);
           return errorResponse(503, "NOT_READY", "not ready");
         }
       },
