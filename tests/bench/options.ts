@@ -30,11 +30,14 @@ export type BenchOptions = {
   /** Where the JSON goes (default .data/bench/<timestamp>.json). */
   out: string | undefined;
   keep: boolean;
+  /** Run on DATABASE_URL's server instead of a PostgreSQL cluster of the bench's own (bench-postgres.ts). */
+  useDatabaseUrl: boolean;
 };
 
 export const USAGE = `usage: bun run bench [--quick] [--duration S] [--connections 16,64] [--rate N] [--rate-duration S]
                      [--events N] [--publish-window N] [--reservations N] [--due-rate N] [--due-duration S]
-                     [--expiries N] [--pipeline-backlog N] [--settle-timeout S] [--only points] [--out FILE] [--keep]`;
+                     [--expiries N] [--pipeline-backlog N] [--settle-timeout S] [--only points] [--out FILE] [--keep]
+                     [--use-database-url]`;
 
 function positive(name: string, text: string | undefined, fallback: number): number {
   if (text === undefined) return fallback;
@@ -63,6 +66,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
       only: { type: "string" },
       out: { type: "string" },
       keep: { type: "boolean", default: false },
+      "use-database-url": { type: "boolean", default: false },
     },
   });
   const quick = values.quick ?? false;
@@ -86,5 +90,6 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     only: values.only,
     out: values.out,
     keep: values.keep ?? false,
+    useDatabaseUrl: values["use-database-url"] ?? false,
   };
 }

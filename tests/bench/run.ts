@@ -1,9 +1,11 @@
-// `bun run bench`: builds both executables, starts them on a fresh database and fresh stream names on the local
-// PostgreSQL and NATS, runs every phase (docs/benchmarks.md), prints one table and writes the figures as JSON.
-//   bun run bench [--quick] [...]   (see options.ts; DATABASE_URL / NATS_URL as for the tests)
+// `bun run bench`: builds both executables, starts them on a fresh database of a PostgreSQL cluster of its own (stock
+// settings, bench-postgres.ts; DATABASE_URL's server with --use-database-url) and fresh stream names on the local NATS,
+// runs every phase (docs/benchmarks.md), prints one table and writes the figures as JSON.
+//   bun run bench [--quick] [...]   (see options.ts; NATS_URL as for the tests)
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import postgres from "postgres";
+import { type BenchPostgres, describeBenchPostgres, openBenchPostgres } from "./bench-postgres.ts";
 import { type CpuReport, measureCpu } from "./cpu.ts";
 import { measureEndToEnd } from "./e2e.ts";
 import { measureExpiryLateness } from "./expiry.ts";
@@ -22,7 +24,7 @@ import { type Figure, machine, renderTable, saveReport } from "./report.ts";
 import * as stack from "./stack.ts";
 import { mean, measureTracingCost } from "./tracing.ts";
 
-const adminUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const givenDatabaseUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const natsUrl = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
 const DUPLICATE_WINDOW_MS = 120_000;
 
@@ -53,7 +55,31 @@ async function settle(sql: postgres.Sql, timeoutMs: number): Promise<boolean> {
   return false;
 }
 
+/** The phases on a cluster of the bench's own, stopped and removed however the run ends (Ctrl-C included). */
 async function main(options: BenchOptions): Promise<void> {
+  progress(options.useDatabaseUrl ? "PostgreSQL: DATABASE_URL's server" : "PostgreSQL: starting a cluster of its own");
+  const target = await openBenchPostgres({
+    useDatabaseUrl: options.useDatabaseUrl,
+    databaseUrl: givenDatabaseUrl,
+    connections: options.connections,
+  });
+  progress(describeBenchPostgres(target));
+  const interrupted = (signal: NodeJS.Signals) => {
+    target.dispose(false);
+    console.error(`bench interrupted (${signal}); its PostgreSQL cluster is stopped and removed`);
+    process.exit(130);
+  };
+  process.once("SIGINT", interrupted).once("SIGTERM", interrupted);
+  try {
+    await runPhases(options, target);
+  } finally {
+    const kept = target.dispose(options.keep);
+    if (kept) progress(`--keep: the stopped cluster is in ${kept} (pg_ctl -D ${kept}/pg start)`);
+  }
+}
+
+async function runPhases(options: BenchOptions, target: BenchPostgres): Promise<void> {
+  const { adminUrl } = target;
   const tag = Date.now().toString(36);
   const names = stack.benchNames(tag);
   const runDir = join(stack.root, ".data/bench", tag);
@@ -361,8 +387,10 @@ async function main(options: BenchOptions): Promise<void> {
     add("binary size: notification", stack.fileSize(bin.notification) / 1024 ** 2, "MiB");
   } finally {
     for (const s of running.reverse()) await s.stop().catch(() => {});
-    const [pg] = await sql<{ v: string }[]>`select current_setting('server_version') as v`.catch(() => []);
-    results.machine = machine({ postgres: pg?.v ?? "?", nats: nc.info?.version ?? "?" });
+    const settings = await serverSettings(sql);
+    results.machine = machine({ postgres: settings.server_version ?? "?", nats: nc.info?.version ?? "?" });
+    const { cluster, deviations, port } = target;
+    results.postgres = { cluster, deviations, settings, ...(port ? { port } : {}) };
     await sql.end({ timeout: 5 });
     if (!options.keep) {
       await stack.deleteStreams(nc, [
@@ -378,6 +406,7 @@ async function main(options: BenchOptions): Promise<void> {
   const table = renderTable(figures);
   console.log(`\n${table}\n`);
   if (pipeline) console.log(`${renderPipelineTable(pipeline)}\n`);
+  console.log(`${describeBenchPostgres(target)}\n`);
   const out = options.out ?? join(stack.root, ".data/bench", `${tag}.json`);
   const report = {
     tag,
@@ -390,6 +419,14 @@ async function main(options: BenchOptions): Promise<void> {
   writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(join(stack.root, ".data/bench/latest.json"), `${JSON.stringify(report, null, 2)}\n`);
   progress(`done in ${((performance.now() - began) / 1000).toFixed(0)}s; JSON: ${relative(process.cwd(), out)}`);
+}
+
+/** What the figures depend on, as the server reports it (the JSON keeps it beside the deviations asked for). */
+async function serverSettings(sql: postgres.Sql): Promise<Record<string, string>> {
+  const names = ["server_version", "max_connections", "autovacuum", "fsync", "synchronous_commit", "shared_buffers"];
+  const rows = await sql<{ name: string; setting: string }[]>`
+    select name, current_setting(name) as setting from unnest(${names}::text[]) as name`.catch(() => []);
+  return Object.fromEntries(rows.map((r) => [r.name, r.setting]));
 }
 
 /** `--only points`: the points phases alone, on their own cluster (points-phase.ts); the same table and JSON. */
