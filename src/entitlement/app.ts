@@ -22,7 +22,7 @@ import { createGate } from "./limits/gate.ts";
 import { checkHeaderLimits } from "./limits/headers.ts";
 import { createRateLimiter, type RateLimitSettings } from "./limits/rate-limit.ts";
 import { pointsRoutes } from "./points/routes.ts";
-import type { RouteDeps } from "./route-deps.ts";
+import { createUnavailableReporter, type RouteDeps } from "./route-deps.ts";
 
 export type Limits = {
   /** false: no rate limit (ENTITLEMENT_RATE_LIMIT_ENABLED=false). Default 1000/s, burst 2000. */
@@ -88,7 +88,7 @@ export function createApp(deps: AppDeps) {
     metrics: createCommandMetrics(registry),
     callerOf: (request) => callerName(callers.get(request)),
     gate,
-    onUnavailable: readiness.reportUnavailable,
+    onUnavailable: createUnavailableReporter({ log: deps.log, report: readiness.reportUnavailable }),
   };
 
   const app = createHttpApp({

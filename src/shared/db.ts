@@ -66,12 +66,45 @@ export const SqlState = {
   tooManyConnections: "53300",
   queryCanceled: "57014",
   lockNotAvailable: "55P03",
+  invalidAuthorizationSpecification: "28000",
+  invalidPassword: "28P01",
 } as const;
 
 /**
- * The database cannot serve now, whatever the statement: it is restarting, refuses or lost the connection, or is out
- * of a resource (class 53; 53300 is the server's or a role's connection limit). Such a failure is a 503 and makes the
- * service not ready, never a 500.
+ * Codes of a TLS handshake with the database that failed, in one named table: the server's certificate does not verify
+ * against sslrootcert or does not name the host (after a rotation to a certificate of another CA, an expiry), or the
+ * server refused the client's certificate (an alert). Node's names, which Bun's errors carry as `code` too.
+ */
+export const TlsFailure = [
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "UNABLE_TO_GET_ISSUER_CERT",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "CERT_HAS_EXPIRED",
+  "CERT_NOT_YET_VALID",
+  "CERT_SIGNATURE_FAILURE",
+  "CERT_REVOKED",
+  "CERT_UNTRUSTED",
+  "CERT_REJECTED",
+  "INVALID_CA",
+  "INVALID_PURPOSE",
+  "CERT_CHAIN_TOO_LONG",
+  "HOSTNAME_MISMATCH",
+  "ERR_TLS_CERT_ALTNAME_INVALID",
+  "ERR_SSL_WRONG_VERSION_NUMBER",
+  "TLSV1_ALERT_UNKNOWN_CA",
+  "ERR_SSL_TLSV1_ALERT_UNKNOWN_CA",
+  "ERR_SSL_SSLV3_ALERT_BAD_CERTIFICATE",
+  "ERR_SSL_SSLV3_ALERT_CERTIFICATE_EXPIRED",
+  "ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED",
+] as const;
+
+/**
+ * The database cannot serve now, whatever the statement: it is restarting, refuses or lost the connection, is out of a
+ * resource (class 53; 53300 is the server's or a role's connection limit), or refuses this login (class 28: a password
+ * rotated in the wrong order, a pg_hba.conf line gone; a login is all a connection attempt does with the credentials).
+ * Such a failure is a 503 and makes the service not ready, never a 500: nothing the request sent is to blame.
  */
 const UNAVAILABLE = new Set<string>([
   SqlState.adminShutdown,
@@ -86,9 +119,12 @@ const UNAVAILABLE = new Set<string>([
   SqlState.diskFull,
   SqlState.outOfMemory,
   SqlState.tooManyConnections,
+  SqlState.invalidAuthorizationSpecification,
+  SqlState.invalidPassword,
+  ...TlsFailure,
 ]);
 
-/** True when the database as a whole is unavailable (see UNAVAILABLE), including lost or refused sockets. */
+/** True when the database as a whole is unavailable (see UNAVAILABLE), including lost or refused sockets and TLS failures. */
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: string }).code;
