@@ -13,6 +13,8 @@ import { waitUntil } from "./wait.ts";
 export type NatsNode = {
   name: string;
   url: string;
+  /** The node's monitoring endpoint (`/jsz`, `/connz`, ...). */
+  monitorUrl: string;
   running: () => boolean;
   /** Starts the node on its port and store and waits until it accepts clients. */
   start: () => Promise<void>;
@@ -44,7 +46,7 @@ export async function startNatsCluster(options: ClusterOptions = {}): Promise<Na
     const url = nodes.map((n) => n.url).join(",");
     try {
       await Promise.all(nodes.map((n) => n.start()));
-      await waitForMetaLeader(url);
+      await waitForMetaPeers(nodes);
       return clusterOf(nodes, url, () => {
         if (!options.root) rmSync(folder, { recursive: true, force: true });
       });
@@ -61,13 +63,20 @@ export async function startNatsCluster(options: ClusterOptions = {}): Promise<Na
 
 function createNodes(binary: string, folder: string, options: ClusterOptions): NatsNode[] {
   const size = options.size ?? 3;
-  const specs = Array.from({ length: size }, (_, i) => ({ name: `n${i + 1}`, port: freePort(), route: freePort() }));
+  const specs = Array.from({ length: size }, (_, i) => ({
+    name: `n${i + 1}`,
+    port: freePort(),
+    route: freePort(),
+    monitor: freePort(),
+  }));
   const routes = specs.map((s) => `nats://127.0.0.1:${s.route}`).join(",");
   return specs.map((spec): NatsNode => {
     const store = join(folder, spec.name);
     mkdirSync(store, { recursive: true });
     let proc: Subprocess | undefined;
     const args = [binary, "-js", "-sd", store, "-n", spec.name, "-a", "127.0.0.1", "-p", String(spec.port)].concat([
+      "-m",
+      String(spec.monitor),
       "--cluster_name",
       "drill",
       "--cluster",
@@ -78,6 +87,7 @@ function createNodes(binary: string, folder: string, options: ClusterOptions): N
     return {
       name: spec.name,
       url: `nats://127.0.0.1:${spec.port}`,
+      monitorUrl: `http://127.0.0.1:${spec.monitor}`,
       running: () => proc !== undefined && proc.exitCode === null,
       start: async () => {
         const log = options.logDir ? openSync(join(options.logDir, `nats-${spec.name}.log`), "a") : undefined;
@@ -126,12 +136,33 @@ async function withManager<T>(url: string, work: (jsm: Awaited<ReturnType<typeof
   }
 }
 
-/** JetStream answers API requests only once the cluster has elected a meta leader. */
-async function waitForMetaLeader(url: string): Promise<void> {
-  await waitUntil(
-    () => withManager(url, async (jsm) => (await jsm.getAccountInfo()) !== undefined).catch(() => false),
-    "the NATS cluster to elect a JetStream meta leader",
-    30_000,
-    250,
-  );
+type MetaCluster = { leader?: string; cluster_size?: number; replicas?: { name: string; current: boolean }[] };
+
+/** One node's view of the JetStream meta group, from its `/jsz` monitoring endpoint; undefined while it cannot say. */
+async function metaOf(node: NatsNode): Promise<MetaCluster | undefined> {
+  const response = await fetch(`${node.monitorUrl}/jsz`, { signal: AbortSignal.timeout(2_000) }).catch(() => undefined);
+  if (!response?.ok) return undefined;
+  return ((await response.json()) as { meta_cluster?: MetaCluster }).meta_cluster;
+}
+
+/**
+ * A meta leader is elected as soon as a quorum (2 of 3) has formed, and JetStream then answers API requests; but an R3
+ * stream can be placed only once the leader knows every peer as current, or it fails with "no suitable peers for
+ * placement" (10005). On a loaded machine the third node joins seconds later, which is how this file's tests failed
+ * in a full check at load average 20. So wait until every node names the same leader and a meta group of all the
+ * nodes, and the leader lists every other node as a current replica.
+ */
+async function waitForMetaPeers(nodes: NatsNode[]): Promise<void> {
+  let seen: (MetaCluster | undefined)[] = [];
+  const ready = async () => {
+    seen = await Promise.all(nodes.map(metaOf));
+    const leader = seen[0]?.leader;
+    const agreed = seen.every((m) => m?.leader === leader && m?.cluster_size === nodes.length);
+    const replicas = seen[nodes.findIndex((n) => n.name === leader)]?.replicas ?? [];
+    return leader !== undefined && agreed && replicas.length === nodes.length - 1 && replicas.every((r) => r.current);
+  };
+  await waitUntil(ready, "a JetStream meta leader with every node a current peer", 30_000, 250).catch((error) => {
+    const views = nodes.map((n, i) => `${n.name}: ${JSON.stringify(seen[i] ?? "no /jsz answer")}`).join("; ");
+    throw new Error(`${(error as Error).message} (last seen: ${views})`, { cause: error });
+  });
 }
