@@ -47,6 +47,15 @@ describe("compose.yml", () => {
       expect(names.filter((n) => !known.has(n))).toEqual([]);
     });
 
+    test(`${name}: no value is taken from a host variable the services themselves read`, () => {
+      // The shell that runs compose may export DATABASE_URL or NATS_URL for the host (`bun run stack`, the test
+      // preload does): interpolated into the container, such an address points at the container itself.
+      const known = new Set(Object.keys(schema.properties));
+      const env = (compose.services[name] as Service).environment as Record<string, string>;
+      const interpolated = Object.values(env).flatMap((v) => [...String(v).matchAll(/\$\{(\w+)/g)].map((m) => m[1]));
+      expect(interpolated.filter((v) => known.has(v as string))).toEqual([]);
+    });
+
     test(`${name}: built from the Dockerfile with SERVICE=${name}, with a health check`, () => {
       const service = compose.services[name] as Service;
       expect(service.build?.context).toBe(".");
@@ -61,7 +70,7 @@ describe("compose.yml", () => {
       expect(compose.services[name]?.build?.args?.BUN_IMAGE).toBe(withDefault("BUN_IMAGE", "oven/bun:1.4.4"));
   });
 
-  test("optional nats-cluster profile: three JetStream nodes routed to each other, used through NATS_URL", () => {
+  test("optional nats-cluster profile: three JetStream nodes routed to each other, used through COMPOSE_NATS_URL", () => {
     const nodes = ["nats-1", "nats-2", "nats-3"];
     for (const name of nodes) {
       const node = compose.services[name] as Service;
@@ -74,8 +83,8 @@ describe("compose.yml", () => {
     }
     const env = (name: string) => compose.services[name]?.environment as Record<string, string>;
     for (const name of ["entitlement", "notification"])
-      expect(env(name).NATS_URL, "the single node unless NATS_URL names the cluster").toBe(
-        withDefault("NATS_URL", "nats://nats:4222"),
+      expect(env(name).NATS_URL, "the single node unless COMPOSE_NATS_URL names the cluster").toBe(
+        withDefault("COMPOSE_NATS_URL", "nats://nats:4222"),
       );
     expect(env("entitlement").ENTITLEMENT_NATS_STREAM_REPLICAS).toBe(withDefault("NATS_STREAM_REPLICAS", "1"));
     expect(env("notification").NOTIFICATION_NATS_STREAM_REPLICAS).toBe(withDefault("NATS_STREAM_REPLICAS", "1"));
