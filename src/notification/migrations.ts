@@ -4,6 +4,7 @@ import m003 from "../../db/notification/003_notification_traceparent.sql" with {
 import m004 from "../../db/notification/004_notifications_per_event_user.sql" with { type: "text" };
 import m005 from "../../db/notification/005_runtime_role.sql" with { type: "text" };
 import m006 from "../../db/notification/006_drop_unused_status_indexes.sql" with { type: "text" };
+import m007 from "../../db/notification/007_notifications_due_idx.sql" with { type: "text" };
 import { migrationList } from "../shared/migrate.ts";
 
 export const SCHEMA = "notification";
@@ -15,4 +16,5 @@ export const migrations = migrationList({
   "004_notifications_per_event_user.sql": m004,
   "005_runtime_role.sql": m005,
   "006_drop_unused_status_indexes.sql": m006,
+  "007_notifications_due_idx.sql": m007,
 });

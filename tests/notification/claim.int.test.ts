@@ -41,6 +41,18 @@ describe("claim", () => {
     expect((await notificationRow(f.sql, expired)).locked_by).toBe("w2");
   });
 
+  test("with more due retries than the limit, takes the longest overdue first and never one not yet due", async () => {
+    for (let i = 0; i < 5; i++) await seedNotification(f.sql, { createdAt: at(-9000 + i), nextRetryAt: at(1000) });
+    const lateA = await seedNotification(f.sql, { createdAt: at(-3000), nextRetryAt: at(-10) });
+    const lateB = await seedNotification(f.sql, { createdAt: at(-2000), nextRetryAt: at(-500) });
+    const lateC = await seedNotification(f.sql, { createdAt: at(-1000), nextRetryAt: at(-20) });
+    const claim = () => claimNotifications(f.sql, { limit: 2, now: T0, leaseUntil: at(30_000), lockedBy: "w3" });
+    const ids = async () => (await claim()).map((c) => c.notificationId);
+    expect(await ids(), "the two longest overdue, returned in created_at order").toEqual([lateB, lateC]);
+    expect(await ids(), "then the last due one").toEqual([lateA]);
+    expect(await ids(), "the older retries that are not due yet are never claimed").toEqual([]);
+  });
+
   test("two concurrent claims never take the same row", async () => {
     for (let i = 0; i < 40; i++) await seedNotification(f.sql, { createdAt: at(-i) });
     const [a, b] = await Promise.all([

@@ -30,20 +30,37 @@ type ClaimRow = {
 
 /**
  * Claims due PENDING rows and PROCESSING rows whose lease expired, oldest first. Sorted explicitly: UPDATE … RETURNING
- * keeps no order (reference §11.13).
+ * keeps no order (reference §11.13). One branch per kind of due row, each a range scan of its own partial index
+ * (migration 007): one OR over all of them walked every PENDING row not due yet (24-34 ms a claim with 50,000 future
+ * retries). A branch takes its rows in its index's order (the longest overdue retries and leases first), so even a
+ * generic plan cannot walk created_at instead; each is materialized so its limit holds; up to 3 × limit rows are locked
+ * and only `limit` claimed, oldest created first.
  */
 export async function claimNotifications(
   db: Db,
   input: { limit: number; now: Date; leaseUntil: Date; lockedBy: string },
 ): Promise<ClaimedNotification[]> {
   const rows = await db<ClaimRow[]>`
-    with picked as (
-      select notification_id from notifications
-      where (status = 'PENDING' and (next_retry_at is null or next_retry_at <= ${input.now}))
-         or (status = 'PROCESSING' and (lease_until is null or lease_until <= ${input.now}))
-      order by created_at
-      limit ${input.limit}
+    with fresh as materialized (
+      select notification_id, created_at from notifications
+      where status = 'PENDING' and next_retry_at is null
+      order by created_at limit ${input.limit}
       for update skip locked
+    ), retry_due as materialized (
+      select notification_id, created_at from notifications
+      where status = 'PENDING' and next_retry_at is not null and next_retry_at <= ${input.now}
+      order by next_retry_at limit ${input.limit}
+      for update skip locked
+    ), lease_expired as materialized (
+      select notification_id, created_at from notifications
+      where status = 'PROCESSING' and (lease_until is null or lease_until <= ${input.now})
+      order by lease_until limit ${input.limit}
+      for update skip locked
+    ), picked as (
+      select notification_id from (
+        select * from fresh union all select * from retry_due union all select * from lease_expired
+      ) due
+      order by created_at limit ${input.limit}
     ), claimed as (
       update notifications n
       set status = 'PROCESSING', locked_by = ${input.lockedBy}, locked_at = ${input.now},
