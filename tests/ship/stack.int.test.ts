@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { createTestDatabase, natsUrl, type TestDatabase, uniqueName } from "../support/infra.ts";
+import { pipelineNatsNames, pipelineStreams } from "../support/nats-names.ts";
 import { repoRoot } from "./support.ts";
 
 let db: TestDatabase;
@@ -15,28 +16,7 @@ let dataDir: string;
 // Own stream, subject and durables on the shared NATS, so no other process consumes this run's events.
 const stream = uniqueName("stack-events");
 const durable = uniqueName("stack-consumer");
-const advisory = (kind: string) => `$JS.EVENT.ADVISORY.CONSUMER.${kind}.${stream}.${durable}`;
-const natsNames = {
-  ENTITLEMENT_NATS_STREAM: stream,
-  ENTITLEMENT_NATS_SUBJECT: `${stream}.events`,
-  ENTITLEMENT_POINTS_NATS_STREAM: `${stream}-points`,
-  ENTITLEMENT_POINTS_NATS_SUBJECT: `${stream}.points`,
-  NOTIFICATION_NATS_STREAM: stream,
-  NOTIFICATION_NATS_SUBJECT: `${stream}.events`,
-  NOTIFICATION_NATS_DURABLE: durable,
-  NOTIFICATION_NATS_ADVISORY_SUBJECT: advisory("MAX_DELIVERIES"),
-  NOTIFICATION_NATS_ADVISORY_STREAM: `${stream}-max-deliveries`,
-  NOTIFICATION_NATS_ADVISORY_DURABLE: `${durable}-max-deliveries`,
-  NOTIFICATION_NATS_TERMINATED_ADVISORY_SUBJECT: advisory("MSG_TERMINATED"),
-  NOTIFICATION_NATS_TERMINATED_ADVISORY_STREAM: `${stream}-terminated`,
-  NOTIFICATION_NATS_TERMINATED_ADVISORY_DURABLE: `${durable}-terminated`,
-  NOTIFICATION_MATCHMAKING_NATS_STREAM: `${stream}-matches`,
-  NOTIFICATION_MATCHMAKING_NATS_SUBJECT: `${stream}.matches`,
-  NOTIFICATION_MATCHMAKING_NATS_DURABLE: `${durable}-matches`,
-  NOTIFICATION_POINTS_NATS_STREAM: `${stream}-points`,
-  NOTIFICATION_POINTS_NATS_SUBJECT: `${stream}.points`,
-  NOTIFICATION_POINTS_NATS_DURABLE: `${durable}-points`,
-};
+const natsNames = pipelineNatsNames(stream, durable);
 
 beforeAll(async () => {
   db = await createTestDatabase("stack");
@@ -45,15 +25,7 @@ beforeAll(async () => {
 afterAll(async () => {
   const nc = await connect({ servers: await natsUrl() });
   const jsm = await jetstreamManager(nc);
-  for (const name of [
-    stream,
-    `${stream}-max-deliveries`,
-    `${stream}-terminated`,
-    `${stream}-matches`,
-    `${stream}-points`,
-  ]) {
-    await jsm.streams.delete(name).catch(() => {});
-  }
+  for (const name of pipelineStreams(stream)) await jsm.streams.delete(name).catch(() => {});
   await nc.close();
   await db?.drop();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
