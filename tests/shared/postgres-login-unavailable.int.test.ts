@@ -6,28 +6,28 @@ import { afterAll, beforeAll, expect, setDefaultTimeout } from "bun:test";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { INSTALL_HINT, postgresBin } from "../../scripts/stack-infra.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { createTestCa, type TestCa } from "../support/certificates.ts";
-import { type PostgresNode, startPostgresNode } from "../support/postgres-node.ts";
+import {
+  type PostgresNode,
+  presentCertificate,
+  startPostgresNode,
+  tlsClusterMissing,
+  tlsSettings,
+} from "../support/postgres-node.ts";
 import { testRequiring } from "../support/required.ts";
 import { type ServedProcess, serve } from "../support/serve.ts";
 import { waitUntil } from "../support/wait.ts";
 
 setDefaultTimeout(120_000);
 
-const missing = !postgresBin()
-  ? `PostgreSQL's initdb/pg_ctl are not installed (${INSTALL_HINT})`
-  : !Bun.which("openssl")
-    ? "openssl is not installed (apt-get install openssl)"
-    : undefined;
+const missing = tlsClusterMissing();
 const test = testRequiring(missing);
 
 const ENTITLEMENT = new URL("../../src/entitlement/main.ts", import.meta.url).pathname;
 const ROLE = "svc";
 const PASSWORD = "first-Secret-7";
 const HBA = `hostssl all postgres 127.0.0.1/32 trust\nhostssl all all 127.0.0.1/32 scram-sha-256\n`;
-const TLS_SETTINGS = ["ssl = on", "ssl_cert_file = 'server.crt'", "ssl_key_file = 'server.key'"].join("\n");
 
 let dir: string;
 let pg: PostgresNode | undefined;
@@ -52,7 +52,7 @@ beforeAll(async () => {
       "foreign.crt": file(foreign.cert),
       "foreign.key": file(foreign.key, 0o600),
       "pg_hba.conf": { text: HBA, mode: 0o600 },
-      "postgresql.auto.conf": { text: `${TLS_SETTINGS}\n`, mode: 0o600 },
+      "postgresql.auto.conf": { text: tlsSettings(), mode: 0o600 },
     },
   });
   admin = createSql({
@@ -123,11 +123,7 @@ const unavailableLines = (output: string, code: string) =>
     .filter((line) => line.includes(`"code":"${code}"`) && line.includes('"msg":"database unavailable"'));
 
 test("a server certificate rotated to one of another CA: 503 NOT_READY and not ready, logged once, until it is rotated back", async () => {
-  const useCertificate = async (name: string) => {
-    await admin.unsafe(`alter system set ssl_cert_file = '${name}.crt'`);
-    await admin.unsafe(`alter system set ssl_key_file = '${name}.key'`);
-    await admin`select pg_reload_conf()`;
-  };
+  const useCertificate = (name: string) => presentCertificate(admin, name);
   const output = await withService((base) =>
     expectUnavailableThenBack(
       base,

@@ -5,11 +5,16 @@ import { afterAll, beforeAll, expect, setDefaultTimeout } from "bun:test";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { INSTALL_HINT, postgresBin } from "../../scripts/stack-infra.ts";
 import { EXIT_CONFIG } from "../../src/shared/config.ts";
 import { createSql } from "../../src/shared/db.ts";
 import { type CertificatePair, createTestCa, type TestCa } from "../support/certificates.ts";
-import { type PostgresNode, startPostgresNode } from "../support/postgres-node.ts";
+import {
+  type PostgresNode,
+  presentCertificate,
+  startPostgresNode,
+  tlsClusterMissing,
+  tlsSettings,
+} from "../support/postgres-node.ts";
 import { runCommand } from "../support/process.ts";
 import { testRequiring } from "../support/required.ts";
 import { serve } from "../support/serve.ts";
@@ -17,11 +22,7 @@ import { waitUntil } from "../support/wait.ts";
 
 setDefaultTimeout(120_000);
 
-const missing = !postgresBin()
-  ? `PostgreSQL's initdb/pg_ctl are not installed (${INSTALL_HINT})`
-  : !Bun.which("openssl")
-    ? "openssl is not installed (apt-get install openssl)"
-    : undefined;
+const missing = tlsClusterMissing();
 const test = testRequiring(missing);
 
 const ENTITLEMENT = new URL("../../src/entitlement/main.ts", import.meta.url).pathname;
@@ -30,12 +31,6 @@ const MIGRATOR = "migrator";
 /** The runtime login, DML only through its group role (docs/security.md). */
 const RUNTIME = "entitlement_app";
 const HBA = `hostssl all ${MIGRATOR} 127.0.0.1/32 cert\nhostssl all all 127.0.0.1/32 trust\n`;
-const TLS_SETTINGS = [
-  "ssl = on",
-  "ssl_cert_file = 'server.crt'",
-  "ssl_key_file = 'server.key'",
-  "ssl_ca_file = 'ca.crt'",
-].join("\n");
 
 let dir: string;
 let pg: PostgresNode | undefined;
@@ -98,7 +93,7 @@ beforeAll(async () => {
       "ca.crt": file(ca.ca),
       "pg_hba.conf": { text: HBA, mode: 0o600 },
       // Not on the command line, where ALTER SYSTEM could not change the certificate later.
-      "postgresql.auto.conf": { text: `${TLS_SETTINGS}\n`, mode: 0o600 },
+      "postgresql.auto.conf": { text: tlsSettings({ clientCa: true }), mode: 0o600 },
     },
   });
   const admin = open(verifyFull());
@@ -191,11 +186,7 @@ test("hostssl only: sslmode=disable is refused by the server; the default, prefe
 
 test("a certificate for another name: verify-full refuses it, verify-ca (and require with sslrootcert) accept it", async () => {
   const admin = open(verifyFull());
-  const serve = async (name: string) => {
-    await admin.unsafe(`alter system set ssl_cert_file = '${name}.crt'`);
-    await admin.unsafe(`alter system set ssl_key_file = '${name}.key'`);
-    await admin`select pg_reload_conf()`;
-  };
+  const serve = (name: string) => presentCertificate(admin, name);
   try {
     await serve("elsewhere");
     const refused = await waitUntil(async () => {

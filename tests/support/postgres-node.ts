@@ -114,3 +114,24 @@ export async function startPostgresNode(options: {
   }
   return { ...node, dispose };
 }
+
+/** Why a test of PostgreSQL over TLS cannot run here (no initdb/pg_ctl, or no openssl to make its certificates). */
+export function tlsClusterMissing(): string | undefined {
+  if (!postgresBin()) return `PostgreSQL's initdb/pg_ctl are not installed (${INSTALL_HINT})`;
+  if (!Bun.which("openssl")) return "openssl is not installed (apt-get install openssl)";
+  return undefined;
+}
+
+/** postgresql.auto.conf lines that turn TLS on with `server.crt`/`server.key` (and `ca.crt` for client certificates). */
+export function tlsSettings(options: { clientCa?: boolean } = {}): string {
+  const lines = ["ssl = on", "ssl_cert_file = 'server.crt'", "ssl_key_file = 'server.key'"];
+  if (options.clientCa) lines.push("ssl_ca_file = 'ca.crt'");
+  return `${lines.join("\n")}\n`;
+}
+
+/** Makes a running server present `<name>.crt`/`<name>.key` of its data folder to new connections (a reload). */
+export async function presentCertificate(admin: { unsafe: (query: string) => PromiseLike<unknown> }, name: string) {
+  await admin.unsafe(`alter system set ssl_cert_file = '${name}.crt'`);
+  await admin.unsafe(`alter system set ssl_key_file = '${name}.key'`);
+  await admin.unsafe("select pg_reload_conf()");
+}
