@@ -16,6 +16,7 @@ import { type ConnectionOptions, connect } from "@nats-io/transport-node";
 import postgres from "postgres";
 import { eventBytes, matchBytes } from "../notification/helpers.ts";
 import { type CertificatePair, createTestCa } from "../support/certificates.ts";
+import { postGrant, waitReady } from "../support/grant-flow.ts";
 import { createTestDatabase, type TestDatabase, uniqueName } from "../support/infra.ts";
 import {
   connectOutcome,
@@ -160,13 +161,11 @@ async function startServices(): Promise<void> {
   const notification = serve(NOTIFICATION, "notification", natsEnv("notification", clients.notification));
   services.push(notification);
   const notificationUrl = `http://127.0.0.1:${await notification.port}`;
-  await waitUntil(
-    async () => (await fetch(`${notificationUrl}/readyz`).catch(() => undefined))?.status === 200,
-    "notification ready: its durables bound within its permissions",
-    90_000,
-  ).catch((error: Error) => {
-    throw new Error(`${error.message}; the server's permissions violations: ${violations().join(", ") || "none"}`);
-  });
+  await waitReady(notificationUrl, "notification ready: its durables bound within its permissions", 90_000).catch(
+    (error: Error) => {
+      throw new Error(`${error.message}; the server's permissions violations: ${violations().join(", ") || "none"}`);
+    },
+  );
 }
 
 const notificationOf = async (userId: string) =>
@@ -189,11 +188,7 @@ test("a client without a password, or without a client certificate, is turned aw
 
 test("each producer with its own user: a grant, a point reservation and a match become SENT notifications", async () => {
   const user = uniqueName("lp_user");
-  const grant = await fetch(`${entitlementUrl}/v1/entitlements/grants`, {
-    method: "POST",
-    headers: { "content-type": "application/json", "idempotency-key": `lp-${user}` },
-    body: JSON.stringify({ user_id: user, stock_keeping_unit: "lp.sku", reason: "purchase", purchase_id: "p-1" }),
-  });
+  const grant = await postGrant(entitlementUrl, { user, sku: "lp.sku", key: `lp-${user}` });
   expect(grant.status).toBe(200);
   const reserved = await fetch(`${entitlementUrl}/v1/points/reservations`, {
     method: "POST",

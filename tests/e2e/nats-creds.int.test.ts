@@ -23,6 +23,7 @@ import {
 import { connect, credsAuthenticator } from "@nats-io/transport-node";
 import postgres from "postgres";
 import { createTestCa } from "../support/certificates.ts";
+import { postGrant, waitReady, waitSent } from "../support/grant-flow.ts";
 import { createTestDatabase, type TestDatabase, uniqueName } from "../support/infra.ts";
 import { leastPrivilegePermissions } from "../support/least-privilege.ts";
 import {
@@ -33,7 +34,6 @@ import {
   subscribeOutcome,
 } from "../support/nats-server.ts";
 import { type ServedProcess, serve } from "../support/serve.ts";
-import { waitUntil } from "../support/wait.ts";
 
 setDefaultTimeout(120_000);
 
@@ -170,26 +170,11 @@ test("both services authenticate with a .creds file: a grant becomes a SENT noti
   services.push(entitlement, notification);
   const entitlementUrl = `http://127.0.0.1:${await entitlement.port}`;
   const notificationUrl = `http://127.0.0.1:${await notification.port}`;
-  await waitUntil(
-    async () => (await fetch(`${notificationUrl}/readyz`).catch(() => undefined))?.status === 200,
-    "notification ready (its durables bound as the creds file's user)",
-    60_000,
-  );
+  await waitReady(notificationUrl, "notification ready (its durables bound as the creds file's user)");
   const user = uniqueName("creds_user");
-  const grant = await fetch(`${entitlementUrl}/v1/entitlements/grants`, {
-    method: "POST",
-    headers: { "content-type": "application/json", "idempotency-key": `creds-${user}` },
-    body: JSON.stringify({ user_id: user, stock_keeping_unit: "creds.sku", reason: "purchase", purchase_id: "p-1" }),
-  });
+  const grant = await postGrant(entitlementUrl, { user, sku: "creds.sku", key: `creds-${user}` });
   expect(grant.status).toBe(200);
-  await waitUntil(
-    async () => {
-      const rows = await sql`select status from notification.notifications where user_id = ${user}`;
-      return rows.length === 1 && rows[0]?.status === "SENT";
-    },
-    "the notification SENT through the operator-mode broker",
-    60_000,
-  );
+  await waitSent(sql, user, "the notification SENT through the operator-mode broker");
 
   for (const s of services) s.child.kill("SIGTERM");
   for (const s of services) expect(await s.child.exited, "drains and exits 0").toBe(0);

@@ -11,6 +11,7 @@ import { migrations as entitlementMigrations } from "../../src/entitlement/migra
 import { analyzeOutbox } from "../../src/entitlement/outbox/queries.ts";
 import { migrations as notificationMigrations } from "../../src/notification/migrations.ts";
 import { migrate } from "../../src/shared/migrate.ts";
+import { postGrant, waitReady, waitSent } from "../support/grant-flow.ts";
 import { natsUrl, postgresAdminUrl, uniqueName } from "../support/infra.ts";
 import { pipelineNatsNames, pipelineStreams } from "../support/nats-names.ts";
 import { type ServedProcess, serve as startServe } from "../support/serve.ts";
@@ -84,7 +85,7 @@ async function serve(service: Service, env: Record<string, string>): Promise<str
   });
   served.push(s);
   const base = `http://127.0.0.1:${await s.port}`;
-  await waitUntil(async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, "readyz", 60_000);
+  await waitReady(base, "readyz");
   return base;
 }
 
@@ -93,18 +94,9 @@ test("each service migrates as its owner and serves with its runtime role: a gra
   const entitlement = await serve("entitlement", { ...names, ENTITLEMENT_AUTH_DISABLED: "true" });
   await serve("notification", names);
 
-  const grant = await fetch(`${entitlement}/v1/entitlements/grants`, {
-    method: "POST",
-    headers: { "content-type": "application/json", "idempotency-key": "roles-1" },
-    body: JSON.stringify({ user_id: "roles-user", stock_keeping_unit: "sku", reason: "purchase", purchase_id: "p-1" }),
-  });
+  const grant = await postGrant(entitlement, { user: "roles-user", sku: "sku", key: "roles-1" });
   expect(grant.status, "the runtime role's DML is enough to serve a grant").toBe(200);
-  await waitUntil(
-    async () =>
-      (await sql`select status from notification.notifications where user_id = 'roles-user'`)[0]?.status === "SENT",
-    "the notification to be SENT",
-    60_000,
-  );
+  await waitSent(sql, "roles-user", "the notification to be SENT");
   const sessions = await sql`
     select application_name as service, string_agg(distinct usename, ',') as role from pg_stat_activity
     where datname = current_database() and application_name in ('entitlement', 'notification')

@@ -7,10 +7,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
 import { createTestCa } from "../support/certificates.ts";
+import { postGrant, waitReady, waitSent } from "../support/grant-flow.ts";
 import { createTestDatabase, type TestDatabase, uniqueName } from "../support/infra.ts";
 import { connectOutcome, natsServerBinary, type PrivateNats, privateNats } from "../support/nats-server.ts";
 import { serve } from "../support/serve.ts";
-import { waitUntil } from "../support/wait.ts";
 
 setDefaultTimeout(120_000);
 
@@ -99,27 +99,12 @@ test("both services reach the broker with the password over TLS: a grant becomes
     NOTIFICATION_DEBUG_API_TOKEN: DEBUG_TOKEN,
   });
   const notificationUrl = `http://127.0.0.1:${notificationPort}`;
-  await waitUntil(
-    async () => (await fetch(`${notificationUrl}/readyz`).catch(() => undefined))?.status === 200,
-    "notification ready (its JetStream consumer bound over TLS)",
-    60_000,
-  );
+  await waitReady(notificationUrl, "notification ready (its JetStream consumer bound over TLS)");
 
   const user = uniqueName("sec_user");
-  const grant = await fetch(`http://127.0.0.1:${entitlementPort}/v1/entitlements/grants`, {
-    method: "POST",
-    headers: { "content-type": "application/json", "idempotency-key": `sec-${user}` },
-    body: JSON.stringify({ user_id: user, stock_keeping_unit: "sec.sku", reason: "purchase", purchase_id: "p-1" }),
-  });
+  const grant = await postGrant(`http://127.0.0.1:${entitlementPort}`, { user, sku: "sec.sku", key: `sec-${user}` });
   expect(grant.status).toBe(200);
-  await waitUntil(
-    async () => {
-      const rows = await sql`select status from notification.notifications where user_id = ${user}`;
-      return rows.length === 1 && rows[0]?.status === "SENT";
-    },
-    "the notification to be SENT (published and consumed through the secured broker)",
-    60_000,
-  );
+  await waitSent(sql, user, "the notification to be SENT (published and consumed through the secured broker)");
 
   for (const child of children) child.kill("SIGTERM");
   for (const child of children) expect(await child.exited, "drains and exits 0").toBe(0);
