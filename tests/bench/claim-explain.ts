@@ -3,9 +3,6 @@
 // generic plan (the service's claim is a prepared statement, which PostgreSQL may keep generic after five runs).
 //   bun tests/bench/claim-explain.ts            the claim of src/notification/delivery/queries.ts, every migration
 //   bun tests/bench/claim-explain.ts --before   the claim before migration 007 (one OR), without that migration
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import postgres from "postgres";
 import { migrations, SCHEMA } from "../../src/notification/migrations.ts";
 import { migrate } from "../../src/shared/migrate.ts";
@@ -38,9 +35,7 @@ const PICK_AFTER = `
     ) due order by created_at limit 100
   )`;
 
-const dir = mkdtempSync(join(tmpdir(), "claim-explain-"));
-chmodSync(dir, 0o755); // initdb runs as postgres when this runs as root
-const pg = await startOwnPostgres(dir);
+const pg = await startOwnPostgres();
 const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
 try {
   await migrate(sql, SCHEMA, before ? migrations.filter((m) => m.version < 7) : migrations);
@@ -71,5 +66,4 @@ try {
 } finally {
   await sql.end();
   pg.stop();
-  rmSync(dir, { recursive: true, force: true });
 }

@@ -83,7 +83,7 @@ export async function measurePipelineCost(args: {
   const stops: (() => Promise<void> | void)[] = [];
   try {
     progress("pipeline cost: own PostgreSQL cluster (stock settings, pg_stat_statements) and nats-server");
-    const pg = await startOwnPostgres(dir);
+    const pg = await startOwnPostgres();
     stops.push(pg.stop);
     const nats = await startOwnNats(dir);
     stops.push(nats.stop);
