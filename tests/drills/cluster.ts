@@ -4,19 +4,16 @@
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-import { answers, freePort, INSTALL_HINT, postgresBin, waitUntil } from "../../scripts/stack-infra.ts";
-
-/** PostgreSQL refuses to run as root: as root, its tools run as the `postgres` user the Debian package creates. */
-function asPostgres(args: string[]): string[] {
-  return process.getuid?.() === 0 ? ["runuser", "-u", "postgres", "--", ...args] : args;
-}
-
-/** Runs a tool without blocking the event loop, so the load keeps going (and keeps its clock honest) meanwhile. */
-async function run(args: string[], what: string): Promise<void> {
-  const proc = Bun.spawn(args, { stdout: "pipe", stderr: "pipe" });
-  const [code, stderr] = await Promise.all([proc.exited, new Response(proc.stderr).text()]);
-  if (code !== 0) throw new Error(`${what} failed (exit ${code}): ${stderr.trim()}`);
-}
+import { answers, freePort, INSTALL_HINT, waitUntil } from "../../scripts/stack-infra.ts";
+import {
+  initdb,
+  makeDataFolder,
+  pgCtl,
+  pgNode,
+  requirePostgresBin,
+  serverOptions,
+  stopNode,
+} from "../support/postgres-node.ts";
 
 export type Postgres = {
   url: string;
@@ -28,36 +25,21 @@ export type Postgres = {
 
 /** `stock`: PostgreSQL's own settings (the benchmark's); otherwise fsync is off (the drill's). */
 export async function startPostgres(root: string, o: { stock?: boolean } = {}): Promise<Postgres> {
-  const bin = postgresBin();
-  if (!bin) throw new Error(`initdb/pg_ctl not found; install them: ${INSTALL_HINT}`);
-  const data = join(root, "pg");
-  const port = freePort();
-  if (process.getuid?.() === 0)
-    await run(["install", "-d", "-o", "postgres", "-g", "postgres", "-m", "700", data], "mkdir");
-  else mkdirSync(data, { recursive: true, mode: 0o700 });
-  await run(asPostgres([join(bin, "initdb"), "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8"]), "initdb");
+  const bin = requirePostgresBin();
+  const node = pgNode(root, "pg");
+  await makeDataFolder(node);
+  await initdb(bin, node);
   // fsync=off: the drill restarts PostgreSQL cleanly but never crashes the host, so flushing to disk proves nothing
   // here and costs the loaded 2-core machine time.
-  const options = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${o.stock ? "" : " -c fsync=off"}`;
-  const pgCtl = (args: string[], what: string) =>
-    run(asPostgres([join(bin, "pg_ctl"), "-D", data, "-l", join(data, "server.log"), ...args]), what);
-  await pgCtl(["-o", options, "-w", "start"], "pg_ctl start");
-  await waitUntil(() => answers("127.0.0.1", port), 30_000, "PostgreSQL");
-  let up = true;
+  await pgCtl(bin, node, ["-o", serverOptions(node, o.stock ? "" : "-c fsync=off"), "-w", "start"], "pg_ctl start");
+  await waitUntil(() => answers("127.0.0.1", node.port), 30_000, "PostgreSQL");
   return {
-    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    url: node.url,
     restart: async () => {
-      await pgCtl(["-m", "fast", "-w", "restart"], "pg_ctl restart");
-      await waitUntil(() => answers("127.0.0.1", port), 30_000, "PostgreSQL after restart");
+      await pgCtl(bin, node, ["-m", "fast", "-w", "restart"], "pg_ctl restart");
+      await waitUntil(() => answers("127.0.0.1", node.port), 30_000, "PostgreSQL after restart");
     },
-    stop: () => {
-      if (!up) return;
-      up = false;
-      Bun.spawnSync(asPostgres([join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"]), {
-        stdout: "ignore",
-        stderr: "ignore",
-      });
-    },
+    stop: () => stopNode(bin, node),
   };
 }
 
