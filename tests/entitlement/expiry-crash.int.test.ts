@@ -1,13 +1,13 @@
 // Two Entitlement replicas run the scheduler while 600 expiries fall due; one is killed with SIGKILL in the middle.
 // Its claims are taken over when their lease runs out, and every entitlement is revoked exactly once.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { serveSchedulerReplica } from "../support/scheduler-replica.ts";
 import { waitUntil } from "../support/wait.ts";
 import { type ApiFixture, openApi } from "./api.helpers.ts";
 import { expiryCounts, expiryProblems, grantExpiring } from "./expiry.helpers.ts";
 
 setDefaultTimeout(180_000);
 
-const MAIN = new URL("../../src/entitlement/main.ts", import.meta.url).pathname;
 const TOTAL = 600;
 
 let f: ApiFixture;
@@ -16,27 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => f.close());
 
-/** `slow`: small batches one at a time, so the kill surely lands while the due expiries are being executed. */
-function serve(hostname: string, slow: boolean): Bun.Subprocess {
-  return Bun.spawn(["bun", MAIN, "serve"], {
-    env: {
-      PATH: process.env.PATH ?? "",
-      DATABASE_URL: f.db.url,
-      HOST: "127.0.0.1",
-      PORT: "0",
-      HOSTNAME: hostname,
-      LOG_LEVEL: "warn",
-      NATS_ENABLED: "false",
-      ENTITLEMENT_AUTH_DISABLED: "true",
-      ENTITLEMENT_RETENTION_ENABLED: "false",
-      ENTITLEMENT_SCHEDULER_LEASE: "2s",
-      ENTITLEMENT_SCHEDULER_BATCH_SIZE: slow ? "10" : "100",
-      ENTITLEMENT_SCHEDULER_CONCURRENCY: slow ? "1" : "4",
-    },
-    stdout: "ignore",
-    stderr: "inherit",
-  });
-}
+const serve = (hostname: string, slow: boolean) => serveSchedulerReplica(f.db.url, hostname, slow);
 
 test("kill -9 of one of two replicas while expiries are due: each entitlement revoked exactly once", async () => {
   await grantExpiring(f.app, { prefix: "crash", users: 6, items: TOTAL / 6, expiresAt: new Date(Date.now() + 3_000) });

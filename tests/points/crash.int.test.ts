@@ -2,36 +2,16 @@
 // another worker id, as a replacement replica): every reservation ends DONE exactly once, the balances are exact,
 // and the dead process's claims are taken over once their lease runs out.
 import { expect, setDefaultTimeout, test } from "bun:test";
+import { serveSchedulerReplica } from "../support/scheduler-replica.ts";
 import { waitUntil } from "../support/wait.ts";
 import { ledgerProblems, reserve, statusCounts, usePointsDatabase } from "./helpers.ts";
 
 setDefaultTimeout(180_000);
 
-const MAIN = new URL("../../src/entitlement/main.ts", import.meta.url).pathname;
 const f = usePointsDatabase("crash");
 const TOTAL = 3_000;
 
-/** `slow`: small batches one at a time, so the kill surely lands while the backlog is being executed. */
-function serve(hostname: string, slow = false): Bun.Subprocess {
-  return Bun.spawn(["bun", MAIN, "serve"], {
-    env: {
-      PATH: process.env.PATH ?? "",
-      DATABASE_URL: f.db.url,
-      HOST: "127.0.0.1",
-      PORT: "0",
-      HOSTNAME: hostname,
-      LOG_LEVEL: "warn",
-      NATS_ENABLED: "false",
-      ENTITLEMENT_AUTH_DISABLED: "true",
-      ENTITLEMENT_RETENTION_ENABLED: "false",
-      ENTITLEMENT_SCHEDULER_LEASE: "2s",
-      ENTITLEMENT_SCHEDULER_BATCH_SIZE: slow ? "10" : "100",
-      ENTITLEMENT_SCHEDULER_CONCURRENCY: slow ? "1" : "4",
-    },
-    stdout: "ignore",
-    stderr: "inherit",
-  });
-}
+const serve = (hostname: string, slow = false) => serveSchedulerReplica(f.db.url, hostname, slow);
 
 test("kill -9 mid-execution, then restart: each reservation DONE exactly once", async () => {
   const at = new Date(Date.now() + 2_000);
