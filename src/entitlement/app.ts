@@ -12,6 +12,7 @@ import { createReadiness } from "../shared/readiness.ts";
 import type { Clock } from "../shared/runtime.ts";
 import { ENTITLEMENT_API } from "./api-doc.ts";
 import { type AuthSettings, authenticate, type Caller, callerName, requiredAccess } from "./auth/guard.ts";
+import { createRefusalReporter } from "./auth/refusal.ts";
 import { type RouteScopes, routeScopes } from "./auth/scope.ts";
 import { bundleRoutes } from "./bundles/routes.ts";
 import { createCommandMetrics } from "./entitlements/metrics.ts";
@@ -49,7 +50,7 @@ export type AppDeps = {
   log: Logger;
   now: Clock;
   idempotencyTtlHours: number;
-  /** Required, so that every caller of createApp decides about authentication. */
+  /** Required, so that every caller of createApp decides about authentication (its `jwt` too, main.ts builds it). */
   auth: AuthSettings;
   limits?: Limits;
   /** Monotonic milliseconds for the rate limiter (default performance.now). */
@@ -76,6 +77,7 @@ export function createApp(deps: AppDeps) {
     requestTimeoutMs,
   });
   const callers = new WeakMap<Request, Caller>();
+  const auth: AuthSettings = { ...deps.auth, onRefusal: createRefusalReporter({ registry, log: deps.log }) };
   // Read from the routes' own declarations once every route is mounted, i.e. at the first request.
   let scopes: RouteScopes | undefined;
   const readiness = createReadiness(() => ping(deps.sql), { timeoutMs: deps.readinessTimeoutMs });
@@ -103,11 +105,11 @@ export function createApp(deps: AppDeps) {
       idleTimeout: Math.min(255, Math.ceil(requestTimeoutMs / 1000) + 1),
     },
   })
-    .onRequest(({ request }) => {
+    .onRequest(async ({ request }) => {
       checkHeaderLimits(request.headers);
       scopes ??= routeScopes(app.routes);
-      const access = requiredAccess(scopes, request.method, requestPath(request), deps.auth.metricsPublic);
-      const caller = authenticate(deps.auth, access, request.headers.get("authorization"));
+      const access = requiredAccess(scopes, request.method, requestPath(request), auth.metricsPublic);
+      const caller = await authenticate(auth, access, request.headers.get("authorization"));
       if (!caller) return;
       callers.set(request, caller);
       const wait = limiter?.take(caller.name);

@@ -27,6 +27,7 @@ import {
   natsSecurityRule,
 } from "../shared/nats-security.ts";
 import { exportRequested } from "../shared/tracing.ts";
+import { JwtEnv, jwtRules, jwtSettings } from "./auth/jwt-config.ts";
 import { parseTokenEntries } from "./auth/tokens.ts";
 import { SchedulerEnv, schedulerConfig, schedulerRules } from "./scheduler/config.ts";
 
@@ -86,6 +87,7 @@ export const EntitlementEnv = Type.Object({
       "Bearer tokens as name:sha256hex:scopes entries, comma-separated; scopes read, write or read+write. " +
       "Digests only (`entitlement token new NAME SCOPES` prints a token and its entry); a name may have several.",
   }),
+  ...JwtEnv,
   ENTITLEMENT_AUTH_DISABLED: Bool(false, {
     description:
       "Serve the API without authentication (local use only); the service refuses to start without tokens otherwise.",
@@ -112,13 +114,13 @@ export type EntitlementEnv = Static<typeof EntitlementEnv>;
 
 const tokensAreValid: Rule<EntitlementEnv> = (e) => parseTokenEntries(e.ENTITLEMENT_AUTH_TOKENS ?? "").problems;
 
-/** Fail closed: serving needs tokens, or an explicit ENTITLEMENT_AUTH_DISABLED=true, never both. */
+/** Fail closed: serving needs tokens (static or from an issuer), or an explicit ENTITLEMENT_AUTH_DISABLED=true, never both. */
 const tokensOrDisabled: Rule<EntitlementEnv> = (e) => {
-  const tokens = Boolean(e.ENTITLEMENT_AUTH_TOKENS);
+  const tokens = Boolean(e.ENTITLEMENT_AUTH_TOKENS) || Boolean(e.ENTITLEMENT_AUTH_JWT_ISSUER);
   if (!tokens && !e.ENTITLEMENT_AUTH_DISABLED)
-    return "ENTITLEMENT_AUTH_TOKENS is not set and ENTITLEMENT_AUTH_DISABLED is not true: configure at least one token (entitlement token new NAME SCOPES) or disable authentication explicitly";
+    return "ENTITLEMENT_AUTH_TOKENS is not set and ENTITLEMENT_AUTH_DISABLED is not true: configure at least one token (entitlement token new NAME SCOPES) or an issuer (ENTITLEMENT_AUTH_JWT_ISSUER), or disable authentication explicitly";
   if (tokens && e.ENTITLEMENT_AUTH_DISABLED)
-    return "ENTITLEMENT_AUTH_TOKENS is set but ENTITLEMENT_AUTH_DISABLED=true would ignore it: set only one of them";
+    return "ENTITLEMENT_AUTH_TOKENS or ENTITLEMENT_AUTH_JWT_ISSUER is set but ENTITLEMENT_AUTH_DISABLED=true would ignore it: set only one of them";
   return undefined;
 };
 
@@ -136,6 +138,7 @@ export function loadEntitlementConfig(
     databaseUrlReadable,
     notGreater("ENTITLEMENT_REQUEST_QUEUE_TIMEOUT", "ENTITLEMENT_REQUEST_TIMEOUT"),
     tokensAreValid,
+    ...(jwtRules as Rule<EntitlementEnv>[]),
     natsSecurityRule,
     natsInboxPrefixRule,
     ...(options.requireAuth === false ? [] : [tokensOrDisabled]),
@@ -180,6 +183,8 @@ export function loadEntitlementConfig(
       tokens: parseTokenEntries(e.ENTITLEMENT_AUTH_TOKENS ?? "").entries,
       metricsPublic: e.ENTITLEMENT_METRICS_PUBLIC,
     },
+    /** Undefined: no issuer, only static tokens. */
+    jwt: jwtSettings(e),
     limits: {
       rateLimit: e.ENTITLEMENT_RATE_LIMIT_ENABLED
         ? { ratePerSecond: e.ENTITLEMENT_RATE_LIMIT_RPS, burst: e.ENTITLEMENT_RATE_LIMIT_BURST }

@@ -11,6 +11,8 @@ import { lifecycleCommands, type ServiceSpec } from "../shared/service.ts";
 import { installTracing } from "../shared/tracing.ts";
 import { createApp } from "./app.ts";
 import { tokenCommand } from "./auth/command.ts";
+import { createKeySource } from "./auth/jwks.ts";
+import { createJwtAuthenticator } from "./auth/jwt.ts";
 import { type EntitlementConfig, loadEntitlementConfig, SECRET_VARIABLES } from "./config.ts";
 import { migrations, SCHEMA } from "./migrations.ts";
 import { entitlementOpsCommands } from "./ops/commands.ts";
@@ -36,12 +38,15 @@ const spec: ServiceSpec<EntitlementConfig> = {
     if (config.auth.disabled) {
       log.warn("ENTITLEMENT_AUTH_DISABLED=true: anyone who reaches the port may grant, revoke and read entitlements");
     }
+    // The issuer's keys are fetched at once (not awaited), so the first JWT caller does not wait for them.
+    const keys = config.jwt && createKeySource(config.jwt, { registry, log: log.child({ component: "jwks" }) });
+    if (keys) void keys.refresh();
     const app = createApp({
       sql,
       log: log.child({ component: "http" }),
       now: systemClock,
       idempotencyTtlHours: config.idempotency.ttlHours,
-      auth: config.auth,
+      auth: { ...config.auth, jwt: config.jwt && keys ? createJwtAuthenticator(config.jwt, keys) : undefined },
       limits: {
         rateLimit: config.limits.rateLimit ?? false,
         requestTimeoutMs: config.limits.requestTimeoutMs,

@@ -1,7 +1,10 @@
 // Who may call what (CONTRACT §3.3): each request needs the scope its route declares (auth/scope.ts), checked before
 // anything else about the request is looked at, so a caller without a valid token learns nothing but 401. /healthz
 // and /readyz stay open for probes; /metrics and /openapi.json need `read` unless ENTITLEMENT_METRICS_PUBLIC.
-import { ApiError } from "../../shared/http/errors.ts";
+// A bearer token is either a static token (auth/tokens.ts) or, when an issuer is configured, a JWT access token
+// (auth/jwt.ts); its shape alone decides which, so neither kind is ever checked as the other.
+import type { JwtAuthenticator } from "./jwt.ts";
+import { type Refusal, refusalError } from "./refusal.ts";
 import { type RouteScopes, scopeOf } from "./scope.ts";
 import { findTokenEntry, type Scope, type TokenEntry } from "./tokens.ts";
 
@@ -11,6 +14,10 @@ export type AuthSettings = {
   tokens: readonly TokenEntry[];
   /** ENTITLEMENT_METRICS_PUBLIC: /metrics and /openapi.json need no token. */
   metricsPublic: boolean;
+  /** Set when ENTITLEMENT_AUTH_JWT_ISSUER is: JWT-shaped tokens go here, never to the static digests. */
+  jwt?: JwtAuthenticator;
+  /** Told of every refusal (its metric and log line; auth/refusal.ts). */
+  onRefusal?: (refusal: Refusal) => void;
 };
 
 /** What a request needs: nothing, a token with a scope, or any valid token (unknown paths: 404 only for callers). */
@@ -21,7 +28,14 @@ const OPEN = new Set(["/healthz", "/readyz"]);
 const DOCS = new Set(["/metrics", "/openapi.json"]);
 /** Longer than any token this service issues (36 bytes of base64url); longer headers are never hashed. */
 const MAX_TOKEN_LENGTH = 512;
+/** A JWT may be longer (an issuer's token with many claims is 1–3 KB); the whole head stays within 8 KiB. */
+const MAX_JWT_LENGTH = 6 * 1024;
 const BEARER = /^Bearer +([\x21-\x7e]+) *$/i;
+/**
+ * A JWS in compact form: three base64url parts, the last empty for an unsigned (`alg: none`) token, which the JWT path
+ * then refuses by name. `ent_` tokens never contain a dot.
+ */
+const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
 export function requiredAccess(scopes: RouteScopes, method: string, path: string, metricsPublic: boolean): Access {
   if (OPEN.has(path)) return "open";
@@ -29,18 +43,14 @@ export function requiredAccess(scopes: RouteScopes, method: string, path: string
   return scopeOf(scopes, method, path) ?? "authenticated";
 }
 
-const unauthorized = () =>
-  new ApiError(401, "UNAUTHORIZED", "a valid bearer token is required", { "www-authenticate": "Bearer" });
-
-const forbidden = (scope: Scope) =>
-  new ApiError(403, "FORBIDDEN", `this token does not have the ${scope} scope`, {
-    "www-authenticate": `Bearer error="insufficient_scope", scope="${scope}"`,
-  });
+export const looksLikeJwt = (token: string) => JWT_SHAPE.test(token);
 
 /** The token of an `Authorization: Bearer <token>` header, or undefined. */
 export function bearerToken(header: string | null): string | undefined {
-  if (header === null || header.length > MAX_TOKEN_LENGTH + 16) return undefined;
-  return BEARER.exec(header)?.[1];
+  if (header === null || header.length > MAX_JWT_LENGTH + 16) return undefined;
+  const token = BEARER.exec(header)?.[1];
+  if (token === undefined) return undefined;
+  return token.length <= MAX_TOKEN_LENGTH || looksLikeJwt(token) ? token : undefined;
 }
 
 /** An authenticated caller: the token name ('' when authentication is disabled) and what it may do. */
@@ -49,21 +59,59 @@ export type Caller = { name: string; scopes: ReadonlySet<Scope> };
 const ANONYMOUS: Caller = { name: "", scopes: new Set<Scope>(["read", "write"]) };
 
 /**
- * The caller of a request, or undefined when it needs no token; throws 401 for a missing or unknown token and 403 for
- * a known token without the scope the request needs.
+ * The caller a bearer token stands for, or why it is refused: the API's edge and the console's sign-in both ask here.
+ * A static token answers at once; a JWT (when an issuer is configured) once its signature and claims are checked.
  */
-export function authenticate(settings: AuthSettings, access: Access, authorization: string | null): Caller | undefined {
+export function verifyToken(settings: AuthSettings, token: string): Caller | Refusal | Promise<Caller | Refusal> {
+  if (settings.jwt && looksLikeJwt(token)) return settings.jwt(token);
+  const entry = findTokenEntry(settings.tokens, token);
+  return entry ? { name: entry.name, scopes: entry.scopes } : { refused: "unknown_token" };
+}
+
+/** Throws the refusal's HTTP error (told to onRefusal first), or returns the caller when it has the access needed. */
+function admit(settings: AuthSettings, verdict: Caller | Refusal, access: Exclude<Access, "open">): Caller {
+  const refusal: Refusal | undefined =
+    "refused" in verdict
+      ? verdict
+      : access !== "authenticated" && !verdict.scopes.has(access)
+        ? { refused: "insufficient_scope", scope: access, caller: verdict.name }
+        : undefined;
+  if (refusal === undefined) return verdict as Caller;
+  settings.onRefusal?.(refusal);
+  throw refusalError(refusal);
+}
+
+/**
+ * The caller of a request, or undefined when it needs no token; throws 401 for a missing, unknown or invalid token,
+ * 403 for a valid token without the scope the request needs, and 503 when an issuer's keys were never fetched.
+ * Without an issuer the answer is synchronous, as it always was.
+ */
+export function authenticate(
+  settings: AuthSettings & { jwt?: undefined },
+  access: Access,
+  authorization: string | null,
+): Caller | undefined;
+export function authenticate(
+  settings: AuthSettings,
+  access: Access,
+  authorization: string | null,
+): Caller | undefined | Promise<Caller>;
+export function authenticate(
+  settings: AuthSettings,
+  access: Access,
+  authorization: string | null,
+): Caller | undefined | Promise<Caller> {
   if (access === "open") return undefined;
   if (settings.disabled) return ANONYMOUS;
   const token = bearerToken(authorization);
-  const entry = token === undefined ? undefined : findTokenEntry(settings.tokens, token);
-  if (!entry) throw unauthorized();
-  if (access !== "authenticated" && !entry.scopes.has(access)) throw forbidden(access);
-  return { name: entry.name, scopes: entry.scopes };
+  const verdict = token === undefined ? ({ refused: "missing" } as const) : verifyToken(settings, token);
+  return verdict instanceof Promise
+    ? verdict.then((v) => admit(settings, v, access))
+    : admit(settings, verdict, access);
 }
 
 /** The name of a caller `authenticate` accepted; none recorded means the request was never authenticated (401). */
 export function callerName(caller: Caller | undefined): string {
-  if (!caller) throw unauthorized();
+  if (!caller) throw refusalError({ refused: "missing" });
   return caller.name;
 }

@@ -1,0 +1,142 @@
+// The issuer's signing keys (JWKS), fetched by us rather than by jose's remote set, because an outage must keep the
+// last good keys (jose drops them once they are older than its cache age) and be told once, not per request.
+// An unknown key id refetches at most once per cooldown, and so does a set older than MAX_AGE_MS (in the background:
+// requests keep using the keys at hand), so a key the issuer withdrew stops working within that age.
+import { createLocalJWKSet, errors, type FlattenedJWSInput, type JSONWebKeySet, type JWSHeaderParameters } from "jose";
+import { Counter, Gauge, type Registry } from "prom-client";
+import type { Logger } from "../../shared/logger.ts";
+import { isTrustedUrl, type JwtSettings } from "./jwt-config.ts";
+
+/** Keys kept this long before a background refetch; jose's remote set uses the same default. */
+const MAX_AGE_MS = 10 * 60_000;
+const FETCH_TIMEOUT_MS = 5_000;
+/** A discovery document or key set larger than this is not one. */
+const MAX_DOCUMENT_BYTES = 256 * 1024;
+
+/** No key was ever fetched: the JWT path cannot verify anything yet (503, not 401: the token may well be good). */
+export class KeysUnavailable extends Error {
+  constructor() {
+    super("the issuer's signing keys were never fetched");
+    this.name = "KeysUnavailable";
+  }
+}
+
+export type KeySource = {
+  /** The key a token names, for jose's jwtVerify; throws KeysUnavailable, or jose's JWKSNoMatchingKey. */
+  key: (header: JWSHeaderParameters, token: FlattenedJWSInput) => Promise<CryptoKey>;
+  /** Fetches now unless one fetch ran within the cooldown (main warms the keys at start). */
+  refresh: () => Promise<void>;
+};
+
+export type KeySourceDeps = {
+  registry: Registry;
+  log: Logger;
+  fetch?: typeof fetch;
+  /** Monotonic milliseconds (default performance.now). */
+  now?: () => number;
+};
+
+function keyMetrics(registry: Registry) {
+  return {
+    fetches: new Counter({
+      name: "entitlement_auth_jwks_fetches_total",
+      help: "Fetches of the JWT issuer's signing keys, by outcome (ok, error).",
+      labelNames: ["outcome"] as const,
+      registers: [registry],
+    }),
+    unreachable: new Gauge({
+      name: "entitlement_auth_jwks_unreachable",
+      help: "1 while the last fetch of the issuer's keys failed (the last good keys, if any, stay in use), else 0.",
+      registers: [registry],
+    }),
+  };
+}
+
+async function getJson(fetcher: typeof fetch, url: string): Promise<Record<string, unknown>> {
+  const response = await fetcher(url, {
+    headers: { accept: "application/json" },
+    redirect: "error",
+    signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+  });
+  if (!response.ok) throw new Error(`${url} answered ${response.status}`);
+  const text = await response.text();
+  if (text.length > MAX_DOCUMENT_BYTES) throw new Error(`${url} answered more than ${MAX_DOCUMENT_BYTES} bytes`);
+  const body: unknown = JSON.parse(text);
+  if (typeof body !== "object" || body === null) throw new Error(`${url} did not answer a JSON object`);
+  return body as Record<string, unknown>;
+}
+
+/** The jwks_uri of the issuer's discovery document, which must name the configured issuer exactly. */
+async function discoverJwksUrl(fetcher: typeof fetch, issuer: string): Promise<string> {
+  const url = `${issuer.replace(/\/$/, "")}/.well-known/openid-configuration`;
+  const document = await getJson(fetcher, url);
+  if (document.issuer !== issuer) throw new Error(`${url} names another issuer`);
+  const jwksUri = document.jwks_uri;
+  if (typeof jwksUri !== "string" || !isTrustedUrl(jwksUri)) throw new Error(`${url} has no https jwks_uri`);
+  return jwksUri;
+}
+
+export function createKeySource(settings: JwtSettings, deps: KeySourceDeps): KeySource {
+  const fetcher = deps.fetch ?? fetch;
+  const now = deps.now ?? (() => performance.now());
+  const metrics = keyMetrics(deps.registry);
+  let keys: ReturnType<typeof createLocalJWKSet> | undefined;
+  let fetchedAt = Number.NEGATIVE_INFINITY;
+  let attemptedAt = Number.NEGATIVE_INFINITY;
+  let inFlight: Promise<void> | undefined;
+  let failing = false;
+
+  async function load(): Promise<void> {
+    attemptedAt = now();
+    try {
+      const url = settings.jwksUrl ?? (await discoverJwksUrl(fetcher, settings.issuer));
+      keys = createLocalJWKSet((await getJson(fetcher, url)) as unknown as JSONWebKeySet);
+      fetchedAt = now();
+      metrics.fetches.inc({ outcome: "ok" });
+      metrics.unreachable.set(0);
+      if (failing) deps.log.info("the issuer's signing keys were fetched again");
+      failing = false;
+    } catch (error) {
+      metrics.fetches.inc({ outcome: "error" });
+      metrics.unreachable.set(1);
+      if (!failing) {
+        const reason = error instanceof Error ? error.message : String(error);
+        deps.log.warn(
+          { reason, keys_kept: keys !== undefined },
+          keys
+            ? "the issuer's signing keys cannot be fetched: the last good keys stay in use"
+            : "the issuer's signing keys cannot be fetched and none ever were: JWT callers get 503",
+        );
+      }
+      failing = true;
+    }
+  }
+
+  const coolingDown = () => now() - attemptedAt < settings.cooldownMs;
+  function refresh(): Promise<void> {
+    if (inFlight) return inFlight;
+    if (coolingDown()) return Promise.resolve();
+    inFlight = load().finally(() => {
+      inFlight = undefined;
+    });
+    return inFlight;
+  }
+
+  async function key(header: JWSHeaderParameters, token: FlattenedJWSInput): Promise<CryptoKey> {
+    if (!keys) await refresh();
+    else if (now() - fetchedAt > MAX_AGE_MS) void refresh();
+    const held = keys;
+    if (!held) throw new KeysUnavailable();
+    try {
+      return await held(header, token);
+    } catch (error) {
+      // A key id never seen: the issuer may have rotated; look again (or wait for the fetch under way), unless we
+      // did within the cooldown.
+      if (!(error instanceof errors.JWKSNoMatchingKey) || (coolingDown() && !inFlight)) throw error;
+      await refresh();
+      return (keys ?? held)(header, token);
+    }
+  }
+
+  return { key, refresh };
+}

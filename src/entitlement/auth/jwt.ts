@@ -1,0 +1,104 @@
+// JWT access tokens of an OpenID Connect issuer (RFC 9068 profile, and Keycloak's): the checks a token must pass, and
+// the caller and scopes it stands for. Each failed check is a refusal reason of its own (auth/refusal.ts).
+import { errors, type JWTPayload, jwtVerify, type ProtectedHeaderParameters } from "jose";
+import type { Caller } from "./guard.ts";
+import { type KeySource, KeysUnavailable } from "./jwks.ts";
+import type { JwtSettings } from "./jwt-config.ts";
+import type { Refusal } from "./refusal.ts";
+import type { Scope } from "./tokens.ts";
+
+/**
+ * Asymmetric signatures only. `none` and HMAC are never accepted: with HMAC, anyone holding the issuer's public key
+ * could sign a token with it as the secret (algorithm confusion).
+ */
+export const JWT_ALGORITHMS = ["RS256", "PS256", "ES256", "EdDSA"];
+/** Seconds of clock difference with the issuer tolerated on `exp` and `nbf`. */
+const CLOCK_TOLERANCE_S = 30;
+/** The `typ` header of an access token (RFC 9068), or the plain `JWT` of issuers such as Keycloak. */
+const HEADER_TYPES = new Set(["at+jwt", "jwt"]);
+/**
+ * Static token names are [a-z0-9_-] only, so no name of an issuer's caller, behind this prefix, can ever equal one:
+ * idempotency keys, rate limits and the audit keep the two kinds of caller apart.
+ */
+export const JWT_CALLER_PREFIX = "jwt:";
+/** Printable, no white space, at most 255 characters: what a client id or subject is. */
+const CALLER_NAME = /^[^\p{C}\s]{1,255}$/u;
+
+/** The caller a JWT stands for, or why it is refused. Never throws for a bad token. */
+export type JwtAuthenticator = (token: string) => Promise<Caller | Refusal>;
+
+function refusalOf(error: unknown): Refusal {
+  if (error instanceof KeysUnavailable) return { refused: "keys_unavailable" };
+  if (error instanceof errors.JOSEAlgNotAllowed) return { refused: "algorithm" };
+  if (error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys) {
+    return { refused: "unknown_key" };
+  }
+  if (error instanceof errors.JWSSignatureVerificationFailed) return { refused: "signature" };
+  if (error instanceof errors.JWTExpired) return { refused: "expired" };
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    if (error.claim === "iss") return { refused: "issuer" };
+    if (error.claim === "aud") return { refused: "audience" };
+    if (error.claim === "nbf") return { refused: "not_yet_valid" };
+    return { refused: "claims" };
+  }
+  // jose refuses a key that does not fit the header's algorithm with a TypeError; any other JOSE error is a token
+  // that is not a well-formed JWS/JWT.
+  if (error instanceof errors.JOSEError || error instanceof TypeError) return { refused: "malformed" };
+  throw error;
+}
+
+/** `typ` in the header (when present) says access token; Keycloak's `typ` claim (when present) says Bearer, not ID. */
+function isAccessToken(header: ProtectedHeaderParameters, payload: JWTPayload): boolean {
+  if (header.typ !== undefined) {
+    const type = header.typ.toLowerCase().replace(/^application\//, "");
+    if (!HEADER_TYPES.has(type)) return false;
+  }
+  return payload.typ === undefined || (typeof payload.typ === "string" && payload.typ.toLowerCase() === "bearer");
+}
+
+/** `azp`, else `client_id`, else `sub`: the client the token was issued to before the subject it speaks for. */
+function callerNameOf(payload: JWTPayload): string | undefined {
+  for (const claim of [payload.azp, payload.client_id, payload.sub]) {
+    if (claim === undefined) continue;
+    return typeof claim === "string" && CALLER_NAME.test(claim) ? claim : undefined;
+  }
+  return undefined;
+}
+
+/** OAuth scopes from `scope` (space separated) and `scp` (a string or an array), mapped to ours. */
+export function scopesOf(payload: JWTPayload, settings: Pick<JwtSettings, "readScope" | "writeScope">): Set<Scope> {
+  const granted = new Set<string>();
+  const add = (value: unknown) => {
+    if (typeof value === "string") for (const s of value.split(" ")) if (s) granted.add(s);
+  };
+  add(payload.scope);
+  if (Array.isArray(payload.scp)) payload.scp.forEach(add);
+  else add(payload.scp);
+  const scopes = new Set<Scope>();
+  if (granted.has(settings.readScope)) scopes.add("read");
+  if (granted.has(settings.writeScope)) scopes.add("write");
+  return scopes;
+}
+
+export function createJwtAuthenticator(settings: JwtSettings, keys: KeySource): JwtAuthenticator {
+  const options = {
+    algorithms: JWT_ALGORITHMS,
+    issuer: settings.issuer,
+    audience: settings.audience,
+    clockTolerance: CLOCK_TOLERANCE_S,
+    requiredClaims: ["exp"],
+  };
+  return async (token) => {
+    let verified: Awaited<ReturnType<typeof jwtVerify>>;
+    try {
+      verified = await jwtVerify(token, keys.key, options);
+    } catch (error) {
+      return refusalOf(error);
+    }
+    const { protectedHeader, payload } = verified;
+    if (!isAccessToken(protectedHeader, payload)) return { refused: "type" };
+    const name = callerNameOf(payload);
+    if (name === undefined) return { refused: "no_caller" };
+    return { name: `${JWT_CALLER_PREFIX}${name}`, scopes: scopesOf(payload, settings) };
+  };
+}

@@ -1,0 +1,95 @@
+// Why a request was refused, as a value: a fixed set of reasons that label the refusal metric and the log line, and
+// the one mapping to the HTTP answer. The token itself never reaches either.
+import { Counter, type Registry } from "prom-client";
+import { ApiError } from "../../shared/http/errors.ts";
+import type { Logger } from "../../shared/logger.ts";
+import type { Scope } from "./tokens.ts";
+
+/** Reasons of a 401 for a JWT, each a check of auth/jwt.ts. */
+export const JWT_REASONS = [
+  "malformed",
+  "algorithm",
+  "unknown_key",
+  "signature",
+  "issuer",
+  "audience",
+  "expired",
+  "not_yet_valid",
+  "type",
+  "claims",
+  "no_caller",
+] as const;
+export type JwtReason = (typeof JWT_REASONS)[number];
+
+export type Refusal =
+  /** No bearer token, or a static token that matches no digest: 401 with a bare challenge, as ever. */
+  | { refused: "missing" | "unknown_token" }
+  /** A JWT that failed one of its checks: 401 `invalid_token`. */
+  | { refused: JwtReason }
+  /** A JWT whose keys could not be had: the issuer was never reached. 503, retry later. */
+  | { refused: "keys_unavailable" }
+  /** A valid token without the scope the request needs: 403 `insufficient_scope`. */
+  | { refused: "insufficient_scope"; scope: Scope; caller: string };
+
+export type RefusalReason = Refusal["refused"];
+
+/** Seconds a caller is told to wait when the issuer's keys cannot be had. */
+const KEYS_RETRY_AFTER_S = 5;
+
+/** The HTTP answer of a refusal, in the usual envelope. */
+export function refusalError(refusal: Refusal): ApiError {
+  switch (refusal.refused) {
+    case "missing":
+    case "unknown_token":
+      return new ApiError(401, "UNAUTHORIZED", "a valid bearer token is required", { "www-authenticate": "Bearer" });
+    case "insufficient_scope":
+      return new ApiError(403, "FORBIDDEN", `this token does not have the ${refusal.scope} scope`, {
+        "www-authenticate": `Bearer error="insufficient_scope", scope="${refusal.scope}"`,
+      });
+    case "keys_unavailable":
+      return new ApiError(503, "NOT_READY", "the token issuer's keys are not available yet, retry later", {
+        "retry-after": String(KEYS_RETRY_AFTER_S),
+      });
+    default:
+      return new ApiError(401, "UNAUTHORIZED", "the bearer token is invalid or expired", {
+        "www-authenticate": 'Bearer error="invalid_token"',
+      });
+  }
+}
+
+/**
+ * `entitlement_auth_refusals_total{reason}` and one log line per refusal with its reason (and the caller, for a
+ * missing scope). Refusals come before the rate limit, so the lines of a flood are held to one per reason per
+ * `quietMs`, the next line saying how many were left out.
+ */
+export function createRefusalReporter(options: {
+  registry: Registry;
+  log: Logger;
+  quietMs?: number;
+  now?: () => number;
+}): (refusal: Refusal) => void {
+  const refusals = new Counter({
+    name: "entitlement_auth_refusals_total",
+    help: "Requests refused by authentication (401, 503) or authorization (403), by reason.",
+    labelNames: ["reason"] as const,
+    registers: [options.registry],
+  });
+  const quietMs = options.quietMs ?? 10_000;
+  const now = options.now ?? (() => performance.now());
+  const lastLogged = new Map<RefusalReason, { at: number; skipped: number }>();
+  return (refusal) => {
+    refusals.inc({ reason: refusal.refused });
+    const at = now();
+    const last = lastLogged.get(refusal.refused);
+    if (last && at - last.at < quietMs) {
+      last.skipped += 1;
+      return;
+    }
+    lastLogged.set(refusal.refused, { at, skipped: 0 });
+    const caller = refusal.refused === "insufficient_scope" ? { caller: refusal.caller } : {};
+    options.log.info(
+      { reason: refusal.refused, ...caller, ...(last?.skipped ? { skipped: last.skipped } : {}) },
+      "request refused",
+    );
+  };
+}
