@@ -131,10 +131,10 @@ export async function startTestIdp(): Promise<TestIdp> {
       reachable = true;
     },
     jwksFetches: () => jwksFetches,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: async () => {
+      reachable = false;
+      server.close();
+      server.closeAllConnections();
+    },
   };
 }
