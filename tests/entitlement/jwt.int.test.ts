@@ -84,7 +84,11 @@ const challenge = async (app: ReturnType<typeof buildApp>["app"], token: string)
       },
     ),
   );
-  return { status: response.status, header: response.headers.get("www-authenticate"), body: await response.json() };
+  return {
+    status: response.status,
+    header: response.headers.get("www-authenticate"),
+    body: (await response.json()) as { code: string; message: string },
+  };
 };
 
 beforeAll(async () => {
@@ -202,11 +206,11 @@ describe("the provider's keys", () => {
     const response = await app.handle(
       new Request("http://localhost/v1/users/u/entitlements", { headers: { authorization: `Bearer ${token}` } }),
     );
-    expect([response.status, response.headers.get("retry-after"), (await response.json()).code]).toEqual([
-      503,
-      "5",
-      "NOT_READY",
-    ]);
+    expect([
+      response.status,
+      response.headers.get("retry-after"),
+      ((await response.json()) as { code: string }).code,
+    ]).toEqual([503, "5", "NOT_READY"]);
     expect(await refusals(registry, "keys_unavailable")).toBe(1);
     const metrics = await app.handle(
       new Request("http://localhost/metrics", { headers: { authorization: `Bearer ${STATIC}` } }),
