@@ -24,6 +24,7 @@ const EXPECTED = [
   "grants/s API c=64",
   "grants/s pgbench c=64",
   "API ÷ pgbench c=64",
+  "grants/s JWT ÷ static token c=16",
   "reads/s check c=64",
   "reads/s list c=64",
   "RSS under load: entitlement",

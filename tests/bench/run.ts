@@ -11,6 +11,7 @@ import { measureEndToEnd } from "./e2e.ts";
 import { measureExpiryLateness } from "./expiry.ts";
 import { runGrantLoad, type ThroughputResult } from "./grants.ts";
 import { fillBacklog, measureIngest } from "./ingest.ts";
+import { jwtAuthSupported, measureJwtAuth, startBenchIdp } from "./jwt-auth.ts";
 import { PLAYERS, publishMatches } from "./matches.ts";
 import { type BenchOptions, parseBenchOptions } from "./options.ts";
 import { runPgbench } from "./pgbench.ts";
@@ -92,7 +93,9 @@ async function runPhases(options: BenchOptions, target: BenchPostgres): Promise<
   const nc = await stack.connectBenchNats(natsUrl);
   const auth = stack.apiAuth();
   const common = { DATABASE_URL: databaseUrl, NATS_URL: natsUrl, LOG_LEVEL: process.env.LOG_LEVEL ?? "warn" };
-  const entitlementEnv = stack.entitlementEnv(names, common, auth);
+  // Entitlement also accepts the tokens of an OpenID provider in the harness, for the JWT auth phase.
+  const jwtIdp = auth.mode === "bearer token" && jwtAuthSupported() ? await startBenchIdp() : undefined;
+  const entitlementEnv = { ...stack.entitlementEnv(names, common, auth), ...jwtIdp?.env };
   const notificationEnv = (delivery: boolean) => stack.notificationEnv(names, common, delivery);
   const running: stack.Service[] = [];
   const figures: Figure[] = [];
@@ -165,6 +168,24 @@ async function runPhases(options: BenchOptions, target: BenchPostgres): Promise<
     }
     results.throughput = throughput;
     await settle(sql, settleMs);
+    if (jwtIdp) {
+      const c = options.connections[0] ?? 16;
+      progress(`JWT auth: grants/s with a provider's token and with a static token, ${c} connections, alternating`);
+      const jwt = await measureJwtAuth({
+        idp: jwtIdp.idp,
+        url: entitlement.url,
+        staticHeaders: auth.headers,
+        connections: c,
+        seconds: options.duration,
+        rounds: options.quick ? 1 : 2,
+        tag,
+        settle: () => settle(sql, settleMs),
+      });
+      results.jwtAuth = jwt;
+      const detailOf = `JWT ${jwt.jwt.toFixed(0)}, static ${jwt.static.toFixed(0)} grants/s, mean of ${jwt.rounds}`;
+      add(`grants/s JWT ÷ static token c=${c} (${detailOf})`, jwt.ratio, "", { op: ">=", value: 0.9 });
+      await settle(sql, settleMs);
+    }
 
     const readPrefix = `read-${tag}`;
     await seedReadSet(sql, readPrefix);
@@ -387,6 +408,7 @@ async function runPhases(options: BenchOptions, target: BenchPostgres): Promise<
     add("binary size: notification", stack.fileSize(bin.notification) / 1024 ** 2, "MiB");
   } finally {
     for (const s of running.reverse()) await s.stop().catch(() => {});
+    await jwtIdp?.idp.close();
     const settings = await serverSettings(sql);
     results.machine = machine({ postgres: settings.server_version ?? "?", nats: nc.info?.version ?? "?" });
     const { cluster, deviations, port } = target;
