@@ -167,7 +167,13 @@ describe("verified tokens are remembered", () => {
     let wall = Date.now();
     const verify = createJwtAuthenticator(
       settings,
-      { ...s.source, key: (h, t) => ((keyLookups += 1), s.source.key(h, t)) },
+      {
+        ...s.source,
+        key: (h, t) => {
+          keyLookups += 1;
+          return s.source.key(h, t);
+        },
+      },
       () => wall,
     );
     const token = await sign(s.key, claims({ exp: Math.floor(wall / 1000) + 60 }));
