@@ -8,12 +8,18 @@ import type { ApiDocumentation } from "../shared/http/openapi.ts";
 /** The error responses every authenticated route may give, by status. */
 export const ERRORS = {
   400: errorSchema("BAD_REQUEST: a missing, blank, too long or malformed header, path parameter or field"),
-  401: errorSchema("UNAUTHORIZED: no bearer token, or one the service does not know"),
+  401: errorSchema(
+    "UNAUTHORIZED: no bearer token, one the service does not know, or a JWT access token that fails a check " +
+      '(`WWW-Authenticate: Bearer error="invalid_token"`)',
+  ),
   403: errorSchema("FORBIDDEN: the token lacks the scope the route needs"),
   404: errorSchema("NOT_FOUND: no such resource"),
   429: errorSchema("RATE_LIMITED: over the caller's rate limit; retry after `Retry-After` seconds"),
   500: errorSchema("INTERNAL_ERROR: a fault of the service; nothing was committed"),
-  503: errorSchema("NOT_READY: the database is unavailable or the service is saturated; retry later"),
+  503: errorSchema(
+    "NOT_READY: the database is unavailable, the service is saturated, or a JWT issuer's keys were never fetched; " +
+      "retry later",
+  ),
 };
 
 export const ENTITLEMENT_API: ApiDocumentation = {
@@ -26,6 +32,8 @@ export const ENTITLEMENT_API: ApiDocumentation = {
     bearer: [
       "An API token (`dist/entitlement token new NAME SCOPES`). Scopes: `write` for grants and revokes, `read` for",
       "reads, `/metrics` and `/openapi.json` (those two are open when ENTITLEMENT_METRICS_PUBLIC=true).",
+      "When ENTITLEMENT_AUTH_JWT_ISSUER is set, also a JWT access token of that OpenID Connect issuer, whose",
+      "`entitlements.write` / `entitlements.read` scopes (configurable) give `write` / `read`.",
     ].join(" "),
   },
   security: ["bearer"],
