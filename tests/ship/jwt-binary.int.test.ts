@@ -1,0 +1,67 @@
+// The compiled Entitlement executable verifies JWT access tokens (jose inside `bun build --compile`): pointed at the
+// test OpenID provider, it fetches the keys through discovery, serves a client-credentials token and refuses an
+// algorithm-confusion forgery, with the reason counted.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { SignJWT } from "jose";
+import postgres from "postgres";
+import { CLIENTS, IDP_AUDIENCE, startTestIdp, type TestIdp } from "../support/idp.ts";
+import { postgresAdminUrl, uniqueName } from "../support/infra.ts";
+import { runCommand } from "../support/process.ts";
+import { builtBinary, freePort, waitForOk } from "./support.ts";
+
+const BUILD_TIMEOUT = 240_000;
+const database = uniqueName("ship_jwt");
+let admin: postgres.Sql;
+let idp: TestIdp;
+let child: Bun.Subprocess | undefined;
+let base: string;
+
+beforeAll(async () => {
+  const binary = await builtBinary("entitlement");
+  idp = await startTestIdp();
+  const adminUrl = await postgresAdminUrl();
+  admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database "${database}"`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${database}`;
+  const port = await freePort();
+  const env = {
+    PATH: "/usr/sbin:/usr/bin:/sbin:/bin",
+    LOG_LEVEL: "warn",
+    DATABASE_URL: url.toString(),
+    NATS_ENABLED: "false",
+    HOST: "127.0.0.1",
+    PORT: String(port),
+    ENTITLEMENT_AUTH_JWT_ISSUER: idp.issuer,
+    ENTITLEMENT_AUTH_JWT_AUDIENCE: IDP_AUDIENCE,
+  };
+  const migrate = await runCommand([binary, "migrate"], { env });
+  expect(migrate.code, migrate.stderr).toBe(0);
+  const started = Bun.spawn([binary, "serve"], { env, stdout: "ignore", stderr: "ignore" });
+  child = started;
+  base = `http://127.0.0.1:${port}`;
+  await waitForOk(`${base}/readyz`, 30_000, () => started.exitCode === null);
+}, BUILD_TIMEOUT);
+
+afterAll(async () => {
+  child?.kill();
+  await child?.exited;
+  await idp?.close();
+  await admin?.unsafe(`drop database if exists "${database}" with (force)`);
+  await admin?.end();
+});
+
+test("the executable accepts the provider's token and refuses an HS256 forgery with the public key", async () => {
+  const token = await idp.token(CLIENTS.payments);
+  const read = (bearer: string, path = "/v1/users/u/entitlements") =>
+    fetch(`${base}${path}`, { headers: { authorization: `Bearer ${bearer}` } });
+  expect((await read(token)).status).toBe(200);
+  const forged = await new SignJWT(idp.claims())
+    .setProtectedHeader({ alg: "HS256", kid: idp.key().kid })
+    .sign(new TextEncoder().encode(JSON.stringify(idp.key().publicJwk)));
+  const refused = await read(forged);
+  expect([refused.status, refused.headers.get("www-authenticate")]).toEqual([401, 'Bearer error="invalid_token"']);
+  const metrics = await (await read(token, "/metrics")).text();
+  expect(metrics).toMatch(/entitlement_auth_refusals_total\{reason="algorithm"[^}]*\} 1/);
+  expect(metrics).toMatch(/entitlement_auth_jwks_fetches_total\{outcome="ok"[^}]*\} 1/);
+}, 30_000);
