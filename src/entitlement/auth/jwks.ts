@@ -40,19 +40,44 @@ export type KeySourceDeps = {
   now?: () => number;
 };
 
-function keyMetrics(registry: Registry) {
+/**
+ * The fetches' metrics, and their log: one warning when fetching starts to fail (an outage), one line when it works
+ * again, nothing for the failures in between.
+ */
+function createFetchReport(registry: Registry, log: Logger) {
+  const fetches = new Counter({
+    name: "entitlement_auth_jwks_fetches_total",
+    help: "Fetches of the JWT issuer's signing keys, by outcome (ok, error).",
+    labelNames: ["outcome"] as const,
+    registers: [registry],
+  });
+  const unreachable = new Gauge({
+    name: "entitlement_auth_jwks_unreachable",
+    help: "1 while the last fetch of the issuer's keys failed (the last good keys, if any, stay in use), else 0.",
+    registers: [registry],
+  });
+  let failing = false;
   return {
-    fetches: new Counter({
-      name: "entitlement_auth_jwks_fetches_total",
-      help: "Fetches of the JWT issuer's signing keys, by outcome (ok, error).",
-      labelNames: ["outcome"] as const,
-      registers: [registry],
-    }),
-    unreachable: new Gauge({
-      name: "entitlement_auth_jwks_unreachable",
-      help: "1 while the last fetch of the issuer's keys failed (the last good keys, if any, stay in use), else 0.",
-      registers: [registry],
-    }),
+    ok(): void {
+      fetches.inc({ outcome: "ok" });
+      unreachable.set(0);
+      if (failing) log.info("the issuer's signing keys were fetched again");
+      failing = false;
+    },
+    failed(error: unknown, keysHeld: boolean): void {
+      fetches.inc({ outcome: "error" });
+      unreachable.set(1);
+      if (!failing) {
+        const reason = error instanceof Error ? error.message : String(error);
+        log.warn(
+          { reason, keys_kept: keysHeld },
+          keysHeld
+            ? "the issuer's signing keys cannot be fetched: the last good keys stay in use"
+            : "the issuer's signing keys cannot be fetched and none ever were: JWT callers get 503",
+        );
+      }
+      failing = true;
+    },
   };
 }
 
@@ -80,41 +105,31 @@ async function discoverJwksUrl(fetcher: typeof fetch, issuer: string): Promise<s
   return jwksUri;
 }
 
+/** The issuer's key set (discovered unless its URL is configured), ready for jose's key selection. */
+async function fetchKeySet(fetcher: typeof fetch, settings: JwtSettings) {
+  const url = settings.jwksUrl ?? (await discoverJwksUrl(fetcher, settings.issuer));
+  return createLocalJWKSet((await getJson(fetcher, url)) as unknown as JSONWebKeySet);
+}
+
 export function createKeySource(settings: JwtSettings, deps: KeySourceDeps): KeySource {
   const fetcher = deps.fetch ?? fetch;
   const now = deps.now ?? (() => performance.now());
-  const metrics = keyMetrics(deps.registry);
+  const report = createFetchReport(deps.registry, deps.log);
   let keys: ReturnType<typeof createLocalJWKSet> | undefined;
   let fetchedAt = Number.NEGATIVE_INFINITY;
   let attemptedAt = Number.NEGATIVE_INFINITY;
   let inFlight: Promise<void> | undefined;
-  let failing = false;
   let generation = 0;
 
   async function load(): Promise<void> {
     attemptedAt = now();
     try {
-      const url = settings.jwksUrl ?? (await discoverJwksUrl(fetcher, settings.issuer));
-      keys = createLocalJWKSet((await getJson(fetcher, url)) as unknown as JSONWebKeySet);
+      keys = await fetchKeySet(fetcher, settings);
       fetchedAt = now();
       generation += 1;
-      metrics.fetches.inc({ outcome: "ok" });
-      metrics.unreachable.set(0);
-      if (failing) deps.log.info("the issuer's signing keys were fetched again");
-      failing = false;
+      report.ok();
     } catch (error) {
-      metrics.fetches.inc({ outcome: "error" });
-      metrics.unreachable.set(1);
-      if (!failing) {
-        const reason = error instanceof Error ? error.message : String(error);
-        deps.log.warn(
-          { reason, keys_kept: keys !== undefined },
-          keys
-            ? "the issuer's signing keys cannot be fetched: the last good keys stay in use"
-            : "the issuer's signing keys cannot be fetched and none ever were: JWT callers get 503",
-        );
-      }
-      failing = true;
+      report.failed(error, keys !== undefined);
     }
   }
 
