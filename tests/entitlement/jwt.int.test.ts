@@ -95,10 +95,11 @@ beforeAll(async () => {
   f = await openApi("ent_jwt");
   idp = await startTestIdp();
 });
+// Dropping the database waits for a checkpoint: 4–6 s on the shared server under load, beyond the default 5 s.
 afterAll(async () => {
   await idp.close();
   await f.close();
-});
+}, 30_000);
 beforeEach(async () => {
   idp.up();
   await f.sql`truncate entitlements, entitlement_audit, outbox_events, idempotency_keys`;
