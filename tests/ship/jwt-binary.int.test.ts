@@ -49,7 +49,8 @@ afterAll(async () => {
   await idp?.close();
   await admin?.unsafe(`drop database if exists "${database}" with (force)`);
   await admin?.end();
-});
+  // Dropping the database waits for a checkpoint: seconds on a busy server.
+}, 30_000);
 
 test("the executable accepts the provider's token and refuses an HS256 forgery with the public key", async () => {
   const token = await idp.token(CLIENTS.payments);
