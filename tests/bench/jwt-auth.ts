@@ -5,7 +5,7 @@ import { EntitlementEnv } from "../../src/entitlement/config.ts";
 import { CLIENTS, IDP_AUDIENCE, startTestIdp, type TestIdp } from "../support/idp.ts";
 import { runGrantLoad } from "./grants.ts";
 
-export type JwtAuthResult = { jwt: number; static: number; ratio: number; rounds: number };
+export type JwtAuthResult = { jwt: number; static: number; ratio: number; rounds: number; non2xx: number };
 
 /** Whether the Entitlement of this tree has the JWT variables (the harness also runs against older versions). */
 export const jwtAuthSupported = () => "ENTITLEMENT_AUTH_JWT_ISSUER" in EntitlementEnv.properties;
@@ -33,6 +33,7 @@ export async function measureJwtAuth(args: {
   // Fetched now: the provider's tokens live 10 minutes, longer than the phase.
   const jwtHeaders = { authorization: `Bearer ${await args.idp.token(CLIENTS.payments)}` };
   const rates = { jwt: [] as number[], static: [] as number[] };
+  let non2xx = 0;
   const load = (headers: Record<string, string>, tag: string) =>
     runGrantLoad({ url: args.url, headers, connections: args.connections, seconds: args.seconds, tag });
   // The first JWT request fetches the provider's keys; a warm-up keeps that out of the figure.
@@ -41,12 +42,12 @@ export async function measureJwtAuth(args: {
     for (const mode of round % 2 === 0 ? (["static", "jwt"] as const) : (["jwt", "static"] as const)) {
       await args.settle();
       const result = await load(mode === "jwt" ? jwtHeaders : args.staticHeaders, `${args.tag}-${mode}`);
-      if (result.non2xx > 0) throw new Error(`JWT auth phase: ${result.non2xx} non-2xx answers with the ${mode} token`);
+      non2xx += result.non2xx;
       rates[mode].push(result.rps);
     }
   }
   const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
   const jwt = mean(rates.jwt);
   const staticRate = mean(rates.static);
-  return { jwt, static: staticRate, ratio: jwt / staticRate, rounds: args.rounds };
+  return { jwt, static: staticRate, ratio: jwt / staticRate, rounds: args.rounds, non2xx };
 }

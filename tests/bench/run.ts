@@ -182,7 +182,7 @@ async function runPhases(options: BenchOptions, target: BenchPostgres): Promise<
         settle: () => settle(sql, settleMs),
       });
       results.jwtAuth = jwt;
-      const detailOf = `JWT ${jwt.jwt.toFixed(0)}, static ${jwt.static.toFixed(0)} grants/s, mean of ${jwt.rounds}`;
+      const detailOf = `JWT ${jwt.jwt.toFixed(0)}, static ${jwt.static.toFixed(0)} grants/s, mean of ${jwt.rounds}, non-2xx ${jwt.non2xx}`;
       add(`grants/s JWT ÷ static token c=${c} (${detailOf})`, jwt.ratio, "", { op: ">=", value: 0.9 });
       await settle(sql, settleMs);
     }
