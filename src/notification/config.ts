@@ -29,7 +29,13 @@ import {
 } from "../shared/nats-security.ts";
 import { exportRequested } from "../shared/tracing.ts";
 
-import { advisorySubject, consumerSettings, consumerVariables } from "./consumer/settings.ts";
+import {
+  ACK_WAIT,
+  ACK_WAIT_DESCRIPTION,
+  advisorySubject,
+  consumerSettings,
+  consumerVariables,
+} from "./consumer/settings.ts";
 
 /** The matchmaking consumer of reference §7.2 (`notification.matchmaking-nats.*`). */
 const MATCHMAKING = "NOTIFICATION_MATCHMAKING_NATS";
@@ -104,7 +110,7 @@ export const NotificationEnv = Type.Object({
       "Replicas of every stream this service creates: the entitlement, matchmaking and points streams when they are " +
       "missing and the advisory streams, which are also put back to it at every start (3 on a 3-node cluster). Consumers follow their stream.",
   }),
-  NOTIFICATION_NATS_ACK_WAIT: Duration("10s", { minimum: 1, description: "Consumer ack wait." }),
+  NOTIFICATION_NATS_ACK_WAIT: Duration(ACK_WAIT, { minimum: 1, description: ACK_WAIT_DESCRIPTION("the consumer") }),
   NOTIFICATION_NATS_MAX_DELIVER: Int(10, { minimum: 1, description: "Consumer max deliver." }),
   NOTIFICATION_NATS_ADVISORY_SUBJECT: Optional({
     pattern: "\\S",

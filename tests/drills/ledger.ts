@@ -80,6 +80,18 @@ export async function watchCatchUp(sql: postgres.Sql, prefix: string, since: Dat
   return undefined;
 }
 
+/**
+ * The slowest event of the scenario from its commit to its notification SENT, in ms: what a user waits when the fault
+ * hits, e.g. the events a killed Notification held until the ack wait gave them to its successor.
+ */
+export async function slowestSent(sql: postgres.Sql, prefix: string): Promise<number | undefined> {
+  const [row] = await sql<{ ms: number | null }[]>`
+    select max(extract(epoch from n.sent_at - o.created_at) * 1000)::float8 as ms
+    from entitlement.outbox_events o join notification.notifications n on n.event_id = o.event_id
+    where o.payload->>'user_id' like ${`${prefix}%`} and n.status = 'SENT'`;
+  return row?.ms ?? undefined;
+}
+
 export async function checkLedger(sql: postgres.Sql, prefix: string, accepted: Recorded[]): Promise<LedgerReport> {
   const { events, notifications, pairs, dlq } = await readRows(sql, prefix);
   const problems: string[] = [];

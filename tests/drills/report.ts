@@ -14,6 +14,8 @@ export type ScenarioResult = {
   maxLatencyMs: number;
   /** Fault end → API answers 200 again and every event committed before the fault end is SENT (worst fault). */
   recoveryMs: number | undefined;
+  /** The slowest event's commit → its notification SENT, over the whole scenario (so around its faults). */
+  slowestSentMs: number | undefined;
   /** Load stopped and settled → every event PUBLISHED and its notification SENT. */
   drainMs: number | undefined;
   /** The point reservations of the load: accepted, DONE, ledger rows, notifications, exact balances. */
@@ -43,6 +45,7 @@ export function formatTable(results: ScenarioResult[]): string {
     "balances",
     "max latency",
     "recovery",
+    "slowest SENT",
     "drain",
     "result",
   ];
@@ -63,6 +66,7 @@ export function formatTable(results: ScenarioResult[]): string {
     `${r.points.exactBalances}/${r.points.users}`,
     seconds(r.maxLatencyMs),
     seconds(r.recoveryMs),
+    seconds(r.slowestSentMs),
     seconds(r.drainMs),
     passed(r) ? "PASS" : "FAIL",
   ]);

@@ -2,7 +2,7 @@
 // replay, wait for quiescence, then check the answers against the model and the tables against CONTRACT §6.
 import { checkAnswers } from "./answers.ts";
 import { send } from "./client.ts";
-import { checkLedger, waitForQuiescence, watchCatchUp } from "./ledger.ts";
+import { checkLedger, slowestSent, waitForQuiescence, watchCatchUp } from "./ledger.ts";
 import { type Recorded, startLoad } from "./load.ts";
 import { checkMatches, type MatchLoad, startMatchLoad, waitForMatches } from "./matches.ts";
 import type { ScenarioResult } from "./report.ts";
@@ -116,6 +116,7 @@ async function verify(
   const ledger = await checkLedger(deps.sql, deps.prefix, answers.accepted);
   const match = await checkMatches(deps.sql, deps.prefix, acked);
   const recoveryMs = await recoveryOf(fault.faultEnds, fault.catchUps, sent, problems);
+  const slowestSentMs = await slowestSent(deps.sql, deps.prefix);
   deps.log(
     `  checked: ${answers.accepted.length} accepted, ${ledger.events} events; ` +
       `${match.events} matches, ${match.notifications} MatchFound`,
@@ -132,6 +133,7 @@ async function verify(
     duplicated: ledger.duplicated + match.duplicated,
     maxLatencyMs: answers.maxLatencyMs,
     recoveryMs,
+    slowestSentMs,
     drainMs,
     problems: [...problems, ...answers.problems, ...ledger.problems, ...match.problems],
   };

@@ -38,7 +38,6 @@ const FAST_RECOVERY = {
   NOTIFICATION_DELIVERY_BACKOFF_BASE: "250ms",
   NOTIFICATION_DELIVERY_BACKOFF_MIN: "250ms",
   NOTIFICATION_DELIVERY_BACKOFF_MAX: "2s",
-  NOTIFICATION_NATS_ACK_WAIT: "2s",
 };
 
 async function waitReady(url: string, alive: () => boolean, timeoutMs: number): Promise<void> {

@@ -120,7 +120,9 @@ describe("stream and durable", () => {
     const after = (await jsm.streams.info(c.nats.stream)).config;
     expect(after).toEqual(before);
     const consumer = await jsm.consumers.info(c.nats.stream, c.nats.durable);
-    expect(consumer.config.ack_wait).toBe(nanos(10_000));
+    expect(consumer.config.ack_wait, "a durable made with a longer ack wait is set to the configured one").toBe(
+      nanos(3_000),
+    );
     expect(consumer.config.max_deliver).toBe(10);
   });
 });

@@ -83,6 +83,31 @@ export function testConfig(env: Record<string, string> = {}): NotificationConfig
   });
 }
 
+/**
+ * The stream, subject and durable names of `config` as variables for a `serve` child process, with its database and
+ * NATS: a default name would meet whatever another run left on the shared NATS ("subjects overlap with an existing
+ * stream"). Durations and counts are left to their defaults.
+ */
+export function serveEnv(
+  config: NotificationConfig,
+  urls: { database: string; nats: string },
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  const e = config.env as Record<string, unknown>;
+  const names = Object.keys(e).filter(
+    (k) => /^NOTIFICATION_(MATCHMAKING_|POINTS_)?NATS_/.test(k) && typeof e[k] === "string",
+  );
+  return {
+    ...Object.fromEntries(names.map((k) => [k, String(e[k])])),
+    DATABASE_URL: urls.database,
+    NATS_URL: urls.nats,
+    PORT: "0",
+    HOST: "127.0.0.1",
+    PATH: process.env.PATH ?? "",
+    ...extra,
+  };
+}
+
 export function streamsOf(config: NotificationConfig): string[] {
   const kinds = [config.nats.matchmaking, config.nats.points].flatMap((c) => (c ? [c.stream] : []));
   return [config.nats.stream, ...kinds, ...config.nats.advisories.map((a) => a.stream)];

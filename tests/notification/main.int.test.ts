@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { connect } from "@nats-io/transport-node";
 import { createTestDatabase, natsUrl, type TestDatabase } from "../support/infra.ts";
-import { deleteStreams, streamsOf, testConfig } from "./helpers.ts";
+import { deleteStreams, serveEnv, streamsOf, testConfig } from "./helpers.ts";
 
 setDefaultTimeout(90_000);
 
@@ -16,26 +16,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await db.drop();
 });
-
-/** The environment testConfig would build, as variables for a child process. */
-function envFor(config: ReturnType<typeof testConfig>, url: string): Record<string, string> {
-  const e = config.env as Record<string, unknown>;
-  // Every stream and subject name of the test's own (points included): a default name would meet whatever another
-  // run left on the shared NATS ("subjects overlap with an existing stream").
-  const names = Object.keys(e).filter(
-    (k) => /^NOTIFICATION_(MATCHMAKING_|POINTS_)?NATS_/.test(k) && typeof e[k] === "string",
-  );
-  return {
-    ...Object.fromEntries(names.map((k) => [k, String(e[k])])),
-    DATABASE_URL: db.url,
-    NATS_URL: url,
-    PORT: "0",
-    HOST: "127.0.0.1",
-    NOTIFICATION_DEBUG_API_ENABLED: "true",
-    NOTIFICATION_DEBUG_API_TOKEN: TOKEN,
-    PATH: process.env.PATH ?? "",
-  };
-}
 
 async function readUntil(stream: ReadableStream<Uint8Array>, pattern: RegExp): Promise<RegExpExecArray> {
   const reader = stream.getReader();
@@ -55,7 +35,15 @@ async function readUntil(stream: ReadableStream<Uint8Array>, pattern: RegExp): P
 test("serve answers, becomes ready with the consumer bound, and exits 0 on SIGTERM", async () => {
   const config = testConfig();
   const nats = await natsUrl();
-  const child = Bun.spawn(["bun", MAIN, "serve"], { env: envFor(config, nats), stdout: "pipe", stderr: "inherit" });
+  const child = Bun.spawn(["bun", MAIN, "serve"], {
+    env: serveEnv(
+      config,
+      { database: db.url, nats },
+      { NOTIFICATION_DEBUG_API_ENABLED: "true", NOTIFICATION_DEBUG_API_TOKEN: TOKEN },
+    ),
+    stdout: "pipe",
+    stderr: "inherit",
+  });
   try {
     const match = await readUntil(child.stdout, /"port":(\d+),"msg":"notification listening"/);
     const base = `http://127.0.0.1:${match[1]}`;

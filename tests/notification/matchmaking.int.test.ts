@@ -84,12 +84,12 @@ const counter = async (result: string) =>
     ?.value ?? 0;
 
 describe("matchmaking consumer", () => {
-  test("creates its stream with a 2m duplicate window, and its durable with ack wait 10s and max deliver 10", async () => {
+  test("creates its stream with a 2m duplicate window, and its durable with ack wait 3s and max deliver 10", async () => {
     const stream = await jsm.streams.info(mm.stream);
     expect(stream.config.subjects).toEqual([mm.subject]);
     expect(stream.config.duplicate_window).toBe(nanos(120_000));
     const durable = await jsm.consumers.info(mm.stream, mm.durable);
-    expect(durable.config.ack_wait).toBe(nanos(10_000));
+    expect(durable.config.ack_wait).toBe(nanos(3_000));
     expect(durable.config.max_deliver).toBe(10);
     expect(durable.config.filter_subject).toBe(mm.subject);
   });

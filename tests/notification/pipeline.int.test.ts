@@ -96,7 +96,7 @@ describe("pipeline", () => {
   test("the consumer binds with the configured ack wait, max deliver and filter", async () => {
     const info = await jsm.consumers.info(config.nats.stream, config.nats.durable);
     expect(info.config.ack_policy).toBe("explicit");
-    expect(info.config.ack_wait).toBe(10_000_000_000);
+    expect(info.config.ack_wait).toBe(3_000_000_000);
     expect(info.config.max_deliver).toBe(10);
     expect(info.config.filter_subject).toBe(config.nats.subject);
     const stream = await jsm.streams.info(config.nats.stream);

@@ -147,7 +147,8 @@ describe("notification configuration", () => {
       subject: "entitlement.events",
       stream: "entitlement-events",
       durable: "notification-entitlement-consumer",
-      ackWaitMs: 10_000,
+      // Shorter than the reference's 10 s: a killed process's messages come back within seconds (in-hand.ts).
+      ackWaitMs: 3_000,
       maxDeliver: 10,
     });
     expect(c.nats.advisories.map((a) => a.subject)).toEqual([
@@ -175,7 +176,7 @@ describe("notification configuration", () => {
       durable: "notification-matchmaking-consumer",
       duplicateWindowMs: 120_000,
       replicas: 1,
-      ackWaitMs: 10_000,
+      ackWaitMs: 3_000,
       maxDeliver: 10,
       advisorySubjects: {
         MAX_DELIVERIES:

@@ -64,6 +64,7 @@ export function createAdvisoryCapture(deps: AdvisoryCaptureDeps): Worker {
       return jetstream(nc).consumers.get(advisory.stream, advisory.durable);
     },
     batchSize: 50,
+    ackWaitMs: deps.ackWaitMs,
     handle: async (messages, signal) => {
       for (const message of messages) await handle(message, signal);
     },

@@ -38,6 +38,7 @@ export function createEventConsumer(deps: EventConsumerDeps): Worker {
       return jetstream(nc).consumers.get(consumer.stream, consumer.durable);
     },
     batchSize: deps.batchSize,
+    ackWaitMs: consumer.ackWaitMs,
     handle: createBatchHandler({ ...deps, handler, log, termTakesReason: () => termTakesReason(nc) }),
     onBound: (bound) => {
       deps.health.bound[handler.source] = bound;

@@ -4,11 +4,14 @@ import type { Consumer, ConsumerMessages, JsMsg } from "@nats-io/jetstream";
 import type { Logger } from "../../shared/logger.ts";
 import type { NatsConnection, NatsLink } from "../../shared/nats.ts";
 import { sleep, type Worker } from "../../shared/runtime.ts";
+import { createQueue, trackInHand } from "./in-hand.ts";
 
 export type PullLoop = {
   /** Ensures the stream and the durable exist and returns the consumer to read. */
   prepare: () => Promise<Consumer>;
   batchSize: number;
+  /** The durable's ack wait: every message in hand is kept in progress well within it (in-hand.ts). */
+  ackWaitMs: number;
   /** Handles one batch; it settles every message itself (ack, nak or term) and should not throw. */
   handle: (messages: JsMsg[], signal: AbortSignal) => Promise<void>;
   /** Told true once reading, false when the consumer is gone or the loop is between attempts. */
@@ -75,18 +78,39 @@ export async function* inBatches<T>(source: AsyncIterable<T>, max: number): Asyn
  */
 const PULL_EXPIRES_MS = 5_000;
 
-/** Reads one consume() session until it ends (shutdown, closed connection, durable gone). */
+/**
+ * Reads one consume() session until it ends (shutdown, closed connection, durable gone). Messages arrive through the
+ * callback, so each is in hand, and kept in progress, from the moment it is received: the client keeps pulling while
+ * a batch is worked, and a message waiting in its buffer would otherwise be redelivered after the ack wait.
+ */
 async function consumeOnce(loop: PullLoop, signal: AbortSignal): Promise<void> {
   const consumer = await loop.prepare();
-  const messages = await consumer.consume({ max_messages: loop.batchSize, expires: PULL_EXPIRES_MS });
+  const inHand = trackInHand(loop.ackWaitMs);
+  const queue = createQueue<JsMsg>();
+  const messages = await consumer.consume({
+    max_messages: loop.batchSize,
+    expires: PULL_EXPIRES_MS,
+    callback: (message) => {
+      inHand.add(message);
+      queue.push(message);
+    },
+  });
+  void messages.closed().then(queue.end, queue.end);
   const stop = () => void messages.close();
   signal.addEventListener("abort", stop, { once: true });
   if (signal.aborted) stop();
   loop.onBound?.(true);
   watchStatus(messages, loop);
   try {
-    for await (const batch of inBatches<JsMsg>(messages, loop.batchSize)) await loop.handle(batch, signal);
+    for await (const batch of inBatches<JsMsg>(queue, loop.batchSize)) {
+      try {
+        await loop.handle(batch, signal);
+      } finally {
+        inHand.release(batch);
+      }
+    }
   } finally {
+    inHand.clear();
     signal.removeEventListener("abort", stop);
   }
 }
