@@ -58,6 +58,13 @@ export const NotificationEnv = Type.Object({
     minimum: 1,
     description: "Safety-net poll of the delivery worker (new notifications are delivered at once).",
   }),
+  NOTIFICATION_DELIVERY_IDLE_POLL_INTERVAL: Duration("10s", {
+    minimum: 1,
+    description:
+      "Longest sleep of an idle delivery worker: it wakes for notifications this process stores, for the next " +
+      "scheduled retry or expiring lease, and otherwise after this long (rows another process makes due, such as " +
+      "a requeue, wait up to it). At most NOTIFICATION_DELIVERY_POLL_INTERVAL: a fixed poll.",
+  }),
   NOTIFICATION_DELIVERY_BATCH_SIZE: Int(50, {
     minimum: 1,
     maximum: 10000,
@@ -248,6 +255,7 @@ export function loadNotificationConfig(env: Record<string, string | undefined>) 
     delivery: {
       enabled: e.NOTIFICATION_DELIVERY_ENABLED,
       pollIntervalMs: e.NOTIFICATION_DELIVERY_POLL_INTERVAL,
+      idlePollMs: e.NOTIFICATION_DELIVERY_IDLE_POLL_INTERVAL,
       batchSize: e.NOTIFICATION_DELIVERY_BATCH_SIZE,
       maxAttempts: e.NOTIFICATION_DELIVERY_MAX_ATTEMPTS,
       leaseMs: e.NOTIFICATION_DELIVERY_LEASE,

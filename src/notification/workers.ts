@@ -82,6 +82,7 @@ function deliveryWorker(deps: WorkerDeps): Worker {
     backoff: d.backoff,
     waker: deps.waker,
     pollIntervalMs: d.pollIntervalMs,
+    idlePollMs: d.idlePollMs,
   });
 }
 

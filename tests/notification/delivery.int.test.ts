@@ -226,6 +226,28 @@ describe("metrics and worker loop", () => {
     await running;
   });
 
+  test("an idle worker sleeps until the next retry and the next expiring lease, not for its idle interval", async () => {
+    const waker = new Waker();
+    const d = deps({ now: () => new Date() });
+    const retry = await seedNotification(f.sql, { nextRetryAt: new Date(Date.now() + 700) });
+    const leased = await seedNotification(f.sql, {
+      status: "PROCESSING",
+      lockedBy: "a-dead-worker",
+      leaseUntil: new Date(Date.now() + 1_400),
+    });
+    const stop = new AbortController();
+    // Neither a wake nor the idle poll (ten minutes) can deliver them: only the sleep until each falls due.
+    const running = createDeliveryWorker({ ...d, waker, pollIntervalMs: 50, idlePollMs: 600_000 }).run(stop.signal);
+    try {
+      await waitFor(async () => (d.sent.length === 2 ? true : undefined), "the retry and the lease taken over", 20_000);
+      expect((await notificationRow(f.sql, retry))?.status).toBe("SENT");
+      expect((await notificationRow(f.sql, leased))?.status).toBe("SENT");
+    } finally {
+      stop.abort();
+      await running;
+    }
+  });
+
   test("a hanging receiver holds only its own slot: later deliveries go on, at most batchSize in flight", async () => {
     const waker = new Waker();
     let release: () => void = () => {};

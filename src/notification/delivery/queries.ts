@@ -145,6 +145,19 @@ export async function insertNotificationDlq(
   return result.count;
 }
 
+/**
+ * When the next row a claim would take falls due: the earliest scheduled retry or running lease (null: none). Fresh
+ * PENDING rows are not counted, the claim takes them at once. Two top-1 scans of the claim's partial indexes.
+ */
+export async function nextDueAt(db: Db): Promise<Date | null> {
+  const [row] = await db<{ at: Date | null }[]>`
+    select least(
+      (select min(next_retry_at) from notifications where status = 'PENDING' and next_retry_at is not null),
+      (select min(lease_until) from notifications where status = 'PROCESSING')
+    ) as at`;
+  return row?.at ?? null;
+}
+
 /** Rows a claim could take right now (the claim's own predicate). */
 export async function countBacklog(db: Db, now: Date): Promise<number> {
   const [row] = await db<{ n: number }[]>`
