@@ -63,6 +63,7 @@ export function createAdvisoryCapture(deps: AdvisoryCaptureDeps): Worker {
       });
       return jetstream(nc).consumers.get(advisory.stream, advisory.durable);
     },
+    // An advisory is never urgent: the default heartbeat (15 s) keeps an idle reader cheap.
     batchSize: 50,
     ackWaitMs: deps.ackWaitMs,
     handle: async (messages, signal) => {

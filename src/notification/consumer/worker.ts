@@ -4,7 +4,7 @@ import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsLink } from "../../shared/nats.ts";
 import type { Worker } from "../../shared/runtime.ts";
 import { type AdvisorySpec, advisoryStream } from "../advisories/worker.ts";
-import { createPullWorker } from "../nats/pull.ts";
+import { createPullWorker, EVENT_HEARTBEAT_MS } from "../nats/pull.ts";
 import { termTakesReason } from "../nats/server.ts";
 import { ensureDurable, ensureOwnedStream, ensureStreamExists } from "../nats/streams.ts";
 import { type BatchHandlerDeps, createBatchHandler } from "./batch.ts";
@@ -39,6 +39,7 @@ export function createEventConsumer(deps: EventConsumerDeps): Worker {
     },
     batchSize: deps.batchSize,
     ackWaitMs: consumer.ackWaitMs,
+    heartbeatMs: EVENT_HEARTBEAT_MS,
     handle: createBatchHandler({ ...deps, handler, log, termTakesReason: () => termTakesReason(nc) }),
     onBound: (bound) => {
       deps.health.bound[handler.source] = bound;
