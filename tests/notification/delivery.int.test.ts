@@ -5,6 +5,7 @@ import { handleFailure, moveToDlq } from "../../src/notification/delivery/failur
 import { claimNotifications } from "../../src/notification/delivery/queries.ts";
 import { deliverBatch } from "../../src/notification/delivery/service.ts";
 import { createDeliveryWorker } from "../../src/notification/delivery/worker.ts";
+import { requeueDlqNotification } from "../../src/notification/ops/queries.ts";
 import { createLogger } from "../../src/shared/logger.ts";
 import { Waker } from "../../src/shared/runtime.ts";
 import {
@@ -242,6 +243,23 @@ describe("metrics and worker loop", () => {
       await waitFor(async () => (d.sent.length === 2 ? true : undefined), "the retry and the lease taken over", 20_000);
       expect((await notificationRow(f.sql, retry))?.status).toBe("SENT");
       expect((await notificationRow(f.sql, leased))?.status).toBe("SENT");
+    } finally {
+      stop.abort();
+      await running;
+    }
+  });
+
+  test("a requeue by another process wakes an idle worker at once", async () => {
+    const waker = new Waker();
+    const d = deps({ now: () => new Date() });
+    const id = await seedNotification(f.sql, { status: "FAILED", attemptCount: 10, nextRetryAt: null });
+    const stop = new AbortController();
+    const running = createDeliveryWorker({ ...d, waker, pollIntervalMs: 50, idlePollMs: 600_000 }).run(stop.signal);
+    try {
+      await Bun.sleep(300); // idle: nothing due, the next look at the table ten minutes away
+      expect(d.sent).toEqual([]);
+      expect((await requeueDlqNotification(f.sql, id)).kind).toBe("requeued");
+      await waitFor(async () => (d.sent.length === 1 ? true : undefined), "the requeued notification", 20_000);
     } finally {
       stop.abort();
       await running;

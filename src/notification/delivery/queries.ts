@@ -16,6 +16,9 @@ export type ClaimedNotification = {
   traceparent?: string | null;
 };
 
+/** The channel a sleeping delivery worker LISTENs on: NOTIFY it (after the commit) when rows become due elsewhere. */
+export const DELIVERY_CHANNEL = "notification_due";
+
 type ClaimRow = {
   notification_id: string;
   event_id: string;

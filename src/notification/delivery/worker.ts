@@ -1,12 +1,15 @@
 // The delivery loop: woken at once when the consumer stores notifications, polling as the safety net, never dying
 // on a transient error (logged once, counted, retried after the poll interval). Idle (nothing claimed, nothing in
 // flight), it sleeps until the next scheduled retry or lease expiry it reads from the table, at most the idle poll
-// interval: a fixed 1 s poll cost an idle Notification about 3 of its core-ms every second. Deliveries run independently, at most
+// interval: a fixed 1 s poll cost an idle Notification about 3 of its core-ms every second. Rows another process
+// makes due (a requeue) NOTIFY the channel it LISTENs on. Deliveries run independently, at most
 // `batchSize` in flight: a slow or hanging receiver holds only its own slot (one hung webhook used to hold every
 // delivery for its whole timeout, on each retry), and freed slots are refilled by the next claim.
+import { listenInBackground } from "../../shared/listen.ts";
+import type { Logger } from "../../shared/logger.ts";
 import type { Waker, Worker } from "../../shared/runtime.ts";
 import type { DeliveryDeps } from "./deps.ts";
-import { countBacklog, nextDueAt } from "./queries.ts";
+import { countBacklog, DELIVERY_CHANNEL, nextDueAt } from "./queries.ts";
 import { createSentRecorder } from "./sent.ts";
 import { claimDue, deliverOne } from "./service.ts";
 
@@ -30,6 +33,19 @@ async function idleSleepMs(d: LoopDeps): Promise<number> {
   return untilDue <= 0 ? d.pollIntervalMs : Math.min(idleMs, untilDue + 1);
 }
 
+/** Wakes the loop when another process NOTIFYs that rows are due (a requeue), and at every (re)listen. */
+function listenForDue(d: LoopDeps, log: Logger, signal: AbortSignal): () => Promise<void> {
+  const wake = () => d.waker.wake();
+  return listenInBackground(d.sql, {
+    channel: DELIVERY_CHANNEL,
+    onNotify: wake,
+    onListen: wake,
+    log,
+    retryMs: d.pollIntervalMs,
+    signal,
+  });
+}
+
 export function createDeliveryWorker(deps: LoopDeps): Worker {
   const log = deps.log.child({ component: "delivery", worker_id: deps.workerId });
   const d = {
@@ -43,6 +59,7 @@ export function createDeliveryWorker(deps: LoopDeps): Worker {
   return {
     name: "delivery",
     run: async (signal) => {
+      const stopListening = listenForDue(d, log, signal);
       const inFlight = new Set<Promise<void>>();
       let failures = 0;
       let countedAt = Number.NEGATIVE_INFINITY;
@@ -85,6 +102,7 @@ export function createDeliveryWorker(deps: LoopDeps): Worker {
       }
       // Shutdown: the deliveries in hand finish (each is bounded by the channel's timeout) and are finalized.
       await Promise.all(inFlight);
+      await stopListening();
     },
   };
 }

@@ -1,5 +1,6 @@
 // SQL of the notification operator commands (CONTRACT §7): each statement touches only the rows it names.
 import type { Db, Sql } from "../../shared/db.ts";
+import { DELIVERY_CHANNEL } from "../delivery/queries.ts";
 
 export type DlqEntry = {
   notification_id: string;
@@ -30,6 +31,13 @@ export type DlqRequeue =
  * transaction: either both happen or neither (CONTRACT §6 pairs FAILED with its DLQ row).
  */
 export async function requeueDlqNotification(db: Sql, notificationId: string): Promise<DlqRequeue> {
+  const result = await moveBackToPending(db, notificationId);
+  // Wakes the delivery workers at once (they LISTEN on this channel) instead of at their idle poll; after the commit.
+  if (result.kind === "requeued") await db`select pg_notify(${DELIVERY_CHANNEL}, '')`;
+  return result;
+}
+
+function moveBackToPending(db: Sql, notificationId: string): Promise<DlqRequeue> {
   return db.begin(async (tx) => {
     const [row] = await tx<{ status: string; attempt_count: number }[]>`
       select status, attempt_count from notifications where notification_id = ${notificationId}::uuid for update`;
