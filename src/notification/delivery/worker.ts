@@ -63,6 +63,7 @@ export function createDeliveryWorker(deps: LoopDeps): Worker {
       const inFlight = new Set<Promise<void>>();
       let failures = 0;
       let countedAt = Number.NEGATIVE_INFINITY;
+      let emptyRounds = 0;
       while (!signal.aborted) {
         const free = d.batchSize - inFlight.size;
         if (free < refillAt) {
@@ -94,9 +95,11 @@ export function createDeliveryWorker(deps: LoopDeps): Worker {
           if (failures === 1 || failures % 60 === 0) log.error({ err: error, failures }, "delivery round failed");
         }
         // Every free slot taken means more is probably due: go again (after a slot frees) without waiting.
+        // Idle only after two empty rounds in a row: under load a wake often finds its rows already claimed, and a
+        // look for the next due time after each of those would add a statement per round.
+        emptyRounds = claimed === 0 && inFlight.size === 0 && failures === 0 ? emptyRounds + 1 : 0;
         if (claimed < free || failures > 0) {
-          const idle = claimed === 0 && inFlight.size === 0 && failures === 0;
-          const ms = idle ? await idleSleepMs(d).catch(() => d.pollIntervalMs) : d.pollIntervalMs;
+          const ms = emptyRounds >= 2 ? await idleSleepMs(d).catch(() => d.pollIntervalMs) : d.pollIntervalMs;
           await d.waker.wait(ms, signal);
         }
       }
