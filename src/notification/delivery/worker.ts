@@ -33,6 +33,21 @@ async function idleSleepMs(d: LoopDeps): Promise<number> {
   return untilDue <= 0 ? d.pollIntervalMs : Math.min(idleMs, untilDue + 1);
 }
 
+/**
+ * Every free slot taken means more is probably due: go again (after a slot frees) without waiting. Otherwise wait the
+ * poll interval, or, idle, until the next due time; idle only after two empty rounds in a row: under load a wake
+ * often finds its rows already claimed, and a look for the next due time after each would add a statement a round.
+ */
+async function waitAfterRound(
+  d: LoopDeps,
+  round: { claimed: number; free: number; failures: number; emptyRounds: number },
+  signal: AbortSignal,
+): Promise<void> {
+  if (round.claimed >= round.free && round.failures === 0) return;
+  const ms = round.emptyRounds >= 2 ? await idleSleepMs(d).catch(() => d.pollIntervalMs) : d.pollIntervalMs;
+  await d.waker.wait(ms, signal);
+}
+
 /** Wakes the loop when another process NOTIFYs that rows are due (a requeue), and at every (re)listen. */
 function listenForDue(d: LoopDeps, log: Logger, signal: AbortSignal): () => Promise<void> {
   const wake = () => d.waker.wake();
@@ -94,14 +109,8 @@ export function createDeliveryWorker(deps: LoopDeps): Worker {
           failures++;
           if (failures === 1 || failures % 60 === 0) log.error({ err: error, failures }, "delivery round failed");
         }
-        // Every free slot taken means more is probably due: go again (after a slot frees) without waiting.
-        // Idle only after two empty rounds in a row: under load a wake often finds its rows already claimed, and a
-        // look for the next due time after each of those would add a statement per round.
         emptyRounds = claimed === 0 && inFlight.size === 0 && failures === 0 ? emptyRounds + 1 : 0;
-        if (claimed < free || failures > 0) {
-          const ms = emptyRounds >= 2 ? await idleSleepMs(d).catch(() => d.pollIntervalMs) : d.pollIntervalMs;
-          await d.waker.wait(ms, signal);
-        }
+        await waitAfterRound(d, { claimed, free, failures, emptyRounds }, signal);
       }
       // Shutdown: the deliveries in hand finish (each is bounded by the channel's timeout) and are finalized.
       await Promise.all(inFlight);

@@ -10,7 +10,7 @@ import { sleep } from "../../shared/runtime.ts";
 export type HoldOptions = {
   log: Logger;
   signal?: AbortSignal;
-  /** Delay between two tries; capped so that working() is sent well within ack_wait. */
+  /** Delay between two tries, capped at 2 s. (The pull loop also keeps every message in hand in progress: in-hand.ts.) */
   retryMs?: number;
   /** Decides which failures are an outage (default: lost connections, restarts, serialization failures). */
   isTransient?: (error: unknown) => boolean;
