@@ -147,7 +147,7 @@ describe("notification configuration", () => {
       subject: "entitlement.events",
       stream: "entitlement-events",
       durable: "notification-entitlement-consumer",
-      // Shorter than the reference's 10 s: a killed process's messages come back within seconds (in-hand.ts).
+      // Shorter than the original system's 10 s: a killed process's messages come back within seconds (in-hand.ts).
       ackWaitMs: 3_000,
       maxDeliver: 10,
     });
