@@ -44,6 +44,13 @@ export const EntitlementEnv = Type.Object({
     description: "Safety-net poll of the relay (new events wake it at once through LISTEN/NOTIFY).",
   }),
   ENTITLEMENT_OUTBOX_BATCH_SIZE: Int(50, { minimum: 1, maximum: 10000, description: "Events claimed per batch." }),
+  ENTITLEMENT_OUTBOX_MAX_BATCH_SIZE: Int(400, {
+    minimum: 1,
+    maximum: 10000,
+    description:
+      "While claims come back full (a backlog) each batch doubles, up to this size: fewer statements per event. " +
+      "The first batch that is not full goes back to ENTITLEMENT_OUTBOX_BATCH_SIZE; a smaller value means no growth.",
+  }),
   ENTITLEMENT_OUTBOX_CONCURRENCY: Int(4, {
     minimum: 1,
     maximum: 64,
@@ -166,6 +173,7 @@ export function loadEntitlementConfig(
       enabled: e.ENTITLEMENT_OUTBOX_ENABLED && e.NATS_ENABLED,
       pollIntervalMs: e.ENTITLEMENT_OUTBOX_POLL_INTERVAL,
       batchSize: e.ENTITLEMENT_OUTBOX_BATCH_SIZE,
+      maxBatchSize: e.ENTITLEMENT_OUTBOX_MAX_BATCH_SIZE,
       concurrency: e.ENTITLEMENT_OUTBOX_CONCURRENCY,
       maxAttempts: e.ENTITLEMENT_OUTBOX_MAX_ATTEMPTS,
       leaseMs: e.ENTITLEMENT_OUTBOX_LEASE,

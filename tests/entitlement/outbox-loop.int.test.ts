@@ -150,6 +150,36 @@ describe("relay loop", () => {
     expect(most, "one batch of 10 at a time").toBeLessThanOrEqual(10);
   });
 
+  test("in a backlog batches double up to the maximum size, and the next trickle is claimed at the configured size", async () => {
+    // publishEvents calls publish for a whole batch in one turn of the event loop: a burst is one batch.
+    const bursts: number[] = [];
+    let burst = 0;
+    const counting: Publisher = {
+      publish: (...args) => {
+        if (burst++ === 0)
+          setTimeout(() => {
+            bursts.push(burst);
+            burst = 0;
+          }, 0);
+        return f.js.publish(...args);
+      },
+    };
+    const relay = makeRelay(f, {
+      js: counting,
+      settings: { batchSize: 10, maxBatchSize: 80, concurrency: 1, pollIntervalMs: 60_000 },
+    });
+    await insertEvents(f.sql, 300);
+    await running([relay], async () => {
+      await waitFor(async () => (await countByStatus(f.sql)).PUBLISHED === 300, "all 300 PUBLISHED", 30_000);
+      await insertEvents(f.sql, 3);
+      await waitFor(async () => (await countByStatus(f.sql)).PUBLISHED === 303, "the trickle PUBLISHED", 30_000);
+    });
+    expect(bursts.slice(0, 4), "each full claim doubles the next one").toEqual([10, 20, 40, 80]);
+    expect(Math.max(...bursts), "never past the maximum size").toBe(80);
+    expect(bursts.reduce((a, b) => a + b, 0)).toBe(303);
+    expect(bursts.at(-1), "after the backlog, the configured size again").toBeLessThanOrEqual(10);
+  });
+
   test("on abort a concurrent relay finishes every batch in flight, then returns", async () => {
     const relay = makeRelay(f, { js: delayed(500), settings: { batchSize: 10, concurrency: 3 } });
     await insertEvents(f.sql, 30);

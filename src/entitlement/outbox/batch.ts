@@ -57,34 +57,34 @@ function encodeAll(rows: OutboxRow[], deps: RelayDeps, now: Date) {
   return { encoded, poison };
 }
 
-function claimArgs(deps: RelayDeps, claimedAt: Date): ClaimArgs {
+function claimArgs(deps: RelayDeps, claimedAt: Date, limit: number): ClaimArgs {
   const { settings } = deps;
   return {
     now: claimedAt,
     leaseUntil: new Date(claimedAt.getTime() + settings.leaseMs),
     lockedBy: deps.lockedBy,
-    limit: settings.batchSize,
+    limit,
     maxAttempts: settings.maxAttempts,
   };
 }
 
-/** Claims one batch. */
-export async function claimBatch(deps: RelayDeps): Promise<Claim> {
+/** Claims one batch of at most `limit` events (default: the configured batch size). */
+export async function claimBatch(deps: RelayDeps, limit = deps.settings.batchSize): Promise<Claim> {
   const claimedAt = deps.now();
   const started = performance.now();
-  const rows = await claimOutboxBatch(deps.sql, claimArgs(deps, claimedAt));
+  const rows = await claimOutboxBatch(deps.sql, claimArgs(deps, claimedAt, limit));
   return { rows, claimedAt, ms: performance.now() - started };
 }
 
 /**
- * Publishes a claimed batch and finalizes it, keeping its lease alive meanwhile. With `claimNext` the finalize also
- * claims the next batch, in the same statement, and returns it as `next`.
+ * Publishes a claimed batch and finalizes it, keeping its lease alive meanwhile. With `claimNext` (the next batch's
+ * size) the finalize also claims the next batch, in the same statement, and returns it as `next`.
  */
 export async function publishClaimedBatch(
   deps: RelayDeps,
   rows: OutboxRow[],
   claimedAt: Date,
-  claimNext = false,
+  claimNext = 0,
 ): Promise<BatchReport & { next?: Claim }> {
   if (rows.length === 0) return { claimed: 0, published: 0, retried: 0, failed: 0, lost: 0 };
   return withLeaseHeartbeat(deps, rows, async () => {
@@ -118,7 +118,7 @@ async function finalize(
   rows: OutboxRow[],
   outcomes: PublishOutcome[],
   poison: OutboxFailure[],
-  claimNext: boolean,
+  claimNext: number,
 ): Promise<BatchReport & { next?: Claim }> {
   const byId = new Map(rows.map((r) => [r.eventId, r]));
   const acked = outcomes.flatMap((o) => (o.ok ? [o] : []));
@@ -139,11 +139,11 @@ async function finalize(
   const nextAt = deps.now();
   const started = performance.now();
   const [{ published, next }, changed] = await Promise.all([
-    claimNext && connected
+    claimNext > 0 && connected
       ? markOutboxPublishedAndClaim(deps.sql, {
           lockedBy: deps.lockedBy,
           published: publishedAt,
-          claim: claimArgs(deps, nextAt),
+          claim: claimArgs(deps, nextAt, claimNext),
         }).then((r) => ({
           published: r.published,
           next: { rows: r.claimed, claimedAt: nextAt, ms: performance.now() - started },

@@ -8,6 +8,8 @@ import type { OutboxFailure } from "./queries.ts";
 export type RelaySettings = {
   subject: string;
   batchSize: number;
+  /** The size batches grow to while claims come back full (relay.ts); absent or smaller: no growth. */
+  maxBatchSize?: number;
   /** Batches one relay keeps in flight at once (ENTITLEMENT_OUTBOX_CONCURRENCY); claims stay one at a time. */
   concurrency: number;
   maxAttempts: number;

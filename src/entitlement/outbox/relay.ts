@@ -33,6 +33,7 @@ export function createOutboxRelay(deps: RelayDeps): OutboxRelay {
   // Exhausted claims are rare (a relay died on the row's last attempt) and wait for a lease to expire anyway: checking
   // after every batch that was not full cost one statement per batch at a steady rate (0.28 per event at 300/s).
   let exhaustedCheckedAt = Number.NEGATIVE_INFINITY;
+  const maxBatch = Math.max(deps.settings.batchSize, deps.settings.maxBatchSize ?? 0);
 
   /** The extra lanes of a backlog; each stops at its first batch that is not full. */
   const spawnLanes = (signal: AbortSignal) => {
@@ -47,20 +48,27 @@ export function createOutboxRelay(deps: RelayDeps): OutboxRelay {
   /**
    * Claims and publishes batches; true when the last claim was full (more is probably due). While claims come back
    * non-empty (the main lane) or full (the other lanes), each finalize claims the next batch in the same statement, so
-   * a steady stream of events costs one statement per batch.
+   * a steady stream of events costs one statement per batch. While claims come back full the next one is twice as
+   * large, up to `maxBatchSize`: a backlog then costs fewer statements per event (relay drain of 50,000 events,
+   * alternating runs on a loaded machine: 750 and 743 events/s with batches of 50, 1,403 and 1,163 growing to 400);
+   * the first claim that is not full goes back to the configured size, so a steady trickle keeps small batches.
    */
   async function claimAndPublish(signal: AbortSignal, main: boolean): Promise<boolean> {
-    let { rows, claimedAt, ms } = await claimBatch(deps);
+    let size = deps.settings.batchSize;
+    let { rows, claimedAt, ms } = await claimBatch(deps, size);
     for (;;) {
-      const full = rows.length === deps.settings.batchSize;
+      const full = rows.length === size;
       // A chained claim is timed too (its statement also finalizes the previous batch, ~1.5 ms of 50 rows): in a
       // backlog nearly every claim is chained, and stale statistics made it 16–91 ms until analyze (bench:pipeline).
-      if (full) noteFullClaim(ms);
+      // Scaled to the configured size, so a grown batch is not mistaken for a slow one.
+      if (full) noteFullClaim((ms * deps.settings.batchSize) / size);
       if (full && !signal.aborted) spawnLanes(signal);
       const chain = (main || full) && !signal.aborted && deps.isConnected();
-      const { next } = await publishClaimedBatch(deps, rows, claimedAt, chain);
+      const nextSize = full ? Math.min(size * 2, maxBatch) : deps.settings.batchSize;
+      const { next } = await publishClaimedBatch(deps, rows, claimedAt, chain ? nextSize : 0);
       if (!next || next.rows.length === 0) return full && !next;
       ({ rows, claimedAt, ms } = next);
+      size = nextSize;
     }
   }
 
