@@ -24,6 +24,13 @@ export const SchedulerEnv = {
       "earlier work is inserted; this is the safety net.",
   }),
   ENTITLEMENT_SCHEDULER_BATCH_SIZE: Int(100, { minimum: 1, maximum: 10000, description: "Items claimed per pass." }),
+  ENTITLEMENT_SCHEDULER_MAX_BATCH_SIZE: Int(800, {
+    minimum: 1,
+    maximum: 10000,
+    description:
+      "While a kind's claims come back full (a burst) each claim doubles, up to this size; the first that is not " +
+      "full goes back to ENTITLEMENT_SCHEDULER_BATCH_SIZE. A smaller value means no growth.",
+  }),
   ENTITLEMENT_SCHEDULER_CONCURRENCY: Int(4, {
     minimum: 1,
     maximum: 64,
@@ -76,6 +83,7 @@ export function schedulerConfig(e: SchedulerKeys) {
       enabled: e.ENTITLEMENT_SCHEDULER_ENABLED,
       pollIntervalMs: e.ENTITLEMENT_SCHEDULER_POLL_INTERVAL,
       batchSize: e.ENTITLEMENT_SCHEDULER_BATCH_SIZE,
+      maxBatchSize: e.ENTITLEMENT_SCHEDULER_MAX_BATCH_SIZE,
       concurrency: e.ENTITLEMENT_SCHEDULER_CONCURRENCY,
       leaseMs: e.ENTITLEMENT_SCHEDULER_LEASE,
       maxAttempts: e.ENTITLEMENT_SCHEDULER_MAX_ATTEMPTS,

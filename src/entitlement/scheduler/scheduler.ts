@@ -12,7 +12,7 @@ import type { Logger } from "../../shared/logger.ts";
 import type { Worker } from "../../shared/runtime.ts";
 import { type Clock, Waker } from "../../shared/runtime.ts";
 import { executeClaimed } from "./execute.ts";
-import type { DueWorkKind } from "./kind.ts";
+import type { ClaimedItem, DueWorkKind } from "./kind.ts";
 import type { SchedulerMetrics } from "./metrics.ts";
 
 export const DUE_CHANNEL = "entitlement_due";
@@ -27,6 +27,8 @@ export type SchedulerSettings = {
   /** The longest sleep: the safety net for a missed NOTIFY. */
   pollIntervalMs: number;
   batchSize: number;
+  /** The size a kind's claims grow to while they come back full (a burst); absent or smaller: no growth. */
+  maxBatchSize?: number;
   /** Transactions (lanes of a batch, execute.ts) in flight at once. */
   concurrency: number;
   leaseMs: number;
@@ -62,21 +64,49 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
   /** Epoch ms of the planned wake-up: a NOTIFY of work due earlier wakes the loop; -Infinity while it works. */
   let wakeAt = Number.NEGATIVE_INFINITY;
   let failures = 0;
+  /**
+   * Each kind's next claim size: twice the last one while claims come back full, up to maxBatchSize, and the
+   * configured size again after one that is not. A burst (2,000 expiries due at one instant) then takes a few passes
+   * instead of twenty, each with fewer claims and lane commits per item, while a trickle keeps small batches.
+   */
+  const sizes = new Map<string, number>();
+  const maxBatch = Math.max(settings.batchSize, settings.maxBatchSize ?? 0);
 
   const onNotify = (payload: string) => {
     const at = Number(payload);
     if (!Number.isFinite(at) || at < wakeAt) waker.wake();
   };
 
-  async function passKind(kind: DueWorkKind): Promise<PassReport> {
+  /**
+   * A kind's next claim, issued while the current batch executes (the loop's `ahead`): in a burst the claim of the
+   * next batch overlaps the lanes of this one, so the scheduler never waits for a claim between two full batches.
+   */
+  const ahead = new Map<string, Promise<ClaimedItem[]>>();
+
+  function claim(kind: DueWorkKind, limit: number): Promise<ClaimedItem[]> {
     const now = deps.now();
-    const items = await kind.claim(deps.sql, {
+    return kind.claim(deps.sql, {
       now,
       leaseUntil: new Date(now.getTime() + settings.leaseMs),
       lockedBy: deps.lockedBy,
-      limit: settings.batchSize,
+      limit,
       maxAttempts: settings.maxAttempts,
     });
+  }
+
+  async function passKind(kind: DueWorkKind, claimAhead: boolean): Promise<PassReport> {
+    const size = sizes.get(kind.name) ?? settings.batchSize;
+    const claimed = ahead.get(kind.name);
+    ahead.delete(kind.name);
+    const items = await (claimed ?? claim(kind, size));
+    const full = items.length === size;
+    const next = full ? Math.min(size * 2, maxBatch) : settings.batchSize;
+    sizes.set(kind.name, next);
+    if (full && claimAhead) {
+      const nextClaim = claim(kind, next);
+      nextClaim.catch(() => {}); // awaited by the next pass, which reports a failure
+      ahead.set(kind.name, nextClaim);
+    }
     const exhausted = items.filter((i) => i.exhausted);
     if (exhausted.length) {
       deps.metrics.count(kind.name, "failed", exhausted.length);
@@ -90,16 +120,16 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
       kind,
       items.filter((i) => !i.exhausted),
     );
-    return { claimed: items.length, executed, full: items.length === settings.batchSize };
+    return { claimed: items.length, executed, full: full || ahead.has(kind.name) };
   }
 
-  /** Every kind once; never throws. */
-  async function pass(): Promise<PassReport> {
+  /** Every kind once; never throws. `claimAhead`: a full batch's kind claims its next batch meanwhile. */
+  async function pass(claimAhead = false, kinds = deps.kinds): Promise<PassReport> {
     const total: PassReport = { claimed: 0, executed: 0, full: false };
     let failed = false;
-    for (const kind of deps.kinds) {
+    for (const kind of kinds) {
       try {
-        const r = await passKind(kind);
+        const r = await passKind(kind, claimAhead);
         total.claimed += r.claimed;
         total.executed += r.executed;
         total.full ||= r.full;
@@ -145,15 +175,20 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
     });
     while (!signal.aborted) {
       wakeAt = Number.NEGATIVE_INFINITY;
-      if ((await pass()).full) continue;
+      if ((await pass(true)).full) continue;
       // From here on any NOTIFY wakes: the probe below may already have missed what it announces.
       wakeAt = Number.POSITIVE_INFINITY;
       const delay = failures > 0 ? settings.pollIntervalMs : await delayUntilNextDue();
       wakeAt = deps.now().getTime() + delay;
       await waker.wait(delay, signal);
     }
+    // A claim issued ahead holds its items' leases: execute them (the batch in hand) rather than leave them leased.
+    await pass(
+      false,
+      deps.kinds.filter((k) => ahead.has(k.name)),
+    );
     await stopListening();
   }
 
-  return { name: "scheduler", run, runOnce: pass, wake: () => waker.wake() };
+  return { name: "scheduler", run, runOnce: () => pass(), wake: () => waker.wake() };
 }
