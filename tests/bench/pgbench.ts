@@ -1,6 +1,8 @@
 // The limit for the same work: pgbench runs the grant's write set (grant.pgbench.sql) with prepared statements at the
 // same client count and duration, against the same database, while the services run. Latencies come from its
-// per-transaction log.
+// per-transaction log. A run that measured nothing (pgbench failed, e.g. a client could not connect, or it finished
+// no transaction in the time) is not an error of the bench: its result carries pgbench's own words in `unmeasured`,
+// and the report prints them instead of a figure.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,7 +15,7 @@ export async function runPgbench(args: {
   databaseUrl: string;
   clients: number;
   seconds: number;
-}): Promise<ThroughputResult> {
+}): Promise<ThroughputResult & { unmeasured?: string }> {
   const dir = mkdtempSync(join(tmpdir(), "bench-pgbench-"));
   try {
     const proc = Bun.spawn(
@@ -41,9 +43,9 @@ export async function runPgbench(args: {
       new Response(proc.stdout).text(),
       new Response(proc.stderr).text(),
     ]);
-    if (code !== 0) throw new Error(`pgbench failed (exit ${code}): ${err.trim().split("\n").slice(-3).join(" | ")}`);
     const tps = Number(out.match(/tps = ([\d.]+) \(without initial connection time\)/)?.[1]);
     const failed = Number(out.match(/number of failed transactions: (\d+)/)?.[1] ?? 0);
+    const unmeasured = whyUnmeasured(code, tps, out, err);
     const latencies: number[] = [];
     for (const file of readdirSync(dir)) {
       for (const line of readFileSync(join(dir, file), "utf8").split("\n")) {
@@ -60,8 +62,18 @@ export async function runPgbench(args: {
       ok: latencies.length,
       non2xx: 0,
       errors: failed,
+      ...(unmeasured ? { unmeasured } : {}),
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Why a pgbench run gave no throughput, in pgbench's own words; undefined when it measured one. */
+export function whyUnmeasured(code: number, tps: number, stdout: string, stderr: string): string | undefined {
+  if (code === 0 && tps > 0) return undefined;
+  const said = (text: string) => text.trim().split("\n").filter(Boolean).slice(-3).join(" | ");
+  const processed = stdout.match(/number of transactions actually processed: \S+/)?.[0];
+  const words = [said(stderr), processed].filter(Boolean).join(" | ") || "no output";
+  return code !== 0 ? `pgbench exited ${code}: ${words}` : `pgbench measured no throughput: ${words}`;
 }

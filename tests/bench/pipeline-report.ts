@@ -92,6 +92,13 @@ export function pipelineRows(r: PipelineResult): { figures: Figure[]; json: unkn
       value: r.backlog.eventsPerSecond,
       unit: "events/s",
     },
+    // What each service burns while nothing happens (timers, polls): it may round to 0 over a short window.
+    ...(["entitlement", "notification"] as const).map((p) => ({
+      name: `idle core-ms per second: ${p} (${r.options.idleSeconds} s window)`,
+      value: r.idleCoreMsPerSecond[p] ?? 0,
+      unit: "ms/s",
+      target: { op: "<=" as const, value: 5 },
+    })),
   ];
   const run = (x: PipelineRun) => ({
     ...x,

@@ -5,7 +5,14 @@ import { cpus, loadavg, totalmem } from "node:os";
 import { join, resolve } from "node:path";
 import { round } from "./stats.ts";
 
-export type Figure = { name: string; value: number; unit: string; target?: { op: ">=" | "<="; value: number } };
+export type Figure = {
+  name: string;
+  value: number;
+  unit: string;
+  target?: { op: ">=" | "<="; value: number };
+  /** Why the figure could not be measured (the tool's own error); `value` is then NaN. */
+  unmeasured?: string;
+};
 
 export function machine(versions: { postgres: string; nats: string }) {
   const cpu = readFileSync("/proc/cpuinfo", "utf8").match(/^model name\s*:\s*(.+)$/m)?.[1] ?? cpus()[0]?.model ?? "?";
@@ -21,7 +28,11 @@ export function machine(versions: { postgres: string; nats: string }) {
 }
 
 export const met = (f: Figure) =>
-  f.target === undefined ? undefined : f.target.op === ">=" ? f.value >= f.target.value : f.value <= f.target.value;
+  f.target === undefined || f.unmeasured
+    ? undefined
+    : f.target.op === ">="
+      ? f.value >= f.target.value
+      : f.value <= f.target.value;
 
 export function renderTable(figures: Figure[]): string {
   const rows = figures.map((f) => {
@@ -30,7 +41,7 @@ export function renderTable(figures: Figure[]): string {
       f.name,
       `${Number.isFinite(f.value) ? round(f.value, f.value >= 100 ? 0 : 2) : "n/a"} ${f.unit}`,
       f.target ? `${f.target.op} ${f.target.value}` : "",
-      ok === undefined ? "" : ok ? "met" : "MISSED",
+      f.unmeasured ? `not measured: ${f.unmeasured}` : ok === undefined ? "" : ok ? "met" : "MISSED",
     ];
   });
   const header = ["figure", "value", "target", ""];

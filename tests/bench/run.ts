@@ -23,6 +23,7 @@ import { rawPublish, seedAndDrainOutbox } from "./relay.ts";
 import { measureReplicas, replicaRows } from "./replicas.ts";
 import { type Figure, machine, renderTable, saveReport } from "./report.ts";
 import * as stack from "./stack.ts";
+import { summarize } from "./stats.ts";
 import { mean, measureTracingCost } from "./tracing.ts";
 
 const givenDatabaseUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
@@ -101,16 +102,38 @@ async function runPhases(options: BenchOptions, target: BenchPostgres): Promise<
   const figures: Figure[] = [];
   const results: Record<string, unknown> = { auth: auth.mode };
   let pipeline: PipelineResult | undefined;
-  const add = (name: string, value: number, unit: string, target?: Figure["target"]) =>
-    figures.push({ name, value, unit, ...(target ? { target } : {}) });
+  const add = (name: string, value: number, unit: string, target?: Figure["target"], unmeasured?: string) =>
+    figures.push({ name, value, unit, ...(target ? { target } : {}), ...(unmeasured ? { unmeasured } : {}) });
   const settleMs = options.settleTimeout * 1000;
   try {
     for (const service of ["entitlement", "notification"] as const) {
       const migrate = Bun.spawnSync([bin[service], "migrate"], { env: { ...process.env, ...common } });
       if (migrate.exitCode !== 0) throw new Error(`${service} migrate failed: ${migrate.stderr.toString()}`);
     }
-    progress("footprint: starting entitlement and notification (exec → /readyz 200)");
     const log = (name: string) => join(runDir, `${name}.log`);
+    const starts = options.quick ? 3 : 7;
+    progress(`footprint: exec → /readyz 200, ${starts} alternating starts of each service on the migrated database`);
+    const ready = await stack.readyTimes(
+      {
+        entitlement: (n) => stack.startService("entitlement", bin.entitlement, entitlementEnv, log(`ready-e${n}`)),
+        notification: (n) =>
+          stack.startService("notification", bin.notification, notificationEnv(true), log(`ready-n${n}`)),
+      },
+      starts,
+    );
+    results.ready = ready;
+    for (const [name, times] of Object.entries(ready)) {
+      const s = summarize(times);
+      add(
+        `ready: ${name} (median of ${s.n} starts, ${Math.min(...times).toFixed(0)}–${s.max.toFixed(0)})`,
+        s.p50,
+        "ms",
+        {
+          op: "<=",
+          value: 200,
+        },
+      );
+    }
     const entitlement = await stack.startService("entitlement", bin.entitlement, entitlementEnv, log("entitlement"));
     running.push(entitlement);
     let notification = await stack.startService(
@@ -120,8 +143,6 @@ async function runPhases(options: BenchOptions, target: BenchPostgres): Promise<
       log("notification"),
     );
     running.push(notification);
-    add("ready: entitlement", entitlement.readyMs, "ms", { op: "<=", value: 250 });
-    add("ready: notification", notification.readyMs, "ms", { op: "<=", value: 250 });
     await Bun.sleep(options.quick ? 500 : 3_000);
     add("RSS idle: entitlement", entitlement.rssMb(), "MiB", { op: "<=", value: 80 });
     add("RSS idle: notification", notification.rssMb(), "MiB", { op: "<=", value: 80 });
@@ -152,8 +173,14 @@ async function runPhases(options: BenchOptions, target: BenchPostgres): Promise<
       throughput[`api_c${c}`] = api;
       throughput[`pgbench_c${c}`] = pg;
       add(`grants/s API c=${c} (p50 ${api.p50Ms} ms, p99 ${api.p99Ms} ms, non-2xx ${api.non2xx})`, api.rps, "req/s");
-      add(`grants/s pgbench c=${c} (p50 ${pg.p50Ms.toFixed(1)} ms, p99 ${pg.p99Ms.toFixed(1)} ms)`, pg.rps, "tx/s");
-      add(`API ÷ pgbench c=${c}`, api.rps / pg.rps, "", { op: ">=", value: 0.8 });
+      if (pg.unmeasured) {
+        progress(`grant throughput: pgbench, ${c} clients, measured nothing: ${pg.unmeasured}`);
+        add(`grants/s pgbench c=${c}`, Number.NaN, "tx/s", undefined, pg.unmeasured);
+        add(`API ÷ pgbench c=${c}`, Number.NaN, "", { op: ">=", value: 0.8 }, pg.unmeasured);
+      } else {
+        add(`grants/s pgbench c=${c} (p50 ${pg.p50Ms.toFixed(1)} ms, p99 ${pg.p99Ms.toFixed(1)} ms)`, pg.rps, "tx/s");
+        add(`API ÷ pgbench c=${c}`, api.rps / pg.rps, "", { op: ">=", value: 0.8 });
+      }
       const perCore = (r: CpuReport, name: string) => ((r.seconds[name] ?? 0) / options.duration).toFixed(2);
       add(
         `machine CPU busy, API c=${c} (cores: autocannon ${perCore(api.cpu, "harness")}, entitlement ${perCore(api.cpu, "entitlement")}, notification ${perCore(api.cpu, "notification")})`,

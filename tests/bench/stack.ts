@@ -217,6 +217,25 @@ export async function startService(
   };
 }
 
+/**
+ * Start-up, exec → first /readyz 200, of `runs` starts of each service, each stopped before the next; the services
+ * alternate (A B A B …) so a machine whose speed drifts weighs on both alike. Milliseconds of each start, by service.
+ */
+export async function readyTimes(
+  starts: Record<string, (run: number) => Promise<Service>>,
+  runs: number,
+): Promise<Record<string, number[]>> {
+  const times: Record<string, number[]> = Object.fromEntries(Object.keys(starts).map((name) => [name, []]));
+  for (let run = 0; run < runs; run++) {
+    for (const [name, start] of Object.entries(starts)) {
+      const service = await start(run);
+      times[name]?.push(service.readyMs);
+      await service.stop();
+    }
+  }
+  return times;
+}
+
 /** Samples the RSS of some processes until stopped; returns the peak of each. */
 export function sampleRss(services: Service[]): () => Record<string, number> {
   const peak: Record<string, number> = {};
