@@ -50,6 +50,7 @@ export function databaseUrlProblem(url: string): string | undefined {
 /** SQLSTATE codes the code reacts to, in one named table (STYLE §8). */
 export const SqlState = {
   uniqueViolation: "23505",
+  undefinedTable: "42P01",
   serializationFailure: "40001",
   deadlockDetected: "40P01",
   adminShutdown: "57P01",

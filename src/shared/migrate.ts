@@ -1,6 +1,6 @@
 // Forward-only migrations: numbered .sql files in db/<service>/, embedded into the executable through text imports,
 // applied in one transaction under an advisory lock so that several replicas may start at once.
-import type { Sql } from "./db.ts";
+import { type Sql, SqlState } from "./db.ts";
 import { sha256Int64 } from "./ids.ts";
 
 export type Migration = { version: number; name: string; sql: string };
@@ -22,8 +22,13 @@ export function migrationList(files: Record<string, string>): Migration[] {
 /** Stable 64-bit advisory-lock key per schema, so two services migrating one database do not wait for each other. */
 const lockKey = (schema: string): bigint => sha256Int64(`migrate:${schema}`);
 
-/** Applies pending migrations; returns the names applied (empty when the schema is current). */
+/**
+ * Applies pending migrations; returns the names applied (empty when the schema is current). A current schema (every
+ * start but the first after an upgrade) is recognised by one read, without the transaction and the lock: five
+ * statements fewer between exec and /readyz.
+ */
 export async function migrate(sql: Sql, schema: string, migrations: Migration[]): Promise<string[]> {
+  if (await isCurrent(sql, schema, migrations)) return [];
   return sql.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(${lockKey(schema).toString()}::bigint)`;
     await tx`create schema if not exists ${tx(schema)}`;
@@ -45,4 +50,16 @@ export async function migrate(sql: Sql, schema: string, migrations: Migration[])
     }
     return done;
   });
+}
+
+/** True when every migration is recorded as applied; false also when the schema or its table does not exist yet. */
+async function isCurrent(sql: Sql, schema: string, migrations: Migration[]): Promise<boolean> {
+  try {
+    const rows = await sql<{ version: number }[]>`select version from ${sql(schema)}.schema_migrations`;
+    const applied = new Set(rows.map((r) => r.version));
+    return migrations.every((m) => applied.has(m.version));
+  } catch (error) {
+    if ((error as { code?: string }).code === SqlState.undefinedTable) return false;
+    throw error;
+  }
 }

@@ -3,6 +3,7 @@ import { readdirSync } from "node:fs";
 import postgres from "postgres";
 import { migrations as entitlementMigrations } from "../../src/entitlement/migrations.ts";
 import { migrations as notificationMigrations } from "../../src/notification/migrations.ts";
+import { sha256Int64 } from "../../src/shared/ids.ts";
 import { migrate } from "../../src/shared/migrate.ts";
 import { postgresAdminUrl, uniqueName } from "../support/infra.ts";
 
@@ -66,6 +67,26 @@ describe("migration runner", () => {
       "notification.schema_migrations",
     ]);
     expect(await migrate(sql, "entitlement", entitlementMigrations)).toEqual([]);
+  });
+
+  test("a current schema is recognised without the migration lock (a start does not wait for a migrating replica)", async () => {
+    await migrate(sql, "entitlement", entitlementMigrations);
+    const holder = await sql.reserve();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      await holder`select pg_advisory_lock(${sha256Int64("migrate:entitlement").toString()}::bigint)`;
+      const applied = await Promise.race([
+        migrate(sql, "entitlement", entitlementMigrations),
+        new Promise((resolve) => {
+          timer = setTimeout(() => resolve("waited for the lock"), 10_000);
+        }),
+      ]);
+      expect(applied, "nothing to apply, and no wait for the lock").toEqual([]);
+    } finally {
+      clearTimeout(timer);
+      await holder`select pg_advisory_unlock_all()`;
+      holder.release();
+    }
   });
 
   test("a failing migration leaves nothing behind", async () => {

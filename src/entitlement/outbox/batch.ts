@@ -5,7 +5,8 @@
 import type { Sql } from "../../shared/db.ts";
 import type { Logger } from "../../shared/logger.ts";
 import type { Clock } from "../../shared/runtime.ts";
-import { type EncodedEvent, encodeOutboxEvent, type OutboxRow } from "./encode.ts";
+import type { EncodedEvent, OutboxRow } from "./encode.ts";
+import { loadEncoder } from "./encoder.ts";
 import { withLeaseHeartbeat } from "./heartbeat.ts";
 import type { OutboxMetrics } from "./metrics.ts";
 import { planFailure, planRelease, type RelaySettings } from "./policy.ts";
@@ -44,7 +45,8 @@ export type Claim = { rows: OutboxRow[]; claimedAt: Date; ms: number };
 
 type Encoded = { row: OutboxRow; event: EncodedEvent };
 
-function encodeAll(rows: OutboxRow[], deps: RelayDeps, now: Date) {
+async function encodeAll(rows: OutboxRow[], deps: RelayDeps, now: Date) {
+  const { encodeOutboxEvent } = await loadEncoder();
   const encoded: Encoded[] = [];
   const poison: OutboxFailure[] = [];
   for (const row of rows) {
@@ -88,7 +90,7 @@ export async function publishClaimedBatch(
 ): Promise<BatchReport & { next?: Claim }> {
   if (rows.length === 0) return { claimed: 0, published: 0, retried: 0, failed: 0, lost: 0 };
   return withLeaseHeartbeat(deps, rows, async () => {
-    const { encoded, poison } = encodeAll(rows, deps, claimedAt);
+    const { encoded, poison } = await encodeAll(rows, deps, claimedAt);
     for (const { event } of encoded) deps.metrics.observeBacklogAge(event.occurredAt, claimedAt);
     const outcomes = await publishEvents(deps.js, {
       subject: deps.settings.subject,

@@ -7,6 +7,7 @@ import type { Sql } from "../../shared/db.ts";
 import type { Logger } from "../../shared/logger.ts";
 import type { NatsConnection, NatsLink } from "../../shared/nats.ts";
 import { type Clock, sleep, type Worker } from "../../shared/runtime.ts";
+import { loadEncoder } from "./encoder.ts";
 import { createOutboxMetrics } from "./metrics.ts";
 import type { RelaySettings } from "./policy.ts";
 import { countFailedOutbox } from "./queries.ts";
@@ -57,6 +58,7 @@ export function createOutboxWorker(deps: OutboxWorkerDeps): Worker {
       });
       const bootstrap = async () => {
         streamReady = await ensureStream(nc, deps, log, signal);
+        await loadEncoder();
         relay.wake();
       };
       const stopWatching = deps.link.onReconnect(() => {
