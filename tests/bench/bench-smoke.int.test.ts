@@ -119,6 +119,7 @@ test(
       rmSync(dir, { recursive: true, force: true });
     }
   },
-  // 148 s measured at load average ~8 on 2 cores with the bench's own cluster (an initdb and a start more than before).
-  { timeout: 240_000 },
+  // 148 s measured at load average ~8 on 2 cores with the bench's own cluster; more than 240 s at load average ~15. A
+  // bound for a hung harness, not a speed target: the test must not fail because the machine is busy.
+  { timeout: 900_000 },
 );
