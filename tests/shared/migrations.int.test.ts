@@ -32,11 +32,12 @@ describe("migration runner", () => {
     u.pathname = `/${name}`;
     sql = postgres(u.toString(), { max: 4, onnotice: () => {} });
   });
+  // Dropping the database took more than the default 5 s of a hook on the loaded shared machine.
   afterAll(async () => {
     await sql.end();
     await admin.unsafe(`drop database if exists "${name}" with (force)`);
     await admin.end();
-  });
+  }, 60_000);
 
   test("concurrent runs apply each migration once, each service in its own schema", async () => {
     const results = await Promise.all([
