@@ -21,7 +21,7 @@ import { extensionRoutes } from "./extensions/routes.ts";
 import { historyRoutes } from "./history/routes.ts";
 import { createGate } from "./limits/gate.ts";
 import { checkHeaderLimits } from "./limits/headers.ts";
-import { createRateLimiter, type RateLimitSettings } from "./limits/rate-limit.ts";
+import { createRateLimiter, type RateLimitSettings } from "../shared/http/rate-limit.ts";
 import { pointsRoutes } from "./points/routes.ts";
 import { createUnavailableReporter, type RouteDeps } from "./route-deps.ts";
 

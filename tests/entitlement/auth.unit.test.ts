@@ -14,7 +14,7 @@ import {
 } from "../../src/entitlement/auth/tokens.ts";
 import { loadEntitlementConfig } from "../../src/entitlement/config.ts";
 import { createGate } from "../../src/entitlement/limits/gate.ts";
-import { createRateLimiter } from "../../src/entitlement/limits/rate-limit.ts";
+import { createRateLimiter } from "../../src/shared/http/rate-limit.ts";
 import { loadNotificationConfig } from "../../src/notification/config.ts";
 import { ConfigError } from "../../src/shared/config.ts";
 import type { Sql } from "../../src/shared/db.ts";

@@ -1,5 +1,6 @@
-// Per-caller token bucket: `burst` requests at once, refilled at `ratePerSecond`. Callers are token names (or '' when
-// authentication is disabled), so the number of buckets is bounded by the configuration, not by the traffic.
+// Per-caller token bucket: `burst` requests at once, refilled at `ratePerSecond`. Callers are names the service
+// configures (Entitlement's token names, '' when authentication is disabled; the consoles' fixed keys), so the number of
+// buckets is bounded by the configuration, not by the traffic.
 
 export type RateLimitSettings = { ratePerSecond: number; burst: number };
 
