@@ -2,10 +2,12 @@
 // Every request passes the edge in this order: header limits, authentication and scope (CONTRACT §3.3), the caller's
 // rate limit; only then are its headers and body validated, and only then does it wait for a database slot.
 import type { Registry } from "prom-client";
+import type { ConsoleSettings } from "../shared/console/config.ts";
 import { ping, type Sql } from "../shared/db.ts";
 import { createHttpApp } from "../shared/http/app.ts";
 import { ApiError } from "../shared/http/errors.ts";
 import { requestPath } from "../shared/http/path.ts";
+import { createRateLimiter, type RateLimitSettings } from "../shared/http/rate-limit.ts";
 import type { Logger } from "../shared/logger.ts";
 import { createRegistry } from "../shared/metrics.ts";
 import { createReadiness } from "../shared/readiness.ts";
@@ -15,13 +17,13 @@ import { type AuthSettings, authenticate, type Caller, callerName, requiredAcces
 import { createRefusalReporter } from "./auth/refusal.ts";
 import { type RouteScopes, routeScopes } from "./auth/scope.ts";
 import { bundleRoutes } from "./bundles/routes.ts";
+import { entitlementConsole } from "./console/routes.ts";
 import { createCommandMetrics } from "./entitlements/metrics.ts";
 import { entitlementRoutes } from "./entitlements/routes.ts";
 import { extensionRoutes } from "./extensions/routes.ts";
 import { historyRoutes } from "./history/routes.ts";
 import { createGate } from "./limits/gate.ts";
 import { checkHeaderLimits } from "./limits/headers.ts";
-import { createRateLimiter, type RateLimitSettings } from "../shared/http/rate-limit.ts";
 import { pointsRoutes } from "./points/routes.ts";
 import { createUnavailableReporter, type RouteDeps } from "./route-deps.ts";
 
@@ -61,7 +63,12 @@ export type AppDeps = {
   readinessTimeoutMs?: number;
   registry?: Registry;
   version?: string;
+  /** The support console at /console; absent or disabled: not served. */
+  console?: ConsoleSettings;
 };
+
+/** The console signs its users in itself (console/routes.ts); its paths skip the bearer check of the API. */
+const isConsolePath = (path: string) => path === "/console" || path.startsWith("/console/");
 
 export function createApp(deps: AppDeps) {
   const registry = deps.registry ?? createRegistry("entitlement");
@@ -107,8 +114,10 @@ export function createApp(deps: AppDeps) {
   })
     .onRequest(async ({ request }) => {
       checkHeaderLimits(request.headers);
+      const path = requestPath(request);
+      if (deps.console?.enabled && isConsolePath(path)) return;
       scopes ??= routeScopes(app.routes);
-      const access = requiredAccess(scopes, request.method, requestPath(request), auth.metricsPublic);
+      const access = requiredAccess(scopes, request.method, path, auth.metricsPublic);
       const caller = await authenticate(auth, access, request.headers.get("authorization"));
       if (!caller) return;
       callers.set(request, caller);
@@ -122,5 +131,8 @@ export function createApp(deps: AppDeps) {
     .use(bundleRoutes(routeDeps))
     .use(extensionRoutes(routeDeps))
     .use(pointsRoutes(routeDeps));
+  if (deps.console?.enabled) {
+    app.use(entitlementConsole(routeDeps, { settings: deps.console, auth, limiter }));
+  }
   return app;
 }

@@ -18,6 +18,7 @@ import {
   type Rule,
   ServerPortAlias,
 } from "../shared/config.ts";
+import { consoleSettings, consoleVariables } from "../shared/console/config.ts";
 import {
   NATS_SECRET_VARIABLES,
   NatsSecurityConfig,
@@ -116,6 +117,7 @@ export const EntitlementEnv = Type.Object({
     minimum: 1,
     description: "How long a request waits for one of DATABASE_POOL_MAX database slots before 503 NOT_READY.",
   }),
+  ...consoleVariables("ENTITLEMENT", "an API token: read scope to look, write scope to act"),
 });
 export type EntitlementEnv = Static<typeof EntitlementEnv>;
 
@@ -130,6 +132,12 @@ const tokensOrDisabled: Rule<EntitlementEnv> = (e) => {
     return "ENTITLEMENT_AUTH_TOKENS or ENTITLEMENT_AUTH_JWT_ISSUER is set but ENTITLEMENT_AUTH_DISABLED=true would ignore it: set only one of them";
   return undefined;
 };
+
+/** Fail closed: the console signs people in with API tokens, so it has nothing to check them against without tokens. */
+const consoleNeedsTokens: Rule<EntitlementEnv> = (e) =>
+  e.ENTITLEMENT_CONSOLE_ENABLED && e.ENTITLEMENT_AUTH_DISABLED
+    ? "ENTITLEMENT_CONSOLE_ENABLED=true needs ENTITLEMENT_AUTH_TOKENS: the console is never served without authentication"
+    : undefined;
 
 /**
  * `requireAuth: false` is for the commands that never serve the API (migrate, operator tools): they need neither
@@ -148,7 +156,7 @@ export function loadEntitlementConfig(
     ...(jwtRules as Rule<EntitlementEnv>[]),
     natsSecurityRule,
     natsInboxPrefixRule,
-    ...(options.requireAuth === false ? [] : [tokensOrDisabled]),
+    ...(options.requireAuth === false ? [] : [tokensOrDisabled, consoleNeedsTokens]),
   ]);
   return {
     env: e,
@@ -200,6 +208,7 @@ export function loadEntitlementConfig(
       requestTimeoutMs: e.ENTITLEMENT_REQUEST_TIMEOUT,
       queueTimeoutMs: e.ENTITLEMENT_REQUEST_QUEUE_TIMEOUT,
     },
+    console: consoleSettings("ENTITLEMENT", e),
     log: { level: e.LOG_LEVEL },
     tracing: { exportSpans: exportRequested(e) },
     workerId: e.HOSTNAME,

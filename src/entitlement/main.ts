@@ -55,6 +55,7 @@ const spec: ServiceSpec<EntitlementConfig> = {
       },
       registry,
       version: pkg.version,
+      console: config.console,
     });
     // NATS connects in the background (retrying forever): the API serves while NATS is down (CONTRACT §8.6).
     // Without async traces the relay's CPU per 100,000 events fell from ~4.0 to ~3.1 s (docs/benchmarks.md).

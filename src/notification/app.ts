@@ -1,11 +1,13 @@
 // The Notification HTTP app, shared by main and the tests: health, readiness (database and JetStream consumer),
 // metrics, OpenAPI, and the debug inbox when enabled.
 import type { Registry } from "prom-client";
+import type { ConsoleSettings } from "../shared/console/config.ts";
 import { ping, type Sql } from "../shared/db.ts";
 import { createHttpApp } from "../shared/http/app.ts";
 import type { ApiDocumentation } from "../shared/http/openapi.ts";
 import type { Logger } from "../shared/logger.ts";
 import { createReadiness } from "../shared/readiness.ts";
+import { notificationConsole } from "./console/routes.ts";
 import { inboxRoutes } from "./inbox/routes.ts";
 
 const NOTIFICATION_API: ApiDocumentation = {
@@ -33,6 +35,8 @@ export type AppDeps = {
   debugApi: { enabled: boolean; token: string | undefined };
   /** How long /readyz waits for `select 1` (default 2s). */
   readinessTimeoutMs?: number;
+  /** The support console at /console (signed in with the debug token); absent or disabled: not served. */
+  console?: ConsoleSettings;
 };
 
 export function createApp(deps: AppDeps) {
@@ -50,5 +54,8 @@ export function createApp(deps: AppDeps) {
       if (deps.consumerReady && !deps.consumerReady()) throw new Error("a JetStream event consumer is not bound");
     },
   });
+  if (deps.console?.enabled) {
+    app.use(notificationConsole({ sql: deps.sql, log: deps.log, settings: deps.console, token: deps.debugApi.token }));
+  }
   return deps.debugApi.enabled ? app.use(inboxRoutes({ sql: deps.sql, token: deps.debugApi.token })) : app;
 }

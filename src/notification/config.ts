@@ -27,6 +27,7 @@ import {
   natsSecurity,
   natsSecurityRule,
 } from "../shared/nats-security.ts";
+import { consoleSettings, consoleVariables } from "../shared/console/config.ts";
 import { exportRequested } from "../shared/tracing.ts";
 
 import {
@@ -158,8 +159,9 @@ export const NotificationEnv = Type.Object({
   NOTIFICATION_DEBUG_API_ENABLED: Bool(false, { description: "Serve GET /debug/notification/inbox/{user_id}." }),
   NOTIFICATION_DEBUG_API_TOKEN: Optional({
     description:
-      "Bearer token the debug inbox requires; at least 16 characters, required when the debug API is enabled.",
+      "Bearer token the debug inbox and the console require; at least 16 characters, required when either is enabled.",
   }),
+  ...consoleVariables("NOTIFICATION", "NOTIFICATION_DEBUG_API_TOKEN"),
 });
 export type NotificationEnv = Static<typeof NotificationEnv>;
 
@@ -177,6 +179,14 @@ const debugApiNeedsToken: Rule<NotificationEnv> = (e) => {
   const token = e.NOTIFICATION_DEBUG_API_TOKEN;
   if (e.NOTIFICATION_DEBUG_API_ENABLED && (!token || token.trim().length < 16))
     return "NOTIFICATION_DEBUG_API_TOKEN must be set (at least 16 characters) when NOTIFICATION_DEBUG_API_ENABLED=true";
+  return undefined;
+};
+
+/** Fail closed as the debug inbox does: the console shows every user's notifications and requeues deliveries. */
+const consoleNeedsToken: Rule<NotificationEnv> = (e) => {
+  const token = e.NOTIFICATION_DEBUG_API_TOKEN;
+  if (e.NOTIFICATION_CONSOLE_ENABLED && (!token || token.trim().length < 16))
+    return "NOTIFICATION_DEBUG_API_TOKEN must be set (at least 16 characters) when NOTIFICATION_CONSOLE_ENABLED=true";
   return undefined;
 };
 
@@ -201,6 +211,7 @@ export function loadNotificationConfig(env: Record<string, string | undefined>) 
     databaseUrlReadable,
     webhookNeedsUrlAndSecret,
     debugApiNeedsToken,
+    consoleNeedsToken,
     natsSecurityRule,
     natsInboxPrefixRule,
     streamsDiffer,
@@ -278,6 +289,7 @@ export function loadNotificationConfig(env: Record<string, string | undefined>) 
       cleanupIntervalMs: e.NOTIFICATION_RETENTION_CLEANUP_INTERVAL,
     },
     debugApi: { enabled: e.NOTIFICATION_DEBUG_API_ENABLED, token: e.NOTIFICATION_DEBUG_API_TOKEN },
+    console: consoleSettings("NOTIFICATION", e),
     log: { level: e.LOG_LEVEL },
     tracing: { exportSpans: exportRequested(e) },
     workerId: e.HOSTNAME,

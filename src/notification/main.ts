@@ -68,6 +68,7 @@ const spec: ServiceSpec<NotificationConfig> = {
       version: pkg.version,
       consumerReady: link ? () => allBound(health, sources) && link.connected() : undefined,
       debugApi: config.debugApi,
+      console: config.console,
     });
     const close = async () => {
       await link?.close();

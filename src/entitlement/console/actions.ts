@@ -1,0 +1,101 @@
+// The Entitlement console's actions: grant, revoke, extend, cancel a reservation (through commands.ts, the API's
+// command path) and requeue a FAILED outbox event (the operator command's statement). Each needs the write scope,
+// checks its fields as the API does, and answers with the user's page and a notice saying what happened.
+
+import { field } from "../../shared/console/form.ts";
+import { consoleHref } from "../../shared/console/html.ts";
+import type { Action, ActionContext } from "../../shared/console/kit.ts";
+import { ApiError, badRequest } from "../../shared/http/errors.ts";
+import { isUuid } from "../../shared/ids.ts";
+import type { Caller } from "../auth/guard.ts";
+import { UserId } from "../entitlements/model.ts";
+import { checkExpiresAt, checkField, checkFields } from "../entitlements/validation.ts";
+import { requeueFailedOutboxEvents } from "../ops/queries.ts";
+import { type RouteDeps, unavailableOr } from "../route-deps.ts";
+import { type CommandOutcome, cancel, consoleCaller, extend, grant, revoke } from "./commands.ts";
+import { requireScope } from "./pages.ts";
+
+const DEFAULT_PURCHASE_ID = "support-console";
+
+/** The fields of a grant, revoke or extension, checked as the API checks a command's body. */
+function commandBody(form: URLSearchParams) {
+  return checkFields({
+    user_id: field(form, "user_id"),
+    stock_keeping_unit: field(form, "stock_keeping_unit"),
+    reason: field(form, "reason"),
+    purchase_id: field(form, "purchase_id") ?? DEFAULT_PURCHASE_ID,
+  });
+}
+
+function summary(done: string, outcome: CommandOutcome) {
+  const body = outcome.body as { code?: string; message?: string; status?: string; version?: number };
+  if (outcome.status >= 300) return { ok: false, text: `${done} refused: ${body.code}: ${body.message}` };
+  return { ok: true, text: `${done}: ${body.status}${body.version === undefined ? "" : `, version ${body.version}`}` };
+}
+
+/** Runs an action on a user's page: its refusals (bad input, a conflict) become the notice on that page. */
+function onUserPage(
+  act: (
+    c: ActionContext<Caller>,
+    actor: { tokenName: string; formToken: string },
+  ) => Promise<{ ok: boolean; text: string }>,
+): Action<Caller> {
+  return async (context) => {
+    requireScope(context.principal, "write");
+    const userId = context.form.get("user_id") ?? "";
+    const back = consoleHref("/console/users", { user_id: userId });
+    try {
+      checkField("user_id", UserId, userId);
+      const notice = await act(context, { tokenName: context.principal.name, formToken: context.formToken });
+      return { redirect: back, notice };
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 400)
+        return { redirect: back, notice: { ok: false, text: error.message } };
+      throw error;
+    }
+  };
+}
+
+export function entitlementActions(deps: RouteDeps): Record<string, Action<Caller>> {
+  return {
+    "/console/actions/grant": onUserPage(async ({ form }, actor) => {
+      const body = commandBody(form);
+      const expiresAt = field(form, "expires_at");
+      const withExpiry =
+        expiresAt === undefined ? body : { ...body, expires_at: checkExpiresAt(expiresAt, deps.now()) };
+      return summary(`granted ${body.stock_keeping_unit}`, await grant(deps, actor, withExpiry));
+    }),
+    "/console/actions/revoke": onUserPage(async ({ form }, actor) => {
+      const body = commandBody(form);
+      return summary(`revoked ${body.stock_keeping_unit}`, await revoke(deps, actor, body));
+    }),
+    "/console/actions/extend": onUserPage(async ({ form }, actor) => {
+      const body = commandBody(form);
+      const expiresAt = checkExpiresAt(field(form, "expires_at"), deps.now());
+      return summary(
+        `extended ${body.stock_keeping_unit}`,
+        await extend(deps, actor, { ...body, expires_at: expiresAt }),
+      );
+    }),
+    "/console/actions/cancel": onUserPage(async ({ form }, actor) => {
+      const id = form.get("reservation_id") ?? "";
+      if (!isUuid(id)) throw badRequest("reservation_id must be a UUID");
+      return summary(`cancelled reservation ${id}`, await cancel(deps, actor, id.toLowerCase()));
+    }),
+    "/console/outbox/requeue": async ({ principal, form }) => {
+      requireScope(principal, "write");
+      const id = form.get("event_id") ?? "";
+      const back = "/console/outbox";
+      if (!isUuid(id)) return { redirect: back, notice: { ok: false, text: "event_id must be a UUID" } };
+      const rows = await deps.gate
+        .run(() => requeueFailedOutboxEvents(deps.sql, { eventId: id.toLowerCase() }))
+        .catch((error) => unavailableOr(deps, error));
+      deps.log.info(
+        { caller: consoleCaller(principal.name), event_id: id, requeued: rows.length },
+        "console outbox requeue",
+      );
+      const text = rows.length > 0 ? `requeued ${id}: FAILED -> PENDING` : `${id} is not FAILED: nothing to do`;
+      return { redirect: back, notice: { ok: rows.length > 0, text } };
+    },
+  };
+}

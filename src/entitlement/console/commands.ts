@@ -1,0 +1,56 @@
+// The console's one way to change anything: the same service functions the API's command routes call, through the
+// same gate, with the same idempotency. The key is the form's one-time token, so submitting one form twice (a double
+// click, a reload of the POST) is one change; the caller, and with it the audit row and the key space, is the
+// signed-in token's name marked as the console, `console:<name>`. Only this file knows the command path's signatures.
+
+import type { CommandBody } from "../entitlements/model.ts";
+import { executeCommand } from "../entitlements/service.ts";
+import { traceIdOf } from "../entitlements/validation.ts";
+import type { ExtensionBody } from "../extensions/model.ts";
+import { executeExtension } from "../extensions/service.ts";
+import { cancelReservation, ReservationNotFound } from "../points/service.ts";
+import { type RouteDeps, unavailableOr } from "../route-deps.ts";
+
+/** Who acts, and the form that carries the change. */
+export type ConsoleActor = { tokenName: string; formToken: string };
+
+/** What the command answered: its status and its JSON reply (the entitlement, or `{code, message}`). */
+export type CommandOutcome = { status: number; body: unknown };
+
+export const consoleCaller = (tokenName: string) => `console:${tokenName}`;
+
+function keyed(actor: ConsoleActor) {
+  return {
+    idempotencyKey: `console-${actor.formToken}`,
+    // The active request span's trace, as the API's commands take when no X-Trace-Id is given.
+    traceId: traceIdOf(new Headers()),
+    caller: consoleCaller(actor.tokenName),
+  };
+}
+
+function run(deps: RouteDeps, work: () => Promise<CommandOutcome>): Promise<CommandOutcome> {
+  return deps.gate.run(work).catch((error) => unavailableOr(deps, error));
+}
+
+export function grant(deps: RouteDeps, actor: ConsoleActor, body: CommandBody): Promise<CommandOutcome> {
+  return run(deps, () => executeCommand(deps, { action: "GRANT", body, ...keyed(actor) }));
+}
+
+export function revoke(deps: RouteDeps, actor: ConsoleActor, body: CommandBody): Promise<CommandOutcome> {
+  return run(deps, () => executeCommand(deps, { action: "REVOKE", body, ...keyed(actor) }));
+}
+
+export function extend(deps: RouteDeps, actor: ConsoleActor, body: ExtensionBody): Promise<CommandOutcome> {
+  return run(deps, () => executeExtension(deps, { body, ...keyed(actor) }));
+}
+
+/** A reservation unknown to the database is a 404 outcome, as the API answers it. */
+export function cancel(deps: RouteDeps, actor: ConsoleActor, reservationId: string): Promise<CommandOutcome> {
+  return run(deps, () =>
+    cancelReservation(deps, { reservationId, ...keyed(actor) }).catch((error) => {
+      if (error instanceof ReservationNotFound)
+        return { status: 404, body: { code: "NOT_FOUND", message: "no such reservation" } };
+      throw error;
+    }),
+  );
+}

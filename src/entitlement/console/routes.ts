@@ -1,0 +1,42 @@
+// /console on Entitlement (ENTITLEMENT_CONSOLE_ENABLED): the shared console skeleton with this service's pages and
+// actions. People sign in with an API token, checked by the same function as the API's bearer tokens
+// (auth/guard.ts); the session keeps the caller it stands for, whose scopes decide what the pages offer.
+import type { ConsoleSettings } from "../../shared/console/config.ts";
+import { consoleRoutes } from "../../shared/console/kit.ts";
+import type { RateLimiter } from "../../shared/http/rate-limit.ts";
+import { type AuthSettings, authenticate, type Caller } from "../auth/guard.ts";
+import type { RouteDeps } from "../route-deps.ts";
+import { entitlementActions } from "./actions.ts";
+import { entitlementPages } from "./pages.ts";
+
+export function entitlementConsole(
+  deps: RouteDeps,
+  options: { settings: ConsoleSettings; auth: AuthSettings; limiter: RateLimiter | undefined; now?: () => number },
+) {
+  return consoleRoutes<Caller>(
+    {
+      service: "entitlement",
+      title: "Entitlement",
+      home: "/console/users",
+      nav: [
+        { href: "/console/users", label: "Users" },
+        { href: "/console/outbox", label: "Outbox" },
+      ],
+      idleMs: options.settings.idleMs,
+      alwaysSecure: options.settings.alwaysSecure,
+      now: options.now,
+      signIn: (token) => {
+        try {
+          return authenticate(options.auth, "authenticated", `Bearer ${token}`);
+        } catch {
+          return undefined;
+        }
+      },
+      nameOf: (caller) => caller.name,
+      // The API's limiter: a token's console requests and its API calls share one budget.
+      limit: (key) => options.limiter?.take(key),
+      log: deps.log,
+    },
+    { pages: entitlementPages(deps), actions: entitlementActions(deps) },
+  );
+}

@@ -1,0 +1,51 @@
+// /console on Notification (NOTIFICATION_CONSOLE_ENABLED): the shared console skeleton with this service's pages.
+// Signing in takes NOTIFICATION_DEBUG_API_TOKEN, checked by the debug inbox's own check (inbox/service.ts).
+import type { ConsoleSettings } from "../../shared/console/config.ts";
+import { consoleRoutes } from "../../shared/console/kit.ts";
+import type { Sql } from "../../shared/db.ts";
+import { createRateLimiter } from "../../shared/http/rate-limit.ts";
+import type { Logger } from "../../shared/logger.ts";
+import { requireBearer } from "../inbox/service.ts";
+import { notificationActions, notificationPages, type Operator } from "./pages.ts";
+
+/** Notification has no API rate limit of its own; the console's two keys (sign-in, the operator) get this one. */
+const CONSOLE_RATE = { ratePerSecond: 20, burst: 60 };
+const OPERATOR: Operator = { name: "debug" };
+
+export function notificationConsole(deps: {
+  sql: Sql;
+  log: Logger;
+  settings: ConsoleSettings;
+  token: string | undefined;
+  now?: () => number;
+}) {
+  const limiter = createRateLimiter(CONSOLE_RATE, () => performance.now());
+  return consoleRoutes<Operator>(
+    {
+      service: "notification",
+      title: "Notification",
+      home: "/console/users",
+      nav: [
+        { href: "/console/users", label: "Users" },
+        { href: "/console/dlq", label: "DLQ" },
+      ],
+      idleMs: deps.settings.idleMs,
+      alwaysSecure: deps.settings.alwaysSecure,
+      now: deps.now,
+      signIn: (token) => {
+        // Without a configured token requireBearer lets everything through; the console never does.
+        if (!deps.token) return undefined;
+        try {
+          requireBearer(`Bearer ${token}`, deps.token);
+          return OPERATOR;
+        } catch {
+          return undefined;
+        }
+      },
+      nameOf: (operator) => operator.name,
+      limit: (key) => limiter.take(key),
+      log: deps.log,
+    },
+    { pages: notificationPages(deps.sql), actions: notificationActions(deps.sql, deps.log) },
+  );
+}
