@@ -128,7 +128,9 @@ describe("console skeleton", () => {
     await signIn(client, TOKEN);
     const page = await client.get("/console/home");
     const stolen = client.jar.get("demo_console_session");
-    expect((await client.post("/console/sign-out", { csrf: "forged" })).status, "sign-out needs the CSRF token").toBe(403);
+    expect((await client.post("/console/sign-out", { csrf: "forged" })).status, "sign-out needs the CSRF token").toBe(
+      403,
+    );
     const out = await client.post("/console/sign-out", { csrf: hiddenField(page.text, "csrf") });
     expect(out.location).toBe("/console/sign-in");
     client.jar.set("demo_console_session", stolen ?? "");
@@ -157,7 +159,9 @@ describe("console skeleton", () => {
 
 describe("console pieces", () => {
   test("escapeHtml escapes the five characters", () => {
-    expect(escapeHtml(`<a href="x" onclick='y'>&</a>`)).toBe("&lt;a href=&quot;x&quot; onclick=&#39;y&#39;&gt;&amp;&lt;/a&gt;");
+    expect(escapeHtml(`<a href="x" onclick='y'>&</a>`)).toBe(
+      "&lt;a href=&quot;x&quot; onclick=&#39;y&#39;&gt;&amp;&lt;/a&gt;",
+    );
     expect(html`<p title="${'"><x'}">${["<", html`<b>`]}</p>`.markup).toBe('<p title="&quot;&gt;&lt;x">&lt;<b></p>');
   });
 

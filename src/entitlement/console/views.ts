@@ -13,6 +13,14 @@ const status = (value: string) => html`<span class="status-${value}" data-testid
 const target = (userId: string, sku: string) =>
   html`<input type="hidden" name="user_id" value="${userId}"><input type="hidden" name="stock_keeping_unit" value="${sku}">`;
 
+/** Only an entitlement that expires can be extended: the command refuses one without an expiry. */
+const extendForm = (userId: string, sku: string, formFields: () => Html) =>
+  html`<form method="post" action="/console/actions/extend" class="inline" data-testid="extend-form">
+${formFields()}${target(userId, sku)}
+<input type="text" name="expires_at" placeholder="2030-01-01T00:00:00Z" required>
+<input type="text" name="reason" placeholder="reason" required maxlength="64">
+<button type="submit">Extend</button></form>`;
+
 export function entitlementsTable(
   userId: string,
   items: readonly EntitlementSummary[],
@@ -27,11 +35,7 @@ export function entitlementsTable(
 ${formFields()}${target(userId, e.stock_keeping_unit)}
 <input type="text" name="reason" placeholder="reason" required maxlength="64">
 <button type="submit">Revoke</button></form>
-<form method="post" action="/console/actions/extend" class="inline" data-testid="extend-form">
-${formFields()}${target(userId, e.stock_keeping_unit)}
-<input type="text" name="expires_at" placeholder="2030-01-01T00:00:00Z" required>
-<input type="text" name="reason" placeholder="reason" required maxlength="64">
-<button type="submit">Extend</button></form>`;
+${e.expires_at === null ? "" : extendForm(userId, e.stock_keeping_unit, formFields)}`;
   const rows = items.map(
     (e) => html`<tr data-testid="entitlement-row">
 <td data-testid="sku"><a href="${consoleHref("/console/history", { user_id: userId, sku: e.stock_keeping_unit })}">${text(e.stock_keeping_unit)}</a></td>
