@@ -19,6 +19,7 @@ import {
   ServerPortAlias,
   Str,
 } from "../shared/config.ts";
+import { consoleSettings, consoleVariables } from "../shared/console/config.ts";
 import {
   NATS_SECRET_VARIABLES,
   NatsSecurityConfig,
@@ -27,7 +28,6 @@ import {
   natsSecurity,
   natsSecurityRule,
 } from "../shared/nats-security.ts";
-import { consoleSettings, consoleVariables } from "../shared/console/config.ts";
 import { exportRequested } from "../shared/tracing.ts";
 
 import {

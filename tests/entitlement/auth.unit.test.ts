@@ -14,11 +14,11 @@ import {
 } from "../../src/entitlement/auth/tokens.ts";
 import { loadEntitlementConfig } from "../../src/entitlement/config.ts";
 import { createGate } from "../../src/entitlement/limits/gate.ts";
-import { createRateLimiter } from "../../src/shared/http/rate-limit.ts";
 import { loadNotificationConfig } from "../../src/notification/config.ts";
 import { ConfigError } from "../../src/shared/config.ts";
 import type { Sql } from "../../src/shared/db.ts";
 import { ApiError } from "../../src/shared/http/errors.ts";
+import { createRateLimiter } from "../../src/shared/http/rate-limit.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 
 const hex = (token: string) => sha256(token).toString("hex");

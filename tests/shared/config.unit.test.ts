@@ -277,6 +277,32 @@ describe("notification configuration", () => {
     expect(secret[0]).toContain("NOTIFICATION_WEBHOOK_SECRET");
     expect(secret.join("\n")).not.toContain("plain-secret-value");
   });
+
+  test("the console is off by default and never served without the debug token", () => {
+    expect(loadNotificationConfig({}).console).toEqual({ enabled: false, idleMs: 900_000, alwaysSecure: false });
+    const problems = problemsOf(() => loadNotificationConfig({ NOTIFICATION_CONSOLE_ENABLED: "true" }));
+    expect(problems).toEqual([
+      "NOTIFICATION_DEBUG_API_TOKEN must be set (at least 16 characters) when NOTIFICATION_CONSOLE_ENABLED=true",
+    ]);
+    const on = loadNotificationConfig({
+      NOTIFICATION_CONSOLE_ENABLED: "true",
+      NOTIFICATION_DEBUG_API_TOKEN: "0123456789abcdef",
+      NOTIFICATION_CONSOLE_IDLE_TIMEOUT: "5m",
+      NOTIFICATION_CONSOLE_SECURE_COOKIE: "true",
+    });
+    expect(on.console).toEqual({ enabled: true, idleMs: 300_000, alwaysSecure: true });
+    expect(on.debugApi.enabled, "the console needs the token, not the debug inbox").toBe(false);
+  });
+});
+
+describe("entitlement console configuration", () => {
+  test("off by default; on, it refuses ENTITLEMENT_AUTH_DISABLED (people sign in with API tokens)", () => {
+    expect(loadEntitlementConfig({ ENTITLEMENT_AUTH_DISABLED: "true" }).console.enabled).toBe(false);
+    const problems = problemsOf(() =>
+      loadEntitlementConfig({ ENTITLEMENT_AUTH_DISABLED: "true", ENTITLEMENT_CONSOLE_ENABLED: "true" }),
+    );
+    expect(problems.join("\n")).toContain("ENTITLEMENT_CONSOLE_ENABLED=true needs ENTITLEMENT_AUTH_TOKENS");
+  });
 });
 
 describe("DATABASE_MIGRATION_URL", () => {
