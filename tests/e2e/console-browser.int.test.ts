@@ -124,6 +124,20 @@ test("support grants in Entitlement's console and sees it ACTIVE, then SENT in N
   await Promise.all([page.waitForURL(/user_id=/), grant.locator("button[type=submit]").click()]);
   const row = page.locator("[data-testid=entitlement-row]");
   await expect(row.count()).resolves.toBe(1);
+  // A pending point reservation, so the page (and its picture) shows the points part with its cancel button.
+  const reserved = await fetch(`${entitlementUrl}/v1/points/reservations`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "idempotency-key": `r-${user}`, authorization: `Bearer ${TOKEN}` },
+    body: JSON.stringify({
+      user_id: user,
+      point_amount: 500,
+      execute_at: new Date(Date.now() + 30 * 86_400_000).toISOString(),
+      reason: "weekly bonus",
+    }),
+  });
+  expect(reserved.status).toBe(201);
+  await page.reload();
+  expect(await page.locator("[data-testid=reservation-row]").textContent()).toContain("PENDING");
   expect(await row.textContent()).toContain("sword.gold");
   expect(await row.locator("[data-testid=status]").textContent()).toBe("ACTIVE");
   await screenshot(page, "entitlement-user");

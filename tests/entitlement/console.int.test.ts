@@ -76,6 +76,15 @@ describe("entitlement console", () => {
     expect((await off.handle(new Request("http://localhost/console/sign-in"))).status).toBe(401);
   });
 
+  test("on, its pages stay out of /openapi.json: they are not API", async () => {
+    const doc = await app.handle(
+      new Request("http://localhost/openapi.json", { headers: { authorization: `Bearer ${TOKENS.reader}` } }),
+    );
+    const paths = Object.keys(((await doc.json()) as { paths: Record<string, unknown> }).paths);
+    expect(paths.some((p) => p.startsWith("/v1/"))).toBe(true);
+    expect(paths.filter((p) => p.startsWith("/console"))).toEqual([]);
+  });
+
   test("no session: the sign-in page; a read token may look but not act", async () => {
     const anonymous = consoleClient((r) => app.handle(r));
     expect((await userPage(anonymous, "u1")).location).toBe("/console/sign-in");
