@@ -56,6 +56,10 @@ export type Action<P> = (context: ActionContext<P>) => Promise<{ redirect: strin
 /** Thrown by a page or an action the session's token may not do: a 403 page. */
 export class ConsoleForbidden extends Error {}
 
+/**
+ * The one-time form token is not remembered server-side: it only names an idempotency key in the signed-in caller's
+ * own key space, so a made-up one can do nothing that caller could not do with a fresh form.
+ */
 const FORM_TOKEN = /^[A-Za-z0-9_-]{22,64}$/;
 const HIDE = { detail: { hide: true } };
 
