@@ -4,14 +4,12 @@
 // and a one-time form token (an action may derive its idempotency key from it, so a double submit is one change), and
 // that answers with a redirect and a notice (post/redirect/get).
 import { Elysia } from "elysia";
-import { ApiError } from "../http/errors.ts";
 import type { Logger } from "../logger.ts";
-import { readCookie, sameSecret } from "./cookies.ts";
-import { readForm } from "./form.ts";
-import { type Html, html } from "./html.ts";
-import { type Frame, layout } from "./layout.ts";
-import { htmlResponse, redirect, stylesheetResponse } from "./respond.ts";
-import { createSessionStore, type Notice, randomToken, type Session } from "./session.ts";
+import type { Html } from "./html.ts";
+import type { Frame } from "./layout.ts";
+import { createConsoleRequests } from "./requests.ts";
+import { redirect, stylesheetResponse } from "./respond.ts";
+import type { Notice } from "./session.ts";
 import { signInRoutes } from "./sign-in.ts";
 import { STYLESHEET } from "./style.ts";
 
@@ -53,58 +51,15 @@ export type ActionContext<P> = ConsoleContext<P> & {
 export type Page<P> = (context: ConsoleContext<P>) => Promise<{ title: string; body: Html }>;
 export type Action<P> = (context: ActionContext<P>) => Promise<{ redirect: string; notice: Notice }>;
 
-/** Thrown by a page or an action the session's token may not do: a 403 page. */
-export class ConsoleForbidden extends Error {}
+export { ConsoleForbidden } from "./requests.ts";
 
-/**
- * The one-time form token is not remembered server-side: it only names an idempotency key in the signed-in caller's
- * own key space, so a made-up one can do nothing that caller could not do with a fresh form.
- */
-const FORM_TOKEN = /^[A-Za-z0-9_-]{22,64}$/;
 const HIDE = { detail: { hide: true } };
 
 export function consoleRoutes<P>(
   options: ConsoleOptions<P>,
   routes: { pages: Record<string, Page<P>>; actions: Record<string, Action<P>> },
 ) {
-  const now = options.now ?? Date.now;
-  const sessions = createSessionStore<P>({ idleMs: options.idleMs, now });
-  const sessionCookie = `${options.service}_console_session`;
-  const frame = (session?: Session<P>, notice?: Notice): Frame => ({
-    service: options.title,
-    nav: options.nav,
-    signedIn: session && { name: options.nameOf(session.principal), csrf: session.csrf },
-    notice,
-  });
-  const message = (status: number, title: string, text: string, session?: Session<P>) =>
-    htmlResponse(status, layout(frame(session), title, html`<p>${text}</p>`));
-
-  /** The request's live session, or the response that replaces the page: sign in, or wait (429). */
-  const guard = (request: Request): Session<P> | Response => {
-    const session = sessions.touch(readCookie(request.headers.get("cookie"), sessionCookie));
-    if (!session) return redirect("/console/sign-in");
-    const wait = options.limit(options.nameOf(session.principal));
-    if (wait !== undefined) {
-      const response = message(429, "Slow down", `Too many requests; retry in ${wait} s.`, session);
-      response.headers.set("retry-after", String(wait));
-      return response;
-    }
-    return session;
-  };
-  const contextOf = (session: Session<P>, request: Request): ConsoleContext<P> => ({
-    principal: session.principal,
-    url: new URL(request.url),
-    formFields: () =>
-      html`<input type="hidden" name="csrf" value="${session.csrf}"><input type="hidden" name="form_token" value="${randomToken(24)}">`,
-  });
-  /** A page's or an action's failure as the page it becomes; surprises are logged (without the request's data). */
-  const failure = (error: unknown, session: Session<P>): Response => {
-    if (error instanceof ConsoleForbidden) return message(403, "Not allowed", error.message, session);
-    if (error instanceof ApiError) return message(error.status, "Not possible", error.message, session);
-    options.log.error({ err: error }, "console request failed");
-    return message(500, "Something went wrong", "The request failed; see the service log.", session);
-  };
-
+  const requests = createConsoleRequests(options);
   // Elysia registers a route on the instance itself; the loops below add the service's pages and actions to it.
   const app = new Elysia({ name: `${options.service}-console`, strictPath: true })
     .get("/console/style.css", () => stylesheetResponse(STYLESHEET), HIDE)
@@ -112,65 +67,17 @@ export function consoleRoutes<P>(
     .use(
       signInRoutes({
         ...options,
-        sessionCookie,
-        frame: frame(),
-        start: (principal) => sessions.create(principal),
-        end: (request) => {
-          const session = sessions.touch(readCookie(request.headers.get("cookie"), sessionCookie));
-          if (!session) return true;
-          return readForm(request).then((form) => {
-            if (!sameSecret(form?.get("csrf"), session.csrf)) return false;
-            sessions.end(session.id);
-            return true;
-          });
-        },
+        sessionCookie: requests.sessionCookie,
+        frame: requests.frame(),
+        start: requests.start,
+        end: requests.end,
       }),
     );
   for (const [path, render] of Object.entries(routes.pages)) {
-    app.get(
-      path,
-      async ({ request }) => {
-        const session = guard(request);
-        if (session instanceof Response) return session;
-        const notice = session.notice;
-        session.notice = undefined;
-        try {
-          const page = await render(contextOf(session, request));
-          return htmlResponse(200, layout(frame(session, notice), page.title, page.body));
-        } catch (error) {
-          return failure(error, session);
-        }
-      },
-      HIDE,
-    );
+    app.get(path, ({ request }) => requests.page(request, render), HIDE);
   }
   for (const [path, act] of Object.entries(routes.actions)) {
-    app.post(
-      path,
-      async ({ request }) => {
-        const session = guard(request);
-        if (session instanceof Response) return session;
-        const form = await readForm(request);
-        if (!sameSecret(form?.get("csrf"), session.csrf)) {
-          options.log.warn(
-            { path, token_name: options.nameOf(session.principal) },
-            "console form without a valid CSRF token",
-          );
-          return message(403, "Forbidden", "The form's CSRF token is missing or wrong; reload the page.", session);
-        }
-        const formToken = form?.get("form_token") ?? "";
-        if (!form || !FORM_TOKEN.test(formToken))
-          return message(400, "Bad request", "The form is incomplete.", session);
-        try {
-          const result = await act({ ...contextOf(session, request), form, formToken });
-          session.notice = result.notice;
-          return redirect(result.redirect);
-        } catch (error) {
-          return failure(error, session);
-        }
-      },
-      { ...HIDE, parse: "none" },
-    );
+    app.post(path, ({ request }) => requests.action(request, path, act), { ...HIDE, parse: "none" });
   }
   return app;
 }
