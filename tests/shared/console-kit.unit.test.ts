@@ -87,6 +87,26 @@ describe("console skeleton", () => {
     expect(lines.join("\n")).toContain("console sign-in");
   });
 
+  test("behind a TLS proxy (X-Forwarded-Proto: https) the session cookie is Secure", async () => {
+    const { app } = kit();
+    const page = await app.handle(new Request("http://localhost/console/sign-in"));
+    const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())?.[1] ?? "";
+    const reply = await app.handle(
+      new Request("http://localhost/console/sign-in", {
+        method: "POST",
+        headers: {
+          "content-type": "application/x-www-form-urlencoded",
+          "x-forwarded-proto": "https",
+          cookie: `demo_console_signin=${csrf}`,
+        },
+        body: new URLSearchParams({ csrf, token: TOKEN }).toString(),
+      }),
+    );
+    expect(reply.status).toBe(303);
+    const set = reply.headers.getSetCookie().find((c) => c.startsWith("demo_console_session="));
+    expect(set).toEndWith("; Secure");
+  });
+
   test("every page carries a CSP without unsafe-inline, and no script", async () => {
     const { client } = kit();
     await signIn(client, TOKEN);
