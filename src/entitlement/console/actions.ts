@@ -1,7 +1,6 @@
 // The Entitlement console's actions: grant, revoke, extend, cancel a reservation (through commands.ts, the API's
 // command path) and requeue a FAILED outbox event (the operator command's statement). Each needs the write scope,
 // checks its fields as the API does, and answers with the user's page and a notice saying what happened.
-
 import { field } from "../../shared/console/form.ts";
 import { consoleHref } from "../../shared/console/html.ts";
 import type { Action, ActionContext } from "../../shared/console/kit.ts";
@@ -12,7 +11,7 @@ import { UserId } from "../entitlements/model.ts";
 import { checkExpiresAt, checkField, checkFields } from "../entitlements/validation.ts";
 import { requeueFailedOutboxEvents } from "../ops/queries.ts";
 import { type RouteDeps, unavailableOr } from "../route-deps.ts";
-import { type CommandOutcome, cancel, consoleCaller, extend, grant, revoke } from "./commands.ts";
+import { type CommandOutcome, type ConsoleActor, cancel, consoleCaller, extend, grant, revoke } from "./commands.ts";
 import { requireScope } from "./pages.ts";
 
 const DEFAULT_PURCHASE_ID = "support-console";
@@ -35,10 +34,7 @@ function summary(done: string, outcome: CommandOutcome) {
 
 /** Runs an action on a user's page: its refusals (bad input, a conflict) become the notice on that page. */
 function onUserPage(
-  act: (
-    c: ActionContext<Caller>,
-    actor: { tokenName: string; formToken: string },
-  ) => Promise<{ ok: boolean; text: string }>,
+  act: (context: ActionContext<Caller>, actor: ConsoleActor) => Promise<{ ok: boolean; text: string }>,
 ): Action<Caller> {
   return async (context) => {
     requireScope(context.principal, "write");
