@@ -1,12 +1,15 @@
 // Entitlement's /console through the real app on its own database: it is off unless enabled; people sign in with an
 // API token whose scopes decide what they may do; a grant from the form goes through the API's command path (audit
 // caller console:<name>, idempotent per form); forged CSRF changes nothing; values are rendered as text.
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { type AppDeps, createApp } from "../../src/entitlement/app.ts";
 import { parseTokenEntries, tokenEntryLine } from "../../src/entitlement/auth/tokens.ts";
 import { createLogger } from "../../src/shared/logger.ts";
 import { type ConsoleClient, consoleClient, hiddenField, signIn } from "../support/console-client.ts";
 import { type ApiFixture, countRows, openApi } from "./api.helpers.ts";
+
+// Hooks too (bunfig's timeout does not reach them): cloning the database on a loaded machine can take seconds.
+setDefaultTimeout(60_000);
 
 const TOKENS = { admin: "ent_console-admin-token", reader: "ent_console-reader-token" };
 const auth = {

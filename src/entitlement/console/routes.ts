@@ -1,10 +1,11 @@
 // /console on Entitlement (ENTITLEMENT_CONSOLE_ENABLED): the shared console skeleton with this service's pages and
-// actions. People sign in with an API token, checked by the same function as the API's bearer tokens
-// (auth/guard.ts); the session keeps the caller it stands for, whose scopes decide what the pages offer.
+// actions. People sign in with an API token (static or, with an issuer configured, a JWT), checked by the same
+// function as the API's bearer tokens (auth/guard.ts); the session keeps the caller it stands for, whose scopes decide
+// what the pages offer. A JWT's expiry is not re-checked during the session: the idle timeout bounds it.
 import type { ConsoleSettings } from "../../shared/console/config.ts";
 import { consoleRoutes } from "../../shared/console/kit.ts";
 import type { RateLimiter } from "../../shared/http/rate-limit.ts";
-import { type AuthSettings, authenticate, type Caller } from "../auth/guard.ts";
+import { type AuthSettings, bearerToken, type Caller, verifyToken } from "../auth/guard.ts";
 import type { RouteDeps } from "../route-deps.ts";
 import { entitlementActions } from "./actions.ts";
 import { entitlementPages } from "./pages.ts";
@@ -25,12 +26,14 @@ export function entitlementConsole(
       idleMs: options.settings.idleMs,
       alwaysSecure: options.settings.alwaysSecure,
       now: options.now,
-      signIn: (token) => {
-        try {
-          return authenticate(options.auth, "authenticated", `Bearer ${token}`);
-        } catch {
-          return undefined;
-        }
+      signIn: async (token) => {
+        // The API's own check: the same length and shape rules as a bearer header, then a static token or a JWT.
+        const checked = bearerToken(`Bearer ${token}`);
+        if (checked === undefined) return undefined;
+        const verdict = await verifyToken(options.auth, checked);
+        if (!("refused" in verdict)) return verdict;
+        options.auth.onRefusal?.(verdict);
+        return undefined;
       },
       nameOf: (caller) => caller.name,
       // The API's limiter: a token's console requests and its API calls share one budget.

@@ -27,7 +27,7 @@ export type ConsoleOptions<P> = {
   /** Milliseconds, for the idle timeout (default Date.now). */
   now?: () => number;
   /** The principal a presented token signs in as, or undefined; through the service's own token check. */
-  signIn: (token: string) => P | undefined;
+  signIn: (token: string) => P | undefined | Promise<P | undefined>;
   nameOf: (principal: P) => string;
   /** Seconds to wait when `key` (a token name, or "console sign-in") is over its rate; undefined when allowed. */
   limit: (key: string) => number | undefined;

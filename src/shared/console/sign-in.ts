@@ -17,7 +17,7 @@ type SignInOptions<P> = {
   alwaysSecure: boolean;
   sessionCookie: string;
   frame: Frame;
-  signIn: (token: string) => P | undefined;
+  signIn: (token: string) => P | undefined | Promise<P | undefined>;
   nameOf: (principal: P) => string;
   limit: (key: string) => number | undefined;
   log: Logger;
@@ -57,7 +57,7 @@ ${problem ? html`<p class="notice error" data-testid="notice">${problem}</p>` : 
         const wait = options.limit(SIGN_IN_KEY);
         if (wait !== undefined) return signInPage(request, 429, `Too many sign-in attempts; retry in ${wait} s.`);
         const token = form?.get("token") ?? "";
-        const principal = token === "" ? undefined : options.signIn(token);
+        const principal = token === "" ? undefined : await options.signIn(token);
         if (principal === undefined) {
           options.log.warn({ service: options.service }, "console sign-in refused");
           return signInPage(request, 401, "That token is not accepted here.");
