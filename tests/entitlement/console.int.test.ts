@@ -3,6 +3,8 @@
 // caller console:<name>, idempotent per form); forged CSRF changes nothing; values are rendered as text.
 import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { type AppDeps, createApp } from "../../src/entitlement/app.ts";
+import type { Caller } from "../../src/entitlement/auth/guard.ts";
+import type { Refusal } from "../../src/entitlement/auth/refusal.ts";
 import { parseTokenEntries, tokenEntryLine } from "../../src/entitlement/auth/tokens.ts";
 import { createLogger } from "../../src/shared/logger.ts";
 import { type ConsoleClient, consoleClient, hiddenField, signIn } from "../support/console-client.ts";
@@ -225,6 +227,22 @@ describe("entitlement console", () => {
     const statuses = [];
     for (let i = 0; i < 4; i++) statuses.push((await signIn(guesser, "ent_guess")).status);
     expect(statuses, "the sign-in attempts share one bucket (the first took one token)").toEqual([401, 401, 429, 429]);
+  });
+
+  test("a JWT access token signs in through the API's JWT check, as the caller it stands for", async () => {
+    const jwtApp = build({
+      auth: {
+        ...auth,
+        jwt: async (token): Promise<Caller | Refusal> =>
+          token === "eyJ.good.sig"
+            ? { name: "jwt:alice", scopes: new Set(["read"] as const) }
+            : { refused: "malformed" },
+      },
+    });
+    const client = consoleClient((r) => jwtApp.handle(r));
+    expect((await signIn(client, "eyJ.forged.sig")).status).toBe(401);
+    expect((await signIn(client, "eyJ.good.sig")).status).toBe(303);
+    expect((await client.get("/console/users")).text).toContain("jwt:alice");
   });
 
   test("the token is never logged, and never in a URL the console makes", async () => {
