@@ -8,6 +8,7 @@ import m007 from "../../db/entitlement/007_entitlement_list_keyset_idx.sql" with
 import m008 from "../../db/entitlement/008_runtime_role.sql" with { type: "text" };
 import m009 from "../../db/entitlement/009_entitlement_command.sql" with { type: "text" };
 import m010 from "../../db/entitlement/010_outbox_analyze.sql" with { type: "text" };
+import m011 from "../../db/entitlement/011_history_partitions.sql" with { type: "text" };
 import { migrationList } from "../shared/migrate.ts";
 
 export const SCHEMA = "entitlement";
@@ -23,4 +24,5 @@ export const migrations = migrationList({
   "008_runtime_role.sql": m008,
   "009_entitlement_command.sql": m009,
   "010_outbox_analyze.sql": m010,
+  "011_history_partitions.sql": m011,
 });

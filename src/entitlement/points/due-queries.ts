@@ -90,8 +90,10 @@ export type Execution = {
 
 /**
  * Executes a claimed reservation in one statement, hence one transaction: the reservation DONE (guarded by locked_by
- * and PROCESSING; when the guard fails nothing else happens), the ledger row (`on conflict do nothing` on the
- * reservation: the seed's last line of defence), and only when that row is new the balance, the audit row and the
+ * and PROCESSING; when the guard fails nothing else happens), the ledger row unless the reservation already has one
+ * (the last line of defence against a double grant: the ledger is partitioned by month, so no unique index spans it;
+ * two executions of one reservation are serialized by the reservation's row lock, and the later one finds it DONE),
+ * and only when that row is new the balance, the audit row and the
  * PointsGranted outbox event. `finalized` 0: the lease was lost; `granted` 0: the reservation had been granted before.
  */
 export async function executeReservation(
@@ -111,7 +113,7 @@ export async function executeReservation(
     ), ledger as (
       insert into point_transactions (transaction_id, reservation_id, user_id, point_amount, reason, created_at)
       select ${e.transactionId}, reservation_id, user_id, point_amount, reason, ${e.now} from done
-      on conflict (reservation_id) do nothing
+      where not exists (select from point_transactions t where t.reservation_id = done.reservation_id)
       returning transaction_id, reservation_id, user_id, point_amount
     ), balance as (
       insert into point_balances as b (user_id, balance, updated_at)
