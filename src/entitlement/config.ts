@@ -90,6 +90,23 @@ export const EntitlementEnv = Type.Object({
     description: "Delete expired idempotency keys, old PUBLISHED events and old finished point reservations.",
   }),
   ENTITLEMENT_RETENTION_CLEANUP_INTERVAL: Duration("1h", { minimum: 1, description: "How often retention runs." }),
+  ENTITLEMENT_AUDIT_RETENTION: Duration("0", {
+    description:
+      "Months of the audit log (entitlement_audit) wholly older than this are detached and dropped by partition " +
+      "maintenance, whatever ENTITLEMENT_RETENTION_ENABLED says; 0 keeps the audit forever. To archive a month " +
+      "first, detach and dump it (`entitlement partitions`, docs/operations.md).",
+  }),
+  ENTITLEMENT_PARTITION_MAINTENANCE_INTERVAL: Duration("1h", {
+    minimum: 1,
+    description:
+      "How often the month partitions of the history tables are created ahead, their default partitions counted " +
+      "and the audit retention applied (also at start).",
+  }),
+  ENTITLEMENT_PARTITION_MONTHS_AHEAD: Int(3, {
+    minimum: 1,
+    maximum: 24,
+    description: "Month partitions kept ready beyond the current month, so no insert falls into the default one.",
+  }),
   ENTITLEMENT_AUTH_TOKENS: Optional({
     description:
       "Bearer tokens as name:sha256hex:scopes entries, comma-separated; scopes read, write or read+write. " +
@@ -193,6 +210,11 @@ export function loadEntitlementConfig(
       enabled: e.ENTITLEMENT_RETENTION_ENABLED,
       cleanupIntervalMs: e.ENTITLEMENT_RETENTION_CLEANUP_INTERVAL,
       publishedTtlMs: e.ENTITLEMENT_OUTBOX_PUBLISHED_TTL,
+    },
+    partitions: {
+      intervalMs: e.ENTITLEMENT_PARTITION_MAINTENANCE_INTERVAL,
+      monthsAhead: e.ENTITLEMENT_PARTITION_MONTHS_AHEAD,
+      auditRetentionMs: e.ENTITLEMENT_AUDIT_RETENTION,
     },
     auth: {
       disabled: e.ENTITLEMENT_AUTH_DISABLED,

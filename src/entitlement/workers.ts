@@ -6,6 +6,8 @@ import type { NatsLink } from "../shared/nats.ts";
 import type { Clock, Worker } from "../shared/runtime.ts";
 import type { EntitlementConfig } from "./config.ts";
 import { createOutboxWorker } from "./outbox/worker.ts";
+import { createPartitionMetrics } from "./partitions/metrics.ts";
+import { createPartitionWorker } from "./partitions/worker.ts";
 import { createPointsRetentionWorker } from "./points/retention.ts";
 import { createRetentionWorker } from "./retention/worker.ts";
 import { createSchedulerWorker } from "./scheduler/worker.ts";
@@ -59,6 +61,13 @@ export function createWorkers(deps: WorkerDeps): Worker[] {
           }),
         ]
       : []),
+    createPartitionWorker({
+      sql,
+      log,
+      now,
+      metrics: createPartitionMetrics(deps.registry),
+      settings: config.partitions,
+    }),
     ...(config.retention.enabled
       ? [
           createRetentionWorker({ sql, log, now, settings: config.retention }),

@@ -3,12 +3,14 @@ import type { Command } from "../../shared/cli.ts";
 import { healthcheckCommand } from "../../shared/healthcheck.ts";
 import { loadEntitlementConfig } from "../config.ts";
 import { outboxCommand } from "./outbox.ts";
+import { partitionsCommand } from "./partitions.ts";
 import { pointsCommand } from "./points.ts";
 
 export function entitlementOpsCommands(env: Record<string, string | undefined> = process.env): Command[] {
   return [
     outboxCommand(env),
     pointsCommand(env),
+    partitionsCommand(env),
     healthcheckCommand("entitlement", () => loadEntitlementConfig(env, { requireAuth: false }).http.port),
   ];
 }
