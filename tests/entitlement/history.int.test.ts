@@ -116,13 +116,38 @@ describe("history", () => {
     }
   });
 
-  test("the page query walks the history index", async () => {
-    const plan = await f.sql.unsafe(`explain select 1 from entitlement_audit a
-      where a.user_id = 'x' and a.stock_keeping_unit = 'y'
-        and (coalesce(a.version, -1), a.occurred_at, a.audit_id) < (-1, now(), gen_random_uuid())
-      order by coalesce(a.version, -1) desc, a.occurred_at desc, a.audit_id desc limit 10`);
-    const text = plan.map((row) => Object.values(row).join("")).join("\n");
-    expect(text, "an index scan, no sort").toContain("entitlement_audit_history_idx");
-    expect(text).not.toContain("Sort");
+  test("the page query walks the history index of every month: merged in order on the first page", async () => {
+    // An item with 30 changes in each month partition among 3,000 changes of other items, analyzed, as a
+    // deployment has it.
+    await f.sql`
+      insert into entitlement_audit (audit_id, occurred_at, user_id, stock_keeping_unit, action, version)
+      select gen_random_uuid(), coalesce(p.from_at, '2000-01-01') + i * interval '1 minute',
+             case when i % 100 = 0 then 'x' else 'other-' || (i % 97) end, 'y', 'GRANT', i
+      from history_partitions() p, generate_series(1, 3000) as i
+      where p.parent = 'entitlement_audit' and not p.is_default`;
+    await f.sql`analyze entitlement_audit`;
+    const explain = async (cursor: string) => {
+      const plan = await f.sql.unsafe(`explain select 1 from entitlement_audit a
+        where a.user_id = 'x' and a.stock_keeping_unit = 'y' ${cursor}
+        order by coalesce(a.version, -1) desc, a.occurred_at desc, a.audit_id desc limit 10`);
+      return plan.map((row) => Object.values(row).join("")).join("\n");
+    };
+    const months = await f.sql<{ partition: string }[]>`
+      select partition from history_partitions() where parent = 'entitlement_audit' and not is_default`;
+    const first = await explain("");
+    const next = await explain(
+      "and (coalesce(a.version, -1), a.occurred_at, a.audit_id) < (-1, now(), gen_random_uuid())",
+    );
+    for (const text of [first, next]) {
+      expect(text, "the old rows through the history index").toContain("entitlement_audit_history_idx");
+      for (const { partition } of months) {
+        expect(text, `${partition} through its copy of the history index`).toMatch(
+          new RegExp(`Index Scan using \\S+ on ${partition} `),
+        );
+      }
+    }
+    expect(first, "the first page merges the months in index order: no sort").toContain("Merge Append");
+    expect(first, "(a Sort node, not the Merge Append's sort key)").not.toMatch(/Sort {2}\(cost/);
+    await f.sql`delete from entitlement_audit where user_id = 'x' or user_id like 'other-%'`;
   });
 });
