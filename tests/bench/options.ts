@@ -25,8 +25,11 @@ export type BenchOptions = {
   pipelineBacklog: number;
   /** Longest wait for the pipeline to go quiet between phases, in seconds. */
   settleTimeout: number;
-  /** `points`: only the points phases (points-phase.ts); undefined: every phase. */
-  only: "points" | undefined;
+  /** Rows per table of each deployment size of the growth phase (growth.ts), and timed reads per query. */
+  growthSizes: number[];
+  growthSamples: number;
+  /** `points` or `growth`: only those phases (points-phase.ts, growth.ts); undefined: every phase. */
+  only: "points" | "growth" | undefined;
   /** Where the JSON goes (default .data/bench/<timestamp>.json). */
   out: string | undefined;
   keep: boolean;
@@ -36,7 +39,8 @@ export type BenchOptions = {
 
 export const USAGE = `usage: bun run bench [--quick] [--duration S] [--connections 16,64] [--rate N] [--rate-duration S]
                      [--events N] [--publish-window N] [--reservations N] [--due-rate N] [--due-duration S]
-                     [--expiries N] [--pipeline-backlog N] [--settle-timeout S] [--only points] [--out FILE] [--keep]
+                     [--expiries N] [--pipeline-backlog N] [--settle-timeout S] [--growth-sizes N,N] [--growth-samples N]
+                     [--only points|growth] [--out FILE] [--keep]
                      [--use-database-url]`;
 
 function positive(name: string, text: string | undefined, fallback: number): number {
@@ -63,6 +67,8 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
       expiries: { type: "string" },
       "pipeline-backlog": { type: "string" },
       "settle-timeout": { type: "string" },
+      "growth-sizes": { type: "string" },
+      "growth-samples": { type: "string" },
       only: { type: "string" },
       out: { type: "string" },
       keep: { type: "boolean", default: false },
@@ -70,8 +76,12 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     },
   });
   const quick = values.quick ?? false;
-  if (values.only !== undefined && values.only !== "points")
-    throw new Error(`--only takes one phase group: points, got '${values.only}'\n${USAGE}`);
+  const only = values.only;
+  if (only !== undefined && only !== "points" && only !== "growth")
+    throw new Error(`--only takes one phase group: points or growth, got '${only}'\n${USAGE}`);
+  const growthSizes = (values["growth-sizes"] ?? (quick ? "2000,20000" : "100000,1000000"))
+    .split(",")
+    .map((n) => Math.round(positive("growth-sizes", n, 0)));
   const connections = (values.connections ?? "16,64").split(",").map((c) => positive("connections", c, 0));
   return {
     quick,
@@ -87,7 +97,9 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     expiries: Math.round(positive("expiries", values.expiries, quick ? 500 : 2_000)),
     pipelineBacklog: Math.round(positive("pipeline-backlog", values["pipeline-backlog"], quick ? 1_000 : 20_000)),
     settleTimeout: positive("settle-timeout", values["settle-timeout"], quick ? 20 : 120),
-    only: values.only,
+    growthSizes,
+    growthSamples: Math.round(positive("growth-samples", values["growth-samples"], quick ? 50 : 2_000)),
+    only,
     out: values.out,
     keep: values.keep ?? false,
     useDatabaseUrl: values["use-database-url"] ?? false,

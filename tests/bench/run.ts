@@ -10,6 +10,7 @@ import { type CpuReport, measureCpu } from "./cpu.ts";
 import { measureEndToEnd } from "./e2e.ts";
 import { measureExpiryLateness } from "./expiry.ts";
 import { runGrantLoad, type ThroughputResult } from "./grants.ts";
+import { measureGrowth } from "./growth.ts";
 import { fillBacklog, measureIngest } from "./ingest.ts";
 import { jwtAuthSupported, measureJwtAuth, startBenchIdp } from "./jwt-auth.ts";
 import { PLAYERS, publishMatches } from "./matches.ts";
@@ -431,6 +432,9 @@ async function runPhases(options: BenchOptions, target: BenchPostgres): Promise<
     });
     results.pipeline = pipelineRows(pipeline).json;
     figures.push(...pipelineRows(pipeline).figures);
+    const growth = await measureGrowth({ adminUrl, tag, options: growthOptions(options), progress });
+    results.growth = growth.sizes;
+    figures.push(...growth.figures);
     add("binary size: entitlement", stack.fileSize(bin.entitlement) / 1024 ** 2, "MiB");
     add("binary size: notification", stack.fileSize(bin.notification) / 1024 ** 2, "MiB");
   } finally {
@@ -499,8 +503,35 @@ async function mainPoints(options: BenchOptions): Promise<void> {
   }
 }
 
+const growthOptions = (o: BenchOptions) => ({ sizes: o.growthSizes, samples: o.growthSamples, explain: true });
+
+/** `--only growth`: the growth phase alone (growth.ts) on the bench's PostgreSQL; the same table and JSON. */
+async function mainGrowth(options: BenchOptions): Promise<void> {
+  const tag = Date.now().toString(36);
+  mkdirSync(join(stack.root, ".data/bench"), { recursive: true });
+  const target = await openBenchPostgres({
+    useDatabaseUrl: options.useDatabaseUrl,
+    databaseUrl: givenDatabaseUrl,
+    connections: options.connections,
+  });
+  try {
+    progress(describeBenchPostgres(target));
+    const growth = await measureGrowth({ adminUrl: target.adminUrl, tag, options: growthOptions(options), progress });
+    const admin = postgres(target.adminUrl, { max: 1, onnotice: () => {} });
+    const settings = await serverSettings(admin);
+    await admin.end();
+    const results = { growth: growth.sizes, machine: machine({ postgres: settings.server_version ?? "?", nats: "-" }) };
+    console.log(`\n${renderTable(growth.figures)}\n`);
+    const out = saveReport({ tag, options, figures: growth.figures, results, argv: process.argv.slice(2) });
+    progress(`done in ${((performance.now() - began) / 1000).toFixed(0)}s; JSON: ${relative(process.cwd(), out)}`);
+  } finally {
+    target.dispose(options.keep);
+  }
+}
+
 const options = parseBenchOptions(Bun.argv.slice(2));
-(options.only === "points" ? mainPoints(options) : main(options)).then(
+const mains = { points: mainPoints, growth: mainGrowth };
+(options.only ? mains[options.only](options) : main(options)).then(
   () => process.exit(0),
   (error: unknown) => {
     console.error(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);

@@ -1,0 +1,183 @@
+// The growth phase: the reads a caller makes and one retention run, on a small and a large deployment (growth-data.ts),
+// so that their cost can be compared as the history grows. Reads: p50/p99 of the service's own query functions for
+// the history of one item, a user's entitlement list, a user's points ledger and the debug inbox, each on one
+// connection, one at a time, over random users. Retention: one run of each table's bounded delete loop, in ms per
+// 1,000 deleted rows. Each size gets its own database on the bench's PostgreSQL, dropped afterwards.
+import postgres from "postgres";
+import { listEntitlementsOfUser } from "../../src/entitlement/entitlements/queries.ts";
+import { listAuditOfEntitlement } from "../../src/entitlement/history/queries.ts";
+import { migrations as entitlementMigrations } from "../../src/entitlement/migrations.ts";
+import { listTransactions } from "../../src/entitlement/points/ledger-queries.ts";
+import { deleteExpiredIdempotencyKeys, deletePublishedOutboxEvents } from "../../src/entitlement/retention/queries.ts";
+import { findInbox } from "../../src/notification/inbox/queries.ts";
+import { migrations as notificationMigrations } from "../../src/notification/migrations.ts";
+import { deleteFinishedNotifications, deleteProcessedEvents } from "../../src/notification/retention/queries.ts";
+import { migrate } from "../../src/shared/migrate.ts";
+import { untilShortBatch } from "../../src/shared/periodic.ts";
+import { populate, type Shape, shapeOf } from "./growth-data.ts";
+import type { Figure } from "./report.ts";
+import { createDatabase, dropDatabase } from "./stack.ts";
+
+export type GrowthOptions = { sizes: number[]; samples: number; explain: boolean };
+type Read = "history" | "list" | "ledger" | "inbox";
+export type GrowthSize = {
+  rows: number;
+  populateSeconds: number;
+  reads: Record<Read, { p50Ms: number; p99Ms: number }>;
+  retention: Record<string, { deleted: number; ms: number; msPer1000: number }>;
+  explain?: Record<Read, string>;
+};
+
+const DAY_MS = 86_400_000;
+const pick = (users: number) => `user-${Math.floor(Math.random() * users)}`;
+const quantile = (sorted: number[], q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+
+/** Each read as the service runs it (schema entitlement or notification on the search path of `db`). */
+function reads(e: postgres.Sql, n: postgres.Sql, shape: Shape): Record<Read, () => Promise<unknown>> {
+  return {
+    history: () =>
+      listAuditOfEntitlement(e, {
+        userId: pick(shape.auditUsers),
+        sku: `sku-${Math.floor(Math.random() * 5)}`,
+        limit: 50,
+      }),
+    list: () => listEntitlementsOfUser(e, { userId: pick(shape.listUsers), limit: 51 }),
+    ledger: () => listTransactions(e, { userId: pick(shape.ledgerUsers), limit: 51 }),
+    inbox: () => findInbox(n, { userId: pick(shape.inboxUsers), limit: 50 }),
+  };
+}
+
+/** The EXPLAIN (ANALYZE, BUFFERS) of each read for one user, in the text docs/benchmarks.md shows. */
+async function explainReads(e: postgres.Sql, n: postgres.Sql): Promise<Record<Read, string>> {
+  const plan = async (db: postgres.Sql, text: string) =>
+    (await db.unsafe(`explain (analyze, buffers, costs off, timing off, summary off) ${text}`))
+      .map((r) => Object.values(r).join(""))
+      .join("\n");
+  return {
+    history: await plan(
+      e,
+      `select a.audit_id, a.action, a.version, a.occurred_at from entitlement_audit a
+      where a.user_id = 'user-7' and a.stock_keeping_unit = 'sku-1'
+      order by coalesce(a.version, -1) desc, a.occurred_at desc, a.audit_id desc limit 50`,
+    ),
+    list: await plan(
+      e,
+      `select user_id, stock_keeping_unit, status, updated_at from entitlements
+      where user_id = 'user-7' order by updated_at desc, stock_keeping_unit limit 51`,
+    ),
+    ledger: await plan(
+      e,
+      `select transaction_id, point_amount, created_at from point_transactions
+      where user_id = 'user-7' order by created_at desc, transaction_id desc limit 51`,
+    ),
+    inbox: await plan(
+      n,
+      `select notification_id, type, status, created_at from notifications
+      where user_id = 'user-7' order by created_at desc, notification_id desc limit 50`,
+    ),
+  };
+}
+
+async function measureReads(e: postgres.Sql, n: postgres.Sql, shape: Shape, samples: number) {
+  const result = {} as GrowthSize["reads"];
+  for (const [name, run] of Object.entries(reads(e, n, shape)) as [Read, () => Promise<unknown>][]) {
+    for (let i = 0; i < Math.min(50, samples); i++) await run(); // warm the cache and the prepared statement
+    const times: number[] = [];
+    for (let i = 0; i < samples; i++) {
+      const t = performance.now();
+      await run();
+      times.push(performance.now() - t);
+    }
+    times.sort((a, b) => a - b);
+    result[name] = { p50Ms: quantile(times, 0.5), p99Ms: quantile(times, 0.99) };
+  }
+  return result;
+}
+
+/** One retention run per table, with the services' default thresholds and batch size. */
+async function measureRetention(e: postgres.Sql, n: postgres.Sql): Promise<GrowthSize["retention"]> {
+  const now = new Date();
+  const limit = 1000;
+  const runs: Record<string, (l: number) => Promise<number>> = {
+    idempotency_keys: (l) => deleteExpiredIdempotencyKeys(e, { now, limit: l }),
+    outbox_events: (l) => deletePublishedOutboxEvents(e, { threshold: new Date(now.getTime() - DAY_MS), limit: l }),
+    notifications: (l) =>
+      deleteFinishedNotifications(n, { threshold: new Date(now.getTime() - 30 * DAY_MS), limit: l }),
+    processed_events: (l) => deleteProcessedEvents(n, { threshold: new Date(now.getTime() - 30 * DAY_MS), limit: l }),
+  };
+  const result: GrowthSize["retention"] = {};
+  for (const [table, step] of Object.entries(runs)) {
+    const t = performance.now();
+    const deleted = await untilShortBatch(step, limit);
+    const ms = performance.now() - t;
+    result[table] = { deleted, ms, msPer1000: deleted > 0 ? (ms / deleted) * 1000 : 0 };
+  }
+  return result;
+}
+
+export async function measureGrowth(args: {
+  adminUrl: string;
+  tag: string;
+  options: GrowthOptions;
+  progress: (line: string) => void;
+}): Promise<{ sizes: GrowthSize[]; figures: Figure[] }> {
+  const sizes: GrowthSize[] = [];
+  for (const rows of args.options.sizes) {
+    const name = `bench_growth_${args.tag}_${rows}`;
+    const url = await createDatabase(args.adminUrl, name);
+    const admin = postgres(url, { max: 1, onnotice: () => {} });
+    const e = postgres(url, { max: 1, onnotice: () => {}, connection: { search_path: "entitlement" } });
+    const n = postgres(url, { max: 1, onnotice: () => {}, connection: { search_path: "notification" } });
+    try {
+      await migrate(admin, "entitlement", entitlementMigrations);
+      await migrate(admin, "notification", notificationMigrations);
+      args.progress(`growth: populating ${rows} rows per table`);
+      const t = performance.now();
+      const shape = shapeOf(rows);
+      await populate(admin, shape, args.progress);
+      const populateSeconds = (performance.now() - t) / 1000;
+      args.progress(`growth: ${rows} rows: reads (${args.options.samples} each), then one retention run`);
+      const measured = await measureReads(e, n, shape, args.options.samples);
+      const explain = args.options.explain ? await explainReads(e, n) : undefined;
+      const retention = await measureRetention(e, n);
+      sizes.push({ rows, populateSeconds, reads: measured, retention, ...(explain ? { explain } : {}) });
+    } finally {
+      await Promise.all([admin.end(), e.end(), n.end()]);
+      await dropDatabase(args.adminUrl, name);
+    }
+  }
+  return { sizes, figures: growthFigures(sizes) };
+}
+
+function growthFigures(sizes: GrowthSize[]): Figure[] {
+  const figures: Figure[] = [];
+  for (const s of sizes) {
+    for (const [read, r] of Object.entries(s.reads)) {
+      figures.push({
+        name: `growth ${read} p99 at ${s.rows} rows (p50 ${r.p50Ms.toFixed(2)} ms)`,
+        value: r.p99Ms,
+        unit: "ms",
+      });
+    }
+    for (const [table, r] of Object.entries(s.retention)) {
+      figures.push({
+        name: `growth retention ${table} at ${s.rows} rows (${r.deleted} deleted in ${r.ms.toFixed(0)} ms)`,
+        value: r.msPer1000,
+        unit: "ms/1000 rows",
+      });
+    }
+  }
+  const [small, large] = [sizes[0], sizes.at(-1)];
+  if (small && large && large !== small) {
+    for (const read of Object.keys(large.reads) as Read[]) {
+      figures.push({
+        name: `growth ${read} p99 ${large.rows} ÷ ${small.rows} rows`,
+        value: large.reads[read].p99Ms / small.reads[read].p99Ms,
+        unit: "",
+        target: { op: "<=", value: 2 },
+      });
+    }
+  }
+  return figures;
+}
