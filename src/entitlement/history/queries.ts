@@ -16,7 +16,9 @@ export type AuditRow = {
 /**
  * Up to `limit` changes of one entitlement, newest first, after the change `afterAuditId` (exclusive) when given.
  * The order is the index's: version (null = oldest), then time, then id. The cursor row's key is read in a subquery,
- * so the cursor needs no timestamp precision and audit rows, never deleted, always resolve.
+ * so the cursor needs no timestamp precision. The audit is partitioned by month: each month is walked through its own
+ * copy of the index and the months are merged in order; a cursor into a month that ENTITLEMENT_AUDIT_RETENTION has
+ * dropped resolves to nothing, and the page is empty.
  */
 export async function listAuditOfEntitlement(
   db: Db,
