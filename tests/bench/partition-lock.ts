@@ -1,10 +1,13 @@
 // How long the migration that partitions the history keeps an existing deployment's writers waiting: a scratch
 // database migrated up to the migration before it, N audit rows (and N/10 ledger and point-audit rows) written with
 // generate_series, then the migration applied while another session inserts an audit row every 20 ms. The longest
-// insert is the time the writers were locked out; the migration's own duration is printed beside it.
+// insert is the time the writers were locked out; the migration's own duration is printed beside it. Then the p99
+// of the history of one item on the converted table (all N rows in the partition of the rows from before), and its
+// EXPLAIN.
 //   bun run tests/bench/partition-lock.ts [--rows 10000000]   (DATABASE_URL's server; the database is dropped after)
 import { parseArgs } from "node:util";
 import postgres from "postgres";
+import { listAuditOfEntitlement } from "../../src/entitlement/history/queries.ts";
 import { migrations } from "../../src/entitlement/migrations.ts";
 import { migrate } from "../../src/shared/migrate.ts";
 
@@ -67,10 +70,35 @@ function probeWriters(sql: postgres.Sql): { stop: () => Promise<number[]> } {
   };
 }
 
+/** p50 and p99 of the history of a random item (10 changes each), after a warm-up; and the plan of one. */
+async function measureHistory(sql: postgres.Sql, n: number): Promise<void> {
+  const users = Math.min(n, 1_000_000);
+  const once = () => {
+    const u = Math.floor(Math.random() * users);
+    return listAuditOfEntitlement(sql, { userId: `user-${u}`, sku: `sku-${u % 50}`, limit: 50 });
+  };
+  for (let i = 0; i < 200; i++) await once();
+  const times: number[] = [];
+  for (let i = 0; i < 2000; i++) {
+    const t = performance.now();
+    await once();
+    times.push(performance.now() - t);
+  }
+  times.sort((a, b) => a - b);
+  const q = (p: number) => (times[Math.floor(p * times.length)] ?? 0).toFixed(2);
+  console.log(`history of one item after the migration: p50 ${q(0.5)} ms, p99 ${q(0.99)} ms (2000 reads)`);
+  const plan = await sql.unsafe(`explain (analyze, buffers, costs off, timing off, summary off)
+    select a.audit_id, a.action, a.version, a.occurred_at from entitlement.entitlement_audit a
+    where a.user_id = 'user-7' and a.stock_keeping_unit = 'sku-7'
+    order by coalesce(a.version, -1) desc, a.occurred_at desc, a.audit_id desc limit 50`);
+  console.log(plan.map((r) => Object.values(r).join("")).join("\n"));
+}
+
 const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
 await admin.unsafe(`create database "${database}"`);
 const sql = postgres(url.toString(), { max: 1, onnotice: () => {} });
 const probe = postgres(url.toString(), { max: 1, onnotice: () => {} });
+const history = postgres(url.toString(), { max: 1, onnotice: () => {}, connection: { search_path: "entitlement" } });
 try {
   const before = migrations.findIndex((m) => m.name === PARTITIONING);
   await migrate(sql, "entitlement", migrations.slice(0, before));
@@ -88,6 +116,8 @@ try {
   const migrationSeconds = seconds(t);
   await Bun.sleep(500);
   const latencies = await writers.stop();
+  await sql`analyze entitlement.entitlement_audit`;
+  await measureHistory(history, rows);
   const [count] = await sql<{ n: number }[]>`select count(*)::float8 as n from entitlement.entitlement_audit`;
   const longest = Math.max(...latencies);
   console.log(
@@ -95,7 +125,7 @@ try {
       `(${latencies.length} inserts); rows after: ${count?.n}`,
   );
 } finally {
-  await Promise.all([sql.end(), probe.end()]);
+  await Promise.all([sql.end(), probe.end(), history.end()]);
   await admin.unsafe(`drop database if exists "${database}" with (force)`);
   await admin.end();
 }
