@@ -64,10 +64,11 @@ $$;
 -- Creates the partition of one month (UTC) of a history table unless it exists or an existing partition already
 -- covers that month; returns whether it created it. Rows the default partition holds for that month are moved into
 -- it first, so creating a month never fails because of them. Run by the service's runtime role, which may not create
--- tables itself: SECURITY DEFINER, limited to the tables above, with a fixed search_path. lock_timeout bounds each
+-- tables itself: SECURITY DEFINER, limited to the tables above, with a fixed search_path (pg_temp last, so that a
+-- caller's temporary table cannot stand in for one of these). lock_timeout bounds each
 -- wait, so the maintenance gives up (and retries at its next run) rather than queue in front of the writers.
 create function create_history_partition(p_parent text, p_month date) returns boolean
-language plpgsql security definer set search_path from current as $$
+language plpgsql security definer set search_path = entitlement, pg_temp as $$
 declare
   v_column text := history_partition_column(p_parent);
   v_from timestamptz := date_trunc('month', p_month::timestamp) at time zone 'UTC';
@@ -102,7 +103,7 @@ end $$;
 -- the table's parent. The table stays, under its own name, until someone drops it. The default partition is never
 -- detached: it is what keeps inserts from failing.
 create function detach_history_partition(p_partition text) returns text
-language plpgsql security definer set search_path from current as $$
+language plpgsql security definer set search_path = entitlement, pg_temp as $$
 declare
   v_parent text;
 begin
@@ -117,7 +118,7 @@ end $$;
 
 -- Drops a history partition that has been detached; anything else is refused.
 create function drop_detached_history_partition(p_partition text) returns void
-language plpgsql security definer set search_path from current as $$
+language plpgsql security definer set search_path = entitlement, pg_temp as $$
 begin
   if p_partition !~ '^(entitlement_audit|point_transactions|point_audit)_(before_)?[0-9]{4}_[0-9]{2}$'
      or not exists (select from pg_class c where c.relname = p_partition and c.relkind = 'r'
