@@ -68,14 +68,14 @@ beforeAll(async () => {
     insert into point_audit (audit_id, occurred_at, reservation_id, user_id, action)
     select gen_random_uuid(), now() - (i * interval '1 day'), gen_random_uuid(), 'user-' || (i % 7), 'EXECUTE'
     from generate_series(0, 400) as i`;
-});
+}, 60_000);
 afterAll(async () => {
   await sql?.end();
   await runtime?.end();
   await admin?.unsafe(`drop database if exists "${database}" with (force)`);
   await admin?.unsafe(`drop role if exists "${runtimeRole}"`);
   await admin?.end();
-});
+}, 30_000);
 
 describe("the migration on a populated database", () => {
   test("keeps every row, attaches the old table before the first month, creates three months and a default", async () => {
