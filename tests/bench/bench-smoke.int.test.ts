@@ -66,7 +66,7 @@ const EXPECTED = [
   "growth retention outbox_events",
   "growth retention notifications",
   "growth retention processed_events",
-  "growth history p99 20000 ÷ 2000 rows",
+  "growth history p99 10000 ÷ 1000 rows",
   "binary size: entitlement",
   "binary size: notification",
 ];

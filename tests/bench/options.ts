@@ -79,7 +79,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
   const only = values.only;
   if (only !== undefined && only !== "points" && only !== "growth")
     throw new Error(`--only takes one phase group: points or growth, got '${only}'\n${USAGE}`);
-  const growthSizes = (values["growth-sizes"] ?? (quick ? "2000,20000" : "100000,1000000"))
+  const growthSizes = (values["growth-sizes"] ?? (quick ? "1000,10000" : "100000,1000000"))
     .split(",")
     .map((n) => Math.round(positive("growth-sizes", n, 0)));
   const connections = (values.connections ?? "16,64").split(",").map((c) => positive("connections", c, 0));
@@ -98,7 +98,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     pipelineBacklog: Math.round(positive("pipeline-backlog", values["pipeline-backlog"], quick ? 1_000 : 20_000)),
     settleTimeout: positive("settle-timeout", values["settle-timeout"], quick ? 20 : 120),
     growthSizes,
-    growthSamples: Math.round(positive("growth-samples", values["growth-samples"], quick ? 50 : 2_000)),
+    growthSamples: Math.round(positive("growth-samples", values["growth-samples"], quick ? 30 : 2_000)),
     only,
     out: values.out,
     keep: values.keep ?? false,
