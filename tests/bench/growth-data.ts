@@ -80,37 +80,45 @@ export async function populate(sql: postgres.Sql, shape: Shape, progress: (line:
 }
 
 /** The oldest 1% of each is past its retention threshold (rows i < n/100 are the old ones). */
-async function populateDeleted(sql: postgres.Sql, { n, inboxUsers }: Shape): Promise<void> {
+export const DELETED_TABLES = ["outbox_events", "idempotency_keys", "processed_events", "notifications"] as const;
+export type DeletedTable = (typeof DELETED_TABLES)[number];
+
+export async function populateDeleted(
+  sql: postgres.Sql,
+  { n, inboxUsers }: Shape,
+  tables: readonly DeletedTable[] = DELETED_TABLES,
+): Promise<void> {
   const old = Math.floor(n * OLD_FRACTION);
   // Old rows: 40 days ago and older; the rest within the last day (every retention threshold lies between).
   const age = (i: string) =>
     `now() - case when ${i} < ${old} then interval '40 days' + (${old} - ${i}) * interval '1 second' ` +
     `else (${n} - ${i}) * interval '1 millisecond' end`;
-  await chunked(n, (from, to) =>
-    sql.unsafe(`
-    insert into entitlement.outbox_events
-      (event_id, event_type, aggregate_key, payload, status, attempt_count, created_at, published_at)
-    select gen_random_uuid(), 'EntitlementGranted', 'user-' || i || ':sku', '{"event_id":"x","version":0}',
-           'PUBLISHED', 1, ${age("i")}, ${age("i")}
-    from generate_series(${from}::bigint, ${to}::bigint) as i`),
-  );
-  await chunked(n, (from, to) =>
-    sql.unsafe(`
-    insert into entitlement.idempotency_keys (caller, idem_key, request_hash, response_code, response_body, expires_at)
-    select 'shop', 'key-' || i, md5(i::text), 200, '{"status":"ACTIVE"}', ${age("i")} + interval '1 day'
-    from generate_series(${from}::bigint, ${to}::bigint) as i`),
-  );
-  await chunked(n, (from, to) =>
-    sql.unsafe(`
-    insert into notification.processed_events (event_id, processed_at)
-    select gen_random_uuid(), ${age("i")} from generate_series(${from}::bigint, ${to}::bigint) as i`),
-  );
-  await chunked(n, (from, to) =>
-    sql.unsafe(`
-    insert into notification.notifications
-      (notification_id, event_id, user_id, type, occurred_at, payload_json, status, attempt_count, created_at, sent_at)
-    select gen_random_uuid(), gen_random_uuid(), 'user-' || (i % ${inboxUsers}), 'EntitlementGranted', ${age("i")},
-           '{"sku":"sku-1"}', 'SENT', 1, ${age("i")}, ${age("i")}
-    from generate_series(${from}::bigint, ${to}::bigint) as i`),
-  );
+  const fills: Record<DeletedTable, (from: number, to: number) => Promise<unknown>> = {
+    outbox_events: (from, to) =>
+      sql.unsafe(`
+        insert into entitlement.outbox_events
+          (event_id, event_type, aggregate_key, payload, status, attempt_count, created_at, published_at)
+        select gen_random_uuid(), 'EntitlementGranted', 'user-' || i || ':sku', '{"event_id":"x","version":0}',
+               'PUBLISHED', 1, ${age("i")}, ${age("i")}
+        from generate_series(${from}::bigint, ${to}::bigint) as i`),
+    idempotency_keys: (from, to) =>
+      sql.unsafe(`
+        insert into entitlement.idempotency_keys
+          (caller, idem_key, request_hash, response_code, response_body, expires_at)
+        select 'shop', 'key-' || i, md5(i::text), 200, '{"status":"ACTIVE"}', ${age("i")} + interval '1 day'
+        from generate_series(${from}::bigint, ${to}::bigint) as i`),
+    processed_events: (from, to) =>
+      sql.unsafe(`
+        insert into notification.processed_events (event_id, processed_at)
+        select gen_random_uuid(), ${age("i")} from generate_series(${from}::bigint, ${to}::bigint) as i`),
+    notifications: (from, to) =>
+      sql.unsafe(`
+        insert into notification.notifications
+          (notification_id, event_id, user_id, type, occurred_at, payload_json, status, attempt_count, created_at,
+           sent_at)
+        select gen_random_uuid(), gen_random_uuid(), 'user-' || (i % ${inboxUsers}), 'EntitlementGranted',
+               ${age("i")}, '{"sku":"sku-1"}', 'SENT', 1, ${age("i")}, ${age("i")}
+        from generate_series(${from}::bigint, ${to}::bigint) as i`),
+  };
+  for (const table of tables) await chunked(n, fills[table]);
 }

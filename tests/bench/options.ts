@@ -28,6 +28,8 @@ export type BenchOptions = {
   /** Rows per table of each deployment size of the growth phase (growth.ts), and timed reads per query. */
   growthSizes: number[];
   growthSamples: number;
+  /** `--growth-retention outbox_events,…`: the growth phase fills and cleans only these tables (no reads). */
+  growthRetention: string[] | undefined;
   /** `points` or `growth`: only those phases (points-phase.ts, growth.ts); undefined: every phase. */
   only: "points" | "growth" | undefined;
   /** Where the JSON goes (default .data/bench/<timestamp>.json). */
@@ -39,7 +41,7 @@ export type BenchOptions = {
 
 export const USAGE = `usage: bun run bench [--quick] [--duration S] [--connections 16,64] [--rate N] [--rate-duration S]
                      [--events N] [--publish-window N] [--reservations N] [--due-rate N] [--due-duration S]
-                     [--expiries N] [--pipeline-backlog N] [--settle-timeout S] [--growth-sizes N,N] [--growth-samples N]
+                     [--expiries N] [--pipeline-backlog N] [--settle-timeout S] [--growth-sizes N,N] [--growth-samples N] [--growth-retention T,T]
                      [--only points|growth] [--out FILE] [--keep]
                      [--use-database-url]`;
 
@@ -69,6 +71,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
       "settle-timeout": { type: "string" },
       "growth-sizes": { type: "string" },
       "growth-samples": { type: "string" },
+      "growth-retention": { type: "string" },
       only: { type: "string" },
       out: { type: "string" },
       keep: { type: "boolean", default: false },
@@ -98,6 +101,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     pipelineBacklog: Math.round(positive("pipeline-backlog", values["pipeline-backlog"], quick ? 1_000 : 20_000)),
     settleTimeout: positive("settle-timeout", values["settle-timeout"], quick ? 20 : 120),
     growthSizes,
+    growthRetention: values["growth-retention"]?.split(","),
     growthSamples: Math.round(positive("growth-samples", values["growth-samples"], quick ? 30 : 2_000)),
     only,
     out: values.out,

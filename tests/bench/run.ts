@@ -11,6 +11,7 @@ import { measureEndToEnd } from "./e2e.ts";
 import { measureExpiryLateness } from "./expiry.ts";
 import { runGrantLoad, type ThroughputResult } from "./grants.ts";
 import { measureGrowth } from "./growth.ts";
+import { DELETED_TABLES, type DeletedTable } from "./growth-data.ts";
 import { fillBacklog, measureIngest } from "./ingest.ts";
 import { jwtAuthSupported, measureJwtAuth, startBenchIdp } from "./jwt-auth.ts";
 import { PLAYERS, publishMatches } from "./matches.ts";
@@ -503,7 +504,12 @@ async function mainPoints(options: BenchOptions): Promise<void> {
   }
 }
 
-const growthOptions = (o: BenchOptions) => ({ sizes: o.growthSizes, samples: o.growthSamples, explain: true });
+const growthOptions = (o: BenchOptions) => {
+  const unknown = (o.growthRetention ?? []).filter((t) => !(DELETED_TABLES as readonly string[]).includes(t));
+  if (unknown.length > 0) throw new Error(`--growth-retention takes ${DELETED_TABLES.join(", ")}; not ${unknown}`);
+  const retentionOnly = o.growthRetention as DeletedTable[] | undefined;
+  return { sizes: o.growthSizes, samples: o.growthSamples, explain: true, ...(retentionOnly ? { retentionOnly } : {}) };
+};
 
 /** `--only growth`: the growth phase alone (growth.ts) on the bench's PostgreSQL; the same table and JSON. */
 async function mainGrowth(options: BenchOptions): Promise<void> {
