@@ -186,3 +186,42 @@ describe("audit retention", () => {
     expect(await auditRows(), "the 401 old rows went with their partition").toBe(rowsBefore - 401);
   });
 });
+
+describe("the migration with the bound proved beforehand", () => {
+  const other = uniqueName("test_partitions_proved");
+  let db: Sql;
+  afterAll(async () => {
+    await db?.end();
+    await admin?.unsafe(`drop database if exists "${other}" with (force)`);
+  }, 30_000);
+
+  test("uses the operator's validated <table>_before_partitioning constraint and scans nothing itself", async () => {
+    await admin.unsafe(`create database "${other}"`);
+    const u = new URL(await postgresAdminUrl());
+    u.pathname = `/${other}`;
+    db = createSql({ url: u.toString(), schema: "entitlement", max: 1, applicationName: "test-partitions-proved" });
+    await migrate(db, "entitlement", migrations.slice(0, PARTITIONING));
+    await db`
+      insert into entitlement_audit (audit_id, occurred_at, user_id, stock_keeping_unit, action)
+      select gen_random_uuid(), now() - i * interval '1 day', 'u', 'sku', 'GRANT' from generate_series(0, 99) as i`;
+    // The bound is two months ahead, the first instant of a month: rows keep coming in until the upgrade.
+    await db.unsafe(`alter table entitlement_audit add constraint entitlement_audit_before_partitioning
+      check (occurred_at < '${month(2).toISOString()}') not valid`);
+    await db`alter table entitlement_audit validate constraint entitlement_audit_before_partitioning`;
+    await migrate(db, "entitlement", migrations);
+    const audit = (await listHistoryPartitions(db)).filter((p) => p.parent === "entitlement_audit");
+    expect(audit.map((p) => p.partition)).toEqual([
+      `entitlement_audit_before_${suffix(month(2))}`,
+      `entitlement_audit_${suffix(month(2))}`,
+      `entitlement_audit_${suffix(month(3))}`,
+      `entitlement_audit_${suffix(month(4))}`,
+      "entitlement_audit_default",
+    ]);
+    expect(audit[0]?.to_at, "the old table ends where the operator's bound does").toEqual(month(2));
+    const [range] = await db`
+      select count(*)::int as n from pg_constraint where conname = ${`entitlement_audit_before_${suffix(month(2))}_range`}`;
+    expect(range?.n, "no constraint of its own: nothing was validated inside the migration").toBe(0);
+    const [rows] = await db`select count(*)::int as n from entitlement_audit`;
+    expect(rows?.n).toBe(100);
+  });
+});
