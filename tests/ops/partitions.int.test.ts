@@ -19,11 +19,11 @@ let sql: Sql;
 beforeAll(async () => {
   db = await createTestDatabase("ops_partitions");
   sql = createSql({ url: db.url, schema: "entitlement", max: 2, applicationName: "ops-test" });
-});
+}, 60_000); // the first test file after a migration changed builds the template database
 afterAll(async () => {
   await sql?.end();
   await db?.drop();
-});
+}, 30_000);
 
 function capture() {
   const lines: string[] = [];
