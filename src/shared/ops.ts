@@ -5,13 +5,19 @@ import { createSql, type Sql } from "./db.ts";
 
 export type Out = (line: string) => void;
 
+/**
+ * C0, DEL and C1 controls, the line and paragraph separators, and the invisible format characters that reorder or
+ * hide text: the bidi marks, embeddings, overrides and isolates (U+061C, U+200E–U+200F, U+202A–U+202E, U+2066–U+2069),
+ * the zero-width ones (U+200B–U+200D, U+2060–U+2064, U+FEFF) and the interlinear annotations (U+FFF9–U+FFFB). A user
+ * id holding U+202E would otherwise print the rest of its line reversed.
+ */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is this expression's purpose
-const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/g;
 
 /**
  * A line as it may reach an operator's terminal: what the commands print comes partly from stored data (ids, error
- * texts), and an ESC or a newline there could rewrite the screen or forge lines. Every C0/C1 control character and
- * line separator is shown as `\xNN` / `\uNNNN` instead (CONTRACT §7); a missing value is `none`.
+ * texts), and an ESC or a newline there could rewrite the screen or forge lines, a bidi override reverse them. Every
+ * UNPRINTABLE character is shown as `\xNN` / `\uNNNN` instead (CONTRACT §7); a missing value is `none`.
  */
 export function printable(line: string | null | undefined): string {
   if (line === null || line === undefined) return "none";

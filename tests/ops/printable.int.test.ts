@@ -18,9 +18,9 @@ afterAll(async () => {
   await db.drop();
 });
 
-const HOSTILE = "u\u001b[2J\u001b]0;pwned\u0007\r\nFORGED LINE\u009b31m\u2028x";
+const HOSTILE = "u\u001b[2J\u001b]0;pwned\u0007\r\nFORGED LINE\u009b31m\u2028x\u202eesrever\u2066\u200b";
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is what the test checks
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069]/;
 
 /** Everything the command printed, one console call per element. */
 async function printed(run: () => Promise<number>): Promise<{ code: number; lines: string[]; text: string }> {
@@ -39,6 +39,16 @@ async function printed(run: () => Promise<number>): Promise<{ code: number; line
 test("printable shows control characters and line separators as escapes", () => {
   expect(printable("a\u001b[31mb\nc\u0085d\u2028e\u007f")).toBe("a\\x1b[31mb\\x0ac\\x85d\\u2028e\\x7f");
   expect(printable("plain ü € 😀")).toBe("plain ü € 😀");
+});
+
+test("printable shows the bidi and zero-width format characters as escapes", () => {
+  const hidden = [0x061c, 0x200b, 0x200c, 0x200d, 0x200e, 0x200f, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2060];
+  hidden.push(0x2066, 0x2067, 0x2068, 0x2069, 0xfeff);
+  for (const code of hidden) {
+    const escaped = `\\u${code.toString(16).padStart(4, "0")}`;
+    expect(printable(`a${String.fromCharCode(code)}b`), `U+${code.toString(16)} is escaped`).toBe(`a${escaped}b`);
+  }
+  expect(printable("user\u202Eevil")).toBe("user\\u202eevil");
 });
 
 test("outbox requeue prints a stored id with escapes, never raw", async () => {
