@@ -18,7 +18,7 @@ export const ERRORS = {
   500: errorSchema("INTERNAL_ERROR: a fault of the service; nothing was committed"),
   503: errorSchema(
     "NOT_READY: the database is unavailable, the service is saturated, or a JWT issuer's keys were never fetched; " +
-      "retry later",
+      "retry after `Retry-After` seconds",
   ),
 };
 

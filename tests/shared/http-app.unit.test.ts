@@ -21,6 +21,12 @@ function build(ready: boolean) {
     })
     .get("/boom", () => {
       throw new Error("select * from secrets failed");
+    })
+    .get("/busy", () => {
+      throw new ApiError(503, "NOT_READY", "too many requests in progress, retry later");
+    })
+    .get("/limited", () => {
+      throw new ApiError(429, "RATE_LIMITED", "rate limit exceeded", { "retry-after": "7" });
     });
   return { app, registry };
 }
@@ -49,6 +55,17 @@ test("every error status answers the {code, message} envelope as JSON, with no i
   }
   expect((await call(app, "GET", "/things")).headers.get("allow")).toBe("POST");
   expect((await call(app, "GET", "/secret")).headers.get("www-authenticate")).toBe("Bearer");
+});
+
+test("every 503 carries Retry-After in seconds, and a 429 keeps its own", async () => {
+  const { app } = build(false);
+  for (const path of ["/readyz", "/busy"]) {
+    const response = await call(app, "GET", path);
+    expect(response.status, path).toBe(503);
+    expect(response.headers.get("retry-after"), `a 503 from ${path} says when to retry`).toMatch(/^[1-9]\d*$/);
+  }
+  expect((await call(app, "GET", "/limited")).headers.get("retry-after")).toBe("7");
+  expect((await call(app, "GET", "/boom")).headers.get("retry-after"), "a 500 promises nothing").toBeNull();
 });
 
 test("request metrics count the status that was actually sent", async () => {

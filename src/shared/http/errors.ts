@@ -56,6 +56,14 @@ export function jsonResponse(status: number, body: unknown, headers: Record<stri
   return new Response(JSON.stringify(body), { status, headers: { ...JSON_TYPE, ...headers } });
 }
 
+/**
+ * Seconds a client should wait before it retries a 503. Every 503 says so: without it a well-behaved client retries at
+ * once, which is the worst moment for a saturated or recovering service. One second is the readiness probe's cache
+ * and the order of a database reconnect; a 429 carries its own, computed from the caller's bucket.
+ */
+export const RETRY_AFTER_SECONDS = 1;
+
 export function errorResponse(status: number, code: ErrorCode, message: string, headers: Record<string, string> = {}) {
-  return jsonResponse(status, { code, message }, headers);
+  const retry = status === 503 && !("retry-after" in headers) ? { "retry-after": String(RETRY_AFTER_SECONDS) } : {};
+  return jsonResponse(status, { code, message }, { ...retry, ...headers });
 }
