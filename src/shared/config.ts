@@ -2,6 +2,7 @@
 // meaning. `parseEnv` reads every variable once, reports every problem in one go and never guesses.
 import { type Static, type TObject, type TSchema, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
+import { hideCredentials } from "./credentials.ts";
 import { databaseUrlProblem } from "./db.ts";
 
 /** Exit code for invalid configuration (sysexits.h EX_CONFIG), CONTRACT §2. */
@@ -84,10 +85,10 @@ function decodeOne(schema: TSchema, raw: string): unknown {
   }
 }
 
-/** Redacts the password of a URL-like value, so a configuration problem can be printed safely. */
+/** A secret variable's whole value, or the credentials of a URL-like one, so a problem can be printed safely. */
 export function redact(name: string, value: string): string {
   if (/SECRET|TOKEN|PASSWORD/i.test(name)) return "<redacted>";
-  return value.replace(/\/\/([^:/@]+):[^@/]*@/, "//$1:***@");
+  return hideCredentials(value);
 }
 
 /**
@@ -135,14 +136,6 @@ export function parseEnv<S extends TObject>(
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return out as Static<S>;
-}
-
-/**
- * Everything between `//` and the last `@` of the authority (user and password), and a `password` parameter: no part
- * of them is ever printed.
- */
-export function hideCredentials(url: string): string {
-  return url.replace(/\/\/[^/?#]*@/, "//***@").replace(/([?&]password=)[^&#]*/gi, "$1***");
 }
 
 /**

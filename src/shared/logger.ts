@@ -2,6 +2,7 @@
 // Authorization header or a database password could appear, plus the secret variables a service names
 // (`secretKeys`, e.g. its webhook secret).
 import pino, { type Logger } from "pino";
+import { hideCredentials } from "./credentials.ts";
 import { traceLogFields } from "./trace-context.ts";
 
 export type { Logger };
@@ -15,6 +16,8 @@ const URL_KEYS = [
   "DATABASE_URL",
   "DATABASE_MIGRATION_URL",
   "NATS_URL",
+  // What a URL parser refused: Node's and Bun's "Invalid URL" TypeError carries the whole text as `input`.
+  "input",
 ];
 
 /** Each secret key at the top level and up to three levels down (pino's wildcards match exactly one level). */
@@ -28,7 +31,7 @@ export function redactedPaths(secretKeys: readonly string[] = []): string[] {
 /** A URL keeps everything but its password, so logs still say which host was meant; every other secret goes. */
 export function censor(value: unknown, path: string[]): string {
   const key = path[path.length - 1] ?? "";
-  if (URL_KEYS.includes(key) && typeof value === "string") return value.replace(/\/\/([^:/@]*):[^@/]*@/g, "//$1:***@");
+  if (URL_KEYS.includes(key) && typeof value === "string") return hideCredentials(value);
   return "[redacted]";
 }
 

@@ -7,6 +7,7 @@ import { accessSync, constants, readFileSync } from "node:fs";
 import type { Authenticator, TlsOptions } from "@nats-io/transport-node";
 import { credsAuthenticator } from "@nats-io/transport-node";
 import { Optional, type Rule, Str } from "./config.ts";
+import { natsTlsFileProblems, natsUrlProblem } from "./nats-settings.ts";
 
 /** The variables (part of CommonConfig). */
 export const NatsSecurityConfig = {
@@ -62,9 +63,14 @@ type NatsSecurityEnv = { NATS_URL: string; NATS_INBOX_PREFIX: string } & {
 
 const FILE_VARIABLES = ["NATS_CREDS", "NATS_TLS_CA", "NATS_TLS_CERT", "NATS_TLS_KEY"] as const;
 
-/** The combinations that cannot mean anything, and files that cannot be read; messages never carry a secret. */
+/**
+ * The combinations that cannot mean anything, a server list the client cannot use, and files that cannot be read or
+ * are not what their variable takes; messages never carry a secret.
+ */
 export const natsSecurityRule: Rule<NatsSecurityEnv> = (e) => {
   const problems: string[] = [];
+  const urlProblem = natsUrlProblem(e.NATS_URL);
+  if (urlProblem) problems.push(urlProblem);
   if (e.NATS_PASSWORD && !e.NATS_USER) problems.push("NATS_PASSWORD is set without NATS_USER: set both");
   if (e.NATS_USER && !e.NATS_PASSWORD) problems.push("NATS_USER is set without NATS_PASSWORD: set both");
   const methods = [e.NATS_USER && "NATS_USER", e.NATS_TOKEN && "NATS_TOKEN", e.NATS_CREDS && "NATS_CREDS"];
@@ -86,6 +92,10 @@ export const natsSecurityRule: Rule<NatsSecurityEnv> = (e) => {
         `NATS_CREDS=${JSON.stringify(path)} is invalid: expected a .creds file (a user JWT and an nkey seed)`,
       );
   }
+  const readable = Object.fromEntries(
+    FILE_VARIABLES.filter((name) => e[name] && !problems.some((p) => p.startsWith(`${name}=`))).map((n) => [n, e[n]]),
+  );
+  problems.push(...natsTlsFileProblems(readable));
   return problems.length ? problems : undefined;
 };
 

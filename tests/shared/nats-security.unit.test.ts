@@ -9,6 +9,7 @@ import { SECRET_VARIABLES as ENTITLEMENT_SECRETS, loadEntitlementConfig } from "
 import { loadNotificationConfig, SECRET_VARIABLES as NOTIFICATION_SECRETS } from "../../src/notification/config.ts";
 import { ConfigError } from "../../src/shared/config.ts";
 import { natsServers } from "../../src/shared/nats-security.ts";
+import { createTestCa } from "../support/certificates.ts";
 
 const PASSWORD = "nats-Passw0rd-never-printed";
 const TOKEN = "nats-T0ken-never-printed";
@@ -18,9 +19,12 @@ const file = (name: string, text: string) => {
   writeFileSync(path, text);
   return path;
 };
-const ca = file("ca.pem", "ca");
-const cert = file("cert.pem", "cert");
-const key = file("key.pem", "key");
+// Real PEM files (openssl): configuration parses them at boot and checks that the key is the certificate's.
+const testCa = await createTestCa(dir);
+const ca = testCa.ca;
+const { cert, key } = await testCa.client("svc");
+const other = await testCa.client("other");
+const notPem = file("notes.txt", "not a certificate");
 // A real .creds file (a user JWT signed by an account, then the user's nkey seed), minted here: configuration parses
 // it and signs with its seed at boot, as the client will when connecting.
 const account = createAccount();
@@ -86,6 +90,19 @@ for (const [service, load] of Object.entries(loaders) as [keyof typeof loaders, 
         [{ NATS_TLS_CA: join(dir, "missing.pem") }, "NATS_TLS_CA="],
         [{ NATS_TLS_CERT: join(dir, "gone.pem"), NATS_TLS_KEY: key }, "NATS_TLS_CERT="],
         [{ NATS_INBOX_PREFIX: "_INBOX.>" }, 'NATS_INBOX_PREFIX="_INBOX.>" is invalid: expected NATS subject tokens'],
+        [{ NATS_TLS_CA: dir }, `NATS_TLS_CA=${JSON.stringify(dir)} is invalid: expected a PEM file`],
+        [{ NATS_TLS_CA: notPem }, `NATS_TLS_CA=${JSON.stringify(notPem)} is invalid: expected a PEM file`],
+        [{ NATS_TLS_CA: key }, `NATS_TLS_CA=${JSON.stringify(key)} is invalid`],
+        [
+          { NATS_TLS_CERT: key, NATS_TLS_KEY: cert },
+          `NATS_TLS_CERT=${JSON.stringify(key)} is invalid: expected a PEM certificate`,
+        ],
+        [
+          { NATS_TLS_CERT: key, NATS_TLS_KEY: cert },
+          `NATS_TLS_KEY=${JSON.stringify(cert)} is invalid: expected a PEM private key`,
+        ],
+        [{ NATS_TLS_CERT: cert, NATS_TLS_KEY: other.key }, "NATS_TLS_KEY is not the private key of NATS_TLS_CERT"],
+        [{ NATS_TLS_CERT: dir, NATS_TLS_KEY: key }, "NATS_TLS_CERT="],
       ];
       for (const [env, expected] of cases) {
         const problems = problemsOf(() => load(env));
@@ -116,6 +133,34 @@ describe("NATS_INBOX_PREFIX", () => {
         ).toContain("NATS_INBOX_PREFIX=");
     for (const value of ["_INBOX", "_INBOX_a-1", "a.b.c", "x".repeat(128)])
       expect(loaders.entitlement({ NATS_INBOX_PREFIX: value }).inboxPrefix).toBe(value);
+  });
+});
+
+describe("NATS_URL", () => {
+  const refused: [string, string][] = [
+    ["nats://127.0.0.1:4222:99", "not a host[:port]"],
+    [" , ", "an empty server"],
+    ["nats://a:4222,", "an empty server"],
+    ["ws://127.0.0.1:8080", "unsupported scheme ws://"],
+    ["wss://nats.internal", "unsupported scheme wss://"],
+    ["nats://127.0.0.1:99999", "not a host[:port]"],
+    ["nats://127.0.0.1:0", "port 0"],
+    ["nats://127.0.0.1:4222/path", "no path"],
+    ["nats://:4222", "not a host"],
+    ["nats://u:p%2Fw/x@h:4222:1", "is invalid"],
+  ];
+  test("a server list the client can never use stops the boot (exit 78), naming NATS_URL and never a password", () => {
+    for (const [url, expected] of refused)
+      for (const load of Object.values(loaders)) {
+        const problems = problemsOf(() => load({ NATS_URL: url }));
+        expect(problems, url).toContain("NATS_URL=");
+        expect(problems, url).toContain(expected);
+        expect(problems).not.toContain("p%2Fw");
+      }
+  });
+  test("one or several nats://, tls:// or bare host:port servers, with or without credentials, are taken", () => {
+    for (const url of ["nats://127.0.0.1:4222", "tls://a:4222, nats://b", "127.0.0.1:4222", "nats://u:p@[::1]:4222"])
+      for (const load of Object.values(loaders)) expect(() => load({ NATS_URL: url }), url).not.toThrow();
   });
 });
 

@@ -64,6 +64,7 @@ export function jsonResponse(status: number, body: unknown, headers: Record<stri
 export const RETRY_AFTER_SECONDS = 1;
 
 export function errorResponse(status: number, code: ErrorCode, message: string, headers: Record<string, string> = {}) {
-  const retry = status === 503 && !("retry-after" in headers) ? { "retry-after": String(RETRY_AFTER_SECONDS) } : {};
+  const retry: Record<string, string> =
+    status === 503 && !("retry-after" in headers) ? { "retry-after": String(RETRY_AFTER_SECONDS) } : {};
   return jsonResponse(status, { code, message }, { ...retry, ...headers });
 }
