@@ -4,7 +4,7 @@
 import pkg from "../../package.json" with { type: "json" };
 import { buildInfo, versionLine } from "../shared/build-info.ts";
 import { type Command, dispatch } from "../shared/cli.ts";
-import { createRegistry } from "../shared/metrics.ts";
+import { createRegistry, natsConnectedMetric } from "../shared/metrics.ts";
 import { openNatsLink } from "../shared/nats.ts";
 import { systemClock, workerId } from "../shared/runtime.ts";
 import { lifecycleCommands, type ServiceSpec } from "../shared/service.ts";
@@ -62,6 +62,7 @@ const spec: ServiceSpec<EntitlementConfig> = {
     const link = config.outbox.enabled
       ? openNatsLink({ ...config.nats, name: "entitlement", noAsyncTraces: true }, log.child({ component: "nats" }))
       : undefined;
+    if (link) natsConnectedMetric(registry, link.connected);
     const workers = createWorkers({
       config,
       sql,

@@ -3,7 +3,7 @@
 import pkg from "../../package.json" with { type: "json" };
 import { buildInfo, versionLine } from "../shared/build-info.ts";
 import { type Command, dispatch } from "../shared/cli.ts";
-import { createRegistry } from "../shared/metrics.ts";
+import { createRegistry, natsConnectedMetric } from "../shared/metrics.ts";
 import { openNatsLink } from "../shared/nats.ts";
 import { systemClock, Waker, workerId } from "../shared/runtime.ts";
 import { lifecycleCommands, type ServiceSpec } from "../shared/service.ts";
@@ -50,6 +50,7 @@ const spec: ServiceSpec<NotificationConfig> = {
         )
       : undefined;
     if (!link) log.warn("NATS_ENABLED=false: no events are consumed");
+    else natsConnectedMetric(registry, link.connected);
     const workers = createWorkers({
       config,
       sql,

@@ -217,7 +217,10 @@ export const CommonConfig = {
       "PostgreSQL URL of the role that runs migrations (serve's automatic ones and `migrate`); default DATABASE_URL. Set it to the schema's owner so that DATABASE_URL can be a runtime login role, a member of entitlement_runtime or notification_runtime with only DML on its own schema (docs/security.md). Takes the same TLS parameters as DATABASE_URL.",
   }),
   DATABASE_POOL_MAX: Int(10, { minimum: 1, maximum: 1000, description: "Maximum PostgreSQL connections per process." }),
-  NATS_URL: NonBlank("nats://127.0.0.1:4222", { description: "NATS server URL(s), comma-separated." }),
+  NATS_URL: NonBlank("nats://127.0.0.1:4222", {
+    description:
+      "NATS server URL(s), comma-separated: [nats://|tls://][user:password@]host[:port], checked at boot (no other scheme, no empty entry, a port 1 to 65535). Unreachable, the service starts anyway and retries with backoff: one warning per outage, `nats_connected` 0.",
+  }),
   NATS_ENABLED: Bool(true, {
     description:
       "Connect to NATS at all (false: the APIs run; Entitlement publishes nothing, Notification consumes nothing).",

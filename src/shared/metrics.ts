@@ -64,6 +64,21 @@ export function readinessMetric(registry: Registry, readiness: () => Promise<voi
   });
 }
 
+/**
+ * `nats_connected` 1 or 0: whether the NATS link is up now. Entitlement stays ready while NATS is away (its outbox
+ * keeps the events), so this gauge, not /readyz, is what shows an unreachable NATS; the log has one warning per outage.
+ */
+export function natsConnectedMetric(registry: Registry, connected: () => boolean): void {
+  new Gauge({
+    name: "nats_connected",
+    help: "1 while the NATS connection is up, 0 before the first connection and during an outage.",
+    registers: [registry],
+    collect() {
+      this.set(connected() ? 1 : 0);
+    },
+  });
+}
+
 /** Seconds between two instants for latency histograms; undefined when negative or unknown (reference §7.7). */
 export function secondsBetween(from: Date | undefined, to: Date): number | undefined {
   if (!from || Number.isNaN(from.getTime())) return undefined;

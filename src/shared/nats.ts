@@ -2,8 +2,10 @@
 // service can start and serve while NATS is down; workers reach it through one NatsLink, which tells them whether it is
 // usable right now and when it came back.
 import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { type BackoffPolicy, backoffMs } from "./backoff.ts";
 import type { Logger } from "./logger.ts";
 import { type NatsSecurity, natsServers } from "./nats-security.ts";
+import { sleep } from "./runtime.ts";
 
 export type { NatsConnection };
 
@@ -21,31 +23,60 @@ export type NatsOptions = {
 };
 
 /**
- * Connects to NATS, retrying until it answers. When `signal` aborts first the promise rejects at once, and a connection
- * that arrives later is closed. Logs each state change once, without credentials.
+ * Between two failed first connections: 0.5 s doubling to 10 s, with jitter. The client's own retry (waitOnFirstConnect)
+ * tried every 0.5 s for ever and said nothing, so a NATS that was never reachable went unnoticed in the logs.
+ */
+const FIRST_CONNECT_BACKOFF: BackoffPolicy = {
+  baseMs: 500,
+  maxMs: 10_000,
+  minMs: 250,
+  exponentBase: 2,
+  jitterMin: 0.5,
+  jitterMax: 1.5,
+};
+
+/**
+ * Connects to NATS, retrying with backoff until it answers. The first failure of a run is logged (a warning), and the
+ * connection with the number of failed attempts, so an outage is one line whatever its length; once connected, the
+ * client reconnects by itself and each disconnect is logged once. When `signal` aborts first the promise rejects at
+ * once, and a connection that arrives later is closed. Credentials never reach the log.
  */
 export async function connectNats(options: NatsOptions, log: Logger, signal?: AbortSignal): Promise<NatsConnection> {
-  const connecting = connect({
+  for (let failures = 0; ; ) {
+    if (signal?.aborted) throw new Error("aborted while connecting to NATS");
+    try {
+      const nc = await (signal ? untilAborted(connectOnce(options), signal) : connectOnce(options));
+      log.info({ server: nc.getServer(), failed_attempts: failures }, "connected to NATS");
+      void logStatus(nc, log);
+      return nc;
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      if (++failures === 1) log.warn({ err: error }, "NATS unreachable: retrying with backoff until it answers");
+      await sleep(backoffMs(FIRST_CONNECT_BACKOFF, failures), signal);
+    }
+  }
+}
+
+/** One attempt at each server of the list; reconnects after a first success are the client's, for ever. */
+function connectOnce(options: NatsOptions): Promise<NatsConnection> {
+  return connect({
     ...options.security,
     servers: natsServers(options.url),
     name: options.name,
     timeout: options.connectionTimeoutMs,
-    waitOnFirstConnect: true,
     maxReconnectAttempts: -1,
     reconnectTimeWait: 500,
     pingInterval: 10_000,
     noAsyncTraces: options.noAsyncTraces ?? false,
   });
-  const nc = await (signal ? untilAborted(connecting, signal) : connecting);
-  log.info({ server: nc.getServer() }, "connected to NATS");
-  void (async () => {
-    for await (const s of nc.status()) {
-      if (s.type === "disconnect") log.warn({ server: s.server }, "NATS disconnected");
-      else if (s.type === "reconnect") log.info({ server: s.server }, "NATS reconnected");
-      else if (s.type === "error") log.warn({ err: s.error }, "NATS error");
-    }
-  })();
-  return nc;
+}
+
+async function logStatus(nc: NatsConnection, log: Logger): Promise<void> {
+  for await (const s of nc.status()) {
+    if (s.type === "disconnect") log.warn({ server: s.server }, "NATS disconnected");
+    else if (s.type === "reconnect") log.info({ server: s.server }, "NATS reconnected");
+    else if (s.type === "error") log.warn({ err: s.error }, "NATS error");
+  }
 }
 
 /** `connecting`, or a rejection as soon as `signal` aborts; a connection that arrives after the abort is closed. */
