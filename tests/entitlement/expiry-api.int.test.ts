@@ -98,6 +98,38 @@ describe("a grant with expires_at", () => {
     expect(await countRows(f.sql)).toEqual({ entitlements: 0, audit: 0, outbox: 0, idempotency: 0 });
   });
 
+  test("a date that does not exist, or that PostgreSQL cannot store, is 400 on every command, never a 500", async () => {
+    const bundle = { user_id: "user-1", stock_keeping_units: ["b-1"], reason: "r", purchase_id: "p" };
+    await grant("e-base");
+    const impossible = [
+      "0000-01-01T00:00:00Z",
+      "0001-01-01T00:00:00+01:00",
+      "2027-02-30T00:00:00+01:00",
+      "2027-02-29T00:00:00Z",
+      "2027-04-31T00:00:00Z",
+      "2027-01-01T24:00:00Z",
+      "2027-01-01T00:00:00+18:00",
+    ];
+    for (const value of impossible) {
+      for (const reply of [
+        await grant(`g-${value}`, { expires_at: value }),
+        await post("bundle-grants", `b-${value}`, { ...bundle, expires_at: value }),
+        await extend(`x-${value}`, value),
+      ]) {
+        expect(reply.status, `${value} is refused, not rolled over or a 500`).toBe(400);
+        expect(reply.json.code).toBe("BAD_REQUEST");
+      }
+    }
+    expect((await countRows(f.sql)).entitlements, "nothing but the base grant was written").toBe(1);
+  });
+
+  test("at most 10 calendar years ahead: the day after is refused, though within 3,660 days", async () => {
+    f.clock.at = new Date("2026-03-01T00:00:00Z");
+    expect((await grant("y-1", { expires_at: "2036-03-01T00:00:00Z" })).status, "exactly 10 years").toBe(200);
+    const reply = await grant("y-2", { expires_at: "2036-03-02T00:00:00Z" });
+    expect(reply.json).toEqual({ code: "BAD_REQUEST", message: "expires_at must be at most 10 years ahead" });
+  });
+
   test("a revoke clears the expiry; a re-grant sets a new one or none", async () => {
     await grant("e-3", { expires_at: inDays(5) });
     await post("revokes", "r-3", vectorBody);

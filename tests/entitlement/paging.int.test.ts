@@ -78,6 +78,8 @@ describe("paging", () => {
     encodeCursor(["yesterday", "sku-1"]),
     encodeCursor(["2026-01-01T00:00:00.000000Z", "a\nb"]),
     encodeCursor(["2026-13-01T00:00:00.000000Z", "sku-1"]),
+    encodeCursor(["0000-01-01T00:00:00.000000Z", "sku-1"]),
+    encodeCursor(["2026-02-30T00:00:00.000000Z", "sku-1"]),
     "x".repeat(2000),
   ])("a cursor this service did not make is 400 (%#)", async (cursor) => {
     const reply = await list(`?cursor=${encodeURIComponent(cursor)}`);

@@ -100,6 +100,9 @@ describe("reserve", () => {
     [{ execute_at: "2026-01-15T10:00:00" }, "execute_at must be an ISO-8601 date-time with an offset"],
     [{ execute_at: "tomorrow" }, "execute_at must be an ISO-8601 date-time with an offset"],
     [{ execute_at: inMs(367 * 24 * 3_600_000) }, "execute_at must be at most 366 days ahead"],
+    [{ execute_at: "2027-02-30T00:00:00+01:00" }, "execute_at must be an ISO-8601 date-time with an offset"],
+    [{ execute_at: "0000-01-01T00:00:00Z" }, "execute_at must be an ISO-8601 date-time with an offset"],
+    [{ execute_at: "2026-06-31T10:00:00Z" }, "execute_at must be an ISO-8601 date-time with an offset"],
     [{ user_id: "" }, "user_id is required"],
     [{ user_id: "a\nb" }, "user_id must not contain control characters"],
     [{ reason: "x".repeat(65) }, "reason must be at most 64 characters"],
@@ -202,6 +205,8 @@ describe("balance and ledger", () => {
     `cursor=${encodeCursor(["yesterday", UUID])}`,
     `cursor=${encodeCursor(["2026-01-01T00:00:00.000Z", "not-a-uuid"])}`,
     `cursor=${encodeCursor([UUID])}`,
+    `cursor=${encodeCursor(["0000-01-01T00:00:00.000Z", UUID])}`,
+    `cursor=${encodeCursor(["2026-02-30T00:00:00.000Z", UUID])}`,
   ])("?%s → 400", async (query) => {
     expect((await send(f.app, get(`/v1/users/u1/points?${query}`))).status).toBe(400);
   });

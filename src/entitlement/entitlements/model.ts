@@ -27,13 +27,13 @@ export const CommandBody = Type.Object(
 );
 export type CommandBody = Static<typeof CommandBody> & { expires_at?: string };
 
-/** The longest expiry a grant may set (CONTRACT §3.1b). */
-export const MAX_EXPIRY_AHEAD_MS = 10 * 366 * 24 * 3_600_000;
+/** The longest expiry a grant may set, in calendar years from now (CONTRACT §3.1b). */
+export const MAX_EXPIRY_AHEAD_YEARS = 10;
 
 export const ExpiresAtInput = Type.String({
   format: "date-time",
   description:
-    "ISO-8601 with an offset, in the future, at most 10 years ahead. When it passes the entitlement is revoked.",
+    "ISO-8601 with an offset naming a real date (no February 30th), in the future, at most 10 calendar years ahead. When it passes the entitlement is revoked.",
   examples: ["2027-01-08T00:00:00+09:00"],
 });
 

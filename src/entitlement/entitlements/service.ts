@@ -6,6 +6,7 @@ import { Value } from "@sinclair/typebox/value";
 import type { Sql } from "postgres";
 import { badRequest } from "../../shared/http/errors.ts";
 import { decodeCursor, pageOf } from "../../shared/http/paging.ts";
+import { parseInstant } from "../../shared/instant.ts";
 import type { Clock } from "../../shared/runtime.ts";
 import { inSpan } from "../../shared/trace-context.ts";
 import { requestHash } from "../idempotency/hash.ts";
@@ -154,7 +155,7 @@ export function readListCursor(cursor: string | undefined): ListCursor | undefin
   const key = decodeCursor(cursor, 2);
   if (!key) return undefined;
   const [updatedAt = "", sku = ""] = key;
-  if (!CURSOR_INSTANT.test(updatedAt) || Number.isNaN(Date.parse(updatedAt)) || !Value.Check(StockKeepingUnit, sku)) {
+  if (!CURSOR_INSTANT.test(updatedAt) || !parseInstant(updatedAt) || !Value.Check(StockKeepingUnit, sku)) {
     throw badRequest("cursor is invalid");
   }
   return { updatedAt, sku };

@@ -4,8 +4,16 @@ import type { TString } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { ApiError, badRequest } from "../../shared/http/errors.ts";
 import { pathParam } from "../../shared/http/path.ts";
+import { addCalendarYears, parseInstant } from "../../shared/instant.ts";
 import { activeTraceId } from "../../shared/trace-context.ts";
-import { CommandBody, CommandHeaders, MAX_BODY_BYTES, MAX_EXPIRY_AHEAD_MS, StockKeepingUnit, UserId } from "./model.ts";
+import {
+  CommandBody,
+  CommandHeaders,
+  MAX_BODY_BYTES,
+  MAX_EXPIRY_AHEAD_YEARS,
+  StockKeepingUnit,
+  UserId,
+} from "./model.ts";
 
 const KEY_SCHEMA = CommandHeaders.properties["idempotency-key"];
 /** Blank as Java's String.trim() sees it: no character above U+0020. */
@@ -61,21 +69,22 @@ export async function readCommandBody(request: Request, grant?: { now: Date }): 
   return { ...body, expires_at: checkExpiresAt(json.expires_at, grant.now) };
 }
 
-/** An instant with a date, a time and an offset (Z or ±hh:mm): a local time would be read in the server's zone. */
-const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
-
 /**
- * `expires_at`: an instant at most 10 years ahead, returned as UTC ISO-8601 (hashed and stored so). That it lies in
+ * `expires_at`: a real instant (shared/instant.ts: a date that exists, an offset, a year PostgreSQL stores) at most 10
+ * calendar years ahead, returned as UTC ISO-8601 (hashed and stored so). A local time would be read in the server's
+ * zone, so the offset is required. That it lies in
  * the future is checked in the transaction, after the idempotency lookup (`assertNotPast`): the retry of a request
  * that committed gets its stored reply even once its expiry has passed.
  */
 export function checkExpiresAt(value: unknown, now: Date): string {
   if (typeof value !== "string") throw badRequest("expires_at must be a string");
-  const at = INSTANT.test(value) ? new Date(value) : undefined;
-  if (!at || Number.isNaN(at.getTime())) {
+  const at = parseInstant(value);
+  if (!at) {
     throw badRequest("expires_at must be an ISO-8601 date-time with an offset, e.g. 2027-01-08T00:00:00+09:00");
   }
-  if (at.getTime() - now.getTime() > MAX_EXPIRY_AHEAD_MS) throw badRequest("expires_at must be at most 10 years ahead");
+  if (at > addCalendarYears(now, MAX_EXPIRY_AHEAD_YEARS)) {
+    throw badRequest(`expires_at must be at most ${MAX_EXPIRY_AHEAD_YEARS} years ahead`);
+  }
   return at.toISOString();
 }
 

@@ -2,12 +2,11 @@
 import { badRequest } from "../../shared/http/errors.ts";
 import { decodeCursor, parseLimit } from "../../shared/http/paging.ts";
 import { pathParam } from "../../shared/http/path.ts";
+import { parseInstant } from "../../shared/instant.ts";
 import { UserId } from "../entitlements/model.ts";
 import { checkField } from "../entitlements/validation.ts";
 import { MAX_AHEAD_MS, MAX_POINT_AMOUNT, MAX_REASON_LENGTH, type ReservationInput } from "./model.ts";
 
-/** An instant with a date, a time and an offset (Z or ±hh:mm): a local time would be read in the server's zone. */
-const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const REASON = { ...UserId, maxLength: MAX_REASON_LENGTH };
 
@@ -22,8 +21,9 @@ export function checkPointAmount(value: unknown): number {
 export function checkExecuteAt(value: unknown, now: Date): Date {
   if (value === undefined || value === null) throw badRequest("execute_at is required");
   if (typeof value !== "string") throw badRequest("execute_at must be a string");
-  const at = INSTANT.test(value) ? new Date(value) : undefined;
-  if (!at || Number.isNaN(at.getTime())) {
+  // A real instant with an offset (shared/instant.ts): a local time would be read in the server's zone.
+  const at = parseInstant(value);
+  if (!at) {
     throw badRequest("execute_at must be an ISO-8601 date-time with an offset, e.g. 2026-01-15T10:00:00+09:00");
   }
   if (at.getTime() - now.getTime() > MAX_AHEAD_MS) throw badRequest("execute_at must be at most 366 days ahead");
@@ -56,8 +56,8 @@ export function checkPage(query: { limit?: string; cursor?: string }): PageReque
   const key = decodeCursor(query.cursor, 2);
   if (!key) return { limit, cursor: undefined };
   const [at = "", transactionId = ""] = key;
-  const createdAt = INSTANT.test(at) ? new Date(at) : undefined;
-  if (!createdAt || Number.isNaN(createdAt.getTime()) || !UUID.test(transactionId)) {
+  const createdAt = parseInstant(at);
+  if (!createdAt || !UUID.test(transactionId)) {
     throw badRequest("cursor is invalid");
   }
   return { limit, cursor: { createdAt, transactionId } };
