@@ -105,6 +105,7 @@ describe("reserve", () => {
     [{ execute_at: "2026-06-31T10:00:00Z" }, "execute_at must be an ISO-8601 date-time with an offset"],
     [{ user_id: "" }, "user_id is required"],
     [{ user_id: "a\nb" }, "user_id must not contain control characters"],
+    [{ user_id: "a\u0085b" }, "user_id must not contain control characters"],
     [{ reason: "x".repeat(65) }, "reason must be at most 64 characters"],
   ])("bad input %p → 400 %s", async (over, message) => {
     const r = await reserve(valid(over));

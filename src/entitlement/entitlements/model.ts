@@ -1,16 +1,15 @@
 // TypeBox schemas of the Entitlement API: the one source for request validation (validation.ts), the TypeScript
 // types and the OpenAPI document. Limits are CONTRACT §3.1's.
 import { type Static, type TString, Type } from "@sinclair/typebox";
+import { PLAIN_TEXT_PATTERN } from "../../shared/ids.ts";
 
 /**
  * Non-blank as the reference's @NotBlank (at least one character above U+0020, Java's String.trim()), and free of
- * control characters (U+0000–U+001F, U+007F): PostgreSQL text cannot hold U+0000, and a CR or LF in an id would make
- * the event's `aggregate_key` header unpublishable (CONTRACT §3.1).
+ * control characters (C0, DEL and C1): the one text rule of both services (shared/ids.ts), so Notification accepts every
+ * id this API commits (CONTRACT §3.1).
  */
-const NOT_BLANK_NO_CONTROL = "^[^\\u0000-\\u001f\\u007f]*[^\\u0000-\\u0020\\u007f][^\\u0000-\\u001f\\u007f]*$";
-
 const field = (maxLength: number, description: string, example: string): TString =>
-  Type.String({ minLength: 1, maxLength, pattern: NOT_BLANK_NO_CONTROL, description, examples: [example] });
+  Type.String({ minLength: 1, maxLength, pattern: PLAIN_TEXT_PATTERN, description, examples: [example] });
 
 export const UserId = field(128, "The user who owns the entitlement.", "u_123");
 export const StockKeepingUnit = field(128, "The item (SKU).", "item1");

@@ -4,6 +4,7 @@ import type { TString } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { ApiError, badRequest } from "../../shared/http/errors.ts";
 import { pathParam } from "../../shared/http/path.ts";
+import { isBlank } from "../../shared/ids.ts";
 import { addCalendarYears, parseInstant } from "../../shared/instant.ts";
 import { activeTraceId } from "../../shared/trace-context.ts";
 import {
@@ -16,8 +17,6 @@ import {
 } from "./model.ts";
 
 const KEY_SCHEMA = CommandHeaders.properties["idempotency-key"];
-/** Blank as Java's String.trim() sees it: no character above U+0020. */
-const isBlank = (value: string) => ![...value].some((ch) => ch > " ");
 const TRACE_ID = /^[\x21-\x7e]{1,128}$/;
 const JSON_MEDIA_TYPE = /^application\/(?:[^/;\s]+\+)?json$/;
 

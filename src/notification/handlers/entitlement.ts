@@ -7,7 +7,7 @@ import {
   EntitlementEvent_EventType,
   EntitlementEventSchema,
 } from "../../gen/entitlement_event_pb.ts";
-import { isUuid } from "../../shared/ids.ts";
+import { isBlank, isUuid } from "../../shared/ids.ts";
 import type { DecodedEvent, EventHandler } from "../consumer/handler.ts";
 import { isIsoInstant } from "./fields.ts";
 
@@ -53,7 +53,7 @@ function invalidField(event: EntitlementEvent): string | undefined {
     const value = event[key];
     if (value.length < min || value.length > max || value.includes("\u0000") || !value.isWellFormed()) return name;
   }
-  if (event.userId.trim() === "") return "user_id";
+  if (isBlank(event.userId)) return "user_id";
   if (event.version < 0n || event.version > BigInt(Number.MAX_SAFE_INTEGER)) return "version";
   return undefined;
 }

@@ -9,11 +9,5 @@ export function isIsoInstant(text: string): boolean {
   return parseInstant(text) !== undefined;
 }
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
-
-/** Text of `min`..`max` UTF-16 units, well-formed, not blank when required, and without any control character. */
-export function isPlainText(value: string, min: number, max: number): boolean {
-  if (value.length < min || value.length > max || !value.isWellFormed() || CONTROL.test(value)) return false;
-  return min === 0 || value.trim() !== "";
-}
+/** The text rule of both services (shared/ids.ts): the consumer accepts every id the Entitlement API commits. */
+export { isPlainText } from "../../shared/ids.ts";
