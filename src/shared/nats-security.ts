@@ -23,8 +23,7 @@ export const NatsSecurityConfig = {
       "Path of a NATS .creds file (user JWT + nkey seed), checked at boot; not with NATS_USER or NATS_TOKEN.",
   }),
   NATS_TLS_CA: Optional({
-    description:
-      "PEM file of the CA that signed the NATS server certificate, parsed at boot; setting it requires TLS.",
+    description: "PEM file of the CA that signed the NATS server certificate, parsed at boot; setting it requires TLS.",
   }),
   NATS_TLS_CERT: Optional({
     description: "PEM client certificate for mutual TLS (with NATS_TLS_KEY), parsed at boot.",
