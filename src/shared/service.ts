@@ -115,11 +115,23 @@ async function migrateWith<C>(spec: ServiceSpec<C>, db: { url: string; migration
   }
 }
 
+const errorMessage = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
 async function serve<C>(spec: ServiceSpec<C>, config: C): Promise<number> {
   const log = createLogger({ level: spec.logLevel(config), service: spec.name, secretKeys: spec.secretKeys });
   const db = spec.database(config);
   const sql = createSql({ url: db.url, schema: spec.schema, max: db.poolMax, applicationName: spec.name });
-  const applied = await migrateWith(spec, db, sql);
+  let applied: string[];
+  try {
+    applied = await migrateWith(spec, db, sql);
+  } catch (error) {
+    // A login refused, a database that is not there, migrations that fail: nothing can run. One line that says why
+    // (the SQLSTATE and the server's message, never the URL), exit 1; not an uncaught exception and its stack.
+    log.fatal({ code: (error as { code?: unknown })?.code, reason: errorMessage(error) }, "cannot start: database");
+    await sql.end({ timeout: 1 }).catch(() => {});
+    log.flush();
+    return 1;
+  }
   if (applied.length) log.info({ applied }, "migrations applied");
 
   const running = await spec.start({ config, sql, log });
