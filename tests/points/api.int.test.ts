@@ -237,3 +237,31 @@ test("scopes: write to reserve and cancel, read to read; no token is 401", async
     (await as("reader", post(`/v1/points/reservations/${made.json.reservation_id}/cancel`, undefined))).status,
   ).toBe(403);
 });
+
+test("a reservation belongs to no caller: another write caller may cancel it, and the audit names who did", async () => {
+  // The `write` scope is the unit of authority, as for grants and revokes (docs/security.md): the callers are trusted
+  // back-end systems, and the audit row is the record of which one acted.
+  const token = (name: string) => ({ name, digest: sha256(`${name}-secret`), scopes: new Set<Scope>(["write"]) });
+  const app = createApp({
+    sql: f.sql,
+    log: silentLogger,
+    now: () => new Date(),
+    idempotencyTtlHours: 24,
+    auth: { disabled: false, tokens: [token("shop"), token("support")], metricsPublic: false },
+  });
+  const as = (name: string, request: Request) => {
+    request.headers.set("authorization", `Bearer ${name}-secret`);
+    return send(app, request);
+  };
+  const made = await as("shop", post("/v1/points/reservations", valid()));
+  expect(made.status).toBe(201);
+  const cancelled = await as("support", post(`/v1/points/reservations/${made.json.reservation_id}/cancel`, undefined));
+  expect(cancelled.status, cancelled.text).toBe(200);
+  expect(cancelled.json.status).toBe("CANCELLED");
+  const audit = await f.sql`
+    select action, caller from point_audit where reservation_id = ${made.json.reservation_id as string} order by occurred_at`;
+  expect(audit.map((a) => [a.action, a.caller])).toEqual([
+    ["RESERVE", "shop"],
+    ["CANCEL", "support"],
+  ]);
+});

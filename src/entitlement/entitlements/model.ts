@@ -110,8 +110,9 @@ export const ListQuery = Type.Object({
 export const CommandHeaders = Type.Object({
   "idempotency-key": Type.String({
     maxLength: 255,
-    pattern: "^[\\x20-\\x7e]*[\\x21-\\x7e][\\x20-\\x7e]*$",
-    description: "Required; printable ASCII, at most 255 characters. Same key and request → the stored reply.",
+    pattern: "^[\\x20-\\x2b\\x2d-\\x7e]*[\\x21-\\x2b\\x2d-\\x7e][\\x20-\\x2b\\x2d-\\x7e]*$",
+    description:
+      "Required, once; printable ASCII without a comma (two headers arrive joined by one), at most 255 characters. Same key and request → the stored reply.",
   }),
   "x-trace-id": Type.Optional(Type.String({ description: "Carried into the event; a random UUID when absent." })),
 });

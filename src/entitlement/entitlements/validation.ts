@@ -3,6 +3,7 @@
 import type { TString } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { ApiError, badRequest } from "../../shared/http/errors.ts";
+import { findDuplicateKey } from "../../shared/http/json-keys.ts";
 import { pathParam } from "../../shared/http/path.ts";
 import { isBlank } from "../../shared/ids.ts";
 import { addCalendarYears, parseInstant } from "../../shared/instant.ts";
@@ -20,10 +21,13 @@ const KEY_SCHEMA = CommandHeaders.properties["idempotency-key"];
 const TRACE_ID = /^[\x21-\x7e]{1,128}$/;
 const JSON_MEDIA_TYPE = /^application\/(?:[^/;\s]+\+)?json$/;
 
-/** The Idempotency-Key header: required, printable ASCII, at most 255 characters. */
+/** The Idempotency-Key header: required, once, printable ASCII without a comma, at most 255 characters. */
 export function checkIdempotencyKey(headers: Headers): string {
   const key = headers.get("idempotency-key");
   if (key === null || key.trim() === "") throw badRequest("Idempotency-Key is required");
+  // Two Idempotency-Key headers reach us joined by ", " into one value that neither caller chose: refused, and so is a
+  // comma in one header, which cannot be told apart from that.
+  if (key.includes(",")) throw badRequest("Idempotency-Key must be sent once and must not contain a comma");
   if (key.length > (KEY_SCHEMA.maxLength ?? 255)) {
     throw badRequest(`Idempotency-Key must be at most ${KEY_SCHEMA.maxLength} characters`);
   }
@@ -130,11 +134,17 @@ async function readAtMost(request: Request, limit: number): Promise<Uint8Array> 
 }
 
 function parseJson(bytes: Uint8Array): unknown {
+  let text: string;
+  let parsed: unknown;
   try {
-    return JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    parsed = JSON.parse(text);
   } catch {
     throw badRequest("request body is invalid");
   }
+  const repeated = findDuplicateKey(text);
+  if (repeated !== undefined) throw badRequest("request body is invalid: a key appears twice in one object");
+  return parsed;
 }
 
 /** Checks the fields in schema order and reports the first bad one; unknown fields are dropped. */
