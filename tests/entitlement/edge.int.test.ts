@@ -180,7 +180,7 @@ describe("pipelined HTTP/1.1 requests", () => {
       f.app,
       commandRequest("grants", bodies[0] as string, { "idempotency-key": keys[0] as string }),
     );
-    expect(again.text, "a second retry replays the stored reply byte for byte").toBe(retries[0]?.text);
+    expect(again.text, "a second retry replays the stored reply byte for byte").toBe(retries[0]?.text ?? "");
     const rows = await f.sql`
       select stock_keeping_unit, count(*)::int as audits from entitlement_audit
       where user_id = 'u-pipelined' group by stock_keeping_unit order by 1`;
