@@ -64,7 +64,8 @@ export const POINTS_COMMAND_ERRORS = {
   ...ERRORS,
   409: errorSchema(
     "IDEMPOTENCY_KEY_CONFLICT: the key was used for a different request; " +
-      "RESERVATION_STATE_CONFLICT: the reservation is no longer PENDING, so it cannot be cancelled",
+      "RESERVATION_STATE_CONFLICT: the reservation is no longer PENDING, so it cannot be cancelled; " +
+      "POINTS_BALANCE_LIMIT: the reservation would take the user's balance past 9007199254740991 (2^53 − 1)",
   ),
   413: COMMAND_ERRORS[413],
   415: COMMAND_ERRORS[415],

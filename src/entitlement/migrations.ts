@@ -9,6 +9,7 @@ import m008 from "../../db/entitlement/008_runtime_role.sql" with { type: "text"
 import m009 from "../../db/entitlement/009_entitlement_command.sql" with { type: "text" };
 import m010 from "../../db/entitlement/010_outbox_analyze.sql" with { type: "text" };
 import m011 from "../../db/entitlement/011_history_partitions.sql" with { type: "text" };
+import m012 from "../../db/entitlement/012_points_balance_cap.sql" with { type: "text" };
 import { migrationList } from "../shared/migrate.ts";
 
 export const SCHEMA = "entitlement";
@@ -25,4 +26,5 @@ export const migrations = migrationList({
   "009_entitlement_command.sql": m009,
   "010_outbox_analyze.sql": m010,
   "011_history_partitions.sql": m011,
+  "012_points_balance_cap.sql": m012,
 });

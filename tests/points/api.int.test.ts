@@ -265,3 +265,33 @@ test("a reservation belongs to no caller: another write caller may cancel it, an
     ["CANCEL", "support"],
   ]);
 });
+
+describe("the balance cap (2^53 − 1)", () => {
+  const MAX = 9_007_199_254_740_991n;
+  const setBalance = (userId: string, balance: bigint) =>
+    f.sql`insert into point_balances (user_id, balance, updated_at) values (${userId}, ${balance.toString()}, now())`;
+
+  test("a reservation that would take the balance past it is 409 POINTS_BALANCE_LIMIT, stored like any reply", async () => {
+    await setBalance("u-rich", MAX - 50n);
+    const key = crypto.randomUUID();
+    const body = valid({ user_id: "u-rich", point_amount: 51 });
+    const refused = await reserve(body, key);
+    expect(refused.status, refused.text).toBe(409);
+    expect(refused.json.code).toBe("POINTS_BALANCE_LIMIT");
+    expect((await reserve(body, key)).text, "replayed").toBe(refused.text);
+    expect((await reserve(valid({ user_id: "u-rich", point_amount: 50 }))).status, "up to the cap exactly").toBe(201);
+    expect((await f.sql`select count(*)::int as n from point_reservations where user_id = 'u-rich'`)[0]?.n).toBe(1);
+  });
+
+  test("GET /v1/users/{id}/points shows the balance exactly, digit for digit", async () => {
+    await setBalance("u-max", MAX);
+    const reply = await send(f.app, get("/v1/users/u-max/points"));
+    expect(reply.text).toContain(`"balance":${MAX}`);
+  });
+
+  test("the database refuses a balance past it, so no execution can grant past it", async () => {
+    await setBalance("u-over", MAX);
+    const error = await f.sql`update point_balances set balance = balance + 1 where user_id = 'u-over'`.catch((e) => e);
+    expect(error?.code, "a check violation").toBe("23514");
+  });
+});

@@ -137,6 +137,8 @@ export const ENTITLEMENT_ERROR_CODES = [
   "ENTITLEMENT_STATE_CONFLICT",
   // A cancel of a point reservation that is no longer PENDING (points/service.ts).
   "RESERVATION_STATE_CONFLICT",
+  // A reservation that would take the user's balance past 2^53 − 1 (points/balance-cap.ts).
+  "POINTS_BALANCE_LIMIT",
 ] as const;
 
 export type ErrorReply = { code: string; message: string };

@@ -9,10 +9,11 @@ export type TransactionRow = {
   created_at: Date;
 };
 
-export async function findBalance(db: Db, userId: string): Promise<number> {
-  const [row] = await db<{ balance: number }[]>`
-    select balance::float8 as balance from point_balances where user_id = ${userId}`;
-  return row?.balance ?? 0;
+/** The user's balance, exactly: bigint read as text (a float8 would round past 2^53), 0 for an unknown user. */
+export async function findBalance(db: Db, userId: string): Promise<bigint> {
+  const [row] = await db<{ balance: string }[]>`
+    select balance::text as balance from point_balances where user_id = ${userId}`;
+  return BigInt(row?.balance ?? 0);
 }
 
 /** Up to `limit` transactions of the user older than `after` (or the newest), newest first (point_transactions_user_idx). */

@@ -7,6 +7,7 @@ import type { Clock } from "../../shared/runtime.ts";
 import { openCommand } from "../idempotency/open.ts";
 import { type IdempotencyRecord, storeIdempotencyRecord } from "../idempotency/queries.ts";
 import { assertStored, KEY_CONFLICT } from "../idempotency/replay.ts";
+import { balanceLimitReply } from "./balance-cap.ts";
 import { type PointsRequest, pointsRequestHash } from "./hash.ts";
 import { findBalance, listTransactions } from "./ledger-queries.ts";
 import type { PointsResponse, ReservationInput, ReservationResponse } from "./model.ts";
@@ -75,6 +76,8 @@ export function createReservation(deps: PointsDeps, command: Keyed & { body: Res
   const { body } = command;
   const request = { action: "RESERVE" as const, ...body, reason: body.reason ?? null };
   return idempotent(deps, { ...command, request }, async (tx, now) => {
+    const overLimit = await balanceLimitReply(tx, body.user_id, body.point_amount);
+    if (overLimit) return overLimit;
     const row = await insertReservation(tx, {
       reservationId: crypto.randomUUID(),
       userId: body.user_id,
@@ -124,7 +127,7 @@ export async function getPoints(sql: Sql, userId: string, page: PageRequest): Pr
   const shown = pageOf(rows, page.limit, (t) => [t.created_at.toISOString(), t.transaction_id]);
   return {
     user_id: userId,
-    balance,
+    balance: Number(balance),
     transactions: shown.items.map((t) => ({
       transaction_id: t.transaction_id,
       reservation_id: t.reservation_id,
