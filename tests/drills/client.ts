@@ -1,7 +1,14 @@
 // One grant/revoke request as the drill sends it and records it: what was asked, of which replica, when, how long it
 // took, and the answer, or why there was none (a killed replica, a client-side timeout).
 export type Action = "grants" | "revokes";
-export type Body = { user_id: string; stock_keeping_unit: string; reason: string; purchase_id: string };
+export type Body = {
+  user_id: string;
+  stock_keeping_unit: string;
+  reason: string;
+  purchase_id: string;
+  /** Only in poison: a date that does not exist or that PostgreSQL cannot store. */
+  expires_at?: string;
+};
 
 export type Answer = { status: number; body: Record<string, unknown>; text: string };
 

@@ -2,8 +2,9 @@
 // must be (a small model of the state machine): a fresh pair is granted at version 0, a toggle moves the version by
 // one, the same transition twice is 409 ENTITLEMENT_STATE_CONFLICT, a replay gets the original answer and a reused key
 // with another body 409 IDEMPOTENCY_KEY_CONFLICT. A pair whose request went unanswered is left alone from then on.
-// Poison is mixed in: ids with a control character or over the length limit must be 400 BAD_REQUEST whatever the
-// fault (the edge refuses them before any database work), and none of them may ever be committed.
+// Poison is mixed in: ids with a control character (C0 or C1) or over the length limit, and expiries that name no real
+// instant, must be 400 BAD_REQUEST whatever the fault (the edge refuses them before any database work), and none of
+// them may ever be committed.
 import { type Action, type Answer, type Body, type Sent, send } from "./client.ts";
 
 export type Expectation = { status: number; code?: string; version?: number; same?: Answer };
@@ -24,8 +25,10 @@ type Pair = { user: string; sku: string; status: "ACTIVE" | "REVOKED"; version: 
 
 const SKUS = ["sku-sword", "sku-shield", "sku-map"];
 
-/** What a careless or hostile caller puts in an id: each is refused with 400 BAD_REQUEST. */
-const POISON = ["\n", "\r\n", "\u0000", "\u001b[31m", "\u007f"];
+/** What a careless or hostile caller puts in an id (C0, DEL and C1 controls): each is refused with 400 BAD_REQUEST. */
+const POISON = ["\n", "\r\n", "\u0000", "\u001b[31m", "\u007f", "\u0085", "\u009b"];
+/** Expiries that name no real instant, or one PostgreSQL cannot store: 400 BAD_REQUEST, never a 500 or a rollover. */
+const POISON_DATES = ["2027-02-30T00:00:00+01:00", "0000-01-01T00:00:00Z", "2027-01-01T00:00:00+18:00"];
 const POISON_SHARE = 0.05;
 
 type Planned = Omit<Recorded, "replica" | "startedAt" | "ms">;
@@ -41,10 +44,17 @@ function repeat(original: Recorded, sameRequest: boolean): Planned {
   return { kind: "reuse", action, key, body, original, expect: { status: 409, code: "IDEMPOTENCY_KEY_CONFLICT" } };
 }
 
-/** A grant whose user id (or SKU) the API must refuse; the user id keeps the prefix, so a commit would show. */
+/**
+ * A grant whose user id (or SKU, or expiry) the API must refuse; the user id keeps the prefix, so a commit would show.
+ * `n` picks one of POISON, then an over-long id, then one of POISON_DATES.
+ */
 function poison(key: string, user: string, body: (user: string, sku: string) => Body, n: number): Planned {
-  const bad =
-    n === POISON.length ? body(`${user}-${"x".repeat(200)}`, "sku-map") : body(`${user}${POISON[n]}p`, "sku-map");
+  const date = POISON_DATES[n - POISON.length - 1];
+  const bad = date
+    ? { ...body(user, "sku-map"), expires_at: date }
+    : n === POISON.length
+      ? body(`${user}-${"x".repeat(200)}`, "sku-map")
+      : body(`${user}${POISON[n]}p`, "sku-map");
   if (n === 1) bad.stock_keeping_unit = `sku${POISON[n]}`;
   return { kind: "poison", action: "grants", key, body: bad, expect: { status: 400, code: "BAD_REQUEST" } };
 }
@@ -83,7 +93,8 @@ export function startLoad(options: LoadOptions): Load {
       purchase_id: `p-${crypto.randomUUID()}`,
     });
     if (options.random() < POISON_SHARE) {
-      return poison(key, `${options.prefix}w${w}-u${n}`, body, Math.floor(options.random() * (POISON.length + 1)));
+      const kinds = POISON.length + 1 + POISON_DATES.length;
+      return poison(key, `${options.prefix}w${w}-u${n}`, body, Math.floor(options.random() * kinds));
     }
     const r = options.random();
     if (r < 0.4 || pairs.length === 0) {
