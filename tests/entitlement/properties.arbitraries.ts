@@ -20,21 +20,40 @@ const fieldValue: fc.Arbitrary<unknown> = fc.oneof(
   fc.string({ unit: "grapheme", maxLength: 40 }),
   fc.string({ unit: "binary", maxLength: 40 }),
   controlText,
-  fc.constantFrom("", " ", "\u0000", "\u00a0", "\ud800", "a\u0000b", "\u202e", "😀".repeat(70)),
+  fc.constantFrom("", " ", "\u0000", "\u00a0", "\ud800", "a\u0000b", "\u202e", "😀".repeat(70), "a\u0085b", "\u009b"),
   fc.integer({ min: 129, max: 20_000 }).map((n) => "x".repeat(n)),
   fc.oneof(fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.array(fc.string()), fc.object()),
 );
 
+/** Expiries, most of them naming no instant PostgreSQL can store: February 30th, year 0000, an offset past ±15:59. */
+const expiresAt = fc.oneof(
+  fc.constantFrom(
+    "2027-02-30T00:00:00+01:00",
+    "0000-01-01T00:00:00Z",
+    "0001-01-01T00:00:00+01:00",
+    "2027-01-01T00:00:00+18:00",
+    "2027-01-01T24:00:00Z",
+    "9999-12-31T23:59:59-15:59",
+    "2030-01-01T00:00:00Z",
+  ),
+  fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+);
+
 const bodyObject = fc
-  .record({ drop: fc.subarray(FIELDS), change: fc.dictionary(fc.constantFrom(...FIELDS), fieldValue) })
-  .map(({ drop, change }) => {
+  .record({
+    drop: fc.subarray(FIELDS),
+    change: fc.dictionary(fc.constantFrom(...FIELDS), fieldValue),
+    expires: fc.option(expiresAt, { nil: undefined }),
+  })
+  .map(({ drop, change, expires }) => {
     const body: Record<string, unknown> = { ...VALID, ...change };
     for (const name of drop) delete body[name];
+    if (expires !== undefined) body.expires_at = expires;
     return body;
   });
 
 /** JSON text with a repeated key, which JSON.parse resolves to the last one. */
-const duplicateKeys = fc
+export const duplicateKeys = fc
   .tuple(fc.constantFrom(...FIELDS), fieldValue)
   .map(
     ([name, value]) =>
@@ -108,6 +127,18 @@ export const path = fc.oneof(
   fc
     .tuple(fc.string({ maxLength: 8 }), fc.string({ maxLength: 40 }))
     .map(([limit, cursor]) => `/v1/users/u-prop/entitlements?limit=${encodeURIComponent(limit)}&cursor=${cursor}`),
+  // Cursors that decode but name a day that does not exist or a year PostgreSQL cannot store.
+  fc
+    .tuple(
+      fc.constantFrom("0000-01-01T00:00:00.000000Z", "2026-02-30T00:00:00.000000Z", "2026-13-01T00:00:00.000Z"),
+      fc.boolean(),
+    )
+    .map(([at, points]) => {
+      const cursor = Buffer.from(
+        JSON.stringify([at, points ? "a4da5b4a-a9d1-42c5-a6e5-4d60acc5a44e" : "sku-1"]),
+      ).toString("base64url");
+      return points ? `/v1/users/u-prop/points?cursor=${cursor}` : `/v1/users/u-prop/entitlements?cursor=${cursor}`;
+    }),
 );
 
 /** Field values a caller might send that pass or just miss the rules: any code point, controls included. */
@@ -143,7 +174,8 @@ export const headers = fc.record(
     "idempotency-key": fc.oneof(
       { arbitrary: fc.uuid(), weight: 4 },
       headerBytes(300),
-      fc.constantFrom("k-1", " ", "\t", "k\u0080", "x".repeat(256)),
+      // "a, b" is what two Idempotency-Key headers arrive as.
+      fc.constantFrom("k-1", " ", "\t", "k\u0080", "x".repeat(256), "a, b"),
     ),
     "content-type": contentType,
     "x-trace-id": headerBytes(200),

@@ -86,6 +86,26 @@ describe("hostile input", () => {
   }
 });
 
+const VALID_BODY = { user_id: "u-once", stock_keeping_unit: "sku-once", reason: "purchase", purchase_id: "p-1" };
+
+describe("one request, one meaning", () => {
+  test("a body with a repeated key, or a key sent twice (joined with a comma), is 400 and commits nothing", async () => {
+    const committed = async () => (await f.sql`select count(*)::int as n from idempotency_keys`)[0]?.n as number;
+    const before = await committed();
+    await fc.assert(
+      fc.asyncProperty(arb.duplicateKeys, fc.uuid(), fc.boolean(), async (text, key, twoKeys) => {
+        fc.pre(Buffer.byteLength(text) <= 16 * 1024); // a larger body is 413 before it is parsed
+        const headers = { "idempotency-key": twoKeys ? `${key}, ${key}` : key };
+        const reply = await send(f.app, commandRequest("grants", twoKeys ? JSON.stringify(VALID_BODY) : text, headers));
+        expect(reply.status, reply.text).toBe(400);
+        expect(reply.json.code).toBe("BAD_REQUEST");
+      }),
+      { numRuns: 200 },
+    );
+    expect(await committed(), "nothing was stored").toBe(before);
+  });
+});
+
 type Status = "ACTIVE" | "REVOKED";
 type Step = { replay: boolean; action: "grants" | "revokes"; user: number; sku: number; reason: number; key: number };
 type Stored = { request: string; status: number; text: string };
