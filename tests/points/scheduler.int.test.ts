@@ -193,6 +193,23 @@ describe("failures", () => {
     }
   });
 
+  test("an execution that would take a balance past 2^53 - 1 ends FAILED: nothing granted, no event", async () => {
+    const cap = "9007199254740991";
+    await f.sql`insert into point_balances (user_id, balance, updated_at) values ('capped', ${cap}::bigint - 10, now())`;
+    const over = await reserve(f.sql, { userId: "capped", amount: 11, executeAt: inMs(-1) });
+    const replica = createReplica(f.sql, "r1", { maxAttempts: 2 });
+    replica.start();
+    try {
+      await waitUntil(async () => (await reservation(over)).status === "FAILED", "the over-cap reservation FAILED");
+    } finally {
+      await replica.stop();
+    }
+    const [balance] = await f.sql`select balance::text as balance from point_balances where user_id = 'capped'`;
+    expect(balance?.balance, "the balance did not move").toBe((BigInt(cap) - 10n).toString());
+    const events = await f.sql`select 1 from outbox_events where aggregate_key = 'capped'`;
+    expect(events.length, "no PointsGranted event for a consumer to refuse").toBe(0);
+  });
+
   test("a claim that was never finalized on its last attempt ends FAILED instead of running again", async () => {
     const id = await reserve(f.sql, { userId: "u5", amount: 3, executeAt: inMs(-1_000) });
     await f.sql`
