@@ -113,6 +113,9 @@ describe("who may call what", () => {
   test("paths and the access they need", () => {
     expect(accessOf("GET", "/healthz", false)).toBe("open");
     expect(accessOf("GET", "/readyz", false)).toBe("open");
+    expect(accessOf("GET", "/actuator/health/liveness", false)).toBe("open");
+    expect(accessOf("GET", "/actuator/health/readiness", false)).toBe("open");
+    expect(accessOf("GET", "/actuator/health", false), "only the two probes are open").toBe("authenticated");
     expect(accessOf("GET", "/metrics", false)).toBe("read");
     expect(accessOf("GET", "/openapi.json", false)).toBe("read");
     expect(accessOf("GET", "/metrics", true)).toBe("open");

@@ -117,6 +117,21 @@ test("/healthz and the build_info metric name the running build", async () => {
   );
 });
 
+test("/actuator/health/liveness and /actuator/health/readiness answer as /healthz and /readyz do", async () => {
+  for (const ready of [true, false]) {
+    const { app } = build(ready);
+    for (const [alias, probe] of [
+      ["/actuator/health/liveness", "/healthz"],
+      ["/actuator/health/readiness", "/readyz"],
+    ] as const) {
+      const [aliased, original] = [await call(app, "GET", alias), await call(app, "GET", probe)];
+      expect(aliased.status, `${alias} (ready: ${ready})`).toBe(original.status);
+      expect(await aliased.json()).toEqual(await original.json());
+    }
+  }
+  expect((await call(build(false).app, "GET", "/actuator/health/readiness")).status, "not ready is 503").toBe(503);
+});
+
 test("an X-Request-Id is echoed when sane and generated otherwise", async () => {
   const { app } = build(true);
   const given = await app.handle(new Request("http://localhost/healthz", { headers: { "x-request-id": "abc-123" } }));

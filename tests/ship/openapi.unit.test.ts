@@ -24,7 +24,12 @@ test("the Entitlement document names the bearer scheme and leaves only the probe
   const open = Object.entries(doc.paths as Record<string, Record<string, { security?: unknown[] }>>)
     .filter(([, ops]) => Object.values(ops).some((op) => op.security?.length === 0))
     .map(([path]) => path);
-  expect(open, "only the probes need no token").toEqual(["/healthz", "/readyz"]);
+  expect(open, "only the probes need no token").toEqual([
+    "/healthz",
+    "/readyz",
+    "/actuator/health/liveness",
+    "/actuator/health/readiness",
+  ]);
 });
 
 test("the document stays the same once the routes have served requests", async () => {

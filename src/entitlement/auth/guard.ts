@@ -1,6 +1,7 @@
 // Who may call what (CONTRACT §3.3): each request needs the scope its route declares (auth/scope.ts), checked before
 // anything else about the request is looked at, so a caller without a valid token learns nothing but 401. /healthz
 // and /readyz stay open for probes; /metrics and /openapi.json need `read` unless ENTITLEMENT_METRICS_PUBLIC.
+import { PROBE_PATHS } from "../../shared/http/app.ts";
 // A bearer token is either a static token (auth/tokens.ts) or, when an issuer is configured, a JWT access token
 // (auth/jwt.ts); its shape alone decides which, so neither kind is ever checked as the other.
 import type { JwtAuthenticator } from "./jwt.ts";
@@ -24,7 +25,7 @@ export type AuthSettings = {
 export type Access = "open" | Scope | "authenticated";
 
 /** The probes and documents of the shared HTTP skeleton (shared/http/app.ts), which declares no scopes. */
-const OPEN = new Set(["/healthz", "/readyz"]);
+const OPEN = new Set(PROBE_PATHS);
 const DOCS = new Set(["/metrics", "/openapi.json"]);
 /** Longer than any token this service issues (36 bytes of base64url); longer headers are never hashed. */
 const MAX_TOKEN_LENGTH = 512;

@@ -1,5 +1,5 @@
 // The HTTP skeleton both services share: request ids, the error envelope for every status (404 and 405 included),
-// HTTP metrics, /healthz, /readyz, /metrics and /openapi.json generated from the route schemas.
+// HTTP metrics, /healthz, /readyz (also under /actuator/health/…), /metrics and /openapi.json generated from the route schemas.
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import type { Registry } from "prom-client";
@@ -40,7 +40,13 @@ const LIVE = Type.Object(
   { description: "UP, and what is running" },
 );
 /** Probes need no credentials, in both services. */
-const OPEN = { security: [] };
+const PROBE = { tags: ["operations"], security: [] };
+const LIVE_SUMMARY = "Liveness, and what is running: 200 while the process runs";
+const READY_SUMMARY = "Readiness: 200 when the service can do its work";
+/** /healthz and /readyz under the actuator paths; open like them. */
+export const LIVENESS_ALIAS = "/actuator/health/liveness";
+export const READINESS_ALIAS = "/actuator/health/readiness";
+export const PROBE_PATHS: readonly string[] = ["/healthz", "/readyz", LIVENESS_ALIAS, READINESS_ALIAS];
 
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
@@ -85,6 +91,21 @@ export function createHttpApp(deps: HttpDeps) {
   const tracing = createHttpTracing();
   const tracking = createRequestTracking(httpMetrics(deps.registry), tracing);
   const readinessLog = createReadinessLog(deps.log);
+  const live = () => ({ status: "UP" as const, ...build });
+  const ready = async () => {
+    try {
+      await deps.readiness();
+      readinessLog.ready();
+      return jsonResponse(200, { status: "UP" });
+    } catch (error) {
+      readinessLog.notReady(error);
+      return errorResponse(503, "NOT_READY", "not ready");
+    }
+  };
+  const readyResponses = {
+    200: UP,
+    503: errorSchema("NOT_READY: a dependency (the database, the consumer) is not available"),
+  };
 
   const app = new Elysia({
     name: `${deps.service}-http`,
@@ -103,30 +124,12 @@ export function createHttpApp(deps: HttpDeps) {
     .onAfterResponse(({ request, route, set, responseValue }) =>
       tracking.finish(request, route, set.status, responseValue),
     )
-    .get("/healthz", () => ({ status: "UP" as const, ...build }), {
-      response: { 200: LIVE },
-      detail: { summary: "Liveness, and what is running: 200 while the process runs", tags: ["operations"], ...OPEN },
-    })
-    .get(
-      "/readyz",
-      async () => {
-        try {
-          await deps.readiness();
-          readinessLog.ready();
-          return jsonResponse(200, { status: "UP" });
-        } catch (error) {
-          readinessLog.notReady(error);
-          return errorResponse(503, "NOT_READY", "not ready");
-        }
-      },
-      {
-        response: {
-          200: UP,
-          503: errorSchema("NOT_READY: a dependency (the database, the consumer) is not available"),
-        },
-        detail: { summary: "Readiness: 200 when the service can do its work", tags: ["operations"], ...OPEN },
-      },
-    )
+    .get("/healthz", live, { response: { 200: LIVE }, detail: { summary: LIVE_SUMMARY, ...PROBE } })
+    .get("/readyz", ready, { response: readyResponses, detail: { summary: READY_SUMMARY, ...PROBE } })
+    // The same probes under the paths of Spring Boot's actuator, which Kubernetes manifests written for the original
+    // Java services wait on: those deployments keep working without a change.
+    .get(LIVENESS_ALIAS, live, { response: { 200: LIVE }, detail: { summary: LIVE_SUMMARY, ...PROBE } })
+    .get(READINESS_ALIAS, ready, { response: readyResponses, detail: { summary: READY_SUMMARY, ...PROBE } })
     .get(
       "/metrics",
       async () =>
