@@ -31,17 +31,19 @@ const check = async () => (await send(f.app, new Request("http://localhost/v1/us
 const expiryRow = async () => (await f.sql`select * from entitlement_expiries`)[0];
 
 describe("a grant with expires_at", () => {
-  test("stores it, schedules the expiry in the same transaction and carries it in the event", async () => {
+  test("stores it, answers it, schedules the expiry in the same transaction and carries it in the event", async () => {
     const at = "2030-01-01T09:00:00+09:00";
     const reply = await grant("e-1", { expires_at: at });
     expect(reply.status).toBe(200);
-    expect(Object.keys(reply.json), "the grant reply keeps its shape").toEqual([
+    expect(Object.keys(reply.json), "the grant reply says when it expires").toEqual([
       "user_id",
       "stock_keeping_unit",
       "status",
       "version",
       "updated_at",
+      "expires_at",
     ]);
+    expect(reply.json.expires_at, "in UTC, as every timestamp").toBe("2030-01-01T00:00:00.000Z");
     expect((await check()).expires_at).toBe("2030-01-01T00:00:00.000Z");
     const list = await send(f.app, new Request("http://localhost/v1/users/user-1/entitlements"));
     expect((list.json.entitlements as { expires_at: string }[])[0]?.expires_at, "the list shows it too").toBe(
@@ -55,6 +57,10 @@ describe("a grant with expires_at", () => {
     });
     const [event] = await f.sql`select payload from outbox_events`;
     expect(event?.payload.expires_at).toBe("2030-01-01T00:00:00.000Z");
+    expect(
+      Object.keys((await grant("e-1b", { stock_keeping_unit: "sku-2" })).json),
+      "a grant without expiry has none",
+    ).not.toContain("expires_at");
   });
 
   test("is part of the request: same key and expiry replays, another expiry is a key conflict", async () => {

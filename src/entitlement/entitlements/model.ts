@@ -52,6 +52,9 @@ export const EntitlementResponse = Type.Object(
     status: EntitlementStatus,
     version: Type.Integer({ minimum: 0, description: "0 for a new row, +1 per transition." }),
     updated_at: Type.String({ format: "date-time", examples: ["2026-01-08T07:10:00.123Z"] }),
+    expires_at: Type.Optional(
+      Type.String({ format: "date-time", description: "A grant's expiry, when the grant set one (in UTC)." }),
+    ),
   },
   { title: "Entitlement" },
 );

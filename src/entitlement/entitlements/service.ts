@@ -101,7 +101,11 @@ async function runCommand(deps: CommandDeps, command: Command): Promise<CommandR
     detail: { ...body },
     traceId: command.traceId,
     event: outboxEventOf(action, { ...row, version: 0, updated_at: now }, body, command.traceId, now),
-    applied: toEntitlementResponse({ ...row, version: 0, updated_at: now }),
+    applied: {
+      ...toEntitlementResponse({ ...row, version: 0, updated_at: now }),
+      // A grant that sets an expiry says so in its reply, normalised to UTC as the check route shows it.
+      ...(body.expires_at === undefined ? {} : { expires_at: new Date(body.expires_at).toISOString() }),
+    },
     conflict: { code: "ENTITLEMENT_STATE_CONFLICT", message: `already ${TARGET_STATUS[action]}` },
   });
   switch (result.outcome) {
