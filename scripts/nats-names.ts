@@ -1,5 +1,5 @@
-// Stream, subject and durable names of both services for one test on the shared NATS, derived from one stream name
-// and one durable name, so that no test creates the default streams or meets another test's.
+// Stream, subject and durable names of both services for one stack or one test on a shared NATS, derived from one
+// stream name and one durable name, so that neither creates the default streams or meets another's.
 
 /** The environment of both services: Entitlement publishes where Notification consumes. */
 export function pipelineNatsNames(stream: string, durable: string): Record<string, string> {
@@ -27,6 +27,6 @@ export function pipelineNatsNames(stream: string, durable: string): Record<strin
   };
 }
 
-/** Every stream those names make the services create: what the test deletes at the end. */
+/** Every stream those names make the services create: what a test or `bun run stack --reset` deletes. */
 export const pipelineStreams = (stream: string): string[] =>
   ["", "-max-deliveries", "-terminated", "-matches", "-points"].map((suffix) => `${stream}${suffix}`);

@@ -87,7 +87,9 @@ export async function startNats(binary: string, dataRoot: string): Promise<Start
   const store = join(dataRoot, "nats");
   mkdirSync(store, { recursive: true });
   const port = freePort();
+  // Its own process group, as the services': a terminal's Ctrl-C reaches only the stack, which stops it once.
   const proc = Bun.spawn([binary, "-js", "-sd", store, "-a", "127.0.0.1", "-p", String(port)], {
+    detached: true,
     stdout: "ignore",
     stderr: Bun.file(join(dataRoot, "nats-server.log")),
   });

@@ -1,10 +1,13 @@
-// `bun run stack`: the whole system on this machine. Uses DATABASE_URL / NATS_URL when they answer, otherwise starts
-// PostgreSQL and nats-server from the machine's binaries (data in .data/), builds both executables, starts them, waits
-// for /readyz and prints ready-to-paste commands. Ctrl-C stops everything it started, and only that.
+// `bun run stack`: the whole system on this machine, in a database and streams of its own (scripts/stack-state.ts).
+// Uses DATABASE_URL / NATS_URL when they answer, otherwise starts PostgreSQL and nats-server from the machine's
+// binaries (data in .data/), builds both executables when their sources changed, starts them, waits for /readyz and
+// prints ready-to-paste commands that work on every run (a fresh demo user each time). Ctrl-C stops everything it
+// started, and only that. `bun run stack --reset` drops the stack's database and streams (or its .data/ servers).
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, rmSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { newToken, tokenEntryLine } from "../src/entitlement/auth/tokens.ts";
+import { buildIfChanged } from "./stack-build.ts";
 import {
   answers,
   freePort,
@@ -16,20 +19,34 @@ import {
   startPostgres,
   waitUntil,
 } from "./stack-infra.ts";
+import {
+  deleteStreams,
+  dropDatabase,
+  ensureDatabase,
+  stackDatabaseUrl,
+  stackNames,
+  stackNatsEnv,
+} from "./stack-state.ts";
 
 const root = resolve(import.meta.dir, "..");
 const dataRoot = process.env.STACK_DATA_DIR ? resolve(process.env.STACK_DATA_DIR) : join(root, ".data");
 const logDir = join(dataRoot, "logs");
 const shown = (path: string) => (path.startsWith(root) ? relative(root, path) : path);
 const started: Started[] = [];
+const names = stackNames();
 
-async function ensureInfrastructure(): Promise<{ databaseUrl: string; natsUrl: string }> {
-  let databaseUrl = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres";
-  let natsUrl = process.env.NATS_URL || "nats://127.0.0.1:4222";
+type Servers = { databaseUrl: string; natsUrl: string; pgUp: boolean; natsUp: boolean };
+
+async function probeServers(): Promise<Servers> {
+  const databaseUrl = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres";
+  const natsUrl = process.env.NATS_URL || "nats://127.0.0.1:4222";
   const pg = hostPort(databaseUrl, 5432);
   const nats = hostPort(natsUrl, 4222);
-  const pgUp = await answers(pg.host, pg.port);
-  const natsUp = await answers(nats.host, nats.port);
+  return { databaseUrl, natsUrl, pgUp: await answers(pg.host, pg.port), natsUp: await answers(nats.host, nats.port) };
+}
+
+async function ensureInfrastructure(): Promise<{ databaseUrl: string; natsUrl: string }> {
+  let { databaseUrl, natsUrl, pgUp, natsUp } = await probeServers();
   const pgBin = pgUp ? undefined : postgresBin();
   const natsBin = natsUp
     ? undefined
@@ -42,36 +59,64 @@ async function ensureInfrastructure(): Promise<{ databaseUrl: string; natsUrl: s
     console.error(`Install them: ${INSTALL_HINT}`);
     process.exit(1);
   }
-  if (pgUp) console.log(`using PostgreSQL at ${pg.host}:${pg.port}`);
+  if (pgUp) console.log(`using PostgreSQL at ${redact(databaseUrl)} (database ${names.database})`);
   else {
     const s = await startPostgres(pgBin as string, dataRoot);
     started.push(s);
+    console.log(`nothing answers at ${redact(databaseUrl)}, so this stack started its own ${s.name}`);
     databaseUrl = s.url;
-    console.log(`started ${s.name}`);
   }
-  if (natsUp) console.log(`using NATS at ${nats.host}:${nats.port}`);
+  if (natsUp) console.log(`using NATS at ${redact(natsUrl)} (streams ${names.natsPrefix}-events…)`);
   else {
     const s = await startNats(natsBin as string, dataRoot);
     started.push(s);
+    console.log(`nothing answers at ${redact(natsUrl)}, so this stack started its own ${s.name}`);
     natsUrl = s.url;
-    console.log(`started ${s.name}`);
   }
-  return { databaseUrl, natsUrl };
+  if (await ensureDatabase(databaseUrl, names)) console.log(`created database ${names.database}`);
+  return { databaseUrl: stackDatabaseUrl(databaseUrl, names), natsUrl };
 }
 
-async function build(): Promise<void> {
-  const proc = Bun.spawn([process.execPath, "run", "build"], { cwd: root, stdout: "inherit", stderr: "inherit" });
-  if ((await proc.exited) !== 0) throw new Error("bun run build failed");
+/** A URL without its password, for the terminal. */
+function redact(url: string): string {
+  const u = new URL(url.split(",")[0] as string);
+  if (u.password) u.password = "***";
+  return u.toString();
+}
+
+/** `--reset`: what the stack made goes, on the servers it would use; nothing else is touched. */
+async function reset(): Promise<void> {
+  const { databaseUrl, natsUrl, pgUp, natsUp } = await probeServers();
+  const removed = [
+    ...(pgUp ? await dropDatabase(databaseUrl, names) : []),
+    ...(natsUp ? await deleteStreams(natsUrl, names) : []),
+  ];
+  for (const [up, dir] of [
+    [pgUp, "pg"],
+    [natsUp, "nats"],
+  ] as const) {
+    if (!up && existsSync(join(dataRoot, dir))) {
+      rmSync(join(dataRoot, dir), { recursive: true, force: true });
+      removed.push(shown(join(dataRoot, dir)));
+    }
+  }
+  console.log(removed.length > 0 ? `removed ${removed.join(", ")}` : "nothing to remove");
 }
 
 async function startService(name: string, port: number, env: Record<string, string>): Promise<Started> {
   mkdirSync(logDir, { recursive: true });
+  const log = openSync(join(logDir, `${name}.log`), "a");
   const proc = Bun.spawn([join(root, "dist", name), "serve"], {
     cwd: root,
     env: { ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1" },
-    stdout: Bun.file(join(logDir, `${name}.log`)),
+    // Its own process group: a terminal's Ctrl-C signals the whole foreground group, and a service that got the
+    // SIGINT and then the stack's SIGTERM would take the second as "exit now". Only the stack signals it, once.
+    detached: true,
+    // Appended: the log keeps earlier runs (a file handed over as is would be overwritten from its first byte).
+    stdout: log,
     stderr: "inherit",
   });
+  closeSync(log);
   const service: Started = {
     name,
     stop: async () => {
@@ -107,8 +152,18 @@ const tokens = {
   debug: process.env.NOTIFICATION_DEBUG_API_TOKEN || `dbg_${randomBytes(24).toString("base64url")}`,
 };
 
+/** The port, or a free one when something else listens there (another stack, a compose project). */
+async function pick(service: string, preferred: number): Promise<number> {
+  if (!(await answers("127.0.0.1", preferred, 300))) return preferred;
+  const port = freePort();
+  console.log(`port ${preferred} is taken, so ${service} listens on ${port} instead`);
+  return port;
+}
+
 function printUsage(entitlement: string, notification: string): void {
-  const key = `demo-${Date.now().toString(36)}`;
+  // A user of its own for every run: the printed grant is a first grant, never "already ACTIVE".
+  const run = Date.now().toString(36);
+  const user = `u_demo_${run}`;
   const api = `-H 'Authorization: Bearer ${tokens.api}'`;
   const debug = `-H 'Authorization: Bearer ${tokens.debug}'`;
   console.log(`
@@ -118,26 +173,29 @@ stack is up
   metrics       ${entitlement}/metrics (token needed)  ${notification}/metrics
   API token     ${tokens.api}  (caller "stack", read+write, valid for this run only)
   debug token   ${tokens.debug}  (debug inbox)
+  state         database ${names.database}, streams ${names.natsPrefix}-events… (bun run stack --reset drops them)
 
 grant an item:
-  curl -s -X POST ${entitlement}/v1/entitlements/grants ${api} -H 'Content-Type: application/json' -H 'Idempotency-Key: ${key}' -d '{"user_id":"u_123","stock_keeping_unit":"item1","reason":"purchase","purchase_id":"p_456"}'
+  curl -s -X POST ${entitlement}/v1/entitlements/grants ${api} -H 'Content-Type: application/json' -H 'Idempotency-Key: demo-${run}' -d '{"user_id":"${user}","stock_keeping_unit":"item1","reason":"purchase","purchase_id":"p_${run}"}'
 see it, and its notification (SENT after a moment):
-  curl -s ${api} ${entitlement}/v1/users/u_123/entitlements
-  curl -s ${debug} ${notification}/debug/notification/inbox/u_123
+  curl -s ${api} ${entitlement}/v1/users/${user}/entitlements
+  curl -s ${debug} ${notification}/debug/notification/inbox/${user}
+
+the examples of docs/api.md run with these set:
+  export ENTITLEMENT=${entitlement} NOTIFICATION=${notification} TOKEN=${tokens.api} DEBUG_TOKEN=${tokens.debug} USER_ID=u_${run}
 
 Ctrl-C stops everything this command started.`);
 }
 
 async function main(): Promise<void> {
+  if (Bun.argv.includes("--reset")) return reset();
   process.on("SIGINT", () => void shutdown("interrupted", 0));
   process.on("SIGTERM", () => void shutdown("terminated", 0));
   const { databaseUrl, natsUrl } = await ensureInfrastructure();
-  await build();
-  if (!existsSync(join(root, "dist", "entitlement"))) throw new Error("dist/entitlement is missing after the build");
-  const common = { DATABASE_URL: databaseUrl, NATS_URL: natsUrl };
-  const pick = async (preferred: number) => ((await answers("127.0.0.1", preferred, 300)) ? freePort() : preferred);
-  const ePort = await pick(8080);
-  const nPort = await pick(8081);
+  await buildIfChanged(root, (line) => console.log(line));
+  const common = { DATABASE_URL: databaseUrl, NATS_URL: natsUrl, ...stackNatsEnv(names) };
+  const ePort = await pick("entitlement", 8080);
+  const nPort = await pick("notification", 8081);
   await startService("entitlement", ePort, {
     ...common,
     ENTITLEMENT_AUTH_TOKENS: tokenEntryLine("stack", tokens.api, "read+write"),

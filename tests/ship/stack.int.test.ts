@@ -1,35 +1,48 @@
-// `bun run stack` end to end: it comes up against the given PostgreSQL and NATS, the curl grant it prints succeeds and
-// the grant becomes a SENT notification in the debug inbox; Ctrl-C stops the services it started and exits 0.
+// `bun run stack` end to end, twice on the same state, as a new user would: each run's printed curl grant answers 200
+// (a fresh demo user, never "already ACTIVE"), the grant becomes a SENT notification, the second run does not rebuild,
+// docs/api.md's examples run after it with the variables it prints, a terminal's Ctrl-C (SIGINT to the whole process
+// group) stops it with exit 0 and each service hears one signal, and `--reset` drops its database and streams.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
-import { createTestDatabase, natsUrl, type TestDatabase, uniqueName } from "../support/infra.ts";
-import { pipelineNatsNames, pipelineStreams } from "../support/nats-names.ts";
+import postgres from "postgres";
+import { OPENAPI_DOCS } from "../../scripts/docs-openapi.ts";
+import { pipelineStreams } from "../../scripts/nats-names.ts";
+import { natsUrl, postgresAdminUrl, uniqueName } from "../support/infra.ts";
+import { documentedOperations, runApiExamples } from "./api-examples.ts";
 import { repoRoot } from "./support.ts";
 
-let db: TestDatabase;
 let dataDir: string;
+// Its own database and stream prefix, as another checkout's stack would have, so this test meets nothing else.
+const names = { STACK_DATABASE: uniqueName("stack"), STACK_NATS_PREFIX: uniqueName("stack") };
+const streams = pipelineStreams(`${names.STACK_NATS_PREFIX}-events`);
 
-// Own stream, subject and durables on the shared NATS, so no other process consumes this run's events.
-const stream = uniqueName("stack-events");
-const durable = uniqueName("stack-consumer");
-const natsNames = pipelineNatsNames(stream, durable);
-
-beforeAll(async () => {
-  db = await createTestDatabase("stack");
+beforeAll(() => {
   dataDir = mkdtempSync(join(tmpdir(), "stack-data-"));
 });
 afterAll(async () => {
-  const nc = await connect({ servers: await natsUrl() });
-  const jsm = await jetstreamManager(nc);
-  for (const name of pipelineStreams(stream)) await jsm.streams.delete(name).catch(() => {});
-  await nc.close();
-  await db?.drop();
+  await stackCommand(["--reset"]).catch(() => {});
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
+
+async function stackEnv(): Promise<Record<string, string | undefined>> {
+  return { ...process.env, ...names, DATABASE_URL: await postgresAdminUrl(), NATS_URL: await natsUrl() };
+}
+
+async function stackCommand(args: string[]): Promise<string> {
+  const proc = Bun.spawn([process.execPath, "run", "stack", ...args], {
+    cwd: repoRoot,
+    env: { ...(await stackEnv()), STACK_DATA_DIR: dataDir },
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  const [code, out] = await Promise.all([proc.exited, new Response(proc.stdout).text()]);
+  if (code !== 0) throw new Error(`bun run stack ${args.join(" ")} exited ${code}:\n${out}`);
+  return out;
+}
 
 async function readUntil(stream: ReadableStream<Uint8Array>, marker: string, timeoutMs: number): Promise<string> {
   const reader = stream.getReader();
@@ -47,50 +60,103 @@ async function readUntil(stream: ReadableStream<Uint8Array>, marker: string, tim
   return text;
 }
 
-test("the printed curl grant yields a SENT notification; Ctrl-C stops everything", async () => {
+/** The printed grant, run by a shell exactly as printed; its HTTP status. */
+async function runPrintedGrant(output: string): Promise<number> {
+  const line = /^ {2}(curl -s -X POST \S+\/v1\/entitlements\/grants .+)$/m.exec(output)?.[1];
+  expect(line, "the stack prints a curl grant").toBeDefined();
+  const proc = Bun.spawn(["bash", "-c", `${line} -o /dev/null -w '%{http_code}'`], { stdout: "pipe" });
+  return Number(await new Response(proc.stdout).text());
+}
+
+async function waitForSent(output: string): Promise<string> {
+  const inbox = /curl -s -H 'Authorization: (Bearer \S+)' (\S+\/debug\/notification\/inbox\/\S+)/.exec(output);
+  expect(inbox, "the stack prints the debug inbox curl with its token").not.toBeNull();
+  const [, authorization, url] = inbox as RegExpExecArray;
+  let last = "";
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline && !last.includes('"SENT"')) {
+    last = await (await fetch(url as string, { headers: { authorization: authorization as string } })).text();
+    await Bun.sleep(250);
+  }
+  return last;
+}
+
+/** One run: up, the printed grant, then `during` while it is up; then Ctrl-C as a terminal sends it. */
+async function runStack(during: (output: string) => Promise<void>): Promise<string> {
+  const logs = ["entitlement", "notification"].map((service) => join(dataDir, "logs", `${service}.log`));
+  const before = logs.map((log) => (existsSync(log) ? readFileSync(log, "utf8").length : 0));
+  // Its own process group, as a shell gives a foreground job: the SIGINT below goes to every process in it.
   const stack = Bun.spawn([process.execPath, "run", "stack"], {
     cwd: repoRoot,
-    env: { ...process.env, ...natsNames, DATABASE_URL: db.url, NATS_URL: await natsUrl(), STACK_DATA_DIR: dataDir },
+    env: { ...(await stackEnv()), STACK_DATA_DIR: dataDir },
+    detached: true,
     stdout: "pipe",
     stderr: "inherit",
   });
+  let output = "";
   try {
-    const output = await readUntil(stack.stdout, "Ctrl-C stops", 180_000);
-    const grant =
-      /curl -s -X POST (\S+) -H 'Authorization: (Bearer \S+)' -H 'Content-Type: application\/json' -H 'Idempotency-Key: (\S+)' -d '(.+)'/.exec(
-        output,
-      );
-    const inbox = /curl -s -H 'Authorization: (Bearer \S+)' (\S+\/debug\/notification\/inbox\/u_123)/.exec(output);
-    expect(grant, "the stack prints a curl grant with its API token").not.toBeNull();
-    expect(inbox, "the stack prints the debug inbox curl with its token").not.toBeNull();
-    const [, url, authorization, key, body] = grant as RegExpExecArray;
-    const unauthenticated = await fetch(url as string, { method: "POST", body });
-    expect(unauthenticated.status, "the stack's API requires the printed token").toBe(401);
-    const response = await fetch(url as string, {
-      method: "POST",
-      headers: {
-        authorization: authorization as string,
-        "content-type": "application/json",
-        "idempotency-key": key as string,
-      },
-      body,
-    });
-    expect(response.status).toBe(200);
-
-    let last: unknown;
-    const deadline = Date.now() + 30_000;
-    while (Date.now() < deadline) {
-      const [, inboxAuth, inboxUrl] = inbox as RegExpExecArray;
-      last = await (await fetch(inboxUrl as string, { headers: { authorization: inboxAuth as string } })).json();
-      const notifications = (last as { notifications?: { status: string }[] }).notifications ?? [];
-      if (notifications.some((n) => n.status === "SENT")) break;
-      await Bun.sleep(250);
-    }
-    expect(JSON.stringify(last), "the grant is delivered and visible in the debug inbox").toContain('"SENT"');
+    output = await readUntil(stack.stdout, "Ctrl-C stops", 240_000);
+    expect(await runPrintedGrant(output), "the printed curl grant succeeds").toBe(200);
+    expect(await waitForSent(output), "the grant is delivered and visible in the debug inbox").toContain('"SENT"');
+    await during(output);
   } finally {
-    stack.kill("SIGINT");
+    process.kill(-stack.pid, "SIGINT");
     const code = await Promise.race([stack.exited, Bun.sleep(45_000).then(() => "timeout")]);
-    if (code === "timeout") stack.kill("SIGKILL");
+    if (code === "timeout") process.kill(-stack.pid, "SIGKILL");
     expect(code, "Ctrl-C stops the stack cleanly").toBe(0);
   }
-}, 300_000);
+  // The logs are kept across runs: this run's lines are what came after the previous run's.
+  logs.forEach((file, i) => {
+    const log = readFileSync(file, "utf8").slice(before[i]);
+    expect(log, `${file} stops on one signal`).not.toContain("second signal");
+    expect(log.match(/"shutting down"/g)?.length, `${file}: shut down once`).toBe(1);
+  });
+  return output;
+}
+
+test("twice on the same state: the printed curl answers 200 each time, api.md's examples run, --reset cleans", async () => {
+  const first = await runStack(async (output) => {
+    const url = /curl -s -X POST (\S+\/v1\/entitlements\/grants)/.exec(output)?.[1] as string;
+    expect((await fetch(url, { method: "POST", body: "{}" })).status, "the API requires the printed token").toBe(401);
+  });
+  expect(first, "the stack names its own database").toContain(`database ${names.STACK_DATABASE}`);
+
+  const second = await runStack(async (output) => {
+    const exports = /^ {2}export (.+)$/m.exec(output)?.[1] as string;
+    expect(exports, "the stack prints the variables of api.md's examples").toBeDefined();
+    const vars = Object.fromEntries(exports.split(" ").map((pair) => pair.split("=", 2) as [string, string]));
+    const { calls } = await runApiExamples(vars);
+    expect(calls.filter((c) => c.status >= 400).map((c) => `${c.status} ${c.method} ${c.path}`)).toEqual([]);
+    expect(
+      calls.map((c) => c.status),
+      "the conditional GET is shown",
+    ).toContain(304);
+    const services = { entitlement: vars.ENTITLEMENT, notification: vars.NOTIFICATION };
+    const uncovered = (Object.keys(services) as (keyof typeof services)[]).flatMap((service) =>
+      documentedOperations(OPENAPI_DOCS[service])
+        .filter((op) => !calls.some((c) => c.method === op.method && op.pattern.test(c.path)))
+        .map((op) => `${service}: ${op.method} ${op.template}`),
+    );
+    expect(uncovered, "every route of both services has a curl example in docs/api.md").toEqual([]);
+  });
+  expect(second, "the second run reuses the executables").toContain("not rebuilding");
+  expect(second, "the second run reuses its database").not.toContain(`created database ${names.STACK_DATABASE}`);
+
+  expect(await stackCommand(["--reset"])).toContain(`database ${names.STACK_DATABASE}`);
+  const admin = postgres(await postgresAdminUrl(), { max: 1 });
+  const left = await admin`select 1 from pg_database where datname = ${names.STACK_DATABASE}`;
+  await admin.end();
+  expect(left.length, "--reset drops the stack's database").toBe(0);
+  const nc = await connect({ servers: await natsUrl() });
+  const jsm = await jetstreamManager(nc);
+  const kept = await Promise.all(
+    streams.map((s) =>
+      jsm.streams.info(s).then(
+        () => s,
+        () => undefined,
+      ),
+    ),
+  );
+  await nc.close();
+  expect(kept.filter(Boolean), "--reset deletes the stack's streams").toEqual([]);
+}, 600_000);
