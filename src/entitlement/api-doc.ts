@@ -22,6 +22,12 @@ export const ERRORS = {
   ),
 };
 
+const ETAG = {
+  description: "The entitlement's version, quoted: send it back as If-None-Match.",
+  schema: { type: "string" },
+  example: '"3"',
+};
+
 export const ENTITLEMENT_API: ApiDocumentation = {
   description: [
     "The source of truth for which user owns which item (SKU). Grants and revokes are idempotent per",
@@ -38,6 +44,32 @@ export const ENTITLEMENT_API: ApiDocumentation = {
   },
   security: ["bearer"],
   metricsErrors: { 401: ERRORS[401], 403: ERRORS[403] },
+  refinements: {
+    // The header limits (limits/headers.ts) apply to every request, before anything else.
+    everyOperation: { 431: errorSchema("BAD_REQUEST: the request's headers are over 8 KiB in total, or more than 64") },
+    operations: {
+      // The check route answers the conditional GET itself (entitlements/routes.ts); its schemas cannot say so.
+      checkEntitlement: {
+        parameters: [
+          {
+            name: "If-None-Match",
+            in: "header",
+            required: false,
+            description: "The ETag of the copy you hold: an unchanged entitlement answers 304 with no body.",
+            schema: { type: "string" },
+            example: '"3"',
+          },
+        ],
+        responses: {
+          200: { headers: { ETag: ETAG } },
+          304: {
+            description: "Not Modified: the entitlement is still at the version of If-None-Match.",
+            headers: { ETag: ETAG },
+          },
+        },
+      },
+    },
+  },
   tags: [
     { name: "entitlements", description: "Grant, revoke and list a user's entitlements." },
     { name: "points", description: "Reserve points for a user at a time; read a reservation, a balance, a ledger." },

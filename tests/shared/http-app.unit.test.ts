@@ -19,6 +19,9 @@ function build(ready: boolean) {
     .get("/secret", () => {
       throw new ApiError(401, "UNAUTHORIZED", "missing token", { "www-authenticate": "Bearer" });
     })
+    .get("/busy", () => {
+      throw new ApiError(503, "NOT_READY", "too many requests in progress, retry later");
+    })
     .get("/boom", () => {
       throw new Error("select * from secrets failed");
     })
@@ -55,6 +58,8 @@ test("every error status answers the {code, message} envelope as JSON, with no i
   }
   expect((await call(app, "GET", "/things")).headers.get("allow")).toBe("POST");
   expect((await call(app, "GET", "/secret")).headers.get("www-authenticate")).toBe("Bearer");
+  const busy = await call(app, "GET", "/busy");
+  expect([busy.status, busy.headers.get("retry-after")], "a 503 says when to retry").toEqual([503, "1"]);
 });
 
 test("every 503 carries Retry-After in seconds, and a 429 keeps its own", async () => {
@@ -129,7 +134,9 @@ test("/actuator/health/liveness and /actuator/health/readiness answer as /health
       expect(await aliased.json()).toEqual(await original.json());
     }
   }
-  expect((await call(build(false).app, "GET", "/actuator/health/readiness")).status, "not ready is 503").toBe(503);
+  const notReady = await call(build(false).app, "GET", "/actuator/health/readiness");
+  expect(notReady.status, "not ready is 503").toBe(503);
+  expect(notReady.headers.get("retry-after"), "with a Retry-After, as every 503").toBe("1");
 });
 
 test("an X-Request-Id is echoed when sane and generated otherwise", async () => {

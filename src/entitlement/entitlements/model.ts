@@ -1,6 +1,7 @@
 // TypeBox schemas of the Entitlement API: the one source for request validation (validation.ts), the TypeScript
 // types and the OpenAPI document. Limits are CONTRACT §3.1's.
 import { type Static, type TString, Type } from "@sinclair/typebox";
+import { LimitQuery } from "../../shared/http/paging.ts";
 import { PLAIN_TEXT_PATTERN } from "../../shared/ids.ts";
 
 /**
@@ -106,7 +107,7 @@ export const UserParams = Type.Object({ user_id: UserId });
 export const ItemParams = Type.Object({ user_id: UserId, stock_keeping_unit: StockKeepingUnit });
 
 export const ListQuery = Type.Object({
-  limit: Type.Optional(Type.String({ description: "Entitlements per page, 1–1000 (default 100).", examples: ["100"] })),
+  limit: LimitQuery("Entitlements per page, 1–1000 (default 100)."),
   cursor: Type.Optional(Type.String({ description: "The next_cursor of the previous page." })),
 });
 

@@ -3,7 +3,7 @@
 import { badRequest } from "../../shared/http/errors.ts";
 import * as paging from "../../shared/http/paging.ts";
 
-export { DEFAULT_LIMIT, MAX_LIMIT, parseLimit } from "../../shared/http/paging.ts";
+export { DEFAULT_LIMIT, LimitQuery, MAX_LIMIT, parseLimit } from "../../shared/http/paging.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

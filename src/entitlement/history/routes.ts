@@ -7,11 +7,11 @@ import { ItemParams } from "../entitlements/model.ts";
 import { checkSku, checkUserId } from "../entitlements/validation.ts";
 import { type RouteDeps, unavailableOr } from "../route-deps.ts";
 import { HistoryResponse } from "./model.ts";
-import { decodeCursor, MAX_LIMIT, parseLimit } from "./paging.ts";
+import { decodeCursor, LimitQuery, MAX_LIMIT, parseLimit } from "./paging.ts";
 import { readHistory } from "./service.ts";
 
 const HistoryQuery = Type.Object({
-  limit: Type.Optional(Type.String({ description: `Changes per page, 1–${MAX_LIMIT} (default 100).` })),
+  limit: LimitQuery(`Changes per page, 1–${MAX_LIMIT} (default 100).`),
   cursor: Type.Optional(Type.String({ description: "The next_cursor of the previous page." })),
 });
 

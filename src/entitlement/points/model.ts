@@ -1,6 +1,7 @@
 // TypeBox schemas of the points API (CONTRACT §3.1a): the one source for validation (validation.ts), the types and
 // the OpenAPI document.
 import { type Static, Type } from "@sinclair/typebox";
+import { LimitQuery } from "../../shared/http/paging.ts";
 import { UserId } from "../entitlements/model.ts";
 
 export const MAX_POINT_AMOUNT = 1_000_000_000;
@@ -82,7 +83,7 @@ export type PointsResponse = Static<typeof PointsResponse>;
 export const ReservationParams = Type.Object({ reservation_id: Type.String({ format: "uuid" }) });
 
 export const PageQuery = Type.Object({
-  limit: Type.Optional(Type.String({ description: "1–1000, default 100." })),
+  limit: LimitQuery("Transactions per page, 1–1000 (default 100)."),
   cursor: Type.Optional(Type.String({ description: "The next_cursor of the previous page." })),
 });
 

@@ -81,7 +81,11 @@ export function pointsRoutes(deps: PointsRouteDeps) {
         body: ReservationBody,
         headers: CommandHeaders,
         response: { 201: ReservationResponse, ...POINTS_COMMAND_ERRORS },
-        detail: { summary: "Reserve points for a user at a time (idempotent per Idempotency-Key)", tags: ["points"] },
+        detail: {
+          operationId: "reservePoints",
+          summary: "Reserve points for a user at a time (idempotent per Idempotency-Key)",
+          tags: ["points"],
+        },
       },
     )
     .get(
@@ -98,7 +102,7 @@ export function pointsRoutes(deps: PointsRouteDeps) {
         scope: "read",
         params: ReservationParams,
         response: { 200: ReservationResponse, ...POINTS_ERRORS },
-        detail: { summary: "Read a point reservation", tags: ["points"] },
+        detail: { operationId: "getReservation", summary: "Read a point reservation", tags: ["points"] },
       },
     )
     .post(
@@ -116,7 +120,11 @@ export function pointsRoutes(deps: PointsRouteDeps) {
         params: ReservationParams,
         headers: CommandHeaders,
         response: { 200: ReservationResponse, ...POINTS_ERRORS, 409: POINTS_COMMAND_ERRORS[409] },
-        detail: { summary: "Cancel a PENDING point reservation (idempotent per Idempotency-Key)", tags: ["points"] },
+        detail: {
+          operationId: "cancelReservation",
+          summary: "Cancel a PENDING point reservation (idempotent per Idempotency-Key)",
+          tags: ["points"],
+        },
       },
     )
     .get(
@@ -132,7 +140,11 @@ export function pointsRoutes(deps: PointsRouteDeps) {
         scope: "read",
         query: PageQuery,
         response: { 200: PointsResponse, ...POINTS_ERRORS },
-        detail: { summary: "A user's point balance and transactions, newest first, paged", tags: ["points"] },
+        detail: {
+          operationId: "getPoints",
+          summary: "A user's point balance and transactions, newest first, paged",
+          tags: ["points"],
+        },
       },
     );
 }

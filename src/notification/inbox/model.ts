@@ -3,23 +3,29 @@ import { type Static, Type } from "@sinclair/typebox";
 
 export const InboxParams = Type.Object({ user_id: Type.String() });
 
-export const NotificationSummary = Type.Object({
-  notification_id: Type.String({ format: "uuid" }),
-  event_id: Type.String({ format: "uuid" }),
-  type: Type.String({ examples: ["EntitlementGranted"] }),
-  status: Type.Union([
-    Type.Literal("PENDING"),
-    Type.Literal("PROCESSING"),
-    Type.Literal("SENT"),
-    Type.Literal("FAILED"),
-  ]),
-  created_at: Type.String({ description: "ISO-8601 UTC" }),
-  sent_at: Type.Union([Type.String(), Type.Null()]),
-  payload: Type.Record(Type.String(), Type.Unknown(), { description: "The stored event payload as an object." }),
-});
+export const NotificationSummary = Type.Object(
+  {
+    notification_id: Type.String({ format: "uuid" }),
+    event_id: Type.String({ format: "uuid" }),
+    type: Type.String({ examples: ["EntitlementGranted"] }),
+    status: Type.Union([
+      Type.Literal("PENDING"),
+      Type.Literal("PROCESSING"),
+      Type.Literal("SENT"),
+      Type.Literal("FAILED"),
+    ]),
+    created_at: Type.String({ description: "ISO-8601 UTC" }),
+    sent_at: Type.Union([Type.String(), Type.Null()]),
+    payload: Type.Record(Type.String(), Type.Unknown(), { description: "The stored event payload as an object." }),
+  },
+  { title: "NotificationSummary" },
+);
 
-export const InboxResponse = Type.Object({
-  user_id: Type.String(),
-  notifications: Type.Array(NotificationSummary, { description: "Newest first, at most the latest 100." }),
-});
+export const InboxResponse = Type.Object(
+  {
+    user_id: Type.String(),
+    notifications: Type.Array(NotificationSummary, { description: "Newest first, at most the latest 100." }),
+  },
+  { title: "Inbox" },
+);
 export type InboxResponse = Static<typeof InboxResponse>;

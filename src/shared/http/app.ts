@@ -7,7 +7,7 @@ import { buildInfo } from "../build-info.ts";
 import type { Logger } from "../logger.ts";
 import { buildInfoMetric, httpMetrics, readinessMetric } from "../metrics.ts";
 import { createReadinessLog } from "../readiness.ts";
-import { errorReply } from "./error-reply.ts";
+import { errorReply, RETRY_503_SECONDS } from "./error-reply.ts";
 import { errorResponse, errorSchema, jsonResponse } from "./errors.ts";
 import { type ApiDocumentation, openapiRoute } from "./openapi.ts";
 import { createHttpTracing } from "./tracing.ts";
@@ -28,7 +28,7 @@ export type HttpDeps = {
   documentation?: ApiDocumentation;
 };
 
-const UP = Type.Object({ status: Type.Literal("UP") }, { description: "UP" });
+const UP = Type.Object({ status: Type.Literal("UP") }, { title: "Ready", description: "UP" });
 const LIVE = Type.Object(
   {
     status: Type.Literal("UP"),
@@ -37,7 +37,7 @@ const LIVE = Type.Object(
     commit: Type.String({ description: "The git commit it was built from, or `unknown`.", examples: ["1a2b3c4d5e6f"] }),
     bun: Type.String({ description: "The Bun runtime's version.", examples: ["1.4.4"] }),
   },
-  { description: "UP, and what is running" },
+  { title: "Live", description: "UP, and what is running" },
 );
 /** Probes need no credentials, in both services. */
 const PROBE = { tags: ["operations"], security: [] };
@@ -99,7 +99,7 @@ export function createHttpApp(deps: HttpDeps) {
       return jsonResponse(200, { status: "UP" });
     } catch (error) {
       readinessLog.notReady(error);
-      return errorResponse(503, "NOT_READY", "not ready");
+      return errorResponse(503, "NOT_READY", "not ready", { "retry-after": RETRY_503_SECONDS });
     }
   };
   const readyResponses = {

@@ -11,11 +11,59 @@ export const ErrorBody = Type.Object(errorProperties, {
   description: "Every error, for every status.",
 });
 
+/** What each code's `message` reads like, for the examples of the OpenAPI document. */
+const EXAMPLE_MESSAGES: Record<string, string> = {
+  BAD_REQUEST: "user_id must not be blank",
+  UNAUTHORIZED: "a valid bearer token is required",
+  FORBIDDEN: "this token does not have the write scope",
+  NOT_FOUND: "no such resource",
+  METHOD_NOT_ALLOWED: "method DELETE is not allowed here",
+  PAYLOAD_TOO_LARGE: "request body must be at most 16384 bytes",
+  UNSUPPORTED_MEDIA_TYPE: "Content-Type must be application/json",
+  RATE_LIMITED: "rate limit exceeded, retry later",
+  INTERNAL_ERROR: "internal error",
+  NOT_READY: "database unavailable, retry later",
+};
+
+/** `CODE: when; OTHER_CODE: when` → the codes, in order. */
+const CODE = /(?:^|; )([A-Z][A-Z_]*[A-Z]):/g;
+
+const pascal = (code: string) =>
+  code
+    .toLowerCase()
+    .split("_")
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join("");
+
 /**
- * The error envelope as one response of a route, its description saying which codes it carries and when: the OpenAPI
- * document (docs/openapi.json) shows the description as that response's meaning.
+ * The error envelope as one response of a route. The description says which codes it carries and when, as
+ * `CODE: when; OTHER_CODE: when`: the OpenAPI document (docs/openapi.json) shows it as that response's meaning, lists
+ * exactly those codes as the `code` enum with an example, and names the schema after them (`NotFoundError`), so a
+ * generated client gets one type per set of codes.
  */
-export const errorSchema = (description: string) => Type.Object(errorProperties, { title: "Error", description });
+export const errorSchema = (description: string) => {
+  const codes = [...description.matchAll(CODE)].map((m) => m[1] as string);
+  const [first] = codes;
+  if (first === undefined) throw new Error(`an error response names its codes: "${description}"`);
+  const meaning = (code: string) => description.split(`${code}: `)[1]?.split(";")[0]?.trim() ?? code;
+  return Type.Object(
+    {
+      code:
+        codes.length === 1
+          ? Type.Literal(first, { description: errorProperties.code.description })
+          : Type.Union(
+              codes.map((c) => Type.Literal(c)),
+              { description: errorProperties.code.description },
+            ),
+      message: errorProperties.message,
+    },
+    {
+      title: `${codes.map(pascal).join("Or")}Error`.replace(/ErrorError$/, "Error"),
+      description,
+      examples: [{ code: first, message: EXAMPLE_MESSAGES[first] ?? meaning(first) }],
+    },
+  );
+};
 
 /**
  * The codes of the HTTP layer itself, which every service may answer with; a service's domain codes (its 409s) are its

@@ -4,6 +4,8 @@
 import { openapi } from "@elysiajs/openapi";
 import type { TObject } from "@sinclair/typebox";
 import { Elysia } from "elysia";
+import { errorSchema } from "./errors.ts";
+import { type Refinements, refineDocument } from "./openapi-refine.ts";
 
 export type ApiDocumentation = {
   description: string;
@@ -14,7 +16,12 @@ export type ApiDocumentation = {
   tags?: { name: string; description: string }[];
   /** The error responses of /metrics, where a token guards it. */
   metricsErrors?: Record<number, TObject>;
+  /** What the document says beyond the route schemas (openapi-refine.ts); 405 is added for every service. */
+  refinements?: Refinements;
 };
+
+/** Both services answer a known path with another method so (shared/http/error-reply.ts). */
+const METHOD_NOT_ALLOWED = errorSchema("METHOD_NOT_ALLOWED: the path exists with other methods, listed in `Allow`");
 
 const SPEC_PATH = "/openapi.json";
 
@@ -53,11 +60,17 @@ export function withOpenObjects(value: unknown): unknown {
 }
 
 export function openapiRoute(service: string, version: string, documentation: ApiDocumentation | undefined) {
+  const refinements: Refinements = {
+    ...documentation?.refinements,
+    everyOperation: { 405: METHOD_NOT_ALLOWED, ...documentation?.refinements?.everyOperation },
+  };
   return (
     new Elysia({ name: `${service}-openapi` })
       // Registered before the plugin's route, so that it applies to it.
       .onAfterHandle({ as: "global" }, ({ path, response }) =>
-        path === SPEC_PATH ? withOpenObjects(response) : undefined,
+        path === SPEC_PATH
+          ? refineDocument(withOpenObjects(response) as Record<string, unknown>, refinements)
+          : undefined,
       )
       .use(
         openapi({

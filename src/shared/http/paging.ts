@@ -1,7 +1,9 @@
 // Paging of list responses (CONTRACT §3.1): `?limit=` 1–1000 (default 100) and an opaque `?cursor=`, the
 // `next_cursor` of the previous page. A cursor is the last row's sort key as JSON, base64url-encoded so that clients
 // treat it as opaque; each list decides what its key holds and checks it when it comes back.
+import { Type } from "@sinclair/typebox";
 import { badRequest } from "./errors.ts";
+import { DOCUMENTED_AS } from "./openapi-refine.ts";
 
 export const DEFAULT_LIMIT = 100;
 export const MAX_LIMIT = 1_000;
@@ -13,6 +15,18 @@ export function parseLimit(text: string | undefined): number {
   if (!(n >= 1 && n <= MAX_LIMIT)) throw badRequest(`limit must be an integer from 1 to ${MAX_LIMIT}`);
   return n;
 }
+
+/**
+ * `?limit=` in a route's query schema: read as the text it is (parseLimit checks it) and documented as the integer it
+ * must be, so that a generated client takes a number.
+ */
+export const LimitQuery = (description: string) =>
+  Type.Optional(
+    Type.String({
+      description,
+      [DOCUMENTED_AS]: { type: "integer", minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT },
+    }),
+  );
 
 export function encodeCursor(key: readonly string[]): string {
   return Buffer.from(JSON.stringify(key)).toString("base64url");
