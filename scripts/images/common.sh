@@ -28,3 +28,25 @@ pick_image() {
   if [ -n "$standin" ] && image_present "$standin"; then echo "$standin"; return; fi
   echo "$public"
 }
+
+# with_progress LABEL COMMAND...: runs COMMAND with its output kept aside, printing a line every 15 s while it runs
+# (image builds and debootstrap take minutes) and its output only when it fails.
+with_progress() {
+  local label="$1" log started pid code=0
+  shift
+  log="$(mktemp)"
+  started=$SECONDS
+  "$@" >"$log" 2>&1 &
+  pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 1
+    if (( (SECONDS - started) % 15 == 0 )) && kill -0 "$pid" 2>/dev/null; then
+      echo "  … $label: $((SECONDS - started)) s"
+    fi
+  done
+  wait "$pid" || code=$?
+  if [ "$code" -ne 0 ]; then cat "$log" >&2; fi
+  rm -f "$log"
+  echo "  $label: done in $((SECONDS - started)) s (exit $code)"
+  return "$code"
+}

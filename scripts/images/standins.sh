@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Makes the images the tests, the Dockerfile and compose.yml need when the public ones cannot be pulled (no access to
-# Docker Hub). For each of postgres:16-alpine, nats:2.11-alpine and oven/bun:1.4.4: nothing to do when the image is
+# Docker Hub). For each of postgres:16-alpine, nats:2.11-alpine, oven/bun:1.4.4 and prom/prometheus (compose.yml's
+# observability profile): nothing to do when the image is
 # already local or `docker pull` gets it (directly or through the daemon's registry mirror); otherwise a stand-in is
 # built from Debian packages on a base image made with debootstrap from the machine's Debian mirror, and tagged with
 # the name in standins.env. Idempotent: stand-ins that exist are kept (`--rebuild` makes them again).
@@ -12,6 +13,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 . "$here/common.sh"
 . "$here/standins.env"
 BASE_IMAGE="${BASE_IMAGE:-standin/debian:bookworm}"
+PROMETHEUS_PUBLIC="prom/prometheus:v2.53.4" # the default of compose.yml's PROMETHEUS_IMAGE
 rebuild=false
 [ "${1:-}" = "--rebuild" ] && rebuild=true
 
@@ -34,7 +36,7 @@ make_base() {
   dir="$(mktemp -d)"
   mirror="$(debian_mirror)"
   echo "base image: debootstrap bookworm from $mirror"
-  debootstrap --variant=minbase bookworm "$dir" "$mirror" >/dev/null
+  with_progress "debootstrap" debootstrap --variant=minbase bookworm "$dir" "$mirror"
   rm -rf "$dir"/var/cache/apt/archives/*.deb "$dir"/var/lib/apt/lists/*
   chmod 755 "$dir" # mktemp's 0700 would become the image's / and lock every non-root user out
   tar -C "$dir" -c . | docker import - "$BASE_IMAGE" >/dev/null
@@ -54,7 +56,7 @@ build_standin() {
     cp "$(readlink -f "$(command -v bun)")" "$context/bun"
   fi
   echo "building $tag"
-  docker_build -q --build-arg "BASE=$BASE_IMAGE" -t "$tag" "$context" >/dev/null
+  with_progress "$tag" docker_build -q --build-arg "BASE=$BASE_IMAGE" -t "$tag" "$context"
   rm -rf "$context"
 }
 
@@ -72,3 +74,4 @@ docker info >/dev/null 2>&1 || { echo "no Docker engine answers (docker info fai
 ensure postgres:16-alpine postgres "$POSTGRES_IMAGE"
 ensure nats:2.11-alpine nats "$NATS_IMAGE"
 ensure oven/bun:1.4.4 bun "$BUN_IMAGE"
+ensure "$PROMETHEUS_PUBLIC" prometheus "$PROMETHEUS_IMAGE"
