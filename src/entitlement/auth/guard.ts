@@ -1,9 +1,9 @@
 // Who may call what (CONTRACT §3.3): each request needs the scope its route declares (auth/scope.ts), checked before
 // anything else about the request is looked at, so a caller without a valid token learns nothing but 401. /healthz
 // and /readyz stay open for probes; /metrics and /openapi.json need `read` unless ENTITLEMENT_METRICS_PUBLIC.
-import { PROBE_PATHS } from "../../shared/http/app.ts";
 // A bearer token is either a static token (auth/tokens.ts) or, when an issuer is configured, a JWT access token
 // (auth/jwt.ts); its shape alone decides which, so neither kind is ever checked as the other.
+import { PROBE_PATHS } from "../../shared/http/app.ts";
 import type { JwtAuthenticator } from "./jwt.ts";
 import { type Refusal, refusalError } from "./refusal.ts";
 import { type RouteScopes, scopeOf } from "./scope.ts";
