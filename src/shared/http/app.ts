@@ -7,7 +7,7 @@ import { buildInfo } from "../build-info.ts";
 import type { Logger } from "../logger.ts";
 import { buildInfoMetric, httpMetrics, readinessMetric } from "../metrics.ts";
 import { createReadinessLog } from "../readiness.ts";
-import { errorReply, RETRY_503_SECONDS } from "./error-reply.ts";
+import { errorReply } from "./error-reply.ts";
 import { errorResponse, errorSchema, jsonResponse } from "./errors.ts";
 import { type ApiDocumentation, openapiRoute } from "./openapi.ts";
 import { createHttpTracing } from "./tracing.ts";
@@ -99,7 +99,7 @@ export function createHttpApp(deps: HttpDeps) {
       return jsonResponse(200, { status: "UP" });
     } catch (error) {
       readinessLog.notReady(error);
-      return errorResponse(503, "NOT_READY", "not ready", { "retry-after": RETRY_503_SECONDS });
+      return errorResponse(503, "NOT_READY", "not ready");
     }
   };
   const readyResponses = {

@@ -16,9 +16,6 @@ export type FailedRequest = {
 
 type Route = { method: string; path: string };
 
-/** `Retry-After` of every 503 (not ready, saturated, timed out). */
-export const RETRY_503_SECONDS = "1";
-
 function statusCode(status: number): ErrorCode {
   switch (status) {
     case 400:
@@ -53,11 +50,8 @@ export function errorReply(failed: FailedRequest, routes: readonly Route[], log:
   const headers = { "x-request-id": requestId };
   const apiError = error instanceof ApiError ? error : (error as { cause?: unknown })?.cause;
   if (apiError instanceof ApiError) {
-    // A 503 is always worth retrying soon (the database or a slot may be back): say when, as 429 does.
-    const retry: Record<string, string> = apiError.status === 503 ? { "retry-after": RETRY_503_SECONDS } : {};
     return errorResponse(apiError.status, apiError.code, apiError.message, {
       ...headers,
-      ...retry,
       ...apiError.headers,
     });
   }
