@@ -12,20 +12,21 @@ import type { Logger } from "../shared/logger.ts";
 import { createRegistry } from "../shared/metrics.ts";
 import { createReadiness } from "../shared/readiness.ts";
 import type { Clock } from "../shared/runtime.ts";
-import { ENTITLEMENT_API } from "./api-doc.ts";
 import { type AuthSettings, authenticate, type Caller, callerName, requiredAccess } from "./auth/guard.ts";
 import { createRefusalReporter } from "./auth/refusal.ts";
 import { type RouteScopes, routeScopes } from "./auth/scope.ts";
 import { bundleRoutes } from "./bundles/routes.ts";
+import { ENTITLEMENT_API } from "./commands/api-doc.ts";
+import { createCommandMetrics } from "./commands/metrics.ts";
+import { createUnavailableReporter, type RouteDeps } from "./commands/route-deps.ts";
 import { entitlementConsole } from "./console/routes.ts";
-import { createCommandMetrics } from "./entitlements/metrics.ts";
 import { entitlementRoutes } from "./entitlements/routes.ts";
 import { extensionRoutes } from "./extensions/routes.ts";
 import { historyRoutes } from "./history/routes.ts";
 import { createGate } from "./limits/gate.ts";
 import { checkHeaderLimits } from "./limits/headers.ts";
 import { pointsRoutes } from "./points/routes.ts";
-import { createUnavailableReporter, type RouteDeps } from "./route-deps.ts";
+import type { CommittedWork } from "./wakeups/wakeups.ts";
 
 export type Limits = {
   /** false: no rate limit (ENTITLEMENT_RATE_LIMIT_ENABLED=false). Default 1000/s, burst 2000. */
@@ -65,6 +66,8 @@ export type AppDeps = {
   version?: string;
   /** The support console at /console; absent or disabled: not served. */
   console?: ConsoleSettings;
+  /** Told after each command that committed work for the workers (wakeups/wakeups.ts); main wires it. */
+  onCommitted?: (work: CommittedWork) => void;
 };
 
 /** The console signs its users in itself (console/routes.ts); its paths skip the bearer check of the API. */
@@ -95,6 +98,7 @@ export function createApp(deps: AppDeps) {
     idempotencyTtlMs: deps.idempotencyTtlHours * 3_600_000,
     statementTimeoutMs: deps.statementTimeoutMs ?? 5_000,
     metrics: createCommandMetrics(registry),
+    onCommitted: deps.onCommitted,
     callerOf: (request) => callerName(callers.get(request)),
     gate,
     onUnavailable: createUnavailableReporter({ log: deps.log, report: readiness.reportUnavailable }),

@@ -42,7 +42,8 @@ export const EntitlementEnv = Type.Object({
   ENTITLEMENT_OUTBOX_ENABLED: Bool(true, { description: "Run the outbox relay in this process." }),
   ENTITLEMENT_OUTBOX_POLL_INTERVAL: Duration("1s", {
     minimum: 1,
-    description: "Safety-net poll of the relay (new events wake it at once through LISTEN/NOTIFY).",
+    description:
+      "Safety-net poll of the relay (new events wake it at once: in memory, or by a signal from another replica).",
   }),
   ENTITLEMENT_OUTBOX_BATCH_SIZE: Int(50, { minimum: 1, maximum: 10000, description: "Events claimed per batch." }),
   ENTITLEMENT_OUTBOX_MAX_BATCH_SIZE: Int(400, {

@@ -16,6 +16,7 @@ import { createJwtAuthenticator } from "./auth/jwt.ts";
 import { type EntitlementConfig, loadEntitlementConfig, SECRET_VARIABLES } from "./config.ts";
 import { migrations, SCHEMA } from "./migrations.ts";
 import { entitlementOpsCommands } from "./ops/commands.ts";
+import { createWakeups } from "./wakeups/wakeups.ts";
 import { createWorkers } from "./workers.ts";
 
 const spec: ServiceSpec<EntitlementConfig> = {
@@ -41,6 +42,12 @@ const spec: ServiceSpec<EntitlementConfig> = {
     // The issuer's keys are fetched at once (not awaited), so the first JWT caller does not wait for them.
     const keys = config.jwt && createKeySource(config.jwt, { registry, log: log.child({ component: "jwks" }) });
     if (keys) void keys.refresh();
+    // Commands wake this process's relay and scheduler in memory and tell the other replicas after commit.
+    const wakeups = createWakeups({
+      sql,
+      log: log.child({ component: "wakeups" }),
+      retryMs: config.outbox.pollIntervalMs,
+    });
     const app = createApp({
       sql,
       log: log.child({ component: "http" }),
@@ -56,6 +63,7 @@ const spec: ServiceSpec<EntitlementConfig> = {
       registry,
       version: pkg.version,
       console: config.console,
+      onCommitted: (work) => wakeups.committed(work),
     });
     // NATS connects in the background (retrying forever): the API serves while NATS is down (CONTRACT §8.6).
     // Without async traces the relay's CPU per 100,000 events fell from ~4.0 to ~3.1 s (docs/benchmarks.md).
@@ -71,6 +79,7 @@ const spec: ServiceSpec<EntitlementConfig> = {
       registry,
       workerId: workerId(config.workerId),
       link,
+      wakeups,
     });
     const close = async () => {
       await link?.close();

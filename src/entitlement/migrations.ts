@@ -10,6 +10,9 @@ import m009 from "../../db/entitlement/009_entitlement_command.sql" with { type:
 import m010 from "../../db/entitlement/010_outbox_analyze.sql" with { type: "text" };
 import m011 from "../../db/entitlement/011_history_partitions.sql" with { type: "text" };
 import m012 from "../../db/entitlement/012_points_balance_cap.sql" with { type: "text" };
+import m013 from "../../db/entitlement/013_one_write_path.sql" with { type: "text" };
+import m014 from "../../db/entitlement/014_no_notify_on_commit.sql" with { type: "text" };
+import m015 from "../../db/entitlement/015_hot_indexes.sql" with { type: "text" };
 import { migrationList } from "../shared/migrate.ts";
 
 export const SCHEMA = "entitlement";
@@ -27,4 +30,7 @@ export const migrations = migrationList({
   "010_outbox_analyze.sql": m010,
   "011_history_partitions.sql": m011,
   "012_points_balance_cap.sql": m012,
+  "013_one_write_path.sql": m013,
+  "014_no_notify_on_commit.sql": m014,
+  "015_hot_indexes.sql": m015,
 });

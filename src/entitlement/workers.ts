@@ -1,16 +1,22 @@
-// Builds the background workers from the opened resources; main and the integration tests share it.
+// Builds the background workers from the opened resources; main and the integration tests share it. It is also where
+// the kinds of due work the scheduler runs are registered: a new kind is one file returning a DueWorkKind
+// (scheduler/kind.ts says what its table needs) and one line in `dueWorkKinds`.
 import type { Registry } from "prom-client";
 import type { Sql } from "../shared/db.ts";
 import type { Logger } from "../shared/logger.ts";
 import type { NatsLink } from "../shared/nats.ts";
 import type { Clock, Worker } from "../shared/runtime.ts";
 import type { EntitlementConfig } from "./config.ts";
+import { entitlementExpiryDue } from "./expiry/due-work.ts";
 import { createOutboxWorker } from "./outbox/worker.ts";
 import { createPartitionMetrics } from "./partitions/metrics.ts";
 import { createPartitionWorker } from "./partitions/worker.ts";
+import { type PointsDueSettings, pointReservationsDue } from "./points/due-work.ts";
 import { createPointsRetentionWorker } from "./points/retention.ts";
 import { createRetentionWorker } from "./retention/worker.ts";
+import type { DueWorkKind } from "./scheduler/kind.ts";
 import { createSchedulerWorker } from "./scheduler/worker.ts";
+import type { Wakeups } from "./wakeups/wakeups.ts";
 
 export type WorkerDeps = {
   config: EntitlementConfig;
@@ -21,7 +27,14 @@ export type WorkerDeps = {
   workerId: string;
   /** Undefined when the relay is off (ENTITLEMENT_OUTBOX_ENABLED=false or NATS_ENABLED=false). */
   link: NatsLink | undefined;
+  /** The wake-ups the commands of this process signal (createApp's onCommitted). */
+  wakeups: Wakeups;
 };
+
+/** Every kind of due work the scheduler runs. */
+export function dueWorkKinds(settings: { points: PointsDueSettings }): DueWorkKind[] {
+  return [pointReservationsDue(settings.points), entitlementExpiryDue()] as DueWorkKind[];
+}
 
 export function createWorkers(deps: WorkerDeps): Worker[] {
   const { config, sql, log, now } = deps;
@@ -35,6 +48,7 @@ export function createWorkers(deps: WorkerDeps): Worker[] {
             now,
             registry: deps.registry,
             workerId: deps.workerId,
+            wakeups: deps.wakeups,
             settings: { ...config.outbox, subject: config.nats.subject },
             stream: config.nats,
             otherStreams: [
@@ -57,7 +71,8 @@ export function createWorkers(deps: WorkerDeps): Worker[] {
             registry: deps.registry,
             workerId: deps.workerId,
             settings: config.scheduler,
-            kinds: { points: { subject: config.points.subject } },
+            kinds: dueWorkKinds({ points: { subject: config.points.subject } }),
+            wakeups: deps.wakeups,
           }),
         ]
       : []),

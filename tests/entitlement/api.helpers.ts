@@ -6,6 +6,7 @@ import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createRegistry } from "../../src/shared/metrics.ts";
 import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
+import { otherReplica } from "../support/wakeups.ts";
 
 export type Body = Record<string, unknown>;
 
@@ -71,6 +72,8 @@ export async function openApi(
     idempotencyTtlHours: 24,
     auth: AUTH_DISABLED,
     registry,
+    // The app under test announces its commits as a replica does, so the relays and schedulers of a test hear them.
+    onCommitted: (work) => otherReplica(sql).committed(work),
     ...options,
   });
   return {

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { type AppDeps, createApp } from "../../src/entitlement/app.ts";
 import { parseTokenEntries, tokenEntryLine } from "../../src/entitlement/auth/tokens.ts";
-import { idempotencyLockKey } from "../../src/entitlement/idempotency/lock-key.ts";
+import { idempotencyLockKey } from "../../src/entitlement/commands/idempotency/lock-key.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { type ApiFixture, AUTH_DISABLED, commandRequest, countRows, openApi, send, vectorBody } from "./api.helpers.ts";
 

@@ -1,7 +1,7 @@
 // Grant, revoke and list through the HTTP app on a real database: the state machine, what one command writes, and
 // idempotent replay (reference §1, §3; tests 28-33).
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { requestHash } from "../../src/entitlement/idempotency/hash.ts";
+import { requestHash } from "../../src/entitlement/commands/idempotency/hash.ts";
 import { type ApiFixture, commandCount, commandRequest, countRows, openApi, send, vectorBody } from "./api.helpers.ts";
 
 let f: ApiFixture;

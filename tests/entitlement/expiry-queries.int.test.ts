@@ -33,8 +33,6 @@ const execute = (user: string, lockedBy: string, now: Date) =>
       sku: "sku-1",
       lockedBy,
       now,
-      auditId: crypto.randomUUID(),
-      eventId: crypto.randomUUID(),
       traceId: "trace-x",
     }),
   );

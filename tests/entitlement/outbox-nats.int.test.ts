@@ -5,6 +5,7 @@ import { afterAll, beforeAll, beforeEach, expect, setDefaultTimeout, test } from
 import { jetstreamManager } from "@nats-io/jetstream";
 import { Registry } from "prom-client";
 import { createOutboxWorker } from "../../src/entitlement/outbox/worker.ts";
+import { createWakeups } from "../../src/entitlement/wakeups/wakeups.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { connectNats, createNatsLink, type NatsConnection } from "../../src/shared/nats.ts";
@@ -46,6 +47,7 @@ function startWorker(nats: Promise<NatsConnection>) {
     now: () => new Date(),
     registry: new Registry(),
     workerId: "relay-under-test",
+    wakeups: createWakeups({ sql, log: silentLogger, retryMs: 200 }),
     settings: settingsFor(subject, { pollIntervalMs: 200 }),
     stream: { stream, subject, duplicateWindowMs: 120_000, replicas: 1 },
   });

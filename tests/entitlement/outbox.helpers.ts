@@ -1,5 +1,6 @@
 // Shared fixtures of the outbox and retention tests: a database per file, unique stream names, outbox rows written
-// directly with SQL (as the API's grant transaction would), and a relay wired like the service wires it.
+// directly with SQL (as the API's grant would, announced as another replica announces its commits), and a relay wired
+// like the service wires it.
 import { afterAll, beforeAll, beforeEach } from "bun:test";
 import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
@@ -11,10 +12,12 @@ import type { Publisher } from "../../src/entitlement/outbox/publisher.ts";
 import { countFailedOutbox } from "../../src/entitlement/outbox/queries.ts";
 import { createOutboxRelay } from "../../src/entitlement/outbox/relay.ts";
 import { ensureEntitlementStream } from "../../src/entitlement/outbox/stream.ts";
+import { createWakeups } from "../../src/entitlement/wakeups/wakeups.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createTestDatabase, natsUrl, type TestDatabase, uniqueName } from "../support/infra.ts";
 import { waitUntil } from "../support/wait.ts";
+import { otherReplica } from "../support/wakeups.ts";
 
 export type Fixture = {
   db: TestDatabase;
@@ -103,7 +106,8 @@ export function makeRelay(
     ...options,
     settings: settingsFor(f.subject, options.settings),
   };
-  return Object.assign(createOutboxRelay(deps), { registry, deps });
+  const wakeups = createWakeups({ sql: f.sql, log: silentLogger, retryMs: deps.settings.pollIntervalMs });
+  return Object.assign(createOutboxRelay({ ...deps, wakeups }), { registry, deps });
 }
 
 /** A clock the test moves by hand, so backoff and leases need no waiting. */
@@ -168,10 +172,11 @@ export async function insertEvent(sql: Sql, e: NewEvent = {}): Promise<string> {
             ${sql.json(payload as never)}, ${e.status ?? "PENDING"}, ${e.attemptCount ?? 0}, ${e.nextRetryAt ?? null},
             ${createdAt}, ${e.publishedAt ?? null}, ${e.lockedBy ?? null},
             ${e.lockedBy ? createdAt : null}, ${e.leaseUntil ?? null})`;
+  otherReplica(sql).committed({ events: true });
   return eventId;
 }
 
-/** Many events in one statement (one NOTIFY), 1 ms apart in created_at so their order is defined. */
+/** Many events in one statement (one announcement), 1 ms apart in created_at so their order is defined. */
 export async function insertEvents(sql: Sql, n: number): Promise<string[]> {
   const ids = Array.from({ length: n }, () => crypto.randomUUID());
   const base = Date.now();
@@ -185,6 +190,7 @@ export async function insertEvents(sql: Sql, n: number): Promise<string[]> {
     select event_id, 'EntitlementGranted', aggregate_key, payload, 'PENDING', created_at
     from unnest(${ids}::uuid[], ${keys}::text[], ${payloads}::jsonb[], ${times}::timestamptz[])
       as r(event_id, aggregate_key, payload, created_at)`;
+  otherReplica(sql).committed({ events: true });
   return ids;
 }
 

@@ -1,7 +1,12 @@
-// Reference tests 13-18: the entitlement upserts and the idempotency_keys queries, on a real database.
+// Reference tests 13-18 on a real database: the entitlement transitions of `entitlement_change` and the idempotency
+// records of `idempotency_open` / `idempotency_store`, the one write path every command runs; and a bundle grant
+// costs one statement.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { upsertGrantIfNotActive, upsertRevokeIfNotRevoked } from "../../src/entitlement/entitlements/queries.ts";
-import { findLiveIdempotencyRecord, storeIdempotencyRecord } from "../../src/entitlement/idempotency/queries.ts";
+import postgres from "postgres";
+import { executeBundle } from "../../src/entitlement/bundles/service.ts";
+import type { IdempotencyArgs } from "../../src/entitlement/commands/run.ts";
+import { changeEntitlements } from "../../src/entitlement/entitlements/change-queries.ts";
+import type { Action } from "../../src/entitlement/entitlements/model.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
 
@@ -16,108 +21,175 @@ afterAll(async () => {
   await db.drop();
 });
 beforeEach(async () => {
-  await sql`truncate entitlements, idempotency_keys`;
+  await sql`truncate entitlements, entitlement_audit, outbox_events, idempotency_keys`;
 });
 
 const t0 = new Date("2026-01-17T00:00:00.123Z");
 const t1 = new Date("2026-01-17T00:05:00.456Z");
-const change = (now: Date) => ({ userId: "u1", sku: "sku1", reason: "purchase", purchaseId: "p1", now });
+let keys = 0;
+const idem = (overrides: Partial<IdempotencyArgs> = {}): IdempotencyArgs => ({
+  caller: "",
+  key: `k-${++keys}`,
+  lockKey: BigInt(keys),
+  requestHash: "h",
+  recordExpiresAt: new Date(Date.now() + 60_000),
+  lockTimeoutMs: 5_000,
+  ...overrides,
+});
+const change = (action: Action, now: Date, idempotency = idem()) =>
+  changeEntitlements(sql, {
+    action,
+    userId: "u1",
+    skus: ["sku1"],
+    bundle: false,
+    reason: "purchase",
+    purchaseId: "p1",
+    expiresAt: null,
+    now,
+    traceId: "t",
+    traceparent: null,
+    payload: {},
+    detail: {},
+    reply: { status: action === "GRANT" ? "ACTIVE" : "REVOKED" },
+    idempotency,
+  });
 const rowOf = async () => {
   const [row] = await sql`select status, version::int as version, granted_at, revoked_at, updated_at from entitlements`;
   return row;
 };
 
-describe("entitlement upserts", () => {
-  test("a second grant returns nothing and leaves version 0 and the first updated_at (test 13)", async () => {
-    const first = await upsertGrantIfNotActive(sql, change(t0));
-    expect(first).toEqual({ user_id: "u1", stock_keeping_unit: "sku1", status: "ACTIVE", version: 0, updated_at: t0 });
-    expect(await upsertGrantIfNotActive(sql, change(t1)), "granting an ACTIVE row is refused").toBeUndefined();
+describe("entitlement_change", () => {
+  test("a second grant is refused and leaves version 0 and the first updated_at (test 13)", async () => {
+    const first = await change("GRANT", t0);
+    expect(first).toMatchObject({ outcome: "applied", replyCode: 200, replyBody: { status: "ACTIVE", version: 0 } });
+    expect(await change("GRANT", t1), "granting an ACTIVE row is refused").toMatchObject({
+      outcome: "state_conflict",
+      replyBody: { code: "ENTITLEMENT_STATE_CONFLICT", message: "already ACTIVE" },
+    });
     expect(await rowOf()).toMatchObject({ status: "ACTIVE", version: 0, updated_at: t0, granted_at: t0 });
   });
 
   test("revoking a pair never granted creates REVOKED v0; a second revoke changes nothing (test 14)", async () => {
-    const first = await upsertRevokeIfNotRevoked(sql, change(t0));
-    expect(first).toMatchObject({ status: "REVOKED", version: 0 });
-    expect(await rowOf()).toMatchObject({ granted_at: null, revoked_at: t0 });
-    expect(await upsertRevokeIfNotRevoked(sql, change(t1)), "revoking a REVOKED row is refused").toBeUndefined();
+    expect(await change("REVOKE", t0)).toMatchObject({ outcome: "applied", replyBody: { version: 0 } });
+    expect(await rowOf()).toMatchObject({ status: "REVOKED", granted_at: null, revoked_at: t0 });
+    expect((await change("REVOKE", t1)).outcome, "revoking a REVOKED row is refused").toBe("state_conflict");
     expect(await rowOf()).toMatchObject({ status: "REVOKED", version: 0, updated_at: t0 });
   });
 
-  test("with unlessKeyIsLive an upsert changes nothing while that caller's key has a live record", async () => {
-    const guarded = (now: Date) => ({ ...change(now), unlessKeyIsLive: { caller: "c1", key: "k1" } });
-    await storeIdempotencyRecord(sql, {
-      caller: "c1",
-      key: "k1",
-      requestHash: "h",
-      responseCode: 200,
-      responseBody: {},
-      expiresAt: new Date(Date.now() + 60_000),
+  test("while the caller's key has a live record nothing changes and the record is returned", async () => {
+    const key = idem({ caller: "c1", requestHash: "first" });
+    await change("GRANT", t0, key);
+    const again = await change("REVOKE", t1, { ...key, requestHash: "second" });
+    expect(again, "a live key: the stored reply, nothing done").toMatchObject({
+      outcome: "stored",
+      storedHash: "first",
+      replyCode: 200,
     });
-    expect(await upsertGrantIfNotActive(sql, guarded(t0)), "a live key: no grant").toBeUndefined();
-    expect(await upsertRevokeIfNotRevoked(sql, guarded(t0)), "a live key: no revoke").toBeUndefined();
-    expect(await rowOf(), "no row was written").toBeUndefined();
+    expect(await rowOf(), "the revoke did not run").toMatchObject({ status: "ACTIVE", version: 0 });
     await sql`update idempotency_keys set expires_at = now() - interval '1 second'`;
-    expect(await upsertGrantIfNotActive(sql, guarded(t1)), "an expired key does not hold").toMatchObject({
-      status: "ACTIVE",
-      version: 0,
-    });
-    const other = { ...change(t1), sku: "sku2", unlessKeyIsLive: { caller: "c2", key: "k1" } };
-    expect(await upsertGrantIfNotActive(sql, other), "another caller's key space").toMatchObject({ version: 0 });
+    expect((await change("REVOKE", t1, key)).outcome, "an expired key does not hold").toBe("applied");
+    const other = await change("GRANT", t1, { ...key, caller: "c2" });
+    expect(other.outcome, "another caller's key space").toBe("applied");
   });
 
   test("revoke keeps granted_at; a grant after it clears revoked_at; each transition adds 1 to version", async () => {
-    await upsertGrantIfNotActive(sql, change(t0));
-    expect(await upsertRevokeIfNotRevoked(sql, change(t1))).toMatchObject({ status: "REVOKED", version: 1 });
+    await change("GRANT", t0);
+    expect(await change("REVOKE", t1)).toMatchObject({ replyBody: { version: 1 } });
     expect(await rowOf()).toMatchObject({ granted_at: t0, revoked_at: t1, updated_at: t1 });
     const t2 = new Date(t1.getTime() + 1000);
-    expect(await upsertGrantIfNotActive(sql, change(t2))).toMatchObject({ status: "ACTIVE", version: 2 });
+    expect(await change("GRANT", t2)).toMatchObject({ replyBody: { version: 2 } });
     expect(await rowOf()).toMatchObject({ granted_at: t2, revoked_at: null, updated_at: t2 });
+    const [counts] = await sql<{ audit: number; events: number }[]>`
+      select (select count(*) from entitlement_audit)::int as audit, (select count(*) from outbox_events)::int as events`;
+    expect(counts, "each applied change writes one audit row and one event").toEqual({ audit: 3, events: 3 });
   });
 });
 
 describe("idempotency_keys", () => {
   const key = { caller: "", key: "idem-1" };
-  const record = (hash: string, expiresAt: Date) => ({
-    ...key,
-    requestHash: hash,
-    responseCode: 200,
-    responseBody: { user_id: "u", version: 0 },
-    expiresAt,
-  });
+  const store = (
+    hash: string,
+    expiresAt: Date,
+    code = 200,
+    body: Record<string, string | number> = { user_id: "u", version: 0 },
+  ) => sql`select idempotency_store(${key.caller}, ${key.key}, ${hash}, ${code}, ${sql.json(body)}, ${expiresAt})`;
+  const open = async (caller = key.caller) => {
+    const [row] = await sql`
+      select request_hash, response_code, response_body, expires_at
+      from idempotency_open(${caller}, ${key.key}, 1, 1000)`;
+    return row;
+  };
   const inOneDay = () => new Date(Date.now() + 86_400_000);
 
   test("a stored record reads back with its hash, code, body and expiry (test 15)", async () => {
     const expiresAt = inOneDay();
-    expect(await storeIdempotencyRecord(sql, record("h1", expiresAt)), "stored into an empty slot").toBe(1);
-    expect(await findLiveIdempotencyRecord(sql, key)).toEqual({
-      requestHash: "h1",
-      responseCode: 200,
-      responseBody: { user_id: "u", version: 0 },
-      expiresAt,
+    await store("h1", expiresAt);
+    expect(await open()).toEqual({
+      request_hash: "h1",
+      response_code: 200,
+      response_body: { user_id: "u", version: 0 },
+      expires_at: expiresAt,
     });
   });
 
-  test("storing over a live record writes nothing and keeps the original (tests 16, 17)", async () => {
-    expect(await storeIdempotencyRecord(sql, record("h1", inOneDay()))).toBe(1);
-    expect(await storeIdempotencyRecord(sql, record("h2", inOneDay())), "a live record is never overwritten").toBe(0);
-    expect((await findLiveIdempotencyRecord(sql, key))?.requestHash).toBe("h1");
+  test("storing over a live record fails and keeps the original (tests 16, 17)", async () => {
+    await store("h1", inOneDay());
+    await expect(store("h2", inOneDay()), "a live record is never overwritten").rejects.toThrow(
+      "idempotency invariant violated",
+    );
+    expect((await open())?.request_hash).toBe("h1");
   });
 
   test("an expired record is invisible to the lookup and is replaced by the next store (test 18)", async () => {
-    expect(await storeIdempotencyRecord(sql, record("h1", new Date(Date.now() - 1000)))).toBe(1);
-    expect(await findLiveIdempotencyRecord(sql, key), "an expired record is not live").toBeUndefined();
-    const fresh = { ...record("h2", inOneDay()), responseCode: 409, responseBody: { code: "X", message: "y" } };
-    expect(await storeIdempotencyRecord(sql, fresh), "an expired record is overwritten").toBe(1);
-    expect(await findLiveIdempotencyRecord(sql, key)).toMatchObject({ requestHash: "h2", responseCode: 409 });
+    await store("h1", new Date(Date.now() - 1000));
+    expect(await open(), "an expired record is not live").toBeUndefined();
+    await store("h2", inOneDay(), 409, { code: "X", message: "y" });
+    expect(await open()).toMatchObject({ request_hash: "h2", response_code: 409 });
     const [row] = await sql<{ n: number }[]>`select count(*)::int as n from idempotency_keys`;
     expect(row?.n, "the overwrite replaces the row instead of adding one").toBe(1);
   });
 
   test("keys are scoped per caller", async () => {
-    expect(await storeIdempotencyRecord(sql, record("h1", inOneDay()))).toBe(1);
-    const other = { ...record("h2", inOneDay()), caller: "billing" };
-    expect(await storeIdempotencyRecord(sql, other), "another caller's key is a different record").toBe(1);
-    expect((await findLiveIdempotencyRecord(sql, { caller: "billing", key: "idem-1" }))?.requestHash).toBe("h2");
-    expect((await findLiveIdempotencyRecord(sql, key))?.requestHash).toBe("h1");
+    await store("h1", inOneDay());
+    await sql`select idempotency_store('billing', ${key.key}, 'h2', 200, '{}', ${inOneDay()})`;
+    expect((await open("billing"))?.request_hash, "another caller's key is a different record").toBe("h2");
+    expect((await open())?.request_hash).toBe("h1");
+  });
+});
+
+describe("round trips", () => {
+  test("a bundle grant of ten items is one statement: no begin, no commit, nothing pipelined", async () => {
+    const sent: string[] = [];
+    const counted = postgres(db.url, {
+      max: 1,
+      prepare: true,
+      connection: { search_path: "entitlement" },
+      debug: (_connection, query) => sent.push(query),
+    });
+    try {
+      await counted`select 1`;
+      const deps = {
+        sql: counted,
+        now: () => new Date(),
+        idempotencyTtlMs: 60_000,
+        statementTimeoutMs: 5_000,
+        metrics: { record: () => {} },
+      };
+      const body = {
+        user_id: "u-bundle",
+        stock_keeping_units: Array.from({ length: 10 }, (_, i) => `sku-${i}`),
+        reason: "purchase",
+        purchase_id: "p",
+      };
+      sent.length = 0;
+      const reply = await executeBundle(deps, { body, idempotencyKey: "bundle-1", traceId: "t", caller: "" });
+      expect(reply.status).toBe(200);
+      expect(sent, "one statement, the call of entitlement_change").toHaveLength(1);
+      expect(sent[0]).toContain("entitlement_change(");
+      const [row] = await sql<{ n: number }[]>`select count(*)::int as n from outbox_events`;
+      expect(row?.n, "ten events committed by that one statement").toBe(10);
+    } finally {
+      await counted.end({ timeout: 5 });
+    }
   });
 });

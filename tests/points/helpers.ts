@@ -2,14 +2,17 @@
 // schedulers wired as the service wires them (with their own locked_by, so two of them are two replicas).
 import { afterAll, beforeAll, beforeEach } from "bun:test";
 import { Registry } from "prom-client";
-import { insertReservation } from "../../src/entitlement/points/reservation-queries.ts";
-import { dueWorkKinds } from "../../src/entitlement/scheduler/kinds.ts";
+import { idempotencyLockKey } from "../../src/entitlement/commands/idempotency/lock-key.ts";
+import { runPointCommand } from "../../src/entitlement/points/command-queries.ts";
 import { createSchedulerMetrics } from "../../src/entitlement/scheduler/metrics.ts";
 import { createScheduler, type Scheduler, type SchedulerSettings } from "../../src/entitlement/scheduler/scheduler.ts";
+import { createWakeups } from "../../src/entitlement/wakeups/wakeups.ts";
+import { dueWorkKinds } from "../../src/entitlement/workers.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import type { Clock } from "../../src/shared/runtime.ts";
 import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
+import { otherReplica } from "../support/wakeups.ts";
 
 export const POINTS_SUBJECT = "points.events";
 
@@ -65,6 +68,7 @@ export function createReplica(
     settings: schedulerSettings(overrides),
     lockedBy,
     kinds,
+    wakeups: createWakeups({ sql, log: silentLogger, retryMs: 1_000 }),
   });
   const controller = new AbortController();
   let running: Promise<void> = Promise.resolve();
@@ -84,22 +88,35 @@ export function createReplica(
 
 let seq = 0;
 
-/** A PENDING reservation, as POST /v1/points/reservations writes it. */
+/** A PENDING reservation, written by the call POST /v1/points/reservations makes. */
 export async function reserve(
   sql: Sql,
   r: { userId: string; amount: number; executeAt: Date; reason?: string },
 ): Promise<string> {
-  const row = await insertReservation(sql, {
-    reservationId: crypto.randomUUID(),
+  const reservationId = crypto.randomUUID();
+  const key = `reserve-${reservationId}`;
+  const now = new Date();
+  const result = await runPointCommand(sql, {
+    action: "RESERVE",
+    reservationId,
     userId: r.userId,
     pointAmount: r.amount,
     executeAt: r.executeAt,
     reason: r.reason ?? `test-${++seq}`,
     traceId: crypto.randomUUID(),
-    caller: "test",
-    now: new Date(),
+    now,
+    idempotency: {
+      caller: "test",
+      key,
+      lockKey: idempotencyLockKey(key),
+      requestHash: key,
+      recordExpiresAt: new Date(now.getTime() + 60_000),
+      lockTimeoutMs: 5_000,
+    },
   });
-  return row.reservation_id;
+  if (result.outcome !== "applied") throw new Error(`reserve: ${result.outcome}`);
+  otherReplica(sql).committed({ events: false, dueAt: r.executeAt });
+  return reservationId;
 }
 
 export async function statusCounts(sql: Sql): Promise<Record<string, number>> {

@@ -1,6 +1,6 @@
 // POST /v1/entitlements/bundle-grants (write scope): an idempotent command like a grant (command-route.ts).
-import { commandRoute } from "../command-route.ts";
-import type { RouteDeps } from "../route-deps.ts";
+import { commandRoute } from "../commands/command-route.ts";
+import type { RouteDeps } from "../commands/route-deps.ts";
 import { type BundleBody, BundleResponse, renderBundleReply, BundleBody as Schema } from "./model.ts";
 import { executeBundle } from "./service.ts";
 import { readBundleBody } from "./validation.ts";

@@ -7,10 +7,10 @@ import type { Action, ActionContext } from "../../shared/console/kit.ts";
 import { ApiError, badRequest } from "../../shared/http/errors.ts";
 import { isUuid } from "../../shared/ids.ts";
 import type { Caller } from "../auth/guard.ts";
+import { type RouteDeps, unavailableOr } from "../commands/route-deps.ts";
 import { UserId } from "../entitlements/model.ts";
 import { checkExpiresAt, checkField, checkFields } from "../entitlements/validation.ts";
 import { requeueFailedOutboxEvents } from "../ops/queries.ts";
-import { type RouteDeps, unavailableOr } from "../route-deps.ts";
 import { type CommandOutcome, type ConsoleActor, cancel, consoleCaller, extend, grant, revoke } from "./commands.ts";
 import { requireScope } from "./pages.ts";
 

@@ -3,13 +3,14 @@
 // click, a reload of the POST) is one change; the caller, and with it the audit row and the key space, is the
 // signed-in token's name marked as the console, `console:<name>`. Only this file knows the command path's signatures.
 
+import { ApiError } from "../../shared/http/errors.ts";
+import { traceIdOf } from "../commands/headers.ts";
+import { type RouteDeps, unavailableOr } from "../commands/route-deps.ts";
 import type { CommandBody } from "../entitlements/model.ts";
 import { executeCommand } from "../entitlements/service.ts";
-import { traceIdOf } from "../entitlements/validation.ts";
 import type { ExtensionBody } from "../extensions/model.ts";
 import { executeExtension } from "../extensions/service.ts";
-import { cancelReservation, ReservationNotFound } from "../points/service.ts";
-import { type RouteDeps, unavailableOr } from "../route-deps.ts";
+import { cancelReservation } from "../points/service.ts";
 
 /** Who acts, and the form that carries the change. */
 export type ConsoleActor = { tokenName: string; formToken: string };
@@ -48,8 +49,8 @@ export function extend(deps: RouteDeps, actor: ConsoleActor, body: ExtensionBody
 export function cancel(deps: RouteDeps, actor: ConsoleActor, reservationId: string): Promise<CommandOutcome> {
   return run(deps, () =>
     cancelReservation(deps, { reservationId, ...keyed(actor) }).catch((error) => {
-      if (error instanceof ReservationNotFound)
-        return { status: 404, body: { code: "NOT_FOUND", message: "no such reservation" } };
+      if (error instanceof ApiError && error.status === 404)
+        return { status: 404, body: { code: error.code, message: error.message } };
       throw error;
     }),
   );

@@ -111,16 +111,6 @@ export const ListQuery = Type.Object({
   cursor: Type.Optional(Type.String({ description: "The next_cursor of the previous page." })),
 });
 
-export const CommandHeaders = Type.Object({
-  "idempotency-key": Type.String({
-    maxLength: 255,
-    pattern: "^[\\x20-\\x2b\\x2d-\\x7e]*[\\x21-\\x2b\\x2d-\\x7e][\\x20-\\x2b\\x2d-\\x7e]*$",
-    description:
-      "Required, once; printable ASCII without a comma (two headers arrive joined by one), at most 255 characters. Same key and request → the stored reply.",
-  }),
-  "x-trace-id": Type.Optional(Type.String({ description: "Carried into the event; a random UUID when absent." })),
-});
-
 export type Action = "GRANT" | "REVOKE";
 export const TARGET_STATUS: Record<Action, EntitlementStatus> = { GRANT: "ACTIVE", REVOKE: "REVOKED" };
 /** Every change that publishes an event: the commands, an extension and the scheduler's expiry. */
@@ -141,7 +131,7 @@ export const ENTITLEMENT_ERROR_CODES = [
   "ENTITLEMENT_STATE_CONFLICT",
   // A cancel of a point reservation that is no longer PENDING (points/service.ts).
   "RESERVATION_STATE_CONFLICT",
-  // A reservation that would take the user's balance past 2^53 − 1 (points/balance-cap.ts).
+  // A reservation that would take the user's balance past 2^53 − 1 (point_command, db/entitlement/).
   "POINTS_BALANCE_LIMIT",
 ] as const;
 

@@ -5,10 +5,10 @@
 import { Elysia } from "elysia";
 import { ApiError } from "../../shared/http/errors.ts";
 import { parseLimit } from "../../shared/http/paging.ts";
-import { ERRORS } from "../api-doc.ts";
 import { scopeMacro } from "../auth/scope.ts";
-import { commandRoute } from "../command-route.ts";
-import { type RouteDeps, unavailableOr } from "../route-deps.ts";
+import { ERRORS } from "../commands/api-doc.ts";
+import { commandRoute } from "../commands/command-route.ts";
+import { type RouteDeps, unavailableOr } from "../commands/route-deps.ts";
 import { checkEntitlement, etagOf, noneMatchHits } from "./check.ts";
 import {
   type Action,

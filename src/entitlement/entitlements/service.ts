@@ -1,41 +1,26 @@
-// Grant, revoke and list (reference §1, §3). One command is one call of the database function `entitlement_command`
-// (command-queries.ts), its own transaction: the advisory lock on the key, the idempotency lookup, then either a
-// replay or the state change with its audit row, outbox event and idempotency record, all committed together.
-// Expected outcomes (replay, conflicts) are values; surprises are thrown.
+// Grant, revoke and list (reference §1, §3). A grant or a revoke is one call of `entitlement_change`
+// (change-queries.ts), its own transaction, run as every command is (commands/run.ts).
 import { Value } from "@sinclair/typebox/value";
 import type { Sql } from "postgres";
 import { badRequest } from "../../shared/http/errors.ts";
 import { decodeCursor, pageOf } from "../../shared/http/paging.ts";
 import { parseInstant } from "../../shared/instant.ts";
-import type { Clock } from "../../shared/runtime.ts";
-import { inSpan } from "../../shared/trace-context.ts";
-import { requestHash } from "../idempotency/hash.ts";
-import { idempotencyLockKey } from "../idempotency/lock-key.ts";
-import type { IdempotencyRecord } from "../idempotency/queries.ts";
-import { replayStored } from "../idempotency/replay.ts";
-import { type CommandOutcome, runEntitlementCommand } from "./command-queries.ts";
+import { traceparentOf } from "../../shared/trace-context.ts";
+import { requestHash } from "../commands/idempotency/hash.ts";
+import { type CommandDeps, type CommandReply, idempotencyArgs, recordCommand, replyOf } from "../commands/run.ts";
+import { changeEntitlements } from "./change-queries.ts";
 import { toEntitlementDetail, toEntitlementResponse } from "./detail.ts";
-import type { CommandMetrics, CommandResult } from "./metrics.ts";
 import {
   type Action,
   type CommandBody,
-  type CommandReplyBody,
   EntitlementResponse,
   type EntitlementsResponse,
   StockKeepingUnit,
   TARGET_STATUS,
 } from "./model.ts";
-import { outboxEventOf } from "./outbox-event.ts";
+import { eventPayload } from "./outbox-event.ts";
 import { listEntitlementsOfUser } from "./queries.ts";
 import { assertNotPast } from "./validation.ts";
-
-export type CommandDeps = {
-  sql: Sql;
-  now: Clock;
-  idempotencyTtlMs: number;
-  statementTimeoutMs: number;
-  metrics: CommandMetrics;
-};
 
 export type Command = {
   action: Action;
@@ -46,91 +31,55 @@ export type Command = {
   caller: string;
 };
 
-export type CommandReply = {
-  kind: "applied" | "state_conflict" | "key_conflict" | "replayed";
-  status: number;
-  body: CommandReplyBody;
-};
-
-const RESULT: Record<CommandReply["kind"], CommandResult> = {
-  applied: "success",
-  state_conflict: "conflict",
-  key_conflict: "conflict",
-  replayed: "idempotency_reused",
-};
+export type GrantReply = CommandReply<EntitlementResponse>;
 
 /** Runs a grant or revoke; throws only on database trouble (the call is then rolled back as a whole). */
-export async function executeCommand(deps: CommandDeps, command: Command): Promise<CommandReply> {
-  try {
-    // The span the outbox row remembers (outbox-event.ts): the relay's publish span continues from it.
-    const reply = await inSpan(`${command.action} transaction`, {}, () => runCommand(deps, command));
-    deps.metrics.record(command.action, RESULT[reply.kind]);
-    return reply;
-  } catch (error) {
-    deps.metrics.record(command.action, "error");
-    throw error;
-  }
+export function executeCommand(deps: CommandDeps, command: Command): Promise<GrantReply> {
+  const dueAt = command.body.expires_at === undefined ? undefined : new Date(command.body.expires_at);
+  return recordCommand(
+    deps,
+    command.action,
+    () => runCommand(deps, command),
+    () => ({ events: true, dueAt }),
+  );
 }
 
 /**
- * One call of `entitlement_command`, its own transaction: the lock, the lookup, then either nothing (a live record:
- * replay or key conflict; an expiry not ahead: 400) or the state change with its audit row, outbox event and
- * idempotency record, or only the 409 of a refused transition. Everything but the version is decided here.
+ * One call: the lock, the lookup, then either nothing (a live record: replay or key conflict; an expiry not ahead:
+ * 400) or the state change with everything that commits with it, or only the 409 of a refused transition. Everything
+ * but the version is decided here.
  */
-async function runCommand(deps: CommandDeps, command: Command): Promise<CommandReply> {
-  const { action, body, caller, idempotencyKey: key } = command;
+async function runCommand(deps: CommandDeps, command: Command): Promise<GrantReply> {
+  const { action, body } = command;
   const hash = requestHash({ action, ...body });
   const now = deps.now();
-  // The reply and the event as for a new row; the function sets the version the upsert produced in both.
   const row = { user_id: body.user_id, stock_keeping_unit: body.stock_keeping_unit, status: TARGET_STATUS[action] };
-  const result = await runEntitlementCommand(deps.sql, {
+  const result = await changeEntitlements(deps.sql, {
     action,
-    caller,
-    key,
-    lockKey: idempotencyLockKey(key),
-    requestHash: hash,
     userId: body.user_id,
-    sku: body.stock_keeping_unit,
+    skus: [body.stock_keeping_unit],
+    bundle: false,
     reason: body.reason,
     purchaseId: body.purchase_id,
     expiresAt: body.expires_at === undefined ? null : new Date(body.expires_at),
     now,
-    recordExpiresAt: new Date(now.getTime() + deps.idempotencyTtlMs),
-    lockTimeoutMs: deps.statementTimeoutMs,
-    auditId: crypto.randomUUID(),
-    detail: { ...body },
     traceId: command.traceId,
-    event: outboxEventOf(action, { ...row, version: 0, updated_at: now }, body, command.traceId, now),
-    applied: {
+    traceparent: traceparentOf() ?? null,
+    payload: eventPayload(action, body, command.traceId, now),
+    detail: { ...body },
+    // The reply as for a new row; the function sets the version the change produced.
+    reply: {
       ...toEntitlementResponse({ ...row, version: 0, updated_at: now }),
       // A grant that sets an expiry says so in its reply, normalised to UTC as the check route shows it.
       ...(body.expires_at === undefined ? {} : { expires_at: new Date(body.expires_at).toISOString() }),
     },
-    conflict: { code: "ENTITLEMENT_STATE_CONFLICT", message: `already ${TARGET_STATUS[action]}` },
+    idempotency: idempotencyArgs(deps, command, hash, now),
   });
-  switch (result.outcome) {
-    case "stored":
-      return replayStored<EntitlementResponse>(storedRecord(result), hash, EntitlementResponse);
-    case "past":
-      assertNotPast(body.expires_at, now);
-      throw new Error("entitlement_command reported a past expiry that is not past");
-    case "state_conflict":
-      return { kind: "state_conflict", status: 409, body: result.replyBody as CommandReplyBody };
-    case "applied":
-      return { kind: "applied", status: 200, body: result.replyBody as CommandReplyBody };
+  if (result.outcome === "past") {
+    assertNotPast(body.expires_at, now);
+    throw new Error("entitlement_change reported a past expiry that is not past");
   }
-}
-
-function storedRecord(result: CommandOutcome): IdempotencyRecord {
-  if (result.storedHash === null || result.replyCode === null || result.replyExpiresAt === null) {
-    throw new Error("entitlement_command: a stored record without its hash, code or expiry");
-  }
-  return {
-    requestHash: result.storedHash,
-    responseCode: result.replyCode,
-    responseBody: result.replyBody,
-    expiresAt: result.replyExpiresAt,
-  };
+  return replyOf<EntitlementResponse>(result, hash, EntitlementResponse);
 }
 
 /** One page of the user's entitlements, newest first; an unknown user has none. */

@@ -7,45 +7,15 @@ import { findDuplicateKey } from "../../shared/http/json-keys.ts";
 import { pathParam } from "../../shared/http/path.ts";
 import { isBlank } from "../../shared/ids.ts";
 import { addCalendarYears, parseInstant } from "../../shared/instant.ts";
-import { activeTraceId } from "../../shared/trace-context.ts";
 import {
   CommandBody,
-  CommandHeaders,
   MAX_BODY_BYTES,
   MAX_EXPIRY_AHEAD_YEARS,
   StockKeepingUnit,
   UserId,
 } from "./model.ts";
 
-const KEY_SCHEMA = CommandHeaders.properties["idempotency-key"];
-const TRACE_ID = /^[\x21-\x7e]{1,128}$/;
 const JSON_MEDIA_TYPE = /^application\/(?:[^/;\s]+\+)?json$/;
-
-/** The Idempotency-Key header: required, once, printable ASCII without a comma, at most 255 characters. */
-export function checkIdempotencyKey(headers: Headers): string {
-  const key = headers.get("idempotency-key");
-  if (key === null || key.trim() === "") throw badRequest("Idempotency-Key is required");
-  // Two Idempotency-Key headers reach us joined by ", " into one value that neither caller chose: refused, and so is a
-  // comma in one header, which cannot be told apart from that.
-  if (key.includes(",")) throw badRequest("Idempotency-Key must be sent once and must not contain a comma");
-  if (key.length > (KEY_SCHEMA.maxLength ?? 255)) {
-    throw badRequest(`Idempotency-Key must be at most ${KEY_SCHEMA.maxLength} characters`);
-  }
-  if (!Value.Check(KEY_SCHEMA, key)) throw badRequest("Idempotency-Key must be printable ASCII");
-  return key;
-}
-
-/**
- * The event's trace_id (CONTRACT §3.4): the W3C trace id when the request came with a `traceparent`; else X-Trace-Id
- * as given when it looks like an id (printable, at most 128 characters: the reference's behaviour); else the id of the
- * trace the request started (`activeTrace`, the active span's by default), or a fresh UUID when tracing is not installed.
- */
-export function traceIdOf(headers: Headers, activeTrace: string | undefined = activeTraceId()): string {
-  const given = headers.get("x-trace-id")?.trim();
-  if (activeTrace && headers.has("traceparent")) return activeTrace;
-  if (given && TRACE_ID.test(given)) return given;
-  return activeTrace ?? crypto.randomUUID();
-}
 
 /** The `{user_id}` path segment of the list route, decoded strictly from the request target (shared/http/path.ts). */
 export function checkUserId(request: Request, pattern: string): string {

@@ -1,5 +1,5 @@
 // Entitlement expiry as a kind of the scheduler's due work (scheduler/kind.ts): claimed when expires_at has come, and
-// executed as a revoke with source `expiry` (audit EXPIRE, event EntitlementRevoked) in one statement (queries.ts).
+// executed as a revoke with source `expiry` (audit EXPIRE, event EntitlementRevoked): one call of `entitlement_change`.
 import type { Db } from "../../shared/db.ts";
 import type { ClaimArgs, ClaimedItem, DueWorkKind, ExecuteOutcome, Failure } from "../scheduler/kind.ts";
 import {
@@ -37,8 +37,6 @@ export function entitlementExpiryDue(): DueWorkKind<DueExpiry> {
         sku,
         lockedBy: ctx.lockedBy,
         now: ctx.now,
-        auditId: crypto.randomUUID(),
-        eventId: crypto.randomUUID(),
         // The trace of the grant or extension that set the expiry, so the revoke is found beside its cause.
         traceId: traceId ?? crypto.randomUUID(),
       });

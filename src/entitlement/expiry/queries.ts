@@ -1,6 +1,8 @@
 // SQL of the scheduler's expiry kind (due-work.ts), one statement per function, handle first. Every finalize is guarded
 // by `locked_by = me and status = 'PROCESSING'`, so a worker that lost its lease changes nothing.
 import type { Db } from "../../shared/db.ts";
+import { changeEntitlements } from "../entitlements/change-queries.ts";
+import { eventPayload } from "../entitlements/outbox-event.ts";
 
 export type ClaimedExpiry = {
   userId: string;
@@ -65,53 +67,37 @@ export type ExpiryExecution = {
   sku: string;
   lockedBy: string;
   now: Date;
-  auditId: string;
-  eventId: string;
   traceId: string;
 };
 
 /**
- * Executes a claimed expiry in one statement: the expiry DONE (guarded; when the guard fails nothing else happens),
- * and, only if the entitlement is still ACTIVE with an expiry that has passed, its revoke (version + 1, source
- * `expiry`, expires_at cleared), the EXPIRE audit row and the EntitlementRevoked event. The expiry row is locked
- * before the entitlement's (the update of `revoked` reads `done`), the order an extension follows too.
- * `finalized` 0: the lease was lost; `revoked` 0: a revoke, re-grant or extension had made the expiry moot.
+ * Executes a claimed expiry: one call of `entitlement_change` (action EXPIRE), inside the scheduler's transaction.
+ * The expiry DONE (guarded by the claim; when the guard fails nothing else happens) and, only if the entitlement is
+ * still ACTIVE with an expiry that has passed, its revoke (version + 1, source `expiry`, expires_at cleared), the
+ * EXPIRE audit row and the EntitlementRevoked event. The expiry row is locked before the entitlement's, the order an
+ * extension follows too. `finalized` 0: the lease was lost; `revoked` 0: a revoke, re-grant or extension had made the
+ * expiry moot.
  */
 export async function executeExpiry(db: Db, x: ExpiryExecution): Promise<{ finalized: number; revoked: number }> {
-  const [row] = await db<{ finalized: number; revoked: number }[]>`
-    with done as (
-      update entitlement_expiries
-      set status = 'DONE', executed_at = ${x.now}, updated_at = ${x.now}, locked_by = null, locked_at = null,
-          last_error = null
-      where user_id = ${x.userId} and stock_keeping_unit = ${x.sku} and locked_by = ${x.lockedBy}
-        and status = 'PROCESSING'
-      returning user_id, stock_keeping_unit, expires_at
-    ), revoked as (
-      update entitlements e
-      set status = 'REVOKED', revoked_at = ${x.now}, source = 'expiry', version = e.version + 1,
-          updated_at = ${x.now}, expires_at = null
-      from done
-      where e.user_id = done.user_id and e.stock_keeping_unit = done.stock_keeping_unit and e.status = 'ACTIVE'
-        and e.expires_at <= ${x.now}
-      returning e.user_id, e.stock_keeping_unit, e.version, coalesce(e.source_id, '') as source_id, done.expires_at
-    ), audit as (
-      insert into entitlement_audit
-        (audit_id, occurred_at, user_id, stock_keeping_unit, action, version, source, source_id, detail, trace_id)
-      select ${x.auditId}, ${x.now}, user_id, stock_keeping_unit, 'EXPIRE', version, 'expiry', source_id,
-             jsonb_build_object('expires_at', expires_at), ${x.traceId}
-      from revoked
-    ), outbox as (
-      insert into outbox_events (event_id, event_type, aggregate_key, payload, status, attempt_count, created_at)
-      select ${x.eventId}, 'EntitlementRevoked', user_id || ':' || stock_keeping_unit,
-             jsonb_build_object('event_id', ${x.eventId}::text, 'event_type', 'EntitlementRevoked',
-                                'occurred_at', ${x.now.toISOString()}::text, 'user_id', user_id,
-                                'stock_keeping_unit', stock_keeping_unit, 'source', 'expiry', 'source_id', source_id,
-                                'version', version, 'trace_id', ${x.traceId}::text),
-             'PENDING', 0, ${x.now}
-      from revoked
-    )
-    select (select count(*) from done)::int as finalized, (select count(*) from revoked)::int as revoked`;
-  return { finalized: row?.finalized ?? 0, revoked: row?.revoked ?? 0 };
+  const change = { user_id: x.userId, reason: "expiry" };
+  const result = await changeEntitlements(db, {
+    action: "EXPIRE",
+    userId: x.userId,
+    skus: [x.sku],
+    bundle: false,
+    reason: change.reason,
+    purchaseId: null,
+    expiresAt: null,
+    now: x.now,
+    traceId: x.traceId,
+    traceparent: null,
+    payload: eventPayload("EXPIRE", change, x.traceId, x.now),
+    detail: {},
+    reply: null,
+    idempotency: null,
+    lockedBy: x.lockedBy,
+  });
+  return { finalized: result.outcome === "lost" ? 0 : 1, revoked: result.outcome === "applied" ? 1 : 0 };
 }
 
 /** A failed attempt: PENDING again (due at `retryAt`) or FAILED when `retryAt` is null; true when it changed. */

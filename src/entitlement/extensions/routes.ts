@@ -1,9 +1,9 @@
 // POST /v1/entitlements/extensions (write scope): an idempotent command like a grant (command-route.ts).
 import { badRequest } from "../../shared/http/errors.ts";
-import { commandRoute } from "../command-route.ts";
+import { commandRoute } from "../commands/command-route.ts";
+import type { RouteDeps } from "../commands/route-deps.ts";
 import { EntitlementDetail } from "../entitlements/model.ts";
 import { checkExpiresAt, checkFields, readJsonObject } from "../entitlements/validation.ts";
-import type { RouteDeps } from "../route-deps.ts";
 import { type ExtensionBody, renderExtensionReply, ExtensionBody as Schema } from "./model.ts";
 import { executeExtension } from "./service.ts";
 

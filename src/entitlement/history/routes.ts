@@ -1,11 +1,11 @@
 // GET /v1/users/{user_id}/entitlements/{stock_keeping_unit}/history (read scope): the audit log of one entitlement.
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
-import { ERRORS } from "../api-doc.ts";
 import { scopeMacro } from "../auth/scope.ts";
+import { ERRORS } from "../commands/api-doc.ts";
+import { type RouteDeps, unavailableOr } from "../commands/route-deps.ts";
 import { ItemParams } from "../entitlements/model.ts";
 import { checkSku, checkUserId } from "../entitlements/validation.ts";
-import { type RouteDeps, unavailableOr } from "../route-deps.ts";
 import { HistoryResponse } from "./model.ts";
 import { decodeCursor, LimitQuery, MAX_LIMIT, parseLimit } from "./paging.ts";
 import { readHistory } from "./service.ts";

@@ -1,6 +1,6 @@
 // SQL of the outbox operator commands (CONTRACT §7): the runbook's statements, each touching only the rows it names.
 import type { Db } from "../../shared/db.ts";
-import { OUTBOX_CHANNEL } from "../outbox/queries.ts";
+import { OUTBOX_CHANNEL } from "../wakeups/wakeups.ts";
 
 export type OutboxStats = {
   byStatus: Record<"PENDING" | "IN_FLIGHT" | "PUBLISHED" | "FAILED", number>;

@@ -3,9 +3,6 @@
 import type { Db } from "../../shared/db.ts";
 import type { OutboxRow } from "./encode.ts";
 
-/** The channel the `after insert` trigger of outbox_events NOTIFYs (db/entitlement/); the relay LISTENs on it. */
-export const OUTBOX_CHANNEL = "entitlement_outbox";
-
 type ClaimedRecord = {
   event_id: string;
   event_type: string;

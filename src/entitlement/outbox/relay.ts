@@ -1,5 +1,5 @@
-// The relay loop: a batch as soon as a new event commits (LISTEN entitlement_outbox), the poll interval as the safety
-// net, the next batch at once after a full one. While claims come back full (a backlog), up to `concurrency` lanes
+// The relay loop: a batch as soon as a new event commits (woken in memory by this process's commands, by NOTIFY from
+// the other replicas: wakeups/wakeups.ts), the poll interval as the safety net, the next batch at once after a full one. While claims come back full (a backlog), up to `concurrency` lanes
 // each run claim → publish → finalize at once, so claims, publishes and finalizes of different batches overlap; each
 // batch keeps its own lease, heartbeat and guarded finalize, and the claim's `skip locked` keeps the lanes apart.
 // Batches may therefore complete out of order (docs/decisions.md). An idle relay runs one lane, so a single new event
@@ -7,6 +7,7 @@
 // retried after the poll interval. On abort no lane claims again; every batch in flight is finished, then it returns.
 
 import { Waker, type Worker } from "../../shared/runtime.ts";
+import type { WakeSource } from "../wakeups/wakeups.ts";
 import {
   type BatchReport,
   claimBatch,
@@ -15,7 +16,6 @@ import {
   type RelayDeps,
   relayOutboxBatch,
 } from "./batch.ts";
-import { listenForOutbox } from "./listen.ts";
 import { createStatisticsRefresher } from "./statistics.ts";
 
 export type OutboxRelay = Worker & {
@@ -25,7 +25,7 @@ export type OutboxRelay = Worker & {
   wake(): void;
 };
 
-export function createOutboxRelay(deps: RelayDeps): OutboxRelay {
+export function createOutboxRelay(deps: RelayDeps & { wakeups: WakeSource }): OutboxRelay {
   const waker = new Waker();
   const lanes = new Set<Promise<void>>();
   const noteFullClaim = createStatisticsRefresher(deps);
@@ -92,7 +92,7 @@ export function createOutboxRelay(deps: RelayDeps): OutboxRelay {
   }
 
   async function run(signal: AbortSignal): Promise<void> {
-    const stopListening = listenForOutbox(deps, () => waker.wake(), signal);
+    const stopListening = deps.wakeups.onEvents(() => waker.wake(), signal);
     while (!signal.aborted) {
       if (!(await pass(signal, true))) await waker.wait(deps.settings.pollIntervalMs, signal);
     }

@@ -7,6 +7,7 @@ import type { Sql } from "../../shared/db.ts";
 import type { Logger } from "../../shared/logger.ts";
 import type { NatsConnection, NatsLink } from "../../shared/nats.ts";
 import { type Clock, sleep, type Worker } from "../../shared/runtime.ts";
+import type { WakeSource } from "../wakeups/wakeups.ts";
 import { loadEncoder } from "./encoder.ts";
 import { createOutboxMetrics } from "./metrics.ts";
 import type { RelaySettings } from "./policy.ts";
@@ -30,6 +31,8 @@ export type OutboxWorkerDeps = {
    * PointsEvent, and each stream keeps its own retention and replica count (docs/decisions.md).
    */
   otherStreams?: StreamSettings[];
+  /** What wakes the relay when events commit (wakeups/wakeups.ts). */
+  wakeups: WakeSource;
   /** Publish through something else than `jetstream(nc)` (tests inject failures and delays). */
   wrapPublisher?: (js: JetStreamClient) => Pick<JetStreamClient, "publish">;
 };
@@ -54,6 +57,7 @@ export function createOutboxWorker(deps: OutboxWorkerDeps): Worker {
         metrics,
         settings: deps.settings,
         lockedBy: deps.workerId,
+        wakeups: deps.wakeups,
         isConnected: () => streamReady && deps.link.connected(),
       });
       const bootstrap = async () => {

@@ -1,6 +1,6 @@
 // SQL of the `points` operator commands (CONTRACT §7): the runbook's statements, each touching only the rows it names.
 import type { Db } from "../../shared/db.ts";
-import { DUE_CHANNEL } from "../scheduler/scheduler.ts";
+import { DUE_CHANNEL } from "../wakeups/wakeups.ts";
 import type { ReservationStatus } from "./reservation-queries.ts";
 
 export type PointsStats = {

@@ -1,15 +1,13 @@
-// The four points routes (CONTRACT §3.1a), built like the entitlement routes: each declares its scope (auth/scope.ts),
-// input is checked in the parse/transform hooks, the database work runs through the gate; the schemas feed
-// /openapi.json.
+// The four points routes (CONTRACT §3.1a), built like the entitlement routes: the two commands are each one
+// commandRoute (commands/command-route.ts), the reads declare their scope (auth/scope.ts) and check their input in the
+// transform hook; database work runs through the gate; the schemas feed /openapi.json.
 import { Elysia } from "elysia";
 import { ApiError } from "../../shared/http/errors.ts";
-import type { Logger } from "../../shared/logger.ts";
-import { POINTS_COMMAND_ERRORS, POINTS_ERRORS } from "../api-doc.ts";
 import { scopeMacro } from "../auth/scope.ts";
-import { CommandHeaders } from "../entitlements/model.ts";
-import { checkIdempotencyKey, checkUserId, readJsonObject, traceIdOf } from "../entitlements/validation.ts";
-import type { Gate } from "../limits/gate.ts";
-import { unavailableOr } from "../route-deps.ts";
+import { POINTS_COMMAND_ERRORS, POINTS_ERRORS } from "../commands/api-doc.ts";
+import { commandRoute } from "../commands/command-route.ts";
+import { type RouteDeps, unavailableOr } from "../commands/route-deps.ts";
+import { checkUserId, readJsonObject } from "../entitlements/validation.ts";
 import {
   PageQuery,
   PointsResponse,
@@ -18,25 +16,8 @@ import {
   ReservationResponse,
   renderReply,
 } from "./model.ts";
-import {
-  cancelReservation,
-  createReservation,
-  getPoints,
-  getReservation,
-  type PointsDeps,
-  type Reply,
-  ReservationNotFound,
-} from "./service.ts";
+import { cancelReservation, createReservation, getPoints, getReservation } from "./service.ts";
 import { checkPage, checkReservationBody, checkReservationId } from "./validation.ts";
-
-export type PointsRouteDeps = PointsDeps & {
-  log: Logger;
-  /** Told when a request found the database unavailable (readiness reflects it). */
-  onUnavailable?: (error: unknown) => void;
-  /** The name of the caller the edge authenticated ('' when authentication is disabled). */
-  callerOf: (request: Request) => string;
-  gate: Gate;
-};
 
 const RESERVATION_PATH = "/v1/points/reservations/:reservation_id";
 const CANCEL_PATH = `${RESERVATION_PATH}/cancel`;
@@ -44,49 +25,39 @@ const POINTS_PATH = "/v1/users/:user_id/points";
 
 const notFound = () => new ApiError(404, "NOT_FOUND", "no such reservation");
 
-function send(reply: Reply): Response {
-  return new Response(renderReply(reply.status, reply.body), {
-    status: reply.status,
-    headers: { "content-type": "application/json" },
-  });
-}
-
-export function pointsRoutes(deps: PointsRouteDeps) {
-  const run = <T>(work: () => Promise<T>) =>
-    deps.gate.run(work).catch((error) => {
-      if (error instanceof ReservationNotFound) throw notFound();
-      return unavailableOr(deps, error);
-    });
-  const keyed = (request: Request) => ({
-    idempotencyKey: checkIdempotencyKey(request.headers),
-    traceId: traceIdOf(request.headers),
-    caller: deps.callerOf(request),
-  });
+export function pointsRoutes(deps: RouteDeps) {
+  const run = <T>(work: () => Promise<T>) => deps.gate.run(work).catch((error) => unavailableOr(deps, error));
 
   return new Elysia({ name: "points-routes", strictPath: true })
     .use(scopeMacro)
-    .post(
-      "/v1/points/reservations",
-      async ({ body, request }) => send(await run(() => createReservation(deps, { ...keyed(request), body }))),
-      {
-        // The first parser returns the checked body or throws; "json" after it only tells OpenAPI the media type.
-        parse: [
-          async ({ request }) => {
-            checkIdempotencyKey(request.headers);
-            return checkReservationBody(await readJsonObject(request), deps.now());
-          },
-          "json" as const,
-        ],
-        scope: "write",
+    .use(
+      commandRoute(deps, {
+        path: "/v1/points/reservations",
+        operationId: "reservePoints",
+        summary: "Reserve points for a user at a time (idempotent per Idempotency-Key)",
+        tags: ["points"],
+        read: async (request) => checkReservationBody(await readJsonObject(request), deps.now()),
         body: ReservationBody,
-        headers: CommandHeaders,
-        response: { 201: ReservationResponse, ...POINTS_COMMAND_ERRORS },
-        detail: {
-          operationId: "reservePoints",
-          summary: "Reserve points for a user at a time (idempotent per Idempotency-Key)",
-          tags: ["points"],
-        },
-      },
+        response: ReservationResponse,
+        status: 201,
+        errors: POINTS_COMMAND_ERRORS,
+        execute: (command) => createReservation(deps, command),
+        render: renderReply,
+      }),
+    )
+    .use(
+      commandRoute(deps, {
+        path: CANCEL_PATH,
+        operationId: "cancelReservation",
+        summary: "Cancel a PENDING point reservation (idempotent per Idempotency-Key)",
+        tags: ["points"],
+        read: (request) => ({ reservation_id: checkReservationId(request, CANCEL_PATH) }),
+        params: ReservationParams,
+        response: ReservationResponse,
+        errors: { ...POINTS_ERRORS, 409: POINTS_COMMAND_ERRORS[409] },
+        execute: ({ body, ...keyed }) => cancelReservation(deps, { ...keyed, reservationId: body.reservation_id }),
+        render: renderReply,
+      }),
     )
     .get(
       RESERVATION_PATH,
@@ -103,28 +74,6 @@ export function pointsRoutes(deps: PointsRouteDeps) {
         params: ReservationParams,
         response: { 200: ReservationResponse, ...POINTS_ERRORS },
         detail: { operationId: "getReservation", summary: "Read a point reservation", tags: ["points"] },
-      },
-    )
-    .post(
-      CANCEL_PATH,
-      async ({ params, request }) =>
-        send(await run(() => cancelReservation(deps, { ...keyed(request), reservationId: params.reservation_id }))),
-      {
-        // A cancel has no body; whatever is sent is not read.
-        parse: () => ({}),
-        transform: ({ params, request }) => {
-          checkIdempotencyKey(request.headers);
-          params.reservation_id = checkReservationId(request, CANCEL_PATH);
-        },
-        scope: "write",
-        params: ReservationParams,
-        headers: CommandHeaders,
-        response: { 200: ReservationResponse, ...POINTS_ERRORS, 409: POINTS_COMMAND_ERRORS[409] },
-        detail: {
-          operationId: "cancelReservation",
-          summary: "Cancel a PENDING point reservation (idempotent per Idempotency-Key)",
-          tags: ["points"],
-        },
       },
     )
     .get(

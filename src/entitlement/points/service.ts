@@ -1,27 +1,18 @@
-// The points commands and reads (CONTRACT §3.1a). A command is one transaction: the advisory lock on the key, the
-// idempotency lookup, then a replay, or the change with its audit row and the idempotency record, committed together.
-// Expected outcomes (replay, key conflict, too late to cancel) are values; surprises are thrown.
-import type { Sql, TransactionSql } from "postgres";
+// The points commands and reads (CONTRACT §3.1a). A command is one call of `point_command` (command-queries.ts), run
+// as every command is (commands/run.ts): the key's lock and lookup, then a replay, or the change with its audit row
+// and the idempotency record, committed together.
+import type { Sql } from "postgres";
+import { ApiError } from "../../shared/http/errors.ts";
 import { pageOf } from "../../shared/http/paging.ts";
-import type { Clock } from "../../shared/runtime.ts";
-import { openCommand } from "../idempotency/open.ts";
-import { type IdempotencyRecord, storeIdempotencyRecord } from "../idempotency/queries.ts";
-import { assertStored, KEY_CONFLICT } from "../idempotency/replay.ts";
-import { balanceLimitReply } from "./balance-cap.ts";
+import { type CommandDeps, type CommandReply, idempotencyArgs, recordCommand, replyOf } from "../commands/run.ts";
+import { type PointCommandCall, runPointCommand } from "./command-queries.ts";
 import { type PointsRequest, pointsRequestHash } from "./hash.ts";
 import { findBalance, listTransactions } from "./ledger-queries.ts";
-import type { PointsResponse, ReservationInput, ReservationResponse } from "./model.ts";
-import {
-  cancelPendingReservation,
-  findReservation,
-  insertReservation,
-  type ReservationRow,
-} from "./reservation-queries.ts";
+import { type PointsResponse, type ReservationInput, ReservationResponse } from "./model.ts";
+import { findReservation, type ReservationRow } from "./reservation-queries.ts";
 import { checkExecuteAt, type PageRequest } from "./validation.ts";
 
-export type PointsDeps = { sql: Sql; now: Clock; idempotencyTtlMs: number; statementTimeoutMs: number };
-
-export type Reply = { status: number; body: unknown; kind: "applied" | "replayed" | "conflict" };
+export type Reply = CommandReply<ReservationResponse>;
 
 type Keyed = { idempotencyKey: string; caller: string; traceId: string };
 
@@ -41,76 +32,47 @@ export function toReservationResponse(row: ReservationRow): ReservationResponse 
   };
 }
 
-/** Runs `change` under the key's lock unless a live record answers for it; stores what `change` replied. */
-async function idempotent(
-  deps: PointsDeps,
-  command: Keyed & { request: PointsRequest },
-  change: (tx: TransactionSql, now: Date) => Promise<{ status: number; body: unknown }>,
-): Promise<Reply> {
-  const hash = pointsRequestHash(command.request);
-  const key = { caller: command.caller, key: command.idempotencyKey };
-  return deps.sql.begin(async (tx) => {
-    const stored = await openCommand(tx, { ...key, statementTimeoutMs: deps.statementTimeoutMs });
-    if (stored) return replay(stored, hash);
-    const now = deps.now();
-    const reply = await change(tx, now);
-    const expiresAt = new Date(now.getTime() + deps.idempotencyTtlMs);
-    const written = await storeIdempotencyRecord(tx, {
-      ...key,
-      requestHash: hash,
-      responseCode: reply.status,
-      responseBody: reply.body,
-      expiresAt,
-    });
-    assertStored(written);
-    return { ...reply, kind: reply.status < 300 ? "applied" : "conflict" };
+/** One points command: its function's call under the key, and the reply it stored or found. */
+async function runPoints(deps: CommandDeps, command: Keyed, request: PointsRequest, call: PointCommandCall, now: Date) {
+  const hash = pointsRequestHash(request);
+  const result = await runPointCommand(deps.sql, {
+    ...call,
+    now,
+    traceId: command.traceId,
+    idempotency: idempotencyArgs(deps, command, hash, now),
   });
+  // A cancel of an id that does not exist is not remembered: nothing happened, and the caller may have mistyped it.
+  if (result.outcome === "not_found") throw new ApiError(404, "NOT_FOUND", "no such reservation");
+  return replyOf<ReservationResponse>(result, hash, ReservationResponse);
 }
 
-function replay(stored: IdempotencyRecord, hash: string): Reply {
-  if (stored.requestHash !== hash) return { status: 409, body: KEY_CONFLICT, kind: "conflict" };
-  return { status: stored.responseCode, body: stored.responseBody, kind: "replayed" };
-}
-
-export function createReservation(deps: PointsDeps, command: Keyed & { body: ReservationInput }): Promise<Reply> {
+export function createReservation(deps: CommandDeps, command: Keyed & { body: ReservationInput }): Promise<Reply> {
   const { body } = command;
   const request = { action: "RESERVE" as const, ...body, reason: body.reason ?? null };
-  return idempotent(deps, { ...command, request }, async (tx, now) => {
-    const overLimit = await balanceLimitReply(tx, body.user_id, body.point_amount);
-    if (overLimit) return overLimit;
-    const row = await insertReservation(tx, {
-      reservationId: crypto.randomUUID(),
-      userId: body.user_id,
-      pointAmount: body.point_amount,
-      executeAt: checkExecuteAt(body.execute_at, now),
-      reason: body.reason ?? null,
-      traceId: command.traceId,
-      caller: command.caller === "" ? null : command.caller,
-      now,
-    });
-    return { status: 201, body: toReservationResponse(row) };
-  });
+  // "As soon as possible" (a time already past) is now; the scheduler wakes at the reservation's due time.
+  const now = deps.now();
+  const executeAt = checkExecuteAt(body.execute_at, now);
+  const call = {
+    action: "RESERVE" as const,
+    reservationId: crypto.randomUUID(),
+    userId: body.user_id,
+    pointAmount: body.point_amount,
+    executeAt,
+    reason: body.reason ?? null,
+  };
+  return recordCommand(
+    deps,
+    "RESERVE",
+    () => runPoints(deps, command, request, call, now),
+    () => ({ events: false, dueAt: executeAt }),
+  );
 }
 
-export class ReservationNotFound extends Error {}
-
 /** PENDING → CANCELLED (200); any other state → 409 RESERVATION_STATE_CONFLICT, stored like any reply. */
-export function cancelReservation(deps: PointsDeps, command: Keyed & { reservationId: string }): Promise<Reply> {
+export function cancelReservation(deps: CommandDeps, command: Keyed & { reservationId: string }): Promise<Reply> {
   const request = { action: "CANCEL" as const, reservation_id: command.reservationId };
-  return idempotent(deps, { ...command, request }, async (tx, now) => {
-    const cancelled = await cancelPendingReservation(tx, {
-      reservationId: command.reservationId,
-      caller: command.caller === "" ? null : command.caller,
-      traceId: command.traceId,
-      now,
-    });
-    if (cancelled) return { status: 200, body: toReservationResponse(cancelled) };
-    const found = await findReservation(tx, command.reservationId);
-    // An unknown id is not remembered: nothing happened, and the caller may have mistyped it.
-    if (!found) throw new ReservationNotFound();
-    const message = `reservation is ${found.status}; only a PENDING reservation can be cancelled`;
-    return { status: 409, body: { code: "RESERVATION_STATE_CONFLICT", message } };
-  });
+  const call = { action: "CANCEL" as const, reservationId: command.reservationId };
+  return recordCommand(deps, "CANCEL", () => runPoints(deps, command, request, call, deps.now()));
 }
 
 export async function getReservation(sql: Sql, reservationId: string): Promise<ReservationResponse | undefined> {

@@ -20,8 +20,8 @@ export const SchedulerEnv = {
   ENTITLEMENT_SCHEDULER_POLL_INTERVAL: Duration("1s", {
     minimum: 1,
     description:
-      "Longest sleep of the scheduler. It wakes at the next due time, and at once through LISTEN/NOTIFY when " +
-      "earlier work is inserted; this is the safety net.",
+      "Longest sleep of the scheduler. It wakes at the next due time, and at once when earlier work is committed " +
+      "(in memory, or by a signal from another replica); this is the safety net.",
   }),
   ENTITLEMENT_SCHEDULER_BATCH_SIZE: Int(100, { minimum: 1, maximum: 10000, description: "Items claimed per pass." }),
   ENTITLEMENT_SCHEDULER_MAX_BATCH_SIZE: Int(800, {

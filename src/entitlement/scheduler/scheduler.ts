@@ -1,21 +1,18 @@
 // The one scheduler of Entitlement: it runs every kind of due work (kinds.ts) on time and exactly once.
 // Each pass claims a batch of due items per kind (`for update skip locked`, a lease, locked_by) and executes it in
 // `concurrency` lanes, one transaction each (execute.ts); a full batch is followed at once by the next. Otherwise it asks every
-// kind for its next due time and sleeps until the earliest, capped by the poll interval, unless a NOTIFY on
-// `entitlement_due` announces work due before that (the seed's scanner looked every 10 s; this wakes at the due
-// time). Failures retry with backoff and end FAILED after the maximum. It never dies: a failed pass is logged once
+// kind for its next due time and sleeps until the earliest, capped by the poll interval, unless new work due before
+// that is announced (in memory by this process's commands, by NOTIFY from the other replicas: wakeups/wakeups.ts). Failures retry with backoff and end FAILED after the maximum. It never dies: a failed pass is logged once
 // per run of failures, counted and retried after the poll interval. On abort it finishes the batch in hand.
 import type { BackoffPolicy } from "../../shared/backoff.ts";
 import type { Sql } from "../../shared/db.ts";
-import { listenInBackground } from "../../shared/listen.ts";
 import type { Logger } from "../../shared/logger.ts";
 import type { Worker } from "../../shared/runtime.ts";
 import { type Clock, Waker } from "../../shared/runtime.ts";
+import type { CommittedWork, WakeSource } from "../wakeups/wakeups.ts";
 import { executeClaimed } from "./execute.ts";
 import type { ClaimedItem, DueWorkKind } from "./kind.ts";
 import type { SchedulerMetrics } from "./metrics.ts";
-
-export const DUE_CHANNEL = "entitlement_due";
 
 /**
  * How long to wait when work is due but the claim found none of it free (another replica is claiming it right now):
@@ -24,7 +21,7 @@ export const DUE_CHANNEL = "entitlement_due";
 const CONTENDED_DELAY_MS = 10;
 
 export type SchedulerSettings = {
-  /** The longest sleep: the safety net for a missed NOTIFY. */
+  /** The longest sleep: the safety net for a missed wake-up. */
   pollIntervalMs: number;
   batchSize: number;
   /** The size a kind's claims grow to while they come back full (a burst); absent or smaller: no growth. */
@@ -46,6 +43,9 @@ export type SchedulerDeps = {
   /** The locked_by of this scheduler (src/shared/runtime.ts workerId). */
   lockedBy: string;
   kinds: readonly DueWorkKind[];
+  wakeups: WakeSource;
+  /** Told after a pass committed executions: they wrote events for the relay. */
+  onCommitted?: (work: CommittedWork) => void;
   random?: () => number;
 };
 
@@ -61,7 +61,7 @@ export type Scheduler = Worker & {
 export function createScheduler(deps: SchedulerDeps): Scheduler {
   const { settings, log } = deps;
   const waker = new Waker();
-  /** Epoch ms of the planned wake-up: a NOTIFY of work due earlier wakes the loop; -Infinity while it works. */
+  /** Epoch ms of the planned wake-up: news of work due earlier wakes the loop; -Infinity while it works. */
   let wakeAt = Number.NEGATIVE_INFINITY;
   let failures = 0;
   /**
@@ -72,8 +72,7 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
   const sizes = new Map<string, number>();
   const maxBatch = Math.max(settings.batchSize, settings.maxBatchSize ?? 0);
 
-  const onNotify = (payload: string) => {
-    const at = Number(payload);
+  const onDue = (at: number) => {
     if (!Number.isFinite(at) || at < wakeAt) waker.wake();
   };
 
@@ -120,6 +119,7 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
       kind,
       items.filter((i) => !i.exhausted),
     );
+    if (executed > 0) deps.onCommitted?.({ events: true });
     return { claimed: items.length, executed, full: full || ahead.has(kind.name) };
   }
 
@@ -165,18 +165,11 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
   }
 
   async function run(signal: AbortSignal): Promise<void> {
-    const stopListening = listenInBackground(deps.sql, {
-      channel: DUE_CHANNEL,
-      onNotify,
-      onListen: () => waker.wake(),
-      log,
-      retryMs: settings.pollIntervalMs,
-      signal,
-    });
+    const stopListening = deps.wakeups.onDue(onDue, signal);
     while (!signal.aborted) {
       wakeAt = Number.NEGATIVE_INFINITY;
       if ((await pass(true)).full) continue;
-      // From here on any NOTIFY wakes: the probe below may already have missed what it announces.
+      // From here on any news wakes: the probe below may already have missed what it announces.
       wakeAt = Number.POSITIVE_INFINITY;
       const delay = failures > 0 ? settings.pollIntervalMs : await delayUntilNextDue();
       wakeAt = deps.now().getTime() + delay;

@@ -1,9 +1,10 @@
-// The scheduler as the service runs it: every registered kind (kinds.ts), its metrics and its loop.
+// The scheduler as the service runs it: the kinds the composition registers (workers.ts), their metrics and the loop.
 import type { Registry } from "prom-client";
 import type { Sql } from "../../shared/db.ts";
 import type { Logger } from "../../shared/logger.ts";
 import type { Clock } from "../../shared/runtime.ts";
-import { dueWorkKinds, type KindSettings } from "./kinds.ts";
+import type { Wakeups } from "../wakeups/wakeups.ts";
+import type { DueWorkKind } from "./kind.ts";
 import { createSchedulerMetrics } from "./metrics.ts";
 import { createScheduler, type Scheduler, type SchedulerSettings } from "./scheduler.ts";
 
@@ -14,18 +15,21 @@ export type SchedulerWorkerDeps = {
   registry: Registry;
   workerId: string;
   settings: SchedulerSettings;
-  kinds: KindSettings;
+  kinds: DueWorkKind[];
+  wakeups: Wakeups;
 };
 
 export function createSchedulerWorker(deps: SchedulerWorkerDeps): Scheduler {
-  const kinds = dueWorkKinds(deps.kinds);
   return createScheduler({
     sql: deps.sql,
     log: deps.log.child({ component: "scheduler" }),
     now: deps.now,
-    metrics: createSchedulerMetrics(deps.registry, deps.sql, kinds, deps.now),
+    metrics: createSchedulerMetrics(deps.registry, deps.sql, deps.kinds, deps.now),
     settings: deps.settings,
     lockedBy: deps.workerId,
-    kinds,
+    kinds: deps.kinds,
+    wakeups: deps.wakeups,
+    // Executions write events (a points grant, an expiry's revoke): the relay of this process publishes them at once.
+    onCommitted: (work) => deps.wakeups.committed(work),
   });
 }

@@ -1,9 +1,9 @@
 // What every Entitlement route receives from createApp (app.ts), and how a route answers a database it cannot reach.
-import { isDatabaseUnavailable, isTransientDbError, SqlState } from "../shared/db.ts";
-import { ApiError } from "../shared/http/errors.ts";
-import type { Logger } from "../shared/logger.ts";
-import type { CommandDeps } from "./entitlements/service.ts";
-import type { Gate } from "./limits/gate.ts";
+import { isDatabaseUnavailable, isTransientDbError, SqlState } from "../../shared/db.ts";
+import { ApiError } from "../../shared/http/errors.ts";
+import type { Logger } from "../../shared/logger.ts";
+import type { Gate } from "../limits/gate.ts";
+import type { CommandDeps } from "./run.ts";
 
 export type RouteDeps = CommandDeps & {
   log: Logger;
@@ -17,7 +17,7 @@ export type RouteDeps = CommandDeps & {
 
 /**
  * A lost, full or stuck database is worth a retry (503); anything else stays a 500. Stuck: a statement or lock wait
- * cut off by its timeout (57014; 55P03 from the lock_timeout of `entitlement_command`). An unavailable database (no
+ * cut off by its timeout (57014; 55P03 from the lock_timeout of a command function). An unavailable database (no
  * connection to be had, SQLSTATE 53300, a refused login or TLS handshake included) is reported rather than logged
  * here, so that /readyz says so too and an outage is not one log line per request.
  */

@@ -2,8 +2,8 @@
 // authentication and the meaning of each error status. Routes take their error responses from here, so the codes a
 // status may carry are written once.
 
-import { errorSchema } from "../shared/http/errors.ts";
-import type { ApiDocumentation } from "../shared/http/openapi.ts";
+import { errorSchema } from "../../shared/http/errors.ts";
+import type { ApiDocumentation } from "../../shared/http/openapi.ts";
 
 /** The error responses every authenticated route may give, by status. */
 export const ERRORS = {
