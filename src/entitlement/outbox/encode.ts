@@ -3,32 +3,19 @@
 // Point events (PointsGranted) have their own message and subject (points-event.ts).
 import { create, toBinary } from "@bufbuild/protobuf";
 import { EntitlementEvent_EventType, EntitlementEventSchema } from "../../gen/entitlement_event_pb.ts";
-import { EventEncodingError, headerValue, INSTANT, readInstant, readPayload } from "./payload.ts";
+import {
+  type EncodedEvent,
+  EventEncodingError,
+  headerValue,
+  INSTANT,
+  type OutboxRow,
+  readInstant,
+  readPayload,
+} from "./payload.ts";
 import { encodePointsEvent, POINTS_GRANTED } from "./points-event.ts";
 
+export type { EncodedEvent, OutboxRow };
 export { EventEncodingError, headerValue };
-
-export type OutboxRow = {
-  eventId: string;
-  eventType: string;
-  aggregateKey: string;
-  payload: unknown;
-  attemptCount: number;
-  /** The W3C trace context of the command that wrote the row (null for rows from before tracing). */
-  traceparent?: string | null;
-  /** Where the relay publishes it; null or absent: the relay's configured entitlement subject. */
-  subject?: string | null;
-};
-
-export type EncodedEvent = {
-  eventId: string;
-  occurredAt: Date;
-  body: Uint8Array;
-  headers: Record<"event_type" | "aggregate_key" | "occurred_at" | "trace_id", string>;
-  traceparent?: string | null;
-  /** Undefined: the relay's configured entitlement subject. */
-  subject?: string;
-};
 
 const EVENT_TYPES: Record<string, EntitlementEvent_EventType> = {
   EntitlementGranted: EntitlementEvent_EventType.ENTITLEMENT_GRANTED,

@@ -1,6 +1,29 @@
-// What every outbox encoder shares: reading the stored JSON payload, and the error for a row that can never be
-// encoded (retrying cannot help, so the relay FAILs it at once), and headers NATS accepts.
+// What every outbox encoder shares (encode.ts, points-event.ts): the row it reads and the message it makes, reading
+// the stored JSON payload, the error for a row that can never be encoded (retrying cannot help, so the relay FAILs it
+// at once), and headers NATS accepts.
 import { CONTROL_CHARACTERS } from "../../shared/http/path.ts";
+
+export type OutboxRow = {
+  eventId: string;
+  eventType: string;
+  aggregateKey: string;
+  payload: unknown;
+  attemptCount: number;
+  /** The W3C trace context of the command that wrote the row (null for rows from before tracing). */
+  traceparent?: string | null;
+  /** Where the relay publishes it; null or absent: the relay's configured entitlement subject. */
+  subject?: string | null;
+};
+
+export type EncodedEvent = {
+  eventId: string;
+  occurredAt: Date;
+  body: Uint8Array;
+  headers: Record<"event_type" | "aggregate_key" | "occurred_at" | "trace_id", string>;
+  traceparent?: string | null;
+  /** Undefined: the relay's configured entitlement subject. */
+  subject?: string;
+};
 
 /** A row whose payload or type can never become a protobuf message: retrying cannot help. */
 export class EventEncodingError extends Error {

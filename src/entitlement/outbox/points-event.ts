@@ -3,8 +3,14 @@
 // entitlement subject, where consumers would misread it, but FAILED as unencodable.
 import { create, toBinary } from "@bufbuild/protobuf";
 import { PointsEvent_EventType, PointsEventSchema } from "../../gen/points_event_pb.ts";
-import type { EncodedEvent, OutboxRow } from "./encode.ts";
-import { EventEncodingError, headerValue, readInstant, readPayload } from "./payload.ts";
+import {
+  type EncodedEvent,
+  EventEncodingError,
+  headerValue,
+  type OutboxRow,
+  readInstant,
+  readPayload,
+} from "./payload.ts";
 
 export const POINTS_GRANTED = "PointsGranted";
 

@@ -5,10 +5,10 @@ import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsLink } from "../../shared/nats.ts";
 import type { Worker } from "../../shared/runtime.ts";
 import type { NotificationConfig } from "../config.ts";
-import type { EventPipeline } from "../consumer/handler.ts";
 import { createPullWorker } from "../nats/pull.ts";
 import { ensureDurable, ensureOwnedStream } from "../nats/streams.ts";
 import { type AdvisoryHandlerDeps, createAdvisoryHandler } from "./handler.ts";
+import type { AdvisoryKind } from "./parse.ts";
 
 /** One advisory stream and its durable, with the consumers it watches. */
 export type AdvisorySpec = Omit<NotificationConfig["nats"]["advisories"][number], "subject"> & {
@@ -16,10 +16,16 @@ export type AdvisorySpec = Omit<NotificationConfig["nats"]["advisories"][number]
   watches: { subject: string; stream: string; source: string }[];
 };
 
+/** What an advisory stream needs of an event pipeline (consumer/handler.ts EventPipeline has it). */
+type WatchedPipeline = {
+  consumer: { stream: string; advisorySubjects: Record<AdvisoryKind, string> };
+  handler: { source: string };
+};
+
 /** The advisory streams for these pipelines: each kind's stream takes the advisory subject of every pipeline. */
 export function advisorySpecs(
   advisories: NotificationConfig["nats"]["advisories"],
-  pipelines: EventPipeline[],
+  pipelines: WatchedPipeline[],
 ): AdvisorySpec[] {
   return advisories.map(({ subject: _, ...a }) => ({
     ...a,
