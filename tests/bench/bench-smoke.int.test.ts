@@ -14,6 +14,15 @@ import { natsUrl } from "../support/infra.ts";
 const root = resolve(import.meta.dir, "../..");
 
 const EXPECTED = [
+  "API alone (NATS off, rate limit off) ÷ database's pace c=16",
+  "API alone ÷ pgbench of the service's call c=16",
+  "grants/s API alone c=16",
+  "grants/s database's pace c=16",
+  "grants/s pgbench of the service's call c=16",
+  "bundle of 10: items/s API alone c=16",
+  "bundle of 10: items/s ÷ grants/s",
+  "reservations created/s API alone c=16",
+  "reservations created/s ÷ grants/s",
   "ready: entitlement",
   "ready: notification",
   "RSS idle: entitlement",
@@ -93,6 +102,10 @@ test(
       ]);
       expect(code, `the harness exits 0\n${stdout}\n${stderr}`).toBe(0);
       expect(stdout, "the harness prints its table").toContain("figure");
+      expect(
+        stdout.split("\n").find((line) => line.includes("÷")),
+        "the first ratio printed is the API alone against the database's pace",
+      ).toContain("API alone (NATS off, rate limit off) ÷ database's pace");
       const report = JSON.parse(readFileSync(out, "utf8")) as {
         figures: { name: string; value: number; unmeasured?: string }[];
         results: {

@@ -1,4 +1,5 @@
-// Grant throughput through the API with autocannon: every request a new Idempotency-Key and a fresh (user, sku).
+// Command throughput through the API with autocannon (grants, bundles, point reservations): every request a new
+// Idempotency-Key and fresh keys.
 import autocannon from "autocannon";
 
 export type ThroughputResult = {
@@ -13,17 +14,63 @@ export type ThroughputResult = {
 
 let sequence = 0;
 
-export async function runGrantLoad(args: {
+/** The path and body of the n-th request of a run (every request a new Idempotency-Key). */
+type Command = { path: string; body: (run: string, n: number) => unknown };
+
+const GRANT: Command = {
+  path: "/v1/entitlements/grants",
+  body: (run, n) => ({
+    user_id: `u-${run}-${n}`,
+    stock_keeping_unit: `sku-${n}`,
+    reason: "bench",
+    purchase_id: `p-${run}-${n}`,
+  }),
+};
+
+/** A bundle of `items` new items of a new user. */
+export const bundleOf = (items: number): Command => ({
+  path: "/v1/entitlements/bundle-grants",
+  body: (run, n) => ({
+    user_id: `u-${run}-${n}`,
+    stock_keeping_units: Array.from({ length: items }, (_, i) => `sku-${i}`),
+    reason: "bench",
+    purchase_id: `p-${run}-${n}`,
+  }),
+});
+
+/** A point reservation due in an hour, so the scheduler has nothing to do meanwhile. */
+export const RESERVATION: Command = {
+  path: "/v1/points/reservations",
+  body: (run, n) => ({
+    user_id: `u-${run}-${n}`,
+    point_amount: 10,
+    execute_at: new Date(Date.now() + 3_600_000).toISOString(),
+  }),
+};
+
+export function runGrantLoad(args: {
   url: string;
   headers: Record<string, string>;
   connections: number;
   seconds: number;
   tag: string;
 }): Promise<ThroughputResult> {
+  return runCommandLoad({ ...args, command: GRANT });
+}
+
+/** Requests per second of one command (2xx only) with autocannon. */
+export async function runCommandLoad(args: {
+  url: string;
+  headers: Record<string, string>;
+  connections: number;
+  seconds: number;
+  tag: string;
+  command: Command;
+}): Promise<ThroughputResult> {
   const run = `${args.tag}-c${args.connections}-${sequence++}`;
   let i = 0;
   const result = await autocannon({
-    url: `${args.url}/v1/entitlements/grants`,
+    url: `${args.url}${args.command.path}`,
     connections: args.connections,
     duration: args.seconds,
     requests: [
@@ -38,12 +85,7 @@ export async function runGrantLoad(args: {
               "content-type": "application/json",
               "idempotency-key": `k-${run}-${n}`,
             },
-            body: JSON.stringify({
-              user_id: `u-${run}-${n}`,
-              stock_keeping_unit: `sku-${n}`,
-              reason: "bench",
-              purchase_id: `p-${run}-${n}`,
-            }),
+            body: JSON.stringify(args.command.body(run, n)),
           };
         },
       },

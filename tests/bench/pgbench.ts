@@ -1,8 +1,8 @@
-// The limit for the same work: pgbench runs the grant's write set (grant.pgbench.sql) with prepared statements at the
-// same client count and duration, against the same database, while the services run. Latencies come from its
-// per-transaction log. A run that measured nothing (pgbench failed, e.g. a client could not connect, or it finished
-// no transaction in the time) is not an error of the bench: its result carries pgbench's own words in `unmeasured`,
-// and the report prints them instead of a figure.
+// pgbench of a script at a client count and duration: the grant's write set (grant.pgbench.sql, the default) against
+// the services' database while they run, the service's own call (grant-call.pgbench.sql) and the database's pace
+// (pace-grant.pgbench.sql, api-alone.ts). Latencies come from its per-transaction log. A run that measured nothing
+// (pgbench failed, e.g. a client could not connect, or it finished no transaction in the time) is not an error of the
+// bench: its result carries pgbench's own words in `unmeasured`, and the report prints them instead of a figure.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,6 +15,10 @@ export async function runPgbench(args: {
   databaseUrl: string;
   clients: number;
   seconds: number;
+  /** Default grant.pgbench.sql. */
+  script?: string;
+  /** Default prepared; the pace runs in pgbench's simple mode, as its yardstick is defined. */
+  mode?: "prepared" | "simple";
 }): Promise<ThroughputResult & { unmeasured?: string }> {
   const dir = mkdtempSync(join(tmpdir(), "bench-pgbench-"));
   try {
@@ -23,7 +27,7 @@ export async function runPgbench(args: {
         "pgbench",
         "-n",
         "-M",
-        "prepared",
+        args.mode ?? "prepared",
         "-c",
         String(args.clients),
         "-j",
@@ -31,7 +35,7 @@ export async function runPgbench(args: {
         "-T",
         String(args.seconds),
         "-f",
-        PGBENCH_SCRIPT,
+        args.script ?? PGBENCH_SCRIPT,
         "-l",
         `--log-prefix=${join(dir, "tx")}`,
         args.databaseUrl,

@@ -5,6 +5,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import postgres from "postgres";
+import { measureApiAlone } from "./api-alone.ts";
 import { type BenchPostgres, describeBenchPostgres, openBenchPostgres } from "./bench-postgres.ts";
 import { type CpuReport, measureCpu } from "./cpu.ts";
 import { measureEndToEnd } from "./e2e.ts";
@@ -112,6 +113,19 @@ async function runPhases(options: BenchOptions, target: BenchPostgres): Promise<
       const migrate = Bun.spawnSync([bin[service], "migrate"], { env: { ...process.env, ...common } });
       if (migrate.exitCode !== 0) throw new Error(`${service} migrate failed: ${migrate.stderr.toString()}`);
     }
+    // First, while nothing else runs: the API alone against the database's pace (api-alone.ts).
+    const alone = await measureApiAlone({
+      adminUrl,
+      binary: bin.entitlement,
+      names,
+      auth,
+      logFile: join(runDir, "entitlement-alone.log"),
+      seconds: options.duration,
+      tag,
+      progress,
+    });
+    results.apiAlone = alone.result;
+    figures.push(...alone.figures);
     const log = (name: string) => join(runDir, `${name}.log`);
     const starts = options.quick ? 3 : 7;
     progress(`footprint: exec → /readyz 200, ${starts} alternating starts of each service on the migrated database`);
