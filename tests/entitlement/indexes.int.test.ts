@@ -1,0 +1,77 @@
+// Every index of a table each command writes is read by a named query (docs/architecture.md, "Indexes of the written
+// tables"): the list here is that table's, so a new index fails until it is listed there with its query, and the
+// partial indexes of the outbox claim and gauge are the plans PostgreSQL picks for them.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { createSql, type Sql } from "../../src/shared/db.ts";
+import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
+
+let db: TestDatabase;
+let sql: Sql;
+beforeAll(async () => {
+  db = await createTestDatabase("ent_indexes");
+  sql = createSql({ url: db.url, schema: "entitlement", max: 2, applicationName: "test-indexes" });
+});
+afterAll(async () => {
+  await sql.end({ timeout: 5 });
+  await db.drop();
+});
+
+const DOCUMENTED = [
+  "entitlement_audit.entitlement_audit_history_idx",
+  "entitlement_audit.entitlement_audit_pkey",
+  "entitlement_expiries.entitlement_expiries_due_idx",
+  "entitlement_expiries.entitlement_expiries_failed_idx",
+  "entitlement_expiries.entitlement_expiries_pkey",
+  "entitlements.entitlements_pkey",
+  "entitlements.entitlements_user_updated_sku_idx",
+  "idempotency_keys.idempotency_expires_idx",
+  "idempotency_keys.idempotency_keys_pkey",
+  "outbox_events.outbox_events_pkey",
+  "outbox_events.outbox_failed_idx",
+  "outbox_events.outbox_fresh_idx",
+  "outbox_events.outbox_inflight_lease_idx",
+  "outbox_events.outbox_published_at_idx",
+  "outbox_events.outbox_retry_idx",
+  "point_audit.point_audit_pkey",
+  "point_balances.point_balances_pkey",
+  "point_reservations.point_reservations_due_idx",
+  "point_reservations.point_reservations_failed_idx",
+  "point_reservations.point_reservations_finished_idx",
+  "point_reservations.point_reservations_pkey",
+  "point_transactions.point_transactions_pkey",
+  "point_transactions.point_transactions_reservation_id_key",
+  "point_transactions.point_transactions_user_idx",
+];
+
+test("the written tables have exactly the indexes docs/architecture.md lists with their queries", async () => {
+  const rows = await sql<{ name: string }[]>`
+    select tablename || '.' || indexname as name from pg_indexes
+    where schemaname = 'entitlement' and tablename in ('entitlements', 'entitlement_audit', 'idempotency_keys',
+      'outbox_events', 'entitlement_expiries', 'point_reservations', 'point_transactions', 'point_balances',
+      'point_audit')
+    order by 1`;
+  const text = await Bun.file("docs/architecture.md").text();
+  const named = (name: string) => name.endsWith("_pkey") || name.endsWith("_key") || text.includes(`\`${name}\``);
+  expect(
+    rows.map((r) => r.name),
+    "an index no query reads costs every write: drop it or list its query",
+  ).toEqual(DOCUMENTED);
+  expect(
+    DOCUMENTED.map((n) => n.split(".")[1] as string).filter((n) => !named(n)),
+    "each listed by name",
+  ).toEqual([]);
+});
+
+test("the outbox claim's retry branch and the failure gauge read their partial indexes", async () => {
+  const plan = async (query: Promise<{ "QUERY PLAN": string }[]>) =>
+    (await query).map((r) => r["QUERY PLAN"]).join("\n");
+  await sql.begin(async (tx) => {
+    // On an empty table a sequential scan is as cheap as any: forbid it to see which index the query can use.
+    await tx`set local enable_seqscan = off`;
+    const retry = await plan(tx`explain select event_id from outbox_events
+      where status = 'PENDING' and next_retry_at <= now() order by created_at limit 50 for update skip locked`);
+    expect(retry, "the retry branch of markOutboxPublishedAndClaim").toContain("outbox_retry_idx");
+    const failed = await plan(tx`explain select count(*)::int from outbox_events where status = 'FAILED'`);
+    expect(failed, "countFailedOutbox").toContain("outbox_failed_idx");
+  });
+});
