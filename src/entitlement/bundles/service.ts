@@ -1,11 +1,9 @@
 // A bundle grant (CONTRACT §3.1b): a grant of 1–100 items of one user under one idempotency record, one call of
 // `entitlement_change` as a single grant is (a grant is a bundle of one). Every item that is not ACTIVE is granted
 // with its own audit row and event; the reply lists every item in the request's order.
-import { traceparentOf } from "../../shared/trace-context.ts";
-import { type CommandDeps, type CommandReply, idempotencyArgs, recordCommand, replyOf } from "../commands/run.ts";
-import { changeEntitlements } from "../entitlements/change-queries.ts";
+import { type CommandDeps, type CommandReply, recordCommand } from "../commands/run.ts";
+import { runEntitlementCommand } from "../entitlements/change.ts";
 import { eventPayload } from "../entitlements/outbox-event.ts";
-import { assertNotPast } from "../entitlements/validation.ts";
 import { bundleRequestHash } from "./hash.ts";
 import { type BundleBody, BundleResponse } from "./model.ts";
 
@@ -24,34 +22,29 @@ export function executeBundle(deps: CommandDeps, command: BundleCommand): Promis
   );
 }
 
-async function runBundle(deps: CommandDeps, command: BundleCommand): Promise<BundleReply> {
+function runBundle(deps: CommandDeps, command: BundleCommand): Promise<BundleReply> {
   const { body } = command;
-  const hash = bundleRequestHash(body);
-  const now = deps.now();
-  const result = await changeEntitlements(deps.sql, {
-    action: "GRANT",
-    userId: body.user_id,
-    skus: body.stock_keeping_units,
-    bundle: true,
-    reason: body.reason,
-    purchaseId: body.purchase_id,
-    expiresAt: body.expires_at === undefined ? null : new Date(body.expires_at),
-    now,
-    traceId: command.traceId,
-    traceparent: traceparentOf() ?? null,
-    payload: eventPayload("GRANT", body, command.traceId, now),
-    detail: {
-      user_id: body.user_id,
+  return runEntitlementCommand<BundleResponse>(deps, command, {
+    hash: bundleRequestHash(body),
+    ok: BundleResponse,
+    expiresAt: body.expires_at,
+    change: (now) => ({
+      action: "GRANT",
+      userId: body.user_id,
+      skus: body.stock_keeping_units,
+      bundle: true,
       reason: body.reason,
-      purchase_id: body.purchase_id,
-      bundle_size: body.stock_keeping_units.length,
-    },
-    reply: null,
-    idempotency: idempotencyArgs(deps, command, hash, now),
+      purchaseId: body.purchase_id,
+      expiresAt: body.expires_at === undefined ? null : new Date(body.expires_at),
+      payload: eventPayload("GRANT", body, command.traceId, now),
+      detail: {
+        user_id: body.user_id,
+        reason: body.reason,
+        purchase_id: body.purchase_id,
+        bundle_size: body.stock_keeping_units.length,
+      },
+      // The function builds the reply: every item in the request's order.
+      reply: null,
+    }),
   });
-  if (result.outcome === "past") {
-    assertNotPast(body.expires_at, now);
-    throw new Error("entitlement_change reported a past expiry that is not past");
-  }
-  return replyOf<BundleResponse>(result, hash, BundleResponse);
 }

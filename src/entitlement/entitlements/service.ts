@@ -5,10 +5,9 @@ import type { Sql } from "postgres";
 import { badRequest } from "../../shared/http/errors.ts";
 import { decodeCursor, pageOf } from "../../shared/http/paging.ts";
 import { parseInstant } from "../../shared/instant.ts";
-import { traceparentOf } from "../../shared/trace-context.ts";
 import { requestHash } from "../commands/idempotency/hash.ts";
-import { type CommandDeps, type CommandReply, idempotencyArgs, recordCommand, replyOf } from "../commands/run.ts";
-import { changeEntitlements } from "./change-queries.ts";
+import { type CommandDeps, type CommandReply, recordCommand } from "../commands/run.ts";
+import { runEntitlementCommand } from "./change.ts";
 import { toEntitlementDetail, toEntitlementResponse } from "./detail.ts";
 import {
   type Action,
@@ -20,7 +19,6 @@ import {
 } from "./model.ts";
 import { eventPayload } from "./outbox-event.ts";
 import { listEntitlementsOfUser } from "./queries.ts";
-import { assertNotPast } from "./validation.ts";
 
 export type Command = {
   action: Action;
@@ -46,40 +44,33 @@ export function executeCommand(deps: CommandDeps, command: Command): Promise<Gra
 
 /**
  * One call: the lock, the lookup, then either nothing (a live record: replay or key conflict; an expiry not ahead:
- * 400) or the state change with everything that commits with it, or only the 409 of a refused transition. Everything
- * but the version is decided here.
+ * 400) or the state change with everything that commits with it, or only the 409 of a refused transition.
  */
-async function runCommand(deps: CommandDeps, command: Command): Promise<GrantReply> {
+function runCommand(deps: CommandDeps, command: Command): Promise<GrantReply> {
   const { action, body } = command;
-  const hash = requestHash({ action, ...body });
-  const now = deps.now();
   const row = { user_id: body.user_id, stock_keeping_unit: body.stock_keeping_unit, status: TARGET_STATUS[action] };
-  const result = await changeEntitlements(deps.sql, {
-    action,
-    userId: body.user_id,
-    skus: [body.stock_keeping_unit],
-    bundle: false,
-    reason: body.reason,
-    purchaseId: body.purchase_id,
-    expiresAt: body.expires_at === undefined ? null : new Date(body.expires_at),
-    now,
-    traceId: command.traceId,
-    traceparent: traceparentOf() ?? null,
-    payload: eventPayload(action, body, command.traceId, now),
-    detail: { ...body },
-    // The reply as for a new row; the function sets the version the change produced.
-    reply: {
-      ...toEntitlementResponse({ ...row, version: 0, updated_at: now }),
-      // A grant that sets an expiry says so in its reply, normalised to UTC as the check route shows it.
-      ...(body.expires_at === undefined ? {} : { expires_at: new Date(body.expires_at).toISOString() }),
-    },
-    idempotency: idempotencyArgs(deps, command, hash, now),
+  return runEntitlementCommand<EntitlementResponse>(deps, command, {
+    hash: requestHash({ action, ...body }),
+    ok: EntitlementResponse,
+    expiresAt: body.expires_at,
+    change: (now) => ({
+      action,
+      userId: body.user_id,
+      skus: [body.stock_keeping_unit],
+      bundle: false,
+      reason: body.reason,
+      purchaseId: body.purchase_id,
+      expiresAt: body.expires_at === undefined ? null : new Date(body.expires_at),
+      payload: eventPayload(action, body, command.traceId, now),
+      detail: { ...body },
+      // The reply as for a new row; the function sets the version the change produced.
+      reply: {
+        ...toEntitlementResponse({ ...row, version: 0, updated_at: now }),
+        // A grant that sets an expiry says so in its reply, normalised to UTC as the check route shows it.
+        ...(body.expires_at === undefined ? {} : { expires_at: new Date(body.expires_at).toISOString() }),
+      },
+    }),
   });
-  if (result.outcome === "past") {
-    assertNotPast(body.expires_at, now);
-    throw new Error("entitlement_change reported a past expiry that is not past");
-  }
-  return replyOf<EntitlementResponse>(result, hash, EntitlementResponse);
 }
 
 /** One page of the user's entitlements, newest first; an unknown user has none. */

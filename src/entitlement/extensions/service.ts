@@ -1,13 +1,11 @@
 // An extension (CONTRACT §3.1b): one call of `entitlement_change` under one idempotency record, as a grant is. An
 // ACTIVE entitlement gets the later expires_at (version + 1, audit EXTEND, event EntitlementExtended) and its expiry
 // is rescheduled; anything else is a 409 that is remembered under the key like a grant's.
-import { traceparentOf } from "../../shared/trace-context.ts";
 import { requestHash } from "../commands/idempotency/hash.ts";
-import { type CommandDeps, type CommandReply, idempotencyArgs, recordCommand, replyOf } from "../commands/run.ts";
-import { changeEntitlements } from "../entitlements/change-queries.ts";
+import { type CommandDeps, type CommandReply, recordCommand } from "../commands/run.ts";
+import { runEntitlementCommand } from "../entitlements/change.ts";
 import { EntitlementDetail as DetailSchema, type EntitlementDetail } from "../entitlements/model.ts";
 import { eventPayload } from "../entitlements/outbox-event.ts";
-import { assertNotPast } from "../entitlements/validation.ts";
 import type { ExtensionBody } from "./model.ts";
 
 export type ExtensionCommand = { body: ExtensionBody; idempotencyKey: string; traceId: string; caller: string };
@@ -24,37 +22,31 @@ export function executeExtension(deps: CommandDeps, command: ExtensionCommand): 
   );
 }
 
-async function runExtension(deps: CommandDeps, command: ExtensionCommand): Promise<ExtensionReply> {
+function runExtension(deps: CommandDeps, command: ExtensionCommand): Promise<ExtensionReply> {
   const { body } = command;
-  const hash = requestHash({ action: "EXTEND", ...body });
-  const now = deps.now();
-  const result = await changeEntitlements(deps.sql, {
-    action: "EXTEND",
-    userId: body.user_id,
-    skus: [body.stock_keeping_unit],
-    bundle: false,
-    reason: body.reason,
-    purchaseId: body.purchase_id,
-    expiresAt: new Date(body.expires_at),
-    now,
-    traceId: command.traceId,
-    traceparent: traceparentOf() ?? null,
-    payload: eventPayload("EXTEND", body, command.traceId, now),
-    detail: { ...body },
-    // An extension applies only to an ACTIVE entitlement; the function sets the version.
-    reply: {
-      user_id: body.user_id,
-      stock_keeping_unit: body.stock_keeping_unit,
-      status: "ACTIVE",
-      version: 0,
-      updated_at: now.toISOString(),
-      expires_at: new Date(body.expires_at).toISOString(),
-    },
-    idempotency: idempotencyArgs(deps, command, hash, now),
+  return runEntitlementCommand<EntitlementDetail>(deps, command, {
+    hash: requestHash({ action: "EXTEND", ...body }),
+    ok: DetailSchema,
+    expiresAt: body.expires_at,
+    change: (now) => ({
+      action: "EXTEND",
+      userId: body.user_id,
+      skus: [body.stock_keeping_unit],
+      bundle: false,
+      reason: body.reason,
+      purchaseId: body.purchase_id,
+      expiresAt: new Date(body.expires_at),
+      payload: eventPayload("EXTEND", body, command.traceId, now),
+      detail: { ...body },
+      // An extension applies only to an ACTIVE entitlement; the function sets the version.
+      reply: {
+        user_id: body.user_id,
+        stock_keeping_unit: body.stock_keeping_unit,
+        status: "ACTIVE",
+        version: 0,
+        updated_at: now.toISOString(),
+        expires_at: new Date(body.expires_at).toISOString(),
+      },
+    }),
   });
-  if (result.outcome === "past") {
-    assertNotPast(body.expires_at, now);
-    throw new Error("entitlement_change reported a past expiry that is not past");
-  }
-  return replyOf<EntitlementDetail>(result, hash, DetailSchema);
 }

@@ -2,11 +2,11 @@
 // the loop, the wake-ups, the lease, the retry policy and the metrics; a kind owns its table and its SQL.
 //
 // Adding a kind: write one file that returns a `DueWorkKind` (points/due-work.ts is the model), and add one line to
-// `dueWorkKinds` in kinds.ts. Its table needs what point_reservations has for this: a status with a pending and an
-// in-flight value, `due_at` (when the scheduler should next look: the due time, then a retry time, and while in
-// flight the end of the lease), `attempt_count`, `locked_by`, and a partial index on `due_at` over the unfinished
-// rows; an insert trigger that runs `pg_notify('entitlement_due', <earliest due_at in epoch ms>)` wakes a sleeping
-// scheduler early (db/entitlement/006_points.sql, `notify_point_reservations_due`).
+// `dueWorkKinds` in workers.ts, where the composition registers the kinds. Its table needs what point_reservations has
+// for this: a status with a pending and an in-flight value, `due_at` (when the scheduler should next look: the due
+// time, then a retry time, and while in flight the end of the lease), `attempt_count`, `locked_by`, and a partial index
+// on `due_at` over the unfinished rows. The command that writes its rows reports their due time after commit
+// (`CommittedWork.dueAt`, wakeups/wakeups.ts), which wakes a sleeping scheduler early, here or on another replica.
 import type { Db } from "../../shared/db.ts";
 
 export type ClaimArgs = {
