@@ -1,5 +1,7 @@
-// The import boundaries of STYLE.md, enforced rather than remembered: src/entitlement and src/notification never import
-// each other, and src/shared imports neither. The services talk only through the protobuf contract on JetStream.
+// The import boundaries, enforced rather than remembered: src/entitlement and src/notification never import each
+// other, and src/shared imports neither (the services talk only through the protobuf contract on JetStream); no
+// source file reaches itself through its imports; and the shared rooms of Entitlement (commands/, scheduler/,
+// wakeups/) import no feature, whose files build on them.
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -58,5 +60,57 @@ describe("import boundaries", () => {
       crossing("src/shared", ["src/entitlement", "src/notification"]),
       "shared is infrastructure: a service hands it what it needs",
     ).toEqual([]);
+  });
+
+  test("no source file imports itself through others (no circle of imports)", () => {
+    const next = new Map<string, string[]>();
+    for (const e of edges) next.set(e.file, [...(next.get(e.file) ?? []), e.target]);
+    const circles: string[] = [];
+    const state = new Map<string, "open" | "done">();
+    const visit = (file: string, path: string[]) => {
+      if (state.get(file) === "done") return;
+      if (state.get(file) === "open") {
+        circles.push([...path.slice(path.indexOf(file)), file].join(" -> "));
+        return;
+      }
+      state.set(file, "open");
+      for (const target of next.get(file) ?? []) visit(target, [...path, file]);
+      state.set(file, "done");
+    };
+    for (const file of files) visit(file, []);
+    expect(circles, "two files that need each other are one piece of code, or share a third").toEqual([]);
+  });
+
+  test("commands/, scheduler/ and wakeups/ import none of Entitlement's features", () => {
+    const features = ["entitlements", "bundles", "extensions", "expiry", "points", "history", "outbox", "ops"];
+    const shared = ["commands", "scheduler", "wakeups"].map((room) => `src/entitlement/${room}`);
+    const back = shared.flatMap((room) =>
+      crossing(
+        room,
+        features.map((f) => `src/entitlement/${f}`),
+      ),
+    );
+    expect(back, "the features build on these rooms; the composition (workers.ts, app.ts) wires them").toEqual([]);
+  });
+
+  test("no two folders of a service import each other, directly or in a circle", () => {
+    /** src/<service>/<folder>, or undefined for a file at a service's root (the composition) or in shared/. */
+    const folderOf = (file: string) => /^(src\/(?:entitlement|notification)\/[^/]+)\//.exec(file)?.[1];
+    const next = new Map<string, Set<string>>();
+    for (const e of edges) {
+      const [from, to] = [folderOf(e.file), folderOf(e.target)];
+      if (from && to && from !== to) next.set(from, (next.get(from) ?? new Set()).add(to));
+    }
+    const reaches = (from: string, to: string, seen = new Set<string>()): boolean => {
+      for (const n of next.get(from) ?? []) {
+        if (n === to) return true;
+        if (seen.has(n)) continue;
+        seen.add(n);
+        if (reaches(n, to, seen)) return true;
+      }
+      return false;
+    };
+    const circles = [...next.keys()].filter((folder) => reaches(folder, folder));
+    expect(circles, "folders in a circle are one room, or share a third below both").toEqual([]);
   });
 });
