@@ -7,7 +7,9 @@ import { PROBE_PATHS } from "../../shared/http/app.ts";
 import type { JwtAuthenticator } from "./jwt.ts";
 import { type Refusal, refusalError } from "./refusal.ts";
 import { type RouteScopes, scopeOf } from "./scope.ts";
-import { findTokenEntry, type Scope, type TokenEntry } from "./tokens.ts";
+import { type Caller, findTokenEntry, type Scope, type TokenEntry } from "./tokens.ts";
+
+export type { Caller };
 
 export type AuthSettings = {
   /** ENTITLEMENT_AUTH_DISABLED: every request is the anonymous caller ''. */
@@ -53,9 +55,6 @@ export function bearerToken(header: string | null): string | undefined {
   if (token === undefined) return undefined;
   return token.length <= MAX_TOKEN_LENGTH || looksLikeJwt(token) ? token : undefined;
 }
-
-/** An authenticated caller: the token name ('' when authentication is disabled) and what it may do. */
-export type Caller = { name: string; scopes: ReadonlySet<Scope> };
 
 const ANONYMOUS: Caller = { name: "", scopes: new Set<Scope>(["read", "write"]) };
 

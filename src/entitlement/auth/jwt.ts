@@ -1,11 +1,10 @@
 // JWT access tokens of an OpenID Connect issuer (RFC 9068 profile, and Keycloak's): the checks a token must pass, and
 // the caller and scopes it stands for. Each failed check is a refusal reason of its own (auth/refusal.ts).
 import { errors, type JWTPayload, jwtVerify, type ProtectedHeaderParameters } from "jose";
-import type { Caller } from "./guard.ts";
 import { type KeySource, KeysUnavailable } from "./jwks.ts";
 import type { JwtSettings } from "./jwt-config.ts";
 import type { Refusal } from "./refusal.ts";
-import type { Scope } from "./tokens.ts";
+import type { Caller, Scope } from "./tokens.ts";
 
 /**
  * Asymmetric signatures only. `none` and HMAC are never accepted: with HMAC, anyone holding the issuer's public key

@@ -81,3 +81,6 @@ export function findTokenEntry(entries: readonly TokenEntry[], token: string): T
   }
   return found;
 }
+
+/** An authenticated caller: the token name ('' when authentication is disabled) and what it may do. */
+export type Caller = { name: string; scopes: ReadonlySet<Scope> };
