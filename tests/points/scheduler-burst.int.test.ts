@@ -6,6 +6,7 @@ import { pointReservationsDue } from "../../src/entitlement/points/due-work.ts";
 import type { DueWorkKind } from "../../src/entitlement/scheduler/kind.ts";
 import { createSchedulerMetrics } from "../../src/entitlement/scheduler/metrics.ts";
 import { createScheduler } from "../../src/entitlement/scheduler/scheduler.ts";
+import { createWakeups } from "../../src/entitlement/wakeups/wakeups.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { waitUntil } from "../support/wait.ts";
 import {
@@ -64,6 +65,7 @@ describe("a burst of due items", () => {
       settings: schedulerSettings({ batchSize: 50, maxBatchSize: 200, pollIntervalMs: 200 }),
       lockedBy: "burst",
       kinds,
+      wakeups: createWakeups({ sql: f.sql, log: silentLogger, retryMs: 200 }),
     });
     const stop = new AbortController();
     const loop = scheduler.run(stop.signal);
