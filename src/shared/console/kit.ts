@@ -4,52 +4,13 @@
 // and a one-time form token (an action may derive its idempotency key from it, so a double submit is one change), and
 // that answers with a redirect and a notice (post/redirect/get).
 import { Elysia } from "elysia";
-import type { Logger } from "../logger.ts";
-import type { Html } from "./html.ts";
-import type { Frame } from "./layout.ts";
+import type { Action, ConsoleOptions, Page } from "./model.ts";
 import { createConsoleRequests } from "./requests.ts";
 import { redirect, stylesheetResponse } from "./respond.ts";
-import type { Notice } from "./session.ts";
 import { signInRoutes } from "./sign-in.ts";
 import { STYLESHEET } from "./style.ts";
 
-export type ConsoleOptions<P> = {
-  /** Cookie names and the log say which service it is: "entitlement" or "notification". */
-  service: string;
-  /** The page's heading, "Entitlement". */
-  title: string;
-  /** Where signing in leads. */
-  home: string;
-  nav: Frame["nav"];
-  idleMs: number;
-  /** Mark cookies Secure even on plain http (TLS ends at a proxy in front). */
-  alwaysSecure: boolean;
-  /** Milliseconds, for the idle timeout (default Date.now). */
-  now?: () => number;
-  /** The principal a presented token signs in as, or undefined; through the service's own token check. */
-  signIn: (token: string) => P | undefined | Promise<P | undefined>;
-  nameOf: (principal: P) => string;
-  /** Seconds to wait when `key` (a token name, or "console sign-in") is over its rate; undefined when allowed. */
-  limit: (key: string) => number | undefined;
-  log: Logger;
-};
-
-/** What a page or an action knows of its request. */
-export type ConsoleContext<P> = {
-  principal: P;
-  url: URL;
-  /** The hidden inputs every form of the page carries: the CSRF token and a fresh one-time form token. */
-  formFields: () => Html;
-};
-
-export type ActionContext<P> = ConsoleContext<P> & {
-  form: URLSearchParams;
-  /** The form's one-time token, checked for shape: the seed of an idempotency key. */
-  formToken: string;
-};
-
-export type Page<P> = (context: ConsoleContext<P>) => Promise<{ title: string; body: Html }>;
-export type Action<P> = (context: ActionContext<P>) => Promise<{ redirect: string; notice: Notice }>;
+export type { Action, ActionContext, ConsoleContext, ConsoleOptions, Page } from "./model.ts";
 
 export { ConsoleForbidden } from "./requests.ts";
 

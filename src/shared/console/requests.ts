@@ -4,8 +4,8 @@ import { ApiError } from "../http/errors.ts";
 import { readCookie, sameSecret } from "./cookies.ts";
 import { readForm } from "./form.ts";
 import { html } from "./html.ts";
-import type { Action, ConsoleContext, ConsoleOptions, Page } from "./kit.ts";
 import { type Frame, layout } from "./layout.ts";
+import type { Action, ConsoleContext, ConsoleOptions, Page } from "./model.ts";
 import { htmlResponse, redirect } from "./respond.ts";
 import { createSessionStore, type Notice, randomToken, type Session } from "./session.ts";
 
