@@ -7,13 +7,7 @@ import { findDuplicateKey } from "../../shared/http/json-keys.ts";
 import { pathParam } from "../../shared/http/path.ts";
 import { isBlank } from "../../shared/ids.ts";
 import { addCalendarYears, parseInstant } from "../../shared/instant.ts";
-import {
-  CommandBody,
-  MAX_BODY_BYTES,
-  MAX_EXPIRY_AHEAD_YEARS,
-  StockKeepingUnit,
-  UserId,
-} from "./model.ts";
+import { CommandBody, MAX_BODY_BYTES, MAX_EXPIRY_AHEAD_YEARS, StockKeepingUnit, UserId } from "./model.ts";
 
 const JSON_MEDIA_TYPE = /^application\/(?:[^/;\s]+\+)?json$/;
 
