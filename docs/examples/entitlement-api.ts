@@ -221,23 +221,6 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
-  "/v1/points/reservations/{reservation_id}": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** Read a point reservation */
-    get: operations["getReservation"];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
   "/v1/points/reservations/{reservation_id}/cancel": {
     parameters: {
       query?: never;
@@ -249,6 +232,23 @@ export interface paths {
     put?: never;
     /** Cancel a PENDING point reservation (idempotent per Idempotency-Key) */
     post: operations["cancelReservation"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/points/reservations/{reservation_id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Read a point reservation */
+    get: operations["getReservation"];
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -2188,124 +2188,6 @@ export interface operations {
       };
     };
   };
-  getReservation: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        reservation_id: string;
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Response for status 200 */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["PointReservation"];
-        };
-      };
-      /** @description BAD_REQUEST: a missing, blank, too long or malformed header, path parameter or field */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["BadRequestError"];
-        };
-      };
-      /** @description UNAUTHORIZED: no bearer token, one the service does not know, or a JWT access token that fails a check (`WWW-Authenticate: Bearer error="invalid_token"`) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["UnauthorizedError"];
-        };
-      };
-      /** @description FORBIDDEN: the token lacks the scope the route needs */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ForbiddenError"];
-        };
-      };
-      /** @description NOT_FOUND: no such resource */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["NotFoundError"];
-        };
-      };
-      /** @description METHOD_NOT_ALLOWED: the path exists with other methods, listed in `Allow` */
-      405: {
-        headers: {
-          /**
-           * @description The methods the path has.
-           * @example POST
-           */
-          Allow?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["MethodNotAllowedError"];
-        };
-      };
-      /** @description RATE_LIMITED: over the caller's rate limit; retry after `Retry-After` seconds */
-      429: {
-        headers: {
-          /**
-           * @description Seconds to wait before retrying.
-           * @example 1
-           */
-          "Retry-After"?: number;
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["RateLimitedError"];
-        };
-      };
-      /** @description BAD_REQUEST: the request's headers are over 8 KiB in total, or more than 64 */
-      431: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["BadRequestError"];
-        };
-      };
-      /** @description INTERNAL_ERROR: a fault of the service; nothing was committed */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["InternalError"];
-        };
-      };
-      /** @description NOT_READY: the database is unavailable, the service is saturated, or a JWT issuer's keys were never fetched; retry after `Retry-After` seconds */
-      503: {
-        headers: {
-          /**
-           * @description Seconds to wait before retrying.
-           * @example 1
-           */
-          "Retry-After"?: number;
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["NotReadyError"];
-        };
-      };
-    };
-  };
   cancelReservation: {
     parameters: {
       query?: never;
@@ -2386,6 +2268,124 @@ export interface operations {
         };
         content: {
           "application/json": components["schemas"]["IdempotencyKeyConflictOrReservationStateConflictOrPointsBalanceLimitError"];
+        };
+      };
+      /** @description RATE_LIMITED: over the caller's rate limit; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying.
+           * @example 1
+           */
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["RateLimitedError"];
+        };
+      };
+      /** @description BAD_REQUEST: the request's headers are over 8 KiB in total, or more than 64 */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["BadRequestError"];
+        };
+      };
+      /** @description INTERNAL_ERROR: a fault of the service; nothing was committed */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["InternalError"];
+        };
+      };
+      /** @description NOT_READY: the database is unavailable, the service is saturated, or a JWT issuer's keys were never fetched; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          /**
+           * @description Seconds to wait before retrying.
+           * @example 1
+           */
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["NotReadyError"];
+        };
+      };
+    };
+  };
+  getReservation: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        reservation_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Response for status 200 */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PointReservation"];
+        };
+      };
+      /** @description BAD_REQUEST: a missing, blank, too long or malformed header, path parameter or field */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["BadRequestError"];
+        };
+      };
+      /** @description UNAUTHORIZED: no bearer token, one the service does not know, or a JWT access token that fails a check (`WWW-Authenticate: Bearer error="invalid_token"`) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["UnauthorizedError"];
+        };
+      };
+      /** @description FORBIDDEN: the token lacks the scope the route needs */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ForbiddenError"];
+        };
+      };
+      /** @description NOT_FOUND: no such resource */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["NotFoundError"];
+        };
+      };
+      /** @description METHOD_NOT_ALLOWED: the path exists with other methods, listed in `Allow` */
+      405: {
+        headers: {
+          /**
+           * @description The methods the path has.
+           * @example POST
+           */
+          Allow?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["MethodNotAllowedError"];
         };
       };
       /** @description RATE_LIMITED: over the caller's rate limit; retry after `Retry-After` seconds */
