@@ -1,4 +1,4 @@
--- Entitlement schema (CONTRACT §5; reference §4.1). Runs with search_path = entitlement.
+-- Entitlement schema (docs/architecture.md). Runs with search_path = entitlement.
 
 create table entitlements (
   user_id text not null,
@@ -63,7 +63,7 @@ create table entitlement_audit (
   action text not null check (action in ('GRANT', 'REVOKE')),
   source text,
   source_id text,
-  request_id text,     -- the Idempotency-Key, as in the reference
+  request_id text,     -- the Idempotency-Key, as in the Java original
   detail jsonb,
   caller text,         -- who made the change (token name); null when authentication is disabled
   trace_id text

@@ -1,4 +1,4 @@
--- Entitlement API part 2 (CONTRACT §3.1b): one entitlement's history, and expiry. Runs with search_path = entitlement.
+-- Entitlement API part 2 (docs/api.md): one entitlement's history, and expiry. Runs with search_path = entitlement.
 
 -- When an ACTIVE entitlement ends by itself; null = never. The scheduler revokes it (audit action EXPIRE).
 alter table entitlements add column expires_at timestamptz;

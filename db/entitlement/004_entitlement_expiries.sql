@@ -1,4 +1,4 @@
--- Expiry as the scheduler's due work (CONTRACT §3.1b; src/entitlement/expiry/). One row per entitlement that was ever
+-- Expiry as the scheduler's due work (docs/api.md; src/entitlement/expiry/). One row per entitlement that was ever
 -- given an expiry: a grant or an extension (re)sets it PENDING, due at the expiry. The entitlement's own expires_at
 -- stays the truth: executing a row revokes the entitlement only if it is still ACTIVE and its expires_at has passed,
 -- so a row made stale by a revoke, a re-grant without expiry or an extension finishes without effect.

@@ -1,4 +1,4 @@
--- Points (seed 003, CONTRACT §3.1a, §5): reservations the scheduler executes, the ledger, the balances, their audit;
+-- Points (docs/api.md): point reservations the scheduler executes, the ledger, the balances, their audit;
 -- and a subject per outbox event, so the one relay publishes PointsEvent on points.events beside EntitlementEvent.
 
 -- null: the relay's configured entitlement subject (every row written before this migration, and every entitlement

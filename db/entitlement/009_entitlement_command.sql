@@ -1,13 +1,13 @@
--- A grant or revoke in one call (issue 18; ADR-24): the key's advisory lock and live-record lookup, the entitlement
+-- A grant or revoke in one call (ADR-24): the key's advisory lock and live-record lookup, the entitlement
 -- upsert, the audit row, the outbox event, the expiry a grant sets and the idempotency record, in one server-side
 -- function, so a command is one statement and one round trip instead of begin, two exchanges and commit. Runs with
 -- search_path = entitlement; the body's names resolve through the caller's search_path, as every query of the service.
 --
 -- Called outside an explicit transaction, the call is its own transaction: any error rolls everything back. Each
 -- statement of a VOLATILE plpgsql function takes a fresh snapshot, so the lookup after the lock sees what the lock's
--- previous holder committed (reference §3.2), as the lookup after `pg_advisory_xact_lock` did in the client's
--- transaction. The caller computes everything that is not the database's to decide: the request hash (§3.1) and the
--- lock key (§3.2), ids, the request's clock, the reply shapes and the event; the function sets only the version the
+-- previous holder committed, as the lookup after `pg_advisory_xact_lock` did in the client's
+-- transaction. The caller computes everything that is not the database's to decide: the request hash and the
+-- lock key, ids, the request's clock, the reply shapes and the event; the function sets only the version the
 -- upsert produced (into the 200 body and the payload). It uses no random and no clock but `now()` for "live", as the
 -- lookup it replaces. SECURITY INVOKER (the default): it can do nothing its caller's role could not; the runtime
 -- role needs only EXECUTE, which PUBLIC has.
@@ -80,7 +80,7 @@ begin
     where e.status <> 'ACTIVE'
     returning e.version into v_version;
   elsif p_action = 'REVOKE' then
-    -- Unless REVOKED; granted_at is kept, a pair never granted becomes a REVOKED v0 row (reference §1.4).
+    -- Unless REVOKED; granted_at is kept, a pair never granted becomes a REVOKED v0 row, as in the Java original.
     insert into entitlements as e
       (user_id, stock_keeping_unit, status, granted_at, revoked_at, source, source_id, version, updated_at)
     values (p_user_id, p_sku, 'REVOKED', null, p_now, p_reason, p_purchase_id, 0, p_now)

@@ -1,4 +1,4 @@
--- Notification schema (CONTRACT §5; reference §4.2). Runs with search_path = notification.
+-- Notification schema (docs/architecture.md). Runs with search_path = notification.
 
 create table processed_events (
   event_id uuid primary key,
@@ -41,8 +41,9 @@ create table notification_dlq (
 );
 create index notification_dlq_event_idx on notification_dlq (event_id, created_at);
 
--- JetStream MAX_DELIVERIES / MSG_TERMINATED advisories of the entitlement consumer. Beyond the reference's stream_seq,
--- it keeps where the message lives and why it was given up, so `nats-dlq replay` can fetch and republish it.
+-- JetStream MAX_DELIVERIES / MSG_TERMINATED advisories of the entitlement consumer. Beyond the Java original's
+-- stream_seq, it keeps where the message lives and why it was given up, so `nats-dlq replay` can fetch and
+-- republish it.
 create table notification_nats_dlq (
   stream_seq bigint primary key,
   created_at timestamptz not null default now(),

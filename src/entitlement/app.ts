@@ -1,5 +1,5 @@
 // The Entitlement HTTP application, built from its dependencies. main.ts and the tests share it.
-// Every request passes the edge in this order: header limits, authentication and scope (CONTRACT §3.3), the caller's
+// Every request passes the edge in this order: header limits, authentication and scope (docs/security.md), the caller's
 // rate limit; only then are its headers and body validated, and only then does it wait for a database slot.
 import type { Registry } from "prom-client";
 import type { ConsoleSettings } from "../shared/console/config.ts";

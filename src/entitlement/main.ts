@@ -1,4 +1,4 @@
-// Composition root of the Entitlement executable (STYLE §1): the only place that reads process.env, opens PostgreSQL
+// Composition root of the Entitlement executable: the only place that reads process.env, opens PostgreSQL
 // and NATS, listens and starts the loops. `serve` (the default) migrates, then runs the HTTP API and the background
 // workers until SIGTERM/SIGINT; `migrate` applies pending migrations and exits.
 import pkg from "../../package.json" with { type: "json" };
@@ -65,7 +65,7 @@ const spec: ServiceSpec<EntitlementConfig> = {
       console: config.console,
       onCommitted: (work) => wakeups.committed(work),
     });
-    // NATS connects in the background (retrying forever): the API serves while NATS is down (CONTRACT §8.6).
+    // NATS connects in the background (retrying forever): the API serves while NATS is down (docs/decisions.md).
     // Without async traces the relay's CPU per 100,000 events fell from ~4.0 to ~3.1 s (docs/benchmarks.md).
     const link = config.outbox.enabled
       ? openNatsLink({ ...config.nats, name: "entitlement", noAsyncTraces: true }, log.child({ component: "nats" }))

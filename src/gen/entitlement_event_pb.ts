@@ -125,7 +125,7 @@ export enum EntitlementEvent_EventType {
 
   /**
    * An ACTIVE entitlement's expires_at moved later (header `event_type`: EntitlementExtended). Added after the
-   * original system: a consumer built before it sees an unknown value (the reference stores "Unrecognized").
+   * original system: a consumer built before it sees an unknown value (the Java original stores "Unrecognized").
    *
    * @generated from enum value: ENTITLEMENT_EXTENDED = 2;
    */

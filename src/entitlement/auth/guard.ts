@@ -1,4 +1,4 @@
-// Who may call what (CONTRACT §3.3): each request needs the scope its route declares (auth/scope.ts), checked before
+// Who may call what (docs/security.md): each request needs the scope its route declares (auth/scope.ts), checked before
 // anything else about the request is looked at, so a caller without a valid token learns nothing but 401. /healthz
 // and /readyz stay open for probes; /metrics and /openapi.json need `read` unless ENTITLEMENT_METRICS_PUBLIC.
 // A bearer token is either a static token (auth/tokens.ts) or, when an issuer is configured, a JWT access token

@@ -1,4 +1,4 @@
-// Bearer tokens of the Entitlement API (CONTRACT §3.3). Configuration holds only SHA-256 digests,
+// Bearer tokens of the Entitlement API (docs/security.md). Configuration holds only SHA-256 digests,
 // `name:sha256hex:scopes` entries; a presented token is hashed and compared with every digest in constant time.
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 

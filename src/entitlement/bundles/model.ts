@@ -1,4 +1,4 @@
-// TypeBox schemas of bundle grants (CONTRACT §3.1b): the one source for validation, types and OpenAPI.
+// TypeBox schemas of bundle grants (docs/api.md): the one source for validation, types and OpenAPI.
 import { type Static, Type } from "@sinclair/typebox";
 import { CommandBody, EntitlementStatus, ExpiresAtInput, StockKeepingUnit } from "../entitlements/model.ts";
 

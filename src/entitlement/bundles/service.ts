@@ -1,4 +1,4 @@
-// A bundle grant (CONTRACT §3.1b): a grant of 1–100 items of one user under one idempotency record, one call of
+// A bundle grant (docs/api.md): a grant of 1–100 items of one user under one idempotency record, one call of
 // `entitlement_change` as a single grant is (a grant is a bundle of one). Every item that is not ACTIVE is granted
 // with its own audit row and event; the reply lists every item in the request's order.
 import { type CommandDeps, type CommandReply, recordCommand } from "../commands/run.ts";

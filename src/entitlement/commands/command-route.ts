@@ -1,5 +1,5 @@
-// One idempotent command: POST, `write` scope, an Idempotency-Key. The key is checked first of all input (CONTRACT
-// §3.1), then the body (or the path) by the command's own reader, so every bad request gets its precise
+// One idempotent command: POST, `write` scope, an Idempotency-Key. The key is checked first of all input
+// (docs/api.md), then the body (or the path) by the command's own reader, so every bad request gets its precise
 // `{code, message}` before anything runs; the command then runs through the gate, as one call of its database
 // function, and its reply (stored with the key, replayed on a retry) is answered as rendered. Grants, revokes, bundle
 // grants, extensions and the points commands are each one `commandRoute`; a new command is one more.
@@ -32,7 +32,7 @@ export type CommandRouteSpec<B> = {
   errors?: Record<number, TSchema>;
   /** Runs the command (the gate is around it) and returns the reply to answer. */
   execute: (command: CommandInput<B>) => Promise<{ status: number; body: unknown }>;
-  /** The reply's JSON text, with the keys of the contract in their order. */
+  /** The reply's JSON text, with its keys in the documented order (docs/api.md). */
   render: (status: number, body: unknown) => string;
 };
 

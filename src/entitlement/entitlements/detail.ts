@@ -1,5 +1,5 @@
-// The one mapping from an `entitlements` row to what the API answers (STYLE §14): the command reply, and the detail of
-// one entitlement (the check, an extension, each item of the list), which adds expires_at.
+// The one mapping from an `entitlements` row to what the API answers (one mapper per row type): the command reply, and
+// the detail of one entitlement (the check, an extension, each item of the list), which adds expires_at.
 import type { EntitlementDetail, EntitlementResponse } from "./model.ts";
 import type { EntitlementDetailRow, EntitlementRow } from "./queries.ts";
 

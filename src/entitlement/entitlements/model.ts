@@ -1,13 +1,13 @@
 // TypeBox schemas of the Entitlement API: the one source for request validation (validation.ts), the TypeScript
-// types and the OpenAPI document. Limits are CONTRACT §3.1's.
+// types and the OpenAPI document. Limits are those of docs/api.md.
 import { type Static, type TString, Type } from "@sinclair/typebox";
 import { LimitQuery } from "../../shared/http/paging.ts";
 import { PLAIN_TEXT_PATTERN } from "../../shared/ids.ts";
 
 /**
- * Non-blank as the reference's @NotBlank (at least one character above U+0020, Java's String.trim()), and free of
+ * Non-blank as the Java original's @NotBlank (at least one character above U+0020, Java's String.trim()), and free of
  * control characters (C0, DEL and C1): the one text rule of both services (shared/ids.ts), so Notification accepts every
- * id this API commits (CONTRACT §3.1).
+ * id this API commits.
  */
 const field = (maxLength: number, description: string, example: string): TString =>
   Type.String({ minLength: 1, maxLength, pattern: PLAIN_TEXT_PATTERN, description, examples: [example] });
@@ -27,7 +27,7 @@ export const CommandBody = Type.Object(
 );
 export type CommandBody = Static<typeof CommandBody> & { expires_at?: string };
 
-/** The longest expiry a grant may set, in calendar years from now (CONTRACT §3.1b). */
+/** The longest expiry a grant may set, in calendar years from now. */
 export const MAX_EXPIRY_AHEAD_YEARS = 10;
 
 export const ExpiresAtInput = Type.String({
@@ -122,7 +122,7 @@ export const EVENT_TYPE: Record<ChangeAction, string> = {
   EXPIRE: "EntitlementRevoked",
 };
 
-/** Body size limit, in bytes (CONTRACT §3.1). */
+/** Body size limit, in bytes. */
 export const MAX_BODY_BYTES = 16 * 1024;
 
 /** The domain codes of Entitlement's 409s, beside the HTTP layer's (shared/http/errors.ts ERROR_CODES). */

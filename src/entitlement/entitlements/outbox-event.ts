@@ -1,5 +1,5 @@
 // The event of one applied change. The relay (outbox/) turns its payload into the protobuf message, so the payload
-// carries every field of EntitlementEvent, named as in the reference's JSON payload; `entitlement_change` adds what
+// carries every field of EntitlementEvent, named as in the Java original's JSON payload; `entitlement_change` adds what
 // only the database knows per item: event_id, stock_keeping_unit, source_id and version.
 import { type ChangeAction, EVENT_TYPE } from "./model.ts";
 
@@ -15,7 +15,7 @@ export function eventPayload(
     user_id: change.user_id,
     source: change.reason,
     trace_id: traceId,
-    // Only when set, so an event without expiry keeps the reference's payload exactly.
+    // Only when set, so an event without expiry keeps the Java original's payload exactly.
     ...(change.expires_at === undefined ? {} : { expires_at: change.expires_at }),
   };
 }

@@ -1,4 +1,4 @@
-// The reads of entitlements: one, and a user's list (reference §1.2), handle first. Every write is one call of
+// The reads of entitlements: one, and a user's list, handle first. Every write is one call of
 // `entitlement_change` (change-queries.ts).
 import type { Db } from "../../shared/db.ts";
 import type { EntitlementStatus } from "./model.ts";

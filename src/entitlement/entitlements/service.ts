@@ -1,4 +1,4 @@
-// Grant, revoke and list (reference §1, §3). A grant or a revoke is one call of `entitlement_change`
+// Grant, revoke and list (docs/api.md). A grant or a revoke is one call of `entitlement_change`
 // (change-queries.ts), its own transaction, run as every command is (commands/run.ts).
 import { Value } from "@sinclair/typebox/value";
 import type { Sql } from "postgres";

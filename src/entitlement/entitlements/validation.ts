@@ -1,4 +1,4 @@
-// Input checks at the edge, in the order CONTRACT §3.1 gives them: Idempotency-Key first, then the media type, the
+// Input checks at the edge, in the order docs/api.md gives them: Idempotency-Key first, then the media type, the
 // size, the JSON and the fields. Every failure is an ApiError carrying its status, so bad input is never a 500.
 import type { TString } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
@@ -62,14 +62,14 @@ export function assertNotPast(expiresAt: string | undefined, now: Date): void {
   }
 }
 
-/** The body as a JSON object: media type, size and JSON checked, in that order (CONTRACT §3.1). */
+/** The body as a JSON object: media type, size and JSON checked, in that order. */
 export async function readJsonObject(request: Request): Promise<Record<string, unknown>> {
   const contentType = request.headers.get("content-type");
   const mediaType = contentType?.split(";")[0]?.trim().toLowerCase();
   if (mediaType !== undefined && !JSON_MEDIA_TYPE.test(mediaType)) throw unsupportedMediaType();
   const bytes = await readAtMost(request, MAX_BODY_BYTES);
   if (bytes.length === 0) throw badRequest("request body is required");
-  // A non-empty body without a Content-Type is octet-stream, as in the reference.
+  // A non-empty body without a Content-Type is octet-stream, as in the Java original.
   if (mediaType === undefined) throw unsupportedMediaType();
   const parsed = parseJson(bytes);
   if (parsed === null) throw badRequest("request body is required");

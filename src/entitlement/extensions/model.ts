@@ -1,4 +1,4 @@
-// TypeBox schema of an extension (CONTRACT §3.1b): the one source for validation, types and OpenAPI. The reply is the
+// TypeBox schema of an extension (docs/api.md): the one source for validation, types and OpenAPI. The reply is the
 // entitlement as the check route shows it, with its new expires_at.
 import { type Static, Type } from "@sinclair/typebox";
 import { CommandBody, EntitlementDetail, ExpiresAtInput } from "../entitlements/model.ts";

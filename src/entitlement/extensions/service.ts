@@ -1,4 +1,4 @@
-// An extension (CONTRACT §3.1b): one call of `entitlement_change` under one idempotency record, as a grant is. An
+// An extension (docs/api.md): one call of `entitlement_change` under one idempotency record, as a grant is. An
 // ACTIVE entitlement gets the later expires_at (version + 1, audit EXTEND, event EntitlementExtended) and its expiry
 // is rescheduled; anything else is a 409 that is remembered under the key like a grant's.
 import { requestHash } from "../commands/idempotency/hash.ts";

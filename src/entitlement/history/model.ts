@@ -1,4 +1,4 @@
-// TypeBox schemas of an entitlement's history (CONTRACT §3.1b): the one source for validation, types and OpenAPI.
+// TypeBox schemas of an entitlement's history (docs/api.md): the one source for validation, types and OpenAPI.
 import { type Static, Type } from "@sinclair/typebox";
 import { EntitlementStatus } from "../entitlements/model.ts";
 

@@ -1,4 +1,4 @@
-// Paging of the history: `?limit=` and an opaque `?cursor=`, as the entitlement list pages (CONTRACT §3.1), with the
+// Paging of the history: `?limit=` and an opaque `?cursor=`, as the entitlement list pages (docs/api.md), with the
 // shared helpers; the history's cursor key is the last change's audit id alone.
 import { badRequest } from "../../shared/http/errors.ts";
 import * as paging from "../../shared/http/paging.ts";

@@ -1,5 +1,5 @@
-// `entitlement outbox stats|requeue <event_id>|requeue --failed` (CONTRACT §7): the runbook's SQL, made safe. Each
-// function prints one human-readable line per fact or change and returns its exit code; running one twice is harmless.
+// `entitlement outbox stats|requeue <event_id>|requeue --failed` (docs/operations.md): the runbook's SQL, made safe.
+// Each prints one human-readable line per fact or change and returns its exit code; running one twice is harmless.
 import { type Command, EXIT_USAGE } from "../../shared/cli.ts";
 import { isUuid } from "../../shared/ids.ts";
 import type { OpsDeps } from "../../shared/ops.ts";

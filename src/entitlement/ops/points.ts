@@ -1,5 +1,5 @@
-// `entitlement points stats|requeue <reservation_id>|requeue --failed` (CONTRACT §7), in the style of `outbox`: one
-// line per fact or change, only the named rows touched, harmless to run twice, stored text escaped.
+// `entitlement points stats|requeue <reservation_id>|requeue --failed` (docs/operations.md), in the style of `outbox`:
+// one line per fact or change, only the named rows touched, harmless to run twice, stored text escaped.
 import { type Command, EXIT_USAGE } from "../../shared/cli.ts";
 import { isUuid } from "../../shared/ids.ts";
 import { type OpsDeps, printable } from "../../shared/ops.ts";

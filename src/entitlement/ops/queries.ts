@@ -1,4 +1,4 @@
-// SQL of the outbox operator commands (CONTRACT §7): the runbook's statements, each touching only the rows it names.
+// SQL of the outbox operator commands (docs/operations.md): the runbook's statements, each touching only its rows.
 import type { Db } from "../../shared/db.ts";
 import { OUTBOX_CHANNEL } from "../wakeups/wakeups.ts";
 

@@ -1,4 +1,4 @@
-// Maps one outbox row to the message the relay publishes: the protobuf body and the headers of CONTRACT §4.
+// Maps one outbox row to the message the relay publishes: the protobuf body and the headers of docs/events.md.
 // A row that cannot be mapped never will be, so it is reported as an EventEncodingError and FAILED at once.
 // Point events (PointsGranted) have their own message and subject (points-event.ts).
 import { create, toBinary } from "@bufbuild/protobuf";
@@ -40,7 +40,7 @@ function readExpiresAt(value: unknown): string {
   return value;
 }
 
-/** Builds the protobuf body and headers; event_type comes from the row, as in the reference (§6.4). */
+/** Builds the protobuf body and headers; event_type comes from the row, as in the Java original. */
 export function encodeOutboxEvent(row: OutboxRow): EncodedEvent {
   if (row.eventType === POINTS_GRANTED) return encodePointsEvent(row);
   const eventType = EVENT_TYPES[row.eventType];

@@ -1,4 +1,4 @@
-// Maps a PointsGranted outbox row to a PointsEvent (CONTRACT §4). The row carries its subject (points.events by
+// Maps a PointsGranted outbox row to a PointsEvent (docs/events.md). The row carries its subject (points.events by
 // default, written by the scheduler from its configuration): a points row without one is never sent to the
 // entitlement subject, where consumers would misread it, but FAILED as unencodable.
 import { create, toBinary } from "@bufbuild/protobuf";

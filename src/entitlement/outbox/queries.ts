@@ -1,5 +1,5 @@
-// SQL of the outbox relay, one statement per function, handle first (STYLE §4). Every finalize is guarded by
-// `locked_by = me and status = 'IN_FLIGHT'`, so a relay that lost its lease changes nothing (CONTRACT §6).
+// SQL of the outbox relay, one statement per function, handle first. Every finalize is guarded by
+// `locked_by = me and status = 'IN_FLIGHT'`, so a relay that lost its lease changes nothing (docs/failure-modes.md).
 import type { Db } from "../../shared/db.ts";
 import type { OutboxRow } from "./encode.ts";
 
@@ -36,8 +36,8 @@ export async function claimOutboxBatch(db: Db, args: ClaimArgs): Promise<OutboxR
  * cost"). The claim never takes the rows the statement finalizes, even when their lease ran out meanwhile.
  *
  * The claim takes due PENDING rows and lease-expired IN_FLIGHT rows, oldest first, and counts the claim as an attempt
- * at once: a claim that is never finalized (the relay died) still uses up an attempt (CONTRACT §8.5). Rows that already
- * used every attempt are left to `failExhaustedOutboxClaims`. The result is sorted explicitly (CONTRACT §8.7).
+ * at once: a claim that is never finalized (the relay died) still uses up an attempt (docs/decisions.md).
+ * Rows that already used every attempt are left to `failExhaustedOutboxClaims`. The result is sorted explicitly.
  * Each kind of due row is found by its own ordered, limited index scan that locks as it goes (`skip locked`): one `or`
  * over all of them made PostgreSQL read and sort the entire backlog for every batch (42–120 ms a claim with 80,000
  * PENDING rows), and picking candidates first and locking them afterwards made concurrent claims (the relay's lanes,

@@ -1,5 +1,5 @@
-// Stream bootstrap. Entitlement owns stream `entitlement-events` (CONTRACT §8.8): it creates it when missing and puts
-// back the subject, duplicate window and replica count it is configured with; every other setting is left as found.
+// Stream bootstrap. Entitlement owns stream `entitlement-events` (docs/decisions.md): it creates it if missing and
+// puts back the subject, duplicate window and replica count it is configured with; other settings are left as found.
 import { JetStreamApiCodes, JetStreamApiError, type JetStreamManager, type StreamInfo } from "@nats-io/jetstream";
 
 /** `replicas`: 1 on a single server, 3 on a 3-node cluster (JetStream moves the data when it changes). */

@@ -1,4 +1,4 @@
-// The relay as the service runs it: it waits for NATS in the background (the API serves meanwhile, CONTRACT §8.6),
+// The relay as the service runs it: it waits for NATS in the background (the API serves meanwhile),
 // makes sure the stream exists, and then runs the relay loop. After every reconnect it checks the stream again before
 // claiming, so a NATS that came back empty gets its stream back instead of failing every publish.
 import { type JetStreamClient, jetstream, jetstreamManager } from "@nats-io/jetstream";

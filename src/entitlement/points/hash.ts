@@ -1,5 +1,5 @@
 // The request hash of a points command: SHA-256 (hex) of its fields in a fixed order. The same key with the same
-// request replays the stored reply; with another request it is a 409 (CONTRACT §3.1a, "same replay rules as grants").
+// request replays the stored reply; with another request it is a 409, the same replay rules as grants.
 // execute_at is hashed as the client sent it, so a retry of "as soon as possible" still matches.
 
 export type PointsRequest =

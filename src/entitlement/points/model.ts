@@ -1,4 +1,4 @@
-// TypeBox schemas of the points API (CONTRACT §3.1a): the one source for validation (validation.ts), the types and
+// TypeBox schemas of the points API (docs/api.md): the one source for validation (validation.ts), the types and
 // the OpenAPI document.
 import { type Static, Type } from "@sinclair/typebox";
 import { LimitQuery } from "../../shared/http/paging.ts";

@@ -1,4 +1,4 @@
-// SQL of the `points` operator commands (CONTRACT §7): the runbook's statements, each touching only the rows it names.
+// SQL of the `points` operator commands (docs/operations.md): the runbook's statements, each touching only its rows.
 import type { Db } from "../../shared/db.ts";
 import { DUE_CHANNEL } from "../wakeups/wakeups.ts";
 import type { ReservationStatus } from "./reservation-queries.ts";

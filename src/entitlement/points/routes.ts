@@ -1,4 +1,4 @@
-// The four points routes (CONTRACT §3.1a), built like the entitlement routes: the two commands are each one
+// The four points routes (docs/api.md), built like the entitlement routes: the two commands are each one
 // commandRoute (commands/command-route.ts), the reads declare their scope (auth/scope.ts) and check their input in the
 // transform hook; database work runs through the gate; the schemas feed /openapi.json.
 import { Elysia } from "elysia";

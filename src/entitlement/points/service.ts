@@ -1,4 +1,4 @@
-// The points commands and reads (CONTRACT §3.1a). A command is one call of `point_command` (command-queries.ts), run
+// The points commands and reads (docs/api.md). A command is one call of `point_command` (command-queries.ts), run
 // as every command is (commands/run.ts): the key's lock and lookup, then a replay, or the change with its audit row
 // and the idempotency record, committed together.
 import type { Sql } from "postgres";

@@ -1,4 +1,4 @@
-// Input checks of the points API at the edge, each failure a 400 naming the field (CONTRACT §3.1a).
+// Input checks of the points API at the edge, each failure a 400 naming the field (docs/api.md).
 import { badRequest } from "../../shared/http/errors.ts";
 import { decodeCursor, parseLimit } from "../../shared/http/paging.ts";
 import { pathParam } from "../../shared/http/path.ts";

@@ -4,7 +4,7 @@
 // after the subselect (a key renewed, an event requeued) is kept.
 import type { Db } from "../../shared/db.ts";
 
-/** Idempotency records with expires_at <= now (reference §3.6, inclusive). Returns how many it deleted. */
+/** Idempotency records with expires_at <= now (inclusive, as in the Java original). Returns how many it deleted. */
 export async function deleteExpiredIdempotencyKeys(db: Db, args: { now: Date; limit: number }): Promise<number> {
   const result = await db`
     delete from idempotency_keys
@@ -18,7 +18,7 @@ export async function deleteExpiredIdempotencyKeys(db: Db, args: { now: Date; li
   return result.count;
 }
 
-/** PUBLISHED events with published_at <= threshold (reference §5.7, inclusive); other statuses are never touched. */
+/** PUBLISHED events with published_at <= threshold (inclusive, as in the Java original); other statuses stay. */
 export async function deletePublishedOutboxEvents(db: Db, args: { threshold: Date; limit: number }): Promise<number> {
   const result = await db`
     delete from outbox_events

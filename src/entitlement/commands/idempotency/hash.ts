@@ -1,4 +1,4 @@
-// The request hash of reference §3.1: SHA-256 (lower-case hex) of the compact JSON of
+// The request hash of the Java original: SHA-256 (lower-case hex) of the compact JSON of
 // {action, user_id, stock_keeping_unit, reason, purchase_id}, in exactly that key order, escaped as Jackson escapes.
 // Records stored by the original system hash the same way, so the escaping has to match byte for byte.
 
@@ -8,7 +8,7 @@ export type HashedRequest = {
   stock_keeping_unit: string;
   reason: string;
   purchase_id: string;
-  /** A grant's expiry, as UTC ISO-8601. Hashed only when present, so requests without it keep the reference's hash. */
+  /** A grant's expiry, as UTC ISO-8601. Hashed only when present: requests without it keep the Java original's hash. */
   expires_at?: string;
 };
 

@@ -1,4 +1,4 @@
-// What a request finds under its Idempotency-Key (reference §3.3), shared by every command: the same request gets the
+// What a request finds under its Idempotency-Key (docs/api.md), shared by every command: the same request gets the
 // stored reply byte for byte, a different one a key conflict (never stored).
 import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
