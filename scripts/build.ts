@@ -1,4 +1,4 @@
-// `bun run build`: compiles each service into one standalone executable (CONTRACT §1). Migrations are text imports, so
+// `bun run build`: compiles each service into one standalone executable. Migrations are text imports, so
 // they are inside the binary; the result runs with no Bun, no node_modules and no source tree beside it. The git commit
 // is embedded for `--version`, /healthz and `build_info` (src/shared/build-info.ts).
 //   bun run build [--target bun-linux-x64] [--only entitlement|notification] [--outdir dist]

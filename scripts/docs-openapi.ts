@@ -1,5 +1,5 @@
 // Writes the OpenAPI documents of both services into docs/ from the running apps' own /openapi.json, which Elysia
-// builds from the same TypeBox schemas that validate requests: the committed reference cannot drift from the code.
+// builds from the same TypeBox schemas that validate requests: the committed document cannot drift from the code.
 // `bun run docs:openapi` rewrites them; `--check` exits 1 when one is stale (tests/ship/openapi.unit.test.ts too).
 //   docs/openapi.json               Entitlement (the API integrators call)
 //   docs/openapi-notification.json  Notification (probes, metrics, the debug inbox)
@@ -48,7 +48,7 @@ export function documentedApp(service: DocumentedService) {
     registry: createRegistry("notification"),
     version: pkg.version,
     consumerReady: undefined,
-    // Documented as enabled, so the debug inbox is in the reference (it is off by default: 404).
+    // Documented as enabled, so the debug inbox is in the document (it is off by default: 404).
     debugApi: { enabled: true, token: "documented" },
   });
 }

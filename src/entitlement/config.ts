@@ -1,4 +1,5 @@
-// Entitlement configuration: every key of the reference (§8) as an environment variable, plus CONTRACT §2.
+// Entitlement configuration: every key of the Java original as an environment variable, plus this service's own
+// variables (docs/configuration.md).
 import { type Static, Type } from "@sinclair/typebox";
 import {
   Bool,

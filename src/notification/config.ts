@@ -1,5 +1,6 @@
-// Notification configuration: every key of the reference (§8) as an environment variable, plus CONTRACT §2 and the
-// delivery channels. Each event consumer beyond the entitlement one declares its variables with consumerVariables.
+// Notification configuration: every key of the Java original as an environment variable, plus its own variables
+// and the delivery channels. Each event consumer beyond the entitlement one declares its variables with
+// consumerVariables.
 import { type Static, Type } from "@sinclair/typebox";
 import {
   Bool,
@@ -38,9 +39,9 @@ import {
   consumerVariables,
 } from "./consumer/settings.ts";
 
-/** The matchmaking consumer of reference §7.2 (`notification.matchmaking-nats.*`). */
+/** The matchmaking consumer (the Java original's `notification.matchmaking-nats.*`). */
 const MATCHMAKING = "NOTIFICATION_MATCHMAKING_NATS";
-/** The points events Entitlement publishes (CONTRACT §4), in the stream Entitlement creates and owns. */
+/** The points events Entitlement publishes (docs/events.md), in the stream Entitlement creates and owns. */
 const POINTS = "NOTIFICATION_POINTS_NATS";
 /** The operator's inbox prefix when NATS_INBOX_PREFIX is unset: the notification-ops user's in least-privilege.conf. */
 const OPS_INBOX_PREFIX = "_INBOX_notification_ops";
@@ -190,7 +191,7 @@ const consoleNeedsToken: Rule<NotificationEnv> = (e) => {
   return undefined;
 };
 
-/** Each consumer reads its own stream: the entitlement stream has only the entitlement subject (CONTRACT §8.8). */
+/** Each consumer reads its own stream: the entitlement stream has only the entitlement subject (docs/decisions.md). */
 const streamsDiffer: Rule<NotificationEnv> = (e) => {
   const streams = [[e.NOTIFICATION_NATS_STREAM, "NOTIFICATION_NATS_STREAM"]];
   if (e.NOTIFICATION_MATCHMAKING_NATS_ENABLED) {

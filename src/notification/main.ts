@@ -1,4 +1,4 @@
-// Composition root of the Notification executable (STYLE §1): the only place that reads process.env, opens
+// Composition root of the Notification executable: the only place that reads process.env, opens
 // PostgreSQL and NATS, listens and starts the loops.
 import pkg from "../../package.json" with { type: "json" };
 import { buildInfo, versionLine } from "../shared/build-info.ts";

@@ -1,4 +1,4 @@
-// Retry delay shared by the outbox relay and the delivery worker (reference §5.6):
+// Retry delay shared by the outbox relay and the delivery worker (as in the Java original):
 //   exp = base * exponentBase^(attempt-1); capped = min(exp, max); jitter in [jitterMin, jitterMax);
 //   delay = max(min, ceil(capped * jitter)), in milliseconds.
 export type BackoffPolicy = {

@@ -1,4 +1,4 @@
-// Subcommand dispatch shared by both executables (CONTRACT §1): none means `serve`; `--help` lists them; `--version`
+// Subcommand dispatch shared by both executables: none means `serve`; `--help` lists them; `--version`
 // prints one line (service, version, commit, Bun); an unknown subcommand or flag exits 2 with a usage line; invalid
 // configuration exits 78.
 import { ConfigError, EXIT_CONFIG } from "./config.ts";

@@ -5,7 +5,7 @@ import { Value } from "@sinclair/typebox/value";
 import { hideCredentials } from "./credentials.ts";
 import { databaseUrlProblem } from "./db.ts";
 
-/** Exit code for invalid configuration (sysexits.h EX_CONFIG), CONTRACT §2. */
+/** Exit code for invalid configuration (sysexits.h EX_CONFIG; docs/configuration.md). */
 export const EXIT_CONFIG = 78;
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -160,7 +160,7 @@ export function notGreater<T extends Record<string, unknown>>(low: keyof T & str
 type BackoffKey<P extends string> =
   `${P}_BACKOFF_${"BASE" | "MAX" | "MIN" | "EXPONENT_BASE" | "JITTER_MIN" | "JITTER_MAX"}`;
 
-/** The six backoff variables of reference §5.6 under one prefix (ENTITLEMENT_OUTBOX, NOTIFICATION_DELIVERY). */
+/** The six backoff variables of the Java original under one prefix (ENTITLEMENT_OUTBOX, NOTIFICATION_DELIVERY). */
 export function backoffVariables<P extends string>(prefix: P) {
   return {
     [`${prefix}_BACKOFF_BASE`]: Duration("1s", { description: "Backoff of the first retry, before jitter." }),
@@ -190,13 +190,13 @@ export function backoffPolicy<P extends string>(prefix: P, e: Record<BackoffKey<
   };
 }
 
-/** The reference's `server.port` as a variable (CONTRACT §2 maps every reference key); PORT wins when both are set. */
+/** The Java original's `server.port` as a variable, like each of its keys; PORT wins when both are set. */
 export const ServerPortAlias = {
   SERVER_PORT: Type.Optional(
     Type.Integer({
       minimum: 0,
       maximum: 65535,
-      description: "The reference's server.port; used only when PORT is unset.",
+      description: "The Java original's server.port; used only when PORT is unset.",
     }),
   ),
 };

@@ -4,7 +4,7 @@ import postgres from "postgres";
 import { DatabaseTlsError, postgresTls } from "./database-tls.ts";
 
 export type Sql = postgres.Sql;
-/** A handle that runs queries: the pool or a transaction. Query functions take it first (STYLE §4). */
+/** A handle that runs queries: the pool or a transaction. Query functions take it first. */
 export type Db = postgres.Sql | postgres.TransactionSql;
 
 /** `url` may carry libpq's TLS parameters (sslmode, sslrootcert, sslcert, sslkey): see database-tls.ts. */
@@ -47,7 +47,7 @@ export function databaseUrlProblem(url: string): string | undefined {
   }
 }
 
-/** SQLSTATE codes the code reacts to, in one named table (STYLE §8). */
+/** SQLSTATE codes the code reacts to, in one named table, never as bare literals. */
 export const SqlState = {
   uniqueViolation: "23505",
   undefinedTable: "42P01",

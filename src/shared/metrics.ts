@@ -79,7 +79,7 @@ export function natsConnectedMetric(registry: Registry, connected: () => boolean
   });
 }
 
-/** Seconds between two instants for latency histograms; undefined when negative or unknown (reference §7.7). */
+/** Seconds between two instants for latency histograms; undefined when negative or unknown. */
 export function secondsBetween(from: Date | undefined, to: Date): number | undefined {
   if (!from || Number.isNaN(from.getTime())) return undefined;
   const seconds = (to.getTime() - from.getTime()) / 1000;

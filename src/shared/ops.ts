@@ -17,7 +17,7 @@ const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e
 /**
  * A line as it may reach an operator's terminal: what the commands print comes partly from stored data (ids, error
  * texts), and an ESC or a newline there could rewrite the screen or forge lines, a bidi override reverse them. Every
- * UNPRINTABLE character is shown as `\xNN` / `\uNNNN` instead (CONTRACT §7); a missing value is `none`.
+ * UNPRINTABLE character is shown as `\xNN` / `\uNNNN` instead (docs/operations.md); a missing value is `none`.
  */
 export function printable(line: string | null | undefined): string {
   if (line === null || line === undefined) return "none";

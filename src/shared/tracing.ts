@@ -1,4 +1,4 @@
-// OpenTelemetry's SDK for both executables (CONTRACT §3.4): spans are exported over OTLP/HTTP only when
+// OpenTelemetry's SDK for both executables (docs/architecture.md): spans are exported over OTLP/HTTP only when
 // OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set; the exporter reads the SDK's other
 // OTEL_EXPORTER_OTLP_* variables itself (headers, timeout, compression), the resource OTEL_SERVICE_NAME and
 // OTEL_RESOURCE_ATTRIBUTES. Unset, the tracer still makes ids, so traces propagate and log lines correlate, but it

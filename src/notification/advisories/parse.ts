@@ -1,4 +1,4 @@
-// JetStream MAX_DELIVERIES / MSG_TERMINATED advisory JSON → the notification_nats_dlq row (reference §7.3).
+// JetStream MAX_DELIVERIES / MSG_TERMINATED advisory JSON → the notification_nats_dlq row.
 export type AdvisoryKind = "MAX_DELIVERIES" | "MSG_TERMINATED";
 
 export type NatsDlqEntry = {
@@ -14,7 +14,7 @@ export type ParsedAdvisory = { ok: true; entry: NatsDlqEntry } | { ok: false; re
 const text = (v: unknown) => (typeof v === "string" && v.length > 0 ? v : null);
 const count = (v: unknown) => (typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? v : null);
 
-/** Only a JSON number that is a positive integer counts as a stream sequence; `"42"` does not (as in the reference). */
+/** Only a JSON number that is a positive integer counts as a stream sequence; `"42"` does not (Java original). */
 export function parseAdvisory(data: Uint8Array, kind: AdvisoryKind): ParsedAdvisory {
   let body: unknown;
   try {

@@ -1,5 +1,5 @@
 // Captures the MAX_DELIVERIES and MSG_TERMINATED advisories of every event consumer, each kind through its own stream
-// and durable (reference §7.3), into notification_nats_dlq. One stream per kind holds the advisory subject of each
+// and durable, into notification_nats_dlq. One stream per kind holds the advisory subject of each
 // consumer, so a further kind of event adds a subject, not a stream.
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsLink } from "../../shared/nats.ts";
@@ -47,7 +47,7 @@ export const advisoryStream = (a: AdvisorySpec) => ({
 export type AdvisoryCaptureDeps = Omit<AdvisoryHandlerDeps, "kind"> & {
   link: NatsLink;
   advisory: AdvisorySpec;
-  /** The advisory durables reuse the entitlement consumer's ack wait and max deliver, as in the reference. */
+  /** The advisory durables reuse the entitlement consumer's ack wait and max deliver, as in the Java original. */
   ackWaitMs: number;
   maxDeliver: number;
 };

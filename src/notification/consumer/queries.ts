@@ -8,7 +8,7 @@ export type StoredCounts = { created: number; notifications: number };
 
 /**
  * Marks the events processed and inserts, for those that were new only, every notification they yield, PENDING and due
- * at once; duplicates are skipped, never an error (CONTRACT §8.1). One statement instead of `begin`, two inserts and
+ * at once; duplicates are skipped, never an error (decisions.md). One statement instead of `begin`, two inserts and
  * `commit`: one round trip per batch, and the data-modifying CTE makes it as atomic as the transaction was. One per
  * (event, user) is also the database's rule (notifications_event_user_key), so a second copy is skipped even if
  * processed_events forgot the event.

@@ -1,5 +1,5 @@
 // The one consumer loop of this service, run once per kind of event (handlers/registry.ts): a durable pull consumer
-// on the kind's stream (CONTRACT §4), its batches handed to the shared batch handler with the kind's decoder.
+// on the kind's stream (docs/events.md), its batches handed to the shared batch handler with the kind's decoder.
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsLink } from "../../shared/nats.ts";
 import type { Worker } from "../../shared/runtime.ts";

@@ -1,5 +1,5 @@
 // SQL of the delivery worker, one statement per function. Every finalize is guarded by the in-flight status and
-// locked_by, so a worker that lost its lease changes nothing (CONTRACT §6).
+// locked_by, so a worker that lost its lease changes nothing (docs/failure-modes.md).
 import type { Db } from "../../shared/db.ts";
 
 export type ClaimedNotification = {
@@ -9,7 +9,7 @@ export type ClaimedNotification = {
   type: string;
   occurredAt: Date;
   payload: Record<string, unknown>;
-  /** Already counts this attempt: the claim increments it (CONTRACT §8.5). */
+  /** Already counts this attempt: the claim increments it (docs/decisions.md). */
   attemptCount: number;
   createdAt: Date;
   /** The consume span's W3C trace context (null for rows from before tracing). */
@@ -33,7 +33,7 @@ type ClaimRow = {
 
 /**
  * Claims due PENDING rows and PROCESSING rows whose lease expired, oldest first. Sorted explicitly: UPDATE … RETURNING
- * keeps no order (reference §11.13). One branch per kind of due row, each a range scan of its own partial index
+ * keeps no order. One branch per kind of due row, each a range scan of its own partial index
  * (migration 007): one OR over all of them walked every PENDING row not due yet (24-34 ms a claim with 50,000 future
  * retries). A branch takes its rows in its index's order (the longest overdue retries and leases first), so even a
  * generic plan cannot walk created_at instead; each is materialized so its limit holds; up to 3 × limit rows are locked

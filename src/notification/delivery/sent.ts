@@ -1,7 +1,7 @@
 // Marking notifications SENT in groups: the deliveries of one claim finish within a few milliseconds of each other,
 // and an update per notification was the delivery's largest cost (one statement per event, 1.0 of Notification's 1.1
 // statements per event in a backlog, docs/benchmarks.md "Pipeline cost"). The first SENT goes out at once; those that
-// finish while it is in flight go together in the next statement. Each is guarded as markSent is (CONTRACT §6).
+// finish while it is in flight go together in the next statement. Each is guarded as markSent is (failure-modes.md).
 import type { Db } from "../../shared/db.ts";
 import { markSentMany } from "./queries.ts";
 

@@ -13,7 +13,7 @@ function toDelivery(n: ClaimedNotification): Delivery {
 
 /**
  * Every earlier claim of this row ended without an outcome (its worker died or stalled past the lease): the claim
- * already counted them all, so the row fails instead of looping forever (CONTRACT §8.5).
+ * already counted them all, so the row fails instead of looping forever (docs/decisions.md).
  */
 async function failExhausted(deps: DeliveryDeps, n: ClaimedNotification): Promise<void> {
   const error = "delivery attempts exhausted: earlier claims expired without an outcome";
@@ -61,7 +61,7 @@ async function attemptDelivery(deps: DeliveryDeps, n: ClaimedNotification): Prom
     const delay = secondsBetween(n.occurredAt, sentAt);
     if (delay !== undefined) deps.metrics.e2eDelay.observe(delay);
   } catch (error) {
-    // Delivered, so this is no send failure (reference §11.21): the lease expires and it is sent once more.
+    // Delivered, so this is no send failure: the lease expires and it is sent once more.
     log.error({ err: error }, "notification sent, but marking it SENT failed; it is sent again after the lease");
   }
 }

@@ -1,5 +1,5 @@
-// Entitlement events (CONTRACT §4): one notification for the event's user, its payload copied from the event. The
-// protobuf → notification mapping of this kind (STYLE §14); anything that can never be stored is rejected with a
+// Entitlement events (docs/events.md): one notification for the event's user, its payload copied from the event. The
+// protobuf → notification mapping of this kind lives here; anything that can never be stored is rejected with a
 // reason, so the consumer loop terminates it instead of letting the database refuse it.
 import { fromBinary } from "@bufbuild/protobuf";
 import {
@@ -13,7 +13,7 @@ import { isIsoInstant } from "./fields.ts";
 
 export type NotificationType = "EntitlementGranted" | "EntitlementRevoked" | "EntitlementExtended";
 
-/** The stored payload_json, in the reference's shape (snake_case keys, copied from the event). */
+/** The stored payload_json, in the Java original's shape (snake_case keys, copied from the event). */
 export type EventPayload = {
   event_id: string;
   event_type: NotificationType;
@@ -35,7 +35,7 @@ const TYPES: Record<number, NotificationType> = {
 };
 
 /**
- * The producer's limits (CONTRACT §3.1), so that nothing reaches the database that it would refuse: an over-long
+ * The producer's limits (docs/api.md), so that nothing reaches the database that it would refuse: an over-long
  * user_id overflows the btree row of notifications_user_idx, and PostgreSQL text cannot hold NUL. Such an event could
  * never be stored, however often it was redelivered. Other control characters are kept: rows stored before the
  * producer refused them are still published and must still be notified.

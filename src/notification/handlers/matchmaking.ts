@@ -1,4 +1,4 @@
-// Matchmaking events (reference §7.2, CONTRACT §4): one `MatchFound` notification per listed player, or, for an event
+// Matchmaking events (docs/events.md): one `MatchFound` notification per listed player, or, for an event
 // that names none (the original matchmaker's), the original's single notification for `matchmaking-system`.
 import { fromBinary } from "@bufbuild/protobuf";
 import {

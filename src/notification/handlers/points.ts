@@ -1,4 +1,4 @@
-// Points events (CONTRACT §4): one `PointsGranted` notification for the user of each executed point reservation,
+// Points events (docs/events.md): one `PointsGranted` notification for the user of each executed point reservation,
 // payload {reservation_id, point_amount, balance_after}. Anything that could never be stored, or would tell the user
 // something false (an amount outside the API's 1..1e9, a negative balance), is rejected with a reason, so the
 // consumer loop terminates it instead of redelivering it.
@@ -8,7 +8,7 @@ import { isUuid } from "../../shared/ids.ts";
 import type { DecodedEvent, EventHandler } from "../consumer/handler.ts";
 import { isIsoInstant, isPlainText } from "./fields.ts";
 
-/** The amounts a reservation can carry (CONTRACT §3.1a). */
+/** The amounts a reservation can carry (docs/api.md). */
 export const MAX_POINT_AMOUNT = 1_000_000_000n;
 
 /** The payload is JSON: a balance beyond this would lose digits as a number. */

@@ -1,4 +1,4 @@
-// The debug inbox response (reference §2.2): one schema for validation, types and OpenAPI.
+// The debug inbox response (as in the Java original): one schema for validation, types and OpenAPI.
 import { type Static, Type } from "@sinclair/typebox";
 
 export const InboxParams = Type.Object({ user_id: Type.String() });

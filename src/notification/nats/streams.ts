@@ -1,5 +1,5 @@
 // Stream and durable consumer set-up. The entitlement stream belongs to Entitlement: this service only creates it
-// when it is missing and never changes it (CONTRACT §8.8). The advisory streams belong to this service. Every stream
+// when it is missing and never changes it (decisions.md). The advisory streams belong to this service. Every stream
 // created here takes the configured replica count; durables leave theirs unset, so they follow their stream's.
 import {
   AckPolicy,

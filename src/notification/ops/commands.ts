@@ -1,4 +1,4 @@
-// Every operator command of the notification executable, for `dispatch` in main.ts (CONTRACT §7).
+// Every operator command of the notification executable, for `dispatch` in main.ts (docs/operations.md).
 import type { Command } from "../../shared/cli.ts";
 import { healthcheckCommand } from "../../shared/healthcheck.ts";
 import { loadNotificationConfig } from "../config.ts";

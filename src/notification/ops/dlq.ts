@@ -1,4 +1,4 @@
-// `notification dlq list|requeue <notification_id>` (CONTRACT §7): read the delivery DLQ and give a FAILED
+// `notification dlq list|requeue <notification_id>` (docs/operations.md): read the delivery DLQ and give a FAILED
 // notification a fresh attempt budget. Requeueing twice is harmless: the second run finds nothing FAILED.
 import { type Command, EXIT_USAGE } from "../../shared/cli.ts";
 import { isUuid } from "../../shared/ids.ts";

@@ -1,4 +1,4 @@
-// `notification nats-dlq list|replay <stream_seq> [--stream NAME] [--force]` (CONTRACT §7): messages JetStream gave up on
+// `notification nats-dlq list|replay <stream_seq> [--stream NAME] [--force]`: messages JetStream gave up on
 // (MAX_DELIVERIES / MSG_TERMINATED advisories), and their replay. A replay fetches the original message from its stream
 // by sequence and republishes payload and headers to its subject under a new Nats-Msg-Id, so the stream's duplicate
 // window does not swallow it; `processed_events` still deduplicates by event_id on the consuming side.

@@ -1,4 +1,4 @@
-// SQL of the notification operator commands (CONTRACT §7): each statement touches only the rows it names.
+// SQL of the notification operator commands (docs/operations.md): each statement touches only the rows it names.
 import type { Db, Sql } from "../../shared/db.ts";
 import { DELIVERY_CHANNEL } from "../delivery/queries.ts";
 
@@ -28,7 +28,7 @@ export type DlqRequeue =
 
 /**
  * A FAILED notification back to PENDING with a fresh attempt budget, and its notification_dlq row deleted, in one
- * transaction: either both happen or neither (CONTRACT §6 pairs FAILED with its DLQ row).
+ * transaction: either both happen or neither (a FAILED notification always has its DLQ row).
  */
 export async function requeueDlqNotification(db: Sql, notificationId: string): Promise<DlqRequeue> {
   const result = await moveBackToPending(db, notificationId);

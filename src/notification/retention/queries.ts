@@ -1,4 +1,4 @@
-// SQL of retention (reference §7.6). Bounds are exclusive: a row exactly at the threshold stays.
+// SQL of retention (as in the Java original). Bounds are exclusive: a row exactly at the threshold stays.
 import type { Db } from "../../shared/db.ts";
 
 export async function countStaleActive(db: Db, threshold: Date): Promise<number> {

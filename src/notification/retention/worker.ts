@@ -1,4 +1,4 @@
-// Runs retention every cleanup interval (on by default, CONTRACT §2); a failed run is logged and tried next time.
+// Runs retention every cleanup interval (on by default); a failed run is logged and tried next time.
 import type { Sql } from "../../shared/db.ts";
 import type { Logger } from "../../shared/logger.ts";
 import { periodicWorker } from "../../shared/periodic.ts";

@@ -1,4 +1,4 @@
-// The one error envelope, `{code, message}`, for every status (CONTRACT §3).
+// The one error envelope, `{code, message}`, for every status (docs/api.md).
 import { Type } from "@sinclair/typebox";
 
 const errorProperties = {

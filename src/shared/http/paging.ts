@@ -1,4 +1,4 @@
-// Paging of list responses (CONTRACT §3.1): `?limit=` 1–1000 (default 100) and an opaque `?cursor=`, the
+// Paging of list responses (docs/api.md): `?limit=` 1–1000 (default 100) and an opaque `?cursor=`, the
 // `next_cursor` of the previous page. A cursor is the last row's sort key as JSON, base64url-encoded so that clients
 // treat it as opaque; each list decides what its key holds and checks it when it comes back.
 import { Type } from "@sinclair/typebox";

@@ -3,7 +3,7 @@
 // leniently (a malformed `%ZZ` becomes U+FFFD or nothing). Path parameters are therefore decoded here, strictly.
 import { badRequest } from "./errors.ts";
 
-/** C0 controls and DEL: never valid in an id (CONTRACT §3.1), and CR/LF could never travel in a NATS header. */
+/** C0 controls and DEL: never valid in an id (docs/api.md), and CR/LF could never travel in a NATS header. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is this expression's purpose
 export const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/g;
 
