@@ -136,9 +136,10 @@ revoke execute on function create_history_partition(text, date), detach_history_
 grant execute on function create_history_partition(text, date), detach_history_partition(text),
   drop_detached_history_partition(text), history_partitions() to entitlement_runtime;
 
--- The conversion of one existing table, as described at the top; dropped once the three are done. p_indexes holds
+-- The conversion of one existing table, as described at the top; dropped once the three are done. A plain function
+-- of the schema, not one in pg_temp: a deployment may deny the migrating role TEMP on the database. p_indexes holds
 -- pairs (name, definition) of the old table's indexes other than its keys.
-create function pg_temp.partition_history_table(p_parent text, p_columns text, p_indexes text[]) returns void
+create function partition_history_table(p_parent text, p_columns text, p_indexes text[]) returns void
 language plpgsql as $$
 declare
   v_column text := history_partition_column(p_parent);
@@ -186,7 +187,7 @@ begin
 end $$;
 
 -- Each parent has the old table's columns and checks, under the same names: ATTACH matches them by name.
-select pg_temp.partition_history_table('entitlement_audit', $$
+select partition_history_table('entitlement_audit', $$
   audit_id uuid not null,
   occurred_at timestamptz not null default now(),
   user_id text not null,
@@ -203,7 +204,7 @@ select pg_temp.partition_history_table('entitlement_audit', $$
 $$, array[['entitlement_audit_history_idx',
            '(user_id, stock_keeping_unit, (coalesce(version, -1)) desc, occurred_at desc, audit_id desc)']]);
 
-select pg_temp.partition_history_table('point_transactions', $$
+select partition_history_table('point_transactions', $$
   transaction_id uuid not null,
   reservation_id uuid not null,
   user_id text not null,
@@ -212,7 +213,7 @@ select pg_temp.partition_history_table('point_transactions', $$
   created_at timestamptz not null
 $$, array[['point_transactions_user_idx', '(user_id, created_at desc, transaction_id desc)']]);
 
-select pg_temp.partition_history_table('point_audit', $$
+select partition_history_table('point_audit', $$
   audit_id uuid not null,
   occurred_at timestamptz not null,
   reservation_id uuid not null,
@@ -224,4 +225,4 @@ select pg_temp.partition_history_table('point_audit', $$
   detail jsonb
 $$, array[['point_audit_reservation_idx', '(reservation_id, occurred_at)']]);
 
-drop function pg_temp.partition_history_table(text, text, text[]);
+drop function partition_history_table(text, text, text[]);
