@@ -1,4 +1,4 @@
-// The cost of tracing (CONTRACT §3.4: unset, nothing slows down): the same grant load with span export off and on,
+// The cost of tracing (with no exporter set, nothing slows down; docs/architecture.md): the same grant load with span export off and on,
 // alternating (off, on, off, on) so machine noise hits both alike. "On" exports every span over OTLP/HTTP to a sink
 // in this process that counts spans and answers at once, so the figure is the services' cost, not a collector's.
 import { runGrantLoad, type ThroughputResult } from "./grants.ts";

@@ -1,4 +1,4 @@
-// One grant, one trace (CONTRACT §3.4), with both compiled executables: a grant sent with a W3C `traceparent` yields
+// One grant, one trace (docs/architecture.md), with both compiled executables: a grant sent with a W3C `traceparent` yields
 // connected spans in both services (HTTP request → transaction → relay publish → consume → delivery), exported over
 // OTLP/HTTP to a receiver in this test; the webhook request carries the delivery span's `traceparent`, the event
 // carries the trace id, and the log lines of that work carry trace_id and span_id.

@@ -1,4 +1,4 @@
-// CONTRACT §6 read from the tables: every accepted change has exactly one outbox event, every event is PUBLISHED and
+// The guarantees of docs/failure-modes.md read from the tables: every accepted change has exactly one outbox event, every event is PUBLISHED and
 // has exactly one notification, which is SENT; neither DLQ has rows. Rows are scoped to one scenario by the user-id
 // prefix of its load.
 import type postgres from "postgres";

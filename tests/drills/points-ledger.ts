@@ -1,4 +1,4 @@
-// The points ledger of one scenario (CONTRACT §3.1a, §6), read from the tables after the load settled: every accepted
+// The points ledger of one scenario (docs/api.md, docs/failure-modes.md), read from the tables after the load settled: every accepted
 // reservation (201, or settled by replaying its Idempotency-Key) is DONE exactly once, never early, with one
 // point_transactions row, one EXECUTE audit row, one PointsGranted outbox event (PUBLISHED) and one PointsGranted
 // notification (SENT); each user's balance is the sum of their executed reservations; nothing else was written.

@@ -1,5 +1,5 @@
 // One scenario from start to verdict: load, fault, more load, stop, settle the unanswered requests by idempotent
-// replay, wait for quiescence, then check the answers against the model and the tables against CONTRACT §6.
+// replay, wait for quiescence, then check the answers against the model and the tables against the guarantees (docs/failure-modes.md).
 import { checkAnswers } from "./answers.ts";
 import { send } from "./client.ts";
 import { checkLedger, slowestSent, waitForQuiescence, watchCatchUp } from "./ledger.ts";
@@ -95,7 +95,7 @@ export async function runScenario(scenario: Scenario, deps: RunDeps): Promise<Sc
   };
 }
 
-/** Probes, settles, waits for quiescence, then holds the answers and the tables against the model and CONTRACT §6. */
+/** Probes, settles, waits for quiescence, then holds the answers and the tables against the model and the guarantees. */
 async function verify(
   name: string,
   deps: RunDeps,

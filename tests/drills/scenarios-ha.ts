@@ -1,4 +1,4 @@
-// The faults of a system past one machine (CONTRACT §6, last point): a 3-node NATS cluster with the streams at three
+// The faults of a system past one machine (docs/failure-modes.md, the last guarantee): a 3-node NATS cluster with the streams at three
 // replicas loses its stream leader, then a follower, then has one node paused; a PostgreSQL primary with a synchronous
 // standby dies and the drill, playing the failover manager (as Patroni would), promotes the standby. The old primary
 // is never started again: its data is what a dead machine leaves behind.

@@ -1,8 +1,8 @@
 // The whole system through its two composition roots: a grant made over HTTP to Entitlement ends as exactly one SENT
 // notification in Notification, with the trace id carried through, a point reservation due now ends as a SENT
 // PointsGranted (Entitlement's scheduler, relay and points stream, Notification's points consumer), and both
-// processes exit 0 on SIGTERM. And the
-// reference's E9: a matchmaking event published to JetStream ends as a SENT MatchFound for each of its players.
+// processes exit 0 on SIGTERM. And a
+// matchmaking event published to JetStream ends as a SENT MatchFound for each of its players.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
@@ -215,7 +215,7 @@ test("a grant over HTTP becomes exactly one SENT notification carrying its trace
   expect(await notification.child.exited, "notification drains and exits 0").toBe(0);
 });
 
-test("a match published to JetStream becomes a SENT MatchFound for each player, once (the reference's E9)", async () => {
+test("a match published to JetStream becomes a SENT MatchFound for each player, once", async () => {
   const notification = start(NOTIFICATION, { NATS_URL: await natsUrl(), ...notificationNames }, "notification");
   const base = `http://127.0.0.1:${await notification.port}`;
   // Ready means both consumers read: the match is consumed even though this process never saw its stream before.

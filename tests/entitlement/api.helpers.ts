@@ -13,7 +13,7 @@ export type Body = Record<string, unknown>;
 /** These tests are about the API's behaviour, not its callers: authentication is off (tests/entitlement/auth.* test it). */
 export const AUTH_DISABLED: AuthSettings = { disabled: true, tokens: [], metricsPublic: false };
 
-/** The body of the reference's request-hash test vector. */
+/** The body of the Java original's request-hash test vector. */
 export const vectorBody = {
   user_id: "user-1",
   stock_keeping_unit: "sku-1",

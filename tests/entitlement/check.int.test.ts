@@ -1,4 +1,4 @@
-// GET /v1/users/{user_id}/entitlements/{stock_keeping_unit} (CONTRACT §3.1b): the current state of one entitlement,
+// GET /v1/users/{user_id}/entitlements/{stock_keeping_unit}: the current state of one entitlement,
 // its version as the ETag, 304 for a poller that has it, 404 for a pair never granted.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type ApiFixture, commandRequest, openApi, send, vectorBody } from "./api.helpers.ts";

@@ -1,4 +1,4 @@
-// Expiry through the API (CONTRACT §3.1b): expires_at on grants and bundles, extensions, and what a revoke or a
+// Expiry through the API: expires_at on grants and bundles, extensions, and what a revoke or a
 // re-grant does to an expiry. The scheduler that executes expiries is tested in expiry-scheduler.int.test.ts.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { type ApiFixture, commandRequest, countRows, openApi, send, vectorBody } from "./api.helpers.ts";

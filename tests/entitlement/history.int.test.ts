@@ -1,4 +1,4 @@
-// GET /v1/users/{user_id}/entitlements/{stock_keeping_unit}/history (CONTRACT §3.1b): the audit log of one
+// GET /v1/users/{user_id}/entitlements/{stock_keeping_unit}/history: the audit log of one
 // entitlement, newest first, paged with an opaque cursor.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { encodeCursor } from "../../src/entitlement/history/paging.ts";

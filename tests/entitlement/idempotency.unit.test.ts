@@ -6,8 +6,8 @@ import { renderCommandReply } from "../../src/entitlement/entitlements/model.ts"
 
 const vector = { user_id: "user-1", stock_keeping_unit: "sku-1", reason: "purchase", purchase_id: "purchase-1" };
 
-describe("request hash (reference §3.1)", () => {
-  test("matches the reference test vectors for GRANT and REVOKE", () => {
+describe("request hash", () => {
+  test("matches the Java original's test vectors for GRANT and REVOKE", () => {
     expect(canonicalRequestJson({ action: "GRANT", ...vector })).toBe(
       '{"action":"GRANT","user_id":"user-1","stock_keeping_unit":"sku-1","reason":"purchase","purchase_id":"purchase-1"}',
     );
@@ -62,8 +62,8 @@ describe("request hash (reference §3.1)", () => {
   });
 });
 
-describe("advisory lock key (reference §3.2, tests 34-36)", () => {
-  test("matches the reference vectors", () => {
+describe("advisory lock key", () => {
+  test("matches the Java original's vectors", () => {
     expect(idempotencyLockKey("idem-1")).toBe(-3433042825297469223n);
     expect(idempotencyLockKey("idem-2")).toBe(3499153717498652205n);
     expect(idempotencyLockKey("")).toBe(-2039914840885289964n);

@@ -1,4 +1,4 @@
-// The relay's SQL on a real database (reference §10.1 items 22–27, adapted: the claim counts the attempt, and every
+// The relay's SQL on a real database (as in the Java original, except that the claim counts the attempt, and every
 // finalize is guarded by locked_by and status).
 import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import {
@@ -36,7 +36,7 @@ beforeEach(async () => {
 });
 
 describe("claimOutboxBatch", () => {
-  test("takes due PENDING and lease-expired IN_FLIGHT rows, oldest first, and counts the attempt (item 22)", async () => {
+  test("takes due PENDING and lease-expired IN_FLIGHT rows, oldest first, and counts the attempt", async () => {
     const expired = await insertEvent(sql, {
       createdAt: at(-50),
       status: "IN_FLIGHT",
@@ -68,7 +68,7 @@ describe("claimOutboxBatch", () => {
     expect((await readEvent(sql, newest)).status, "beyond the limit stays PENDING").toBe("PENDING");
   });
 
-  test("another worker takes a row over once its lease expired (item 23)", async () => {
+  test("another worker takes a row over once its lease expired", async () => {
     const id = await insertEvent(sql, { createdAt: at(-5) });
     expect(await claim("worker-1")).toHaveLength(1);
     expect(await claim("worker-2", at(29)), "the lease still holds").toHaveLength(0);
@@ -108,7 +108,7 @@ describe("claimOutboxBatch", () => {
 });
 
 describe("finalize", () => {
-  test("markOutboxPublished needs the lock and the IN_FLIGHT status (item 24)", async () => {
+  test("markOutboxPublished needs the lock and the IN_FLIGHT status", async () => {
     const id = await insertEvent(sql);
     await claim("owner");
     expect(
@@ -157,7 +157,7 @@ describe("finalize", () => {
     expect(await readEvent(sql, next)).toMatchObject({ status: "IN_FLIGHT", locked_by: "owner", attempt_count: 1 });
   });
 
-  test("markOutboxFailures needs the lock (item 25), stores PENDING (26) and clears next_retry_at on FAILED (27)", async () => {
+  test("markOutboxFailures needs the lock, stores PENDING and clears next_retry_at on FAILED", async () => {
     const retry = await insertEvent(sql, { createdAt: at(-2) });
     const fail = await insertEvent(sql, { createdAt: at(-1), nextRetryAt: at(-1) });
     await claim("owner");

@@ -1,4 +1,4 @@
-// Stream bootstrap (reference item 12, CONTRACT §4 and §8.8): Entitlement creates its stream when missing and puts its
+// Stream bootstrap (docs/events.md, docs/decisions.md): Entitlement creates its stream when missing and puts its
 // subject and duplicate window back when they drifted, leaving every other setting alone.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { type JetStreamManager, jetstreamManager } from "@nats-io/jetstream";

@@ -145,7 +145,7 @@ export type NewEvent = {
   payload?: unknown;
 };
 
-/** The payload the API writes (reference §1.4), for `event`'s id and time. */
+/** The payload the API writes (docs/events.md), for `event`'s id and time. */
 export function payloadFor(eventId: string, e: NewEvent, occurredAt: string): Record<string, unknown> {
   return {
     event_id: eventId,

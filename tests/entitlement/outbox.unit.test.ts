@@ -1,4 +1,4 @@
-// Encoding and failure arithmetic of the relay, without I/O (reference §5.5, §6.3, items 37 and 39–42 adapted).
+// Encoding and failure arithmetic of the relay, without I/O.
 import { describe, expect, test } from "bun:test";
 import { fromBinary } from "@bufbuild/protobuf";
 import { EventEncodingError, encodeOutboxEvent, type OutboxRow } from "../../src/entitlement/outbox/encode.ts";
@@ -18,7 +18,7 @@ const row = (over: Partial<OutboxRow> = {}): OutboxRow => ({
 });
 
 describe("encodeOutboxEvent", () => {
-  test("maps the payload to the wire contract and the headers of CONTRACT §4", () => {
+  test("maps the payload to the wire contract and the headers of docs/events.md", () => {
     const encoded = encodeOutboxEvent(row());
     const message = fromBinary(EntitlementEventSchema, encoded.body);
     expect(message).toMatchObject({
@@ -89,14 +89,14 @@ describe("planFailure", () => {
   const settings = settingsFor("s");
   const now = new Date("2026-01-17T00:00:00Z");
 
-  test("the first failed attempt is retried after 1–1.5 s (item 39)", () => {
+  test("the first failed attempt is retried after 1–1.5 s", () => {
     for (const random of [0, 0.5, 0.999]) {
       const f = planFailure(settings, row({ attemptCount: 1 }), new Error("nats api error"), now, {
         random: () => random,
       });
       expect(f.status).toBe("PENDING");
       expect(f.attemptCount).toBe(1);
-      expect(f.lastError, "the error text is kept (item 41)").toBe("nats api error");
+      expect(f.lastError, "the error text is kept").toBe("nats api error");
       const delay = (f.nextRetryAt?.getTime() ?? 0) - now.getTime();
       expect(delay).toBeGreaterThanOrEqual(1000);
       expect(delay).toBeLessThanOrEqual(1500);
@@ -109,7 +109,7 @@ describe("planFailure", () => {
     expect(f).toMatchObject({ status: "FAILED", attemptCount: 10, nextRetryAt: null });
   });
 
-  test("a permanent error is FAILED at once as having used every attempt (item 37)", () => {
+  test("a permanent error is FAILED at once as having used every attempt", () => {
     const f = planFailure(settings, row({ attemptCount: 1 }), new EventEncodingError("bad"), now, { permanent: true });
     expect(f).toMatchObject({
       status: "FAILED",
@@ -119,7 +119,7 @@ describe("planFailure", () => {
     });
   });
 
-  test("the error is cut to the configured length (item 42), and a missing message is named", () => {
+  test("the error is cut to the configured length, and a missing message is named", () => {
     const long = planFailure(settings, row(), new Error("e".repeat(1005)), now);
     expect(long.lastError).toBe("e".repeat(1000));
     expect(planFailure(settings, row(), new Error(""), now).lastError).toBe("unknown error");

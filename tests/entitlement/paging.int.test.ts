@@ -1,4 +1,4 @@
-// The entitlement list is paged (CONTRACT §3.1, §8.10): `limit` 1–1000 (default 100), an opaque `cursor`, and
+// The entitlement list is paged (docs/api.md, docs/decisions.md): `limit` 1–1000 (default 100), an opaque `cursor`, and
 // `next_cursor` null on the last page. Walking the pages lists every entitlement exactly once, newest first, ties
 // broken by SKU, and a page is a keyset range of one index (no sort, whatever the user's total).
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";

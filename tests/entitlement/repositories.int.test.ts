@@ -1,4 +1,4 @@
-// Reference tests 13-18 on a real database: the entitlement transitions of `entitlement_change` and the idempotency
+// On a real database: the entitlement transitions of `entitlement_change` and the idempotency
 // records of `idempotency_open` / `idempotency_store`, the one write path every command runs; and a bundle grant
 // costs one statement.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
@@ -59,7 +59,7 @@ const rowOf = async () => {
 };
 
 describe("entitlement_change", () => {
-  test("a second grant is refused and leaves version 0 and the first updated_at (test 13)", async () => {
+  test("a second grant is refused and leaves version 0 and the first updated_at", async () => {
     const first = await change("GRANT", t0);
     expect(first).toMatchObject({ outcome: "applied", replyCode: 200, replyBody: { status: "ACTIVE", version: 0 } });
     expect(await change("GRANT", t1), "granting an ACTIVE row is refused").toMatchObject({
@@ -69,7 +69,7 @@ describe("entitlement_change", () => {
     expect(await rowOf()).toMatchObject({ status: "ACTIVE", version: 0, updated_at: t0, granted_at: t0 });
   });
 
-  test("revoking a pair never granted creates REVOKED v0; a second revoke changes nothing (test 14)", async () => {
+  test("revoking a pair never granted creates REVOKED v0; a second revoke changes nothing", async () => {
     expect(await change("REVOKE", t0)).toMatchObject({ outcome: "applied", replyBody: { version: 0 } });
     expect(await rowOf()).toMatchObject({ status: "REVOKED", granted_at: null, revoked_at: t0 });
     expect((await change("REVOKE", t1)).outcome, "revoking a REVOKED row is refused").toBe("state_conflict");
@@ -121,7 +121,7 @@ describe("idempotency_keys", () => {
   };
   const inOneDay = () => new Date(Date.now() + 86_400_000);
 
-  test("a stored record reads back with its hash, code, body and expiry (test 15)", async () => {
+  test("a stored record reads back with its hash, code, body and expiry", async () => {
     const expiresAt = inOneDay();
     await store("h1", expiresAt);
     expect(await open()).toEqual({
@@ -132,7 +132,7 @@ describe("idempotency_keys", () => {
     });
   });
 
-  test("storing over a live record fails and keeps the original (tests 16, 17)", async () => {
+  test("storing over a live record fails and keeps the original", async () => {
     await store("h1", inOneDay());
     await expect(store("h2", inOneDay()), "a live record is never overwritten").rejects.toThrow(
       "idempotency invariant violated",
@@ -140,7 +140,7 @@ describe("idempotency_keys", () => {
     expect((await open())?.request_hash).toBe("h1");
   });
 
-  test("an expired record is invisible to the lookup and is replaced by the next store (test 18)", async () => {
+  test("an expired record is invisible to the lookup and is replaced by the next store", async () => {
     await store("h1", new Date(Date.now() - 1000));
     expect(await open(), "an expired record is not live").toBeUndefined();
     await store("h2", inOneDay(), 409, { code: "X", message: "y" });

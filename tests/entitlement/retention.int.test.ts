@@ -1,4 +1,4 @@
-// Retention (reference §5.7, items 19 and 21): inclusive bounds, only PUBLISHED outbox rows, bounded batches.
+// Retention: inclusive bounds, only PUBLISHED outbox rows, bounded batches.
 import { afterAll, beforeAll, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
 import { deleteExpiredIdempotencyKeys, deletePublishedOutboxEvents } from "../../src/entitlement/retention/queries.ts";
 import { createRetentionWorker, runRetentionOnce } from "../../src/entitlement/retention/worker.ts";
@@ -38,7 +38,7 @@ const keys = async () =>
 const events = async () =>
   (await sql<{ event_id: string }[]>`select event_id from outbox_events`).map((r) => r.event_id).sort();
 
-test("expired idempotency keys go, expires_at = now included (item 19)", async () => {
+test("expired idempotency keys go, expires_at = now included", async () => {
   await insertKey("past", at(-1));
   await insertKey("exactly-now", now);
   await insertKey("future", at(1));
@@ -47,7 +47,7 @@ test("expired idempotency keys go, expires_at = now included (item 19)", async (
   expect(await keys()).toEqual(["day", "future"]);
 });
 
-test("only PUBLISHED events older than the TTL go, the threshold included (item 21)", async () => {
+test("only PUBLISHED events older than the TTL go, the threshold included", async () => {
   const threshold = at(-86_400);
   const older = await insertEvent(sql, { status: "PUBLISHED", publishedAt: new Date(threshold.getTime() - 1000) });
   const atThreshold = await insertEvent(sql, { status: "PUBLISHED", publishedAt: threshold });

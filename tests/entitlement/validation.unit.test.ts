@@ -25,8 +25,8 @@ function expectError(reply: Reply, status: number, code: string, message?: strin
   if (message !== undefined) expect(reply.json.message).toBe(message);
 }
 
-describe("Idempotency-Key comes first (reference tests 9 and §1.3 #1, #7)", () => {
-  test("a missing key is 400 even when the body is also bad (test 9)", async () => {
+describe("Idempotency-Key is checked before the body", () => {
+  test("a missing key is 400 even when the body is also bad", async () => {
     expectError(
       await send(app, commandRequest("grants", vectorBody)),
       400,
@@ -90,7 +90,7 @@ describe("media type and size", () => {
   });
 });
 
-describe("body and fields (reference test 10, §1.3 #2-#6)", () => {
+describe("body and fields", () => {
   test.each([
     ["empty", "", "request body is required"],
     ["literal null", "null", "request body is required"],
@@ -159,7 +159,7 @@ describe("list route input", () => {
 });
 
 describe("routing errors use the envelope too", () => {
-  test("unknown paths, and an empty user_id segment (reference §1.2), are 404", async () => {
+  test("unknown paths, and an empty user_id segment, are 404", async () => {
     expectError(await send(app, new Request("http://localhost/v1/nothing")), 404, "NOT_FOUND");
     expectError(await send(app, new Request("http://localhost/v1/users//entitlements")), 404, "NOT_FOUND");
   });

@@ -13,7 +13,7 @@ const T0 = new Date(Math.floor(Date.now() / 1000) * 1000 + 3_600_000);
 const at = (ms: number) => new Date(T0.getTime() + ms);
 
 describe("claim", () => {
-  test("moves due PENDING rows to PROCESSING with the lock and counts the attempt (reference test 75)", async () => {
+  test("moves due PENDING rows to PROCESSING with the lock and counts the attempt", async () => {
     const id = await seedNotification(f.sql, { createdAt: at(-1000), nextRetryAt: T0 });
     const claimed = await claimNotifications(f.sql, { limit: 10, now: T0, leaseUntil: at(30_000), lockedBy: "w1" });
     expect(claimed.map((c) => c.notificationId)).toEqual([id]);
@@ -74,7 +74,7 @@ describe("claim", () => {
 });
 
 describe("finalize guards", () => {
-  test("markSent clears lock and retry fields, keeps attempt_count (reference test 77), and needs the lock", async () => {
+  test("markSent clears lock and retry fields, keeps attempt_count, and needs the lock", async () => {
     const id = await seedNotification(f.sql, {
       status: "PROCESSING",
       lockedBy: "me",
@@ -119,7 +119,7 @@ describe("finalize guards", () => {
     expect(await record(mine[0] as string, at(8)), "a row already SENT is not marked again").toBe(false);
   });
 
-  test("markRetry reschedules and unlocks (reference test 78), and needs the lock", async () => {
+  test("markRetry reschedules and unlocks, and needs the lock", async () => {
     const id = await seedNotification(f.sql, {
       status: "PROCESSING",
       lockedBy: "me",

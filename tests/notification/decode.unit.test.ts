@@ -8,7 +8,7 @@ import { eventBytes } from "./helpers.ts";
 const json = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
 
 describe("decodeEntitlementEvent", () => {
-  test("copies every field into the reference payload shape", () => {
+  test("copies every field into the payload shape of the Java original", () => {
     const eventId = crypto.randomUUID();
     const decoded = decodeEntitlementEvent(
       eventBytes({

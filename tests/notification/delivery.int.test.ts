@@ -30,7 +30,7 @@ const deps = (overrides: Partial<DeliveryDeps> = {}) => deliveryDeps(f.sql, T0, 
 const dlqCount = (id: string) => countDlq(f.sql, id);
 
 describe("DLQ", () => {
-  test("a failing sender with max attempts 1 moves the notification to the DLQ at once (reference test 101)", async () => {
+  test("a failing sender with max attempts 1 moves the notification to the DLQ at once", async () => {
     const id = await seedNotification(f.sql, { createdAt: at(-1) });
     const d = deps({
       maxAttempts: 1,
@@ -46,7 +46,7 @@ describe("DLQ", () => {
     expect((await d.metrics.dlq.get()).values[0]?.value).toBe(1);
   });
 
-  test("the DLQ insert is rolled back when another worker holds the lock (reference test 102)", async () => {
+  test("the DLQ insert is rolled back when another worker holds the lock", async () => {
     const id = await seedNotification(f.sql, { status: "PROCESSING", lockedBy: "other-worker", leaseUntil: at(1) });
     const moved = await moveToDlq(deps(), { notificationId: id, lockedBy: "worker-a", attemptCount: 3, error: "boom" });
     expect(moved).toBe(false);
@@ -54,7 +54,7 @@ describe("DLQ", () => {
     expect(await notificationRow(f.sql, id)).toMatchObject({ status: "PROCESSING", locked_by: "other-worker" });
   });
 
-  test("the error message is cut to the configured length (reference test 97)", async () => {
+  test("the error message is cut to the configured length", async () => {
     const id = await seedNotification(f.sql, { status: "PROCESSING", lockedBy: "worker-a", attemptCount: 3 });
     await handleFailure(
       deps({ errorMessageMaxLength: 10 }),
@@ -89,7 +89,7 @@ describe("DLQ", () => {
 });
 
 describe("retries", () => {
-  test("a failure before the last attempt schedules a retry with backoff and no DLQ row (reference test 98)", async () => {
+  test("a failure before the last attempt schedules a retry with backoff and no DLQ row", async () => {
     const id = await seedNotification(f.sql);
     const d = deps({
       send: async () => {
@@ -180,7 +180,7 @@ describe("leases", () => {
     expect(await dlqCount(id)).toBe(1);
   });
 
-  test("markSent failing after a successful send is not a send failure (reference #21)", async () => {
+  test("markSent failing after a successful send is not a send failure", async () => {
     const id = await seedNotification(f.sql);
     const lines: string[] = [];
     const log = createLogger({ level: "info", service: "t", destination: { write: (l: string) => lines.push(l) } });
@@ -197,7 +197,7 @@ describe("leases", () => {
 });
 
 describe("metrics and worker loop", () => {
-  test("records sent, e2e delay and backlog (reference test 108)", async () => {
+  test("records sent, e2e delay and backlog", async () => {
     await seedNotification(f.sql, { occurredAt: at(-2000) });
     for (let i = 0; i < 5; i++) await seedNotification(f.sql, { nextRetryAt: at(-1) });
     const waker = new Waker();

@@ -16,7 +16,7 @@ const delivery = (userId: string): Delivery => ({
 });
 
 describe("failure injection", () => {
-  test("throws for a user id with the prefix (reference test 105)", async () => {
+  test("throws for a user id with the prefix", async () => {
     const sent: string[] = [];
     const send = withFailureInjection(async (d) => void sent.push(d.userId), "e2e-dlq-");
     await expect(send(delivery("e2e-dlq-user-1"))).rejects.toThrow(
@@ -25,13 +25,13 @@ describe("failure injection", () => {
     expect(sent).toEqual([]);
   });
 
-  test("delegates when the prefix does not match (reference test 106)", async () => {
+  test("delegates when the prefix does not match", async () => {
     const sent: string[] = [];
     await withFailureInjection(async (d) => void sent.push(d.userId), "e2e-dlq-")(delivery("u1"));
     expect(sent).toEqual(["u1"]);
   });
 
-  test("a blank prefix disables it (reference test 107)", async () => {
+  test("a blank prefix disables it", async () => {
     const sent: string[] = [];
     await withFailureInjection(async (d) => void sent.push(d.userId), "  ")(delivery("e2e-dlq-user-1"));
     expect(sent).toEqual(["e2e-dlq-user-1"]);
@@ -45,7 +45,7 @@ describe("delivery backoff with the default configuration", () => {
     NOTIFICATION_DELIVERY_BACKOFF_MAX: "60s",
   }).delivery.backoff;
 
-  test("attempt 3 lies in [2s, 6s] (reference test 94)", () => {
+  test("attempt 3 lies in [2s, 6s]", () => {
     expect(backoffMs(policy, 3, () => 0)).toBe(2_000);
     expect(backoffMs(policy, 3, () => 0.999999)).toBeLessThanOrEqual(6_000);
     for (let i = 0; i < 200; i++) {
@@ -55,7 +55,7 @@ describe("delivery backoff with the default configuration", () => {
     }
   });
 
-  test("attempt 7 is capped at 60s, so it lies in [30s, 90s] (reference test 95)", () => {
+  test("attempt 7 is capped at 60s, so it lies in [30s, 90s]", () => {
     for (let i = 0; i < 200; i++) {
       const ms = backoffMs(policy, 7);
       expect(ms).toBeGreaterThanOrEqual(30_000);

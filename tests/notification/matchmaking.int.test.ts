@@ -1,6 +1,6 @@
 // The matchmaking pipeline on real NATS and PostgreSQL, through the same workers main runs: the subscriber's cases of
-// the reference (catalogue 63: handled then acked; 68/69: stream created with its duplicate window, ack wait and max
-// deliver) and the handler's duplicate case (89), plus what the original lacked: players notified, invalid events
+// the Java original (handled then acked; stream created with its duplicate window, ack wait and max deliver) and
+// the handler's duplicate case, plus what the original lacked: players notified, invalid events
 // terminated and recorded in notification_nats_dlq with their stream, and a given-up event replayed.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from "@nats-io/jetstream";

@@ -1,5 +1,4 @@
-// The matchmaking handler (reference §7.2 and its MatchmakingEventHandlerTest, catalogue 89-93, with this system's
-// players): what one event yields, and which events can never be stored and so are terminated.
+// The matchmaking handler (the cases of the Java original's handler tests, with this system's players): what one event yields, and which events can never be stored and so are terminated.
 import { describe, expect, test } from "bun:test";
 import { MatchmakingEvent_EventType } from "../../src/gen/matchmaking_event_pb.ts";
 import { decodeMatchmakingEvent, MATCHMAKING_SYSTEM_USER } from "../../src/notification/handlers/matchmaking.ts";
@@ -65,7 +64,7 @@ describe("decodeMatchmakingEvent", () => {
     expect(decodeMatchmakingEvent(new Uint8Array([0x80]))).toEqual(rejected("undecodable matchmaking event"));
   });
 
-  // The reference's case 93 (a payload that cannot be serialized) cannot happen here: the payload is strings only.
+  // The Java original's case of a payload that cannot be serialized cannot happen here: the payload is strings only.
   // Its intent, "what can never be stored is permanent", is these cases: each would fail the insert forever.
   test.each([
     ["a blank match_id", { matchId: "  " }, "invalid matchmaking match_id"],

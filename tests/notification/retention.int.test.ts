@@ -28,7 +28,7 @@ const processedIds = async () =>
   (await f.sql<{ event_id: string }[]>`select event_id from processed_events`).map((r) => r.event_id).sort();
 
 describe("retention queries", () => {
-  test("stale active counts only PENDING/PROCESSING strictly older than the threshold (reference test 81)", async () => {
+  test("stale active counts only PENDING/PROCESSING strictly older than the threshold", async () => {
     await seedNotification(f.sql, { createdAt: before(1), status: "PENDING" });
     await seedNotification(f.sql, { createdAt: before(1), status: "PROCESSING" });
     await seedNotification(f.sql, { createdAt: THRESHOLD, status: "PENDING" });
@@ -38,7 +38,7 @@ describe("retention queries", () => {
     expect(await countStaleActive(f.sql, THRESHOLD)).toBe(2);
   });
 
-  test("deletes only SENT/FAILED strictly older than the threshold (reference test 82), in bounded batches", async () => {
+  test("deletes only SENT/FAILED strictly older than the threshold, in bounded batches", async () => {
     for (let i = 0; i < 5; i++) await seedNotification(f.sql, { createdAt: before(1000 + i), status: "SENT" });
     await seedNotification(f.sql, { createdAt: THRESHOLD, status: "SENT" });
     await seedNotification(f.sql, { createdAt: after(1), status: "FAILED" });
@@ -49,7 +49,7 @@ describe("retention queries", () => {
     expect(await statuses()).toEqual(["FAILED", "PENDING", "PROCESSING", "SENT"]);
   });
 
-  test("processed events: only processed_at strictly older than the threshold goes (reference test 84)", async () => {
+  test("processed events: only processed_at strictly older than the threshold goes", async () => {
     await seedProcessed(before(1));
     const boundary = await seedProcessed(THRESHOLD);
     const newer = await seedProcessed(after(1));
@@ -59,7 +59,7 @@ describe("retention queries", () => {
 });
 
 describe("runRetention", () => {
-  test("removes only old SENT and FAILED, keeps stale active rows and logs them at error (reference test 103)", async () => {
+  test("removes only old SENT and FAILED, keeps stale active rows and logs them at error", async () => {
     await seedProcessed(before(86_400_000));
     const recent = await seedProcessed(after(86_400_000));
     await seedNotification(f.sql, { createdAt: before(86_400_000), status: "SENT" });
@@ -77,7 +77,7 @@ describe("runRetention", () => {
     expect(stale?.level).toBe("error");
   });
 
-  test("keeps rows exactly at the threshold (reference test 104)", async () => {
+  test("keeps rows exactly at the threshold", async () => {
     const boundary = await seedProcessed(THRESHOLD);
     await seedProcessed(before(1));
     await seedNotification(f.sql, { createdAt: THRESHOLD, status: "SENT" });

@@ -1,5 +1,5 @@
 // What the operator commands print comes partly from stored data: ids and error texts written by callers and
-// receivers. Through the real commands (console output), no control character reaches the terminal (CONTRACT §7).
+// receivers. Through the real commands (console output), no control character reaches the terminal (docs/operations.md).
 import { afterAll, beforeAll, expect, spyOn, test } from "bun:test";
 import { outboxCommand } from "../../src/entitlement/ops/outbox.ts";
 import { dlqCommand } from "../../src/notification/ops/dlq.ts";

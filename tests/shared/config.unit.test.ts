@@ -29,10 +29,10 @@ describe("durations", () => {
 });
 
 describe("entitlement configuration", () => {
-  // Serving needs tokens or an explicit opt-out (CONTRACT §3.3; tests/entitlement/auth.unit.test.ts covers the rule).
+  // Serving needs tokens or an explicit opt-out (docs/security.md; tests/entitlement/auth.unit.test.ts covers the rule).
   const noAuth = { ENTITLEMENT_AUTH_DISABLED: "true" };
 
-  test("defaults match the reference (§8)", () => {
+  test("defaults match the Java original's", () => {
     const c = loadEntitlementConfig(noAuth);
     expect(c.http.port).toBe(8080);
     expect(c.outbox).toMatchObject({
@@ -89,7 +89,7 @@ describe("entitlement configuration", () => {
     expect(problems.join("\n")).toContain("PORT");
   });
 
-  test("SERVER_PORT (the reference's server.port) is used when PORT is unset; PORT wins", () => {
+  test("SERVER_PORT (the Java original's server.port) is used when PORT is unset; PORT wins", () => {
     const base = { ENTITLEMENT_AUTH_DISABLED: "true" };
     expect(loadEntitlementConfig({ ...base, SERVER_PORT: "9090" }).http.port).toBe(9090);
     expect(loadEntitlementConfig({ ...base, SERVER_PORT: "9090", PORT: "7070" }).http.port).toBe(7070);
@@ -140,7 +140,7 @@ describe("entitlement configuration", () => {
 });
 
 describe("notification configuration", () => {
-  test("defaults match the reference (§8)", () => {
+  test("defaults match the Java original's", () => {
     const c = loadNotificationConfig({});
     expect(c.http.port).toBe(8081);
     expect(c.nats).toMatchObject({
@@ -169,7 +169,7 @@ describe("notification configuration", () => {
     expect(problems.join("\n")).toContain("NOTIFICATION_NATS_STREAM_REPLICAS");
   });
 
-  test("matchmaking consumer: the reference's notification.matchmaking-nats.* defaults (reference test 50)", () => {
+  test("matchmaking consumer: the Java original's notification.matchmaking-nats.* defaults", () => {
     expect(loadNotificationConfig({}).nats.matchmaking).toEqual({
       subject: "matchmaking.events",
       stream: "matchmaking-events",
@@ -234,7 +234,7 @@ describe("notification configuration", () => {
     );
   });
 
-  test("delivery backoff: defaults of reference §5.6, and min greater than max is refused", () => {
+  test("delivery backoff: the Java original's defaults, and min greater than max is refused", () => {
     expect(loadNotificationConfig({}).delivery.backoff).toEqual({
       baseMs: 1000,
       maxMs: 60_000,
@@ -255,7 +255,7 @@ describe("notification configuration", () => {
     ]);
   });
 
-  test("ack wait and max deliver must be positive (reference tests 48, 49)", () => {
+  test("ack wait and max deliver must be positive", () => {
     const problems = problemsOf(() =>
       loadNotificationConfig({ NOTIFICATION_NATS_ACK_WAIT: "0", NOTIFICATION_NATS_MAX_DELIVER: "0" }),
     );

@@ -1,4 +1,4 @@
-// src/gen is generated from proto/ and committed (STYLE §14): this fails when `bun run gen` would change it, so a
+// src/gen is generated from proto/ and committed: this fails when `bun run gen` would change it, so a
 // proto edit without regenerated code (or a hand edit of generated code) cannot pass CI.
 import { afterAll, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";

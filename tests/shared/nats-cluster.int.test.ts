@@ -1,4 +1,4 @@
-// NATS past one machine (CONTRACT §2): on a private 3-node cluster (tests/support/nats-cluster.ts), every stream the
+// NATS past one machine (docs/configuration.md): on a private 3-node cluster (tests/support/nats-cluster.ts), every stream the
 // services create takes the configured replica count, their durables follow their stream, and a connection given the
 // server list moves to another node when its own dies.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";

@@ -1,4 +1,4 @@
-// Multi-host DATABASE_URL with target_session_attrs=read-write (CONTRACT §2) across a real failover: a private primary
+// Multi-host DATABASE_URL with target_session_attrs=read-write (docs/configuration.md) across a real failover: a private primary
 // with a synchronous standby (tests/support/postgres-pair.ts). The test failed at both steps before
 // patches/postgres@3.4.9.patch taught postgres.js two things libpq does:
 // 1. read-write rejects a server in hot standby: a standby reports default_transaction_read_only=off (only

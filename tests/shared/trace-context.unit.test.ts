@@ -21,7 +21,9 @@ test("the event's trace_id: the W3C trace with a traceparent, else X-Trace-Id as
   const headers = (h: Record<string, string>) => new Headers(h);
   const traceparent = `00-${active}-b7ad6b7169203331-01`;
   expect(traceIdOf(headers({ traceparent, "x-trace-id": "req-42" }), active)).toBe(active);
-  expect(traceIdOf(headers({ "x-trace-id": "req-42" }), active), "the reference's verbatim X-Trace-Id").toBe("req-42");
+  expect(traceIdOf(headers({ "x-trace-id": "req-42" }), active), "the Java original's verbatim X-Trace-Id").toBe(
+    "req-42",
+  );
   expect(traceIdOf(headers({ "x-trace-id": "has space" }), active)).toBe(active);
   expect(traceIdOf(headers({}), active)).toBe(active);
   expect(traceIdOf(headers({}), undefined), "no tracing installed: a UUID as before").toMatch(/^[0-9a-f-]{36}$/);

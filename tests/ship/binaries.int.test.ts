@@ -1,4 +1,4 @@
-// The compiled executables run on their own (CONTRACT §1): copied into an empty folder, with no Bun on PATH and no
+// The compiled executables run on their own: copied into an empty folder, with no Bun on PATH and no
 // node_modules or source tree anywhere near, they answer --help, refuse bad input with the documented exit codes and
 // apply their embedded migrations to a fresh, empty database.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
