@@ -1,4 +1,4 @@
-// Flags of `bun run bench`. Defaults are the issue-6 sizes; `--quick` shrinks every phase so the whole harness runs in
+// Flags of `bun run bench`. Defaults are the sizes docs/benchmarks.md reports; `--quick` shrinks every phase so the whole harness runs in
 // well under a minute (the smoke test and a first look).
 import { parseArgs } from "node:util";
 
