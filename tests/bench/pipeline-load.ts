@@ -1,7 +1,10 @@
 // The events the pipeline-cost phase feeds the pipeline: a grant's outbox event committed by the harness (the commit is
 // where the pipeline starts), one transaction per grant at a fixed rate as an open loop, or a backlog in one statement.
+// Each commit is announced as another replica announces its commits (one debounced NOTIFY after commit), so the relay
+// wakes as it would for a grant written by a replica it does not share a process with.
 // Each event has a fresh user, so its notification is found by user_id.
 import type postgres from "postgres";
+import { otherReplica } from "../support/wakeups.ts";
 import { summarize } from "./stats.ts";
 
 /** One statement that commits `count` EntitlementGranted events for users `${prefix}-${first}`, … */
@@ -16,6 +19,7 @@ async function insertEvents(sql: postgres.Sql, prefix: string, first: number, co
         'source_id', 'p-' || g, 'version', 0, 'trace_id', md5(id::text)),
       'PENDING', 0, now()
     from s`;
+  otherReplica(sql).committed({ events: true });
 }
 
 /** Commits `rate × seconds` events one transaction each; returns each user's commit time (epoch ms). */

@@ -1,9 +1,10 @@
 // Relay drain: a backlog of PENDING outbox rows (valid payloads, inserted with SQL in one transaction) drained to
-// JetStream by the running relay, which the insert trigger wakes at commit; events/s from that commit to the last
-// published_at. Compared with a raw publish of the same number of messages into a stream of the same settings.
+// JetStream by the running relay, which hears of them as of another replica's commit (the NOTIFY after commit); events/s
+// from that commit to the last published_at. Compared with a raw publish of the same number of messages into a stream of the same settings.
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type postgres from "postgres";
+import { otherReplica } from "../support/wakeups.ts";
 import { publishEvents } from "./publish.ts";
 
 export async function seedAndDrainOutbox(args: {
@@ -25,6 +26,7 @@ export async function seedAndDrainOutbox(args: {
       'PENDING', 0, now()
     from s`;
   const committed = Date.now();
+  otherReplica(sql).committed({ events: true });
   const deadline = committed + args.timeoutMs;
   let left = args.count;
   while (Date.now() < deadline) {
