@@ -2,6 +2,7 @@
 // size, the JSON and the fields. Every failure is an ApiError carrying its status, so bad input is never a 500.
 import type { TString } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
+import { readBodyAtMost } from "../../shared/http/body.ts";
 import { ApiError, badRequest } from "../../shared/http/errors.ts";
 import { findDuplicateKey } from "../../shared/http/json-keys.ts";
 import { pathParam } from "../../shared/http/path.ts";
@@ -67,7 +68,8 @@ export async function readJsonObject(request: Request): Promise<Record<string, u
   const contentType = request.headers.get("content-type");
   const mediaType = contentType?.split(";")[0]?.trim().toLowerCase();
   if (mediaType !== undefined && !JSON_MEDIA_TYPE.test(mediaType)) throw unsupportedMediaType();
-  const bytes = await readAtMost(request, MAX_BODY_BYTES);
+  const bytes = await readBodyAtMost(request, MAX_BODY_BYTES);
+  if (bytes === undefined) throw tooLarge();
   if (bytes.length === 0) throw badRequest("request body is required");
   // A non-empty body without a Content-Type is octet-stream, as in the Java original.
   if (mediaType === undefined) throw unsupportedMediaType();
@@ -75,26 +77,6 @@ export async function readJsonObject(request: Request): Promise<Record<string, u
   if (parsed === null) throw badRequest("request body is required");
   if (typeof parsed !== "object" || Array.isArray(parsed)) throw badRequest("request body is invalid");
   return parsed as Record<string, unknown>;
-}
-
-async function readAtMost(request: Request, limit: number): Promise<Uint8Array> {
-  const declared = Number(request.headers.get("content-length") ?? 0);
-  if (declared > limit) throw tooLarge();
-  if (!request.body) return new Uint8Array();
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.length;
-    if (total > limit) {
-      await reader.cancel();
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks);
 }
 
 function parseJson(bytes: Uint8Array): unknown {

@@ -1,0 +1,23 @@
+// A request body read with a byte limit: the declared Content-Length is checked first, then the bytes as they arrive,
+// so an over-long body (declared or not) is never held in memory. Shared by the API's JSON commands and the console's
+// forms.
+
+/** The body's bytes, or undefined when it is (or says it is) longer than `limit`. No body is zero bytes. */
+export async function readBodyAtMost(request: Request, limit: number): Promise<Uint8Array | undefined> {
+  if (Number(request.headers.get("content-length") ?? 0) > limit) return undefined;
+  if (!request.body) return new Uint8Array();
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.length;
+    if (total > limit) {
+      await reader.cancel();
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks);
+}
