@@ -104,7 +104,13 @@ describe("a consumer killed with kill -9", () => {
     const child = serve(MAIN, "notification", { ...env, NOTIFICATION_DELIVERY_ENABLED: "false" });
     stops.push(async () => void child.child.kill("SIGKILL"));
     const base = `http://127.0.0.1:${await child.port}`;
-    await waitUntil(async () => (await fetch(`${base}/readyz`)).status === 200, "the child to bind its consumer");
+    // A child that dies on the way fails the test with what it printed, not with a refused fetch.
+    const died = child.child.exited.then(async (code) => {
+      throw new Error(`the child exited (${code}) before it was ready:\n${await child.output}`);
+    });
+    died.catch(() => {});
+    const readyz = async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200;
+    await Promise.race([waitUntil(readyz, "the child to bind its consumer"), died]);
 
     proxy.down();
     const userId = `crash-${crypto.randomUUID()}`;

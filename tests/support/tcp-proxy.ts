@@ -1,10 +1,38 @@
 // A TCP proxy in front of a real server, for outage tests: `down()` drops every connection and refuses new ones,
 // `up()` accepts again on the same port. The server itself (the shared PostgreSQL) is never touched.
+//
+// A Bun socket's write() may take only part of a chunk when the kernel buffer is full (a loaded machine, a large
+// result): what it did not take waits in the side's backlog and goes out, in order, on the socket's drain event.
+// Dropping it would corrupt the protocol stream between the service and PostgreSQL.
 import type { Socket, TCPSocketListener } from "bun";
 
-type Pair = { client: Socket<Pair>; upstream?: Socket<Pair>; pending: Uint8Array[] };
+type Side = { socket?: Socket<Pair>; backlog: Uint8Array[] };
+type Pair = { client: Side; upstream: Side };
 
 export type TcpProxy = { port: number; down: () => void; up: () => void; stop: () => void };
+
+/** Sends `chunk` to `side` after whatever is still waiting there; keeps the unwritten rest for the next drain. */
+function send(side: Side, chunk: Uint8Array) {
+  if (!side.socket || side.backlog.length > 0) {
+    side.backlog.push(chunk.slice());
+    return;
+  }
+  const written = side.socket.write(chunk);
+  if (written < chunk.byteLength) side.backlog.push(chunk.slice(Math.max(written, 0)));
+}
+
+/** Writes the side's backlog until the socket takes no more. */
+function flush(side: Side) {
+  while (side.socket && side.backlog.length > 0) {
+    const head = side.backlog[0] as Uint8Array;
+    const written = side.socket.write(head);
+    if (written < head.byteLength) {
+      side.backlog[0] = head.slice(Math.max(written, 0));
+      return;
+    }
+    side.backlog.shift();
+  }
+}
 
 export function startTcpProxy(target: { host: string; port: number }): TcpProxy {
   const pairs = new Set<Pair>();
@@ -17,7 +45,7 @@ export function startTcpProxy(target: { host: string; port: number }): TcpProxy 
       port,
       socket: {
         open(client) {
-          const pair: Pair = { client, pending: [] };
+          const pair: Pair = { client: { socket: client, backlog: [] }, upstream: { backlog: [] } };
           client.data = pair;
           pairs.add(pair);
           Bun.connect<Pair>({
@@ -26,30 +54,33 @@ export function startTcpProxy(target: { host: string; port: number }): TcpProxy 
             data: pair,
             socket: {
               open(upstream) {
-                pair.upstream = upstream;
-                for (const chunk of pair.pending) upstream.write(chunk);
-                pair.pending = [];
+                pair.upstream.socket = upstream;
+                flush(pair.upstream);
               },
               data(_upstream, chunk) {
-                pair.client.write(chunk);
+                send(pair.client, chunk);
+              },
+              drain() {
+                flush(pair.upstream);
               },
               close() {
-                pair.client.end();
+                pair.client.socket?.end();
                 pairs.delete(pair);
               },
               error() {
-                pair.client.end();
+                pair.client.socket?.end();
               },
             },
           }).catch(() => client.end());
         },
         data(client, chunk) {
-          const pair = client.data;
-          if (pair.upstream) pair.upstream.write(chunk);
-          else pair.pending.push(new Uint8Array(chunk));
+          send(client.data.upstream, chunk);
+        },
+        drain(client) {
+          flush(client.data.client);
         },
         close(client) {
-          client.data.upstream?.end();
+          client.data.upstream.socket?.end();
           pairs.delete(client.data);
         },
       },
@@ -62,8 +93,8 @@ export function startTcpProxy(target: { host: string; port: number }): TcpProxy 
     listener?.stop(true);
     listener = undefined;
     for (const pair of pairs) {
-      pair.client.terminate();
-      pair.upstream?.terminate();
+      pair.client.socket?.terminate();
+      pair.upstream.socket?.terminate();
     }
     pairs.clear();
   };
