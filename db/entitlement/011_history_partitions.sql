@@ -7,10 +7,11 @@
 -- everything before the first month of the new layout (the month after this migration runs). The attach needs proof
 -- that no row lies outside that range: a CHECK constraint added NOT VALID and then validated (one sequential scan of
 -- the table, no rewrite, no index build), which ATTACH PARTITION accepts instead of scanning again. Everything runs
--- in one transaction, so the old table stays locked (ACCESS EXCLUSIVE, taken by the rename) for the duration of that
--- scan: docs/operations.md gives the figure measured on 10 million audit rows, and how an operator proves the bound
--- beforehand (a constraint <table>_before_partitioning, validated while writers go on), which this migration then
--- uses instead of scanning.
+-- in one transaction, so a scan here would keep the old table locked (ACCESS EXCLUSIVE, taken by the rename) for its
+-- whole duration. So the proof is made beforehand, outside this transaction, while writers go on: the preparation
+-- (prepare/011_history_partitions.sql, run by the migration runner first) or an operator adds the constraint
+-- <table>_before_partitioning and validates it, and this migration uses it instead of scanning. Only a table the
+-- preparation could not lock in time is validated here, under the lock (docs/operations.md).
 --
 -- A primary key of a partitioned table must contain the partition key; the old tables' keys do not, and rebuilding
 -- them would be an index build on the whole table under the lock. So the parents declare no primary key: each

@@ -13,24 +13,31 @@ import m012 from "../../db/entitlement/012_points_balance_cap.sql" with { type: 
 import m013 from "../../db/entitlement/013_one_write_path.sql" with { type: "text" };
 import m014 from "../../db/entitlement/014_no_notify_on_commit.sql" with { type: "text" };
 import m015 from "../../db/entitlement/015_hot_indexes.sql" with { type: "text" };
+import p011 from "../../db/entitlement/prepare/011_history_partitions.sql" with { type: "text" };
 import { migrationList } from "../shared/migrate.ts";
 
 export const SCHEMA = "entitlement";
 /** Every file of db/entitlement/, in order (a test checks this list against the folder). */
-export const migrations = migrationList({
-  "001_init.sql": m001,
-  "002_outbox_fresh_idx.sql": m002,
-  "003_history_and_expiry.sql": m003,
-  "004_entitlement_expiries.sql": m004,
-  "005_outbox_traceparent.sql": m005,
-  "006_points.sql": m006,
-  "007_entitlement_list_keyset_idx.sql": m007,
-  "008_runtime_role.sql": m008,
-  "009_entitlement_command.sql": m009,
-  "010_outbox_analyze.sql": m010,
-  "011_history_partitions.sql": m011,
-  "012_points_balance_cap.sql": m012,
-  "013_one_write_path.sql": m013,
-  "014_no_notify_on_commit.sql": m014,
-  "015_hot_indexes.sql": m015,
-});
+export const migrations = migrationList(
+  {
+    "001_init.sql": m001,
+    "002_outbox_fresh_idx.sql": m002,
+    "003_history_and_expiry.sql": m003,
+    "004_entitlement_expiries.sql": m004,
+    "005_outbox_traceparent.sql": m005,
+    "006_points.sql": m006,
+    "007_entitlement_list_keyset_idx.sql": m007,
+    "008_runtime_role.sql": m008,
+    "009_entitlement_command.sql": m009,
+    "010_outbox_analyze.sql": m010,
+    "011_history_partitions.sql": m011,
+    "012_points_balance_cap.sql": m012,
+    "013_one_write_path.sql": m013,
+    "014_no_notify_on_commit.sql": m014,
+    "015_hot_indexes.sql": m015,
+  },
+  {
+    // Proves the history tables' rows in bounds before 011 takes its lock (db/entitlement/prepare/).
+    "011_history_partitions.sql": p011,
+  },
+);

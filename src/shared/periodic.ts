@@ -20,6 +20,24 @@ export async function untilShortBatch(
 }
 
 /**
+ * Where the previous batch of a retention run stopped: the largest threshold-column value it deleted. The next batch
+ * starts there, not at the head of the index, where the entries of the rows just deleted still lie until vacuum.
+ */
+export type Resume = { from?: Date };
+
+/** The lower bound of a run's first batch: before any time the services write. */
+export const BEGINNING = new Date("0001-01-01T00:00:00Z");
+
+/** Keeps the largest value of `column` among the deleted rows in `resume`. */
+export function advance(resume: Resume | undefined, rows: readonly Record<string, unknown>[], column: string): void {
+  if (!resume) return;
+  for (const row of rows) {
+    const value = row[column];
+    if (value instanceof Date && (!resume.from || value > resume.from)) resume.from = value;
+  }
+}
+
+/**
  * A worker that runs `once` at start and then every `intervalMs` until aborted. It never dies: the first failure of a
  * run of failures is logged, and the recovery with the number of failed runs.
  */

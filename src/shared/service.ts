@@ -5,7 +5,7 @@ import type { AnyElysia } from "elysia";
 import { type Command, withConfig, withoutArgs } from "./cli.ts";
 import { createSql, type Sql } from "./db.ts";
 import { createLogger, type Logger } from "./logger.ts";
-import { type Migration, migrate } from "./migrate.ts";
+import { type Migration, type MigrationLog, migrate } from "./migrate.ts";
 import { onShutdownSignal, type Worker } from "./runtime.ts";
 
 export type Running = {
@@ -84,7 +84,7 @@ async function migrateOnly<C>(spec: ServiceSpec<C>, config: C): Promise<number> 
     applicationName: `${spec.name}-migrate`,
   });
   try {
-    const applied = await migrate(sql, spec.schema, spec.migrations);
+    const applied = await migrate(sql, spec.schema, spec.migrations, log);
     log.info({ applied, schema: spec.schema }, applied.length ? "migrations applied" : "schema is up to date");
     return 0;
   } catch (error) {
@@ -100,8 +100,13 @@ async function migrateOnly<C>(spec: ServiceSpec<C>, config: C): Promise<number> 
  * Applies the migrations at `serve`: through the pool when one role does everything, else through a short-lived
  * connection of the migration role, so the runtime role needs no DDL right.
  */
-async function migrateWith<C>(spec: ServiceSpec<C>, db: { url: string; migrationUrl?: string }, pool: Sql) {
-  if (!db.migrationUrl || db.migrationUrl === db.url) return migrate(pool, spec.schema, spec.migrations);
+async function migrateWith<C>(
+  spec: ServiceSpec<C>,
+  db: { url: string; migrationUrl?: string },
+  pool: Sql,
+  log: MigrationLog,
+) {
+  if (!db.migrationUrl || db.migrationUrl === db.url) return migrate(pool, spec.schema, spec.migrations, log);
   const owner = createSql({
     url: db.migrationUrl,
     schema: spec.schema,
@@ -109,7 +114,7 @@ async function migrateWith<C>(spec: ServiceSpec<C>, db: { url: string; migration
     applicationName: `${spec.name}-migrate`,
   });
   try {
-    return await migrate(owner, spec.schema, spec.migrations);
+    return await migrate(owner, spec.schema, spec.migrations, log);
   } finally {
     await owner.end({ timeout: 5 });
   }
@@ -123,7 +128,7 @@ async function serve<C>(spec: ServiceSpec<C>, config: C): Promise<number> {
   const sql = createSql({ url: db.url, schema: spec.schema, max: db.poolMax, applicationName: spec.name });
   let applied: string[];
   try {
-    applied = await migrateWith(spec, db, sql);
+    applied = await migrateWith(spec, db, sql, log);
   } catch (error) {
     // A login refused, a database that is not there, migrations that fail: nothing can run. One line that says why
     // (the SQLSTATE and the server's message, never the URL), exit 1; not an uncaught exception and its stack.

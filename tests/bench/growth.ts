@@ -104,12 +104,28 @@ async function measureRetention(
 ): Promise<GrowthSize["retention"]> {
   const now = new Date();
   const limit = 1000;
+  // Each run resumes every batch where the one before stopped, as the services' retention does.
+  const resume = { idempotency_keys: {}, outbox_events: {}, notifications: {}, processed_events: {} };
   const runs: Record<DeletedTable, (l: number) => Promise<number>> = {
-    idempotency_keys: (l) => deleteExpiredIdempotencyKeys(e, { now, limit: l }),
-    outbox_events: (l) => deletePublishedOutboxEvents(e, { threshold: new Date(now.getTime() - DAY_MS), limit: l }),
+    idempotency_keys: (l) => deleteExpiredIdempotencyKeys(e, { now, limit: l, resume: resume.idempotency_keys }),
+    outbox_events: (l) =>
+      deletePublishedOutboxEvents(e, {
+        threshold: new Date(now.getTime() - DAY_MS),
+        limit: l,
+        resume: resume.outbox_events,
+      }),
     notifications: (l) =>
-      deleteFinishedNotifications(n, { threshold: new Date(now.getTime() - 30 * DAY_MS), limit: l }),
-    processed_events: (l) => deleteProcessedEvents(n, { threshold: new Date(now.getTime() - 30 * DAY_MS), limit: l }),
+      deleteFinishedNotifications(n, {
+        threshold: new Date(now.getTime() - 30 * DAY_MS),
+        limit: l,
+        resume: resume.notifications,
+      }),
+    processed_events: (l) =>
+      deleteProcessedEvents(n, {
+        threshold: new Date(now.getTime() - 30 * DAY_MS),
+        limit: l,
+        resume: resume.processed_events,
+      }),
   };
   const result: GrowthSize["retention"] = {};
   for (const [table, step] of Object.entries(runs)) {

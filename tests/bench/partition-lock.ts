@@ -112,7 +112,11 @@ try {
   const writers = probeWriters(probe);
   await Bun.sleep(500);
   t = performance.now();
-  await migrate(sql, "entitlement", migrations.slice(0, before + 1));
+  // The preparation (the bound proved while writers go on) runs first, then the migration's transaction.
+  const log = {
+    info: (fields: Record<string, unknown>, message: string) => console.log(message, JSON.stringify(fields)),
+  };
+  await migrate(sql, "entitlement", migrations.slice(0, before + 1), log);
   const migrationSeconds = seconds(t);
   await Bun.sleep(500);
   const latencies = await writers.stop();

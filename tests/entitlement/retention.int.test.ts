@@ -109,3 +109,17 @@ test("the worker runs at start and every interval, and stops on abort", async ()
   await loop;
   expect(await keys()).toEqual(["alive"]);
 });
+
+test("a run's batches take the oldest first and resume where the one before stopped", async () => {
+  const threshold = at(-86_400);
+  const published = [5, 1, 4, 2, 3].map((minutes) => new Date(threshold.getTime() - minutes * 60_000));
+  for (const publishedAt of published) await insertEvent(sql, { status: "PUBLISHED", publishedAt });
+  const resume: { from?: Date } = {};
+  expect(await deletePublishedOutboxEvents(sql, { threshold, limit: 2, resume })).toBe(2);
+  expect(resume.from, "the newer of the two oldest").toEqual(new Date(threshold.getTime() - 4 * 60_000));
+  // A row older than the resume point is not looked for again within the run (a later run starts afresh).
+  await insertEvent(sql, { status: "PUBLISHED", publishedAt: new Date(threshold.getTime() - 9 * 60_000) });
+  expect(await deletePublishedOutboxEvents(sql, { threshold, limit: 10, resume })).toBe(3);
+  expect(resume.from).toEqual(new Date(threshold.getTime() - 60_000));
+  expect(await deletePublishedOutboxEvents(sql, { threshold, limit: 10 }), "a fresh run finds it").toBe(1);
+});

@@ -4,7 +4,7 @@ import postgres from "postgres";
 import { migrations as entitlementMigrations } from "../../src/entitlement/migrations.ts";
 import { migrations as notificationMigrations } from "../../src/notification/migrations.ts";
 import { sha256Int64 } from "../../src/shared/ids.ts";
-import { migrate } from "../../src/shared/migrate.ts";
+import { migrate, migrationList } from "../../src/shared/migrate.ts";
 import { postgresAdminUrl, uniqueName } from "../support/infra.ts";
 
 const folder = (service: string) =>
@@ -16,6 +16,17 @@ describe("migration list", () => {
   test("the embedded list matches each db/<service>/ folder", () => {
     expect(entitlementMigrations.map((m) => m.name)).toEqual(folder("entitlement"));
     expect(notificationMigrations.map((m) => m.name)).toEqual(folder("notification"));
+  });
+
+  test("a preparation is split into its transactions; one without its migration is refused", () => {
+    const [m] = migrationList(
+      { "001_a.sql": "select 1" },
+      { "001_a.sql": "select 2;\n-- next transaction\nselect 3;\n" },
+    );
+    expect(m?.prepare?.map((part) => part.trim())).toEqual(["select 2;", "select 3;"]);
+    expect(() => migrationList({ "001_a.sql": "select 1" }, { "002_b.sql": "select 2" })).toThrow(
+      "a preparation without its migration: 002_b.sql",
+    );
   });
 });
 
@@ -89,6 +100,35 @@ describe("migration runner", () => {
       await holder`select pg_advisory_unlock_all()`;
       holder.release();
     }
+  });
+
+  test("a preparation runs first, each part in a transaction of its own, and not again once applied", async () => {
+    await migrate(sql, "entitlement", entitlementMigrations);
+    const next = entitlementMigrations.length + 1;
+    const withPreparation = [
+      ...entitlementMigrations,
+      {
+        version: next,
+        name: "prepared.sql",
+        sql: "insert into prep (step, tx) values ('migration', txid_current())",
+        prepare: [
+          "create table if not exists prep (step text, tx bigint); insert into prep values ('one', txid_current());",
+          "insert into prep (step, tx) values ('two', txid_current())",
+        ],
+      },
+    ];
+    expect(await migrate(sql, "entitlement", withPreparation)).toEqual(["prepared.sql"]);
+    const rows = await sql<{ step: string; tx: string }[]>`select step, tx from entitlement.prep order by tx`;
+    expect(
+      rows.map((r) => r.step),
+      "in the schema's search_path, in order",
+    ).toEqual(["one", "two", "migration"]);
+    expect(new Set(rows.map((r) => r.tx)).size, "three transactions").toBe(3);
+    expect(await migrate(sql, "entitlement", withPreparation)).toEqual([]);
+    const [count] = await sql`select count(*)::int as n from entitlement.prep`;
+    expect(count?.n, "an applied migration's preparation does not run again").toBe(3);
+    await sql`delete from entitlement.schema_migrations where version = ${next}`;
+    await sql`drop table entitlement.prep`;
   });
 
   test("a failing migration leaves nothing behind", async () => {

@@ -2,7 +2,7 @@
 // idempotency keys and old PUBLISHED outbox events, a bounded batch per statement until none is left.
 import type { Sql } from "../../shared/db.ts";
 import type { Logger } from "../../shared/logger.ts";
-import { periodicWorker, untilShortBatch } from "../../shared/periodic.ts";
+import { periodicWorker, type Resume, untilShortBatch } from "../../shared/periodic.ts";
 import type { Clock, Worker } from "../../shared/runtime.ts";
 import { deleteExpiredIdempotencyKeys, deletePublishedOutboxEvents } from "./queries.ts";
 
@@ -18,13 +18,16 @@ export async function runRetentionOnce(deps: RetentionDeps, signal?: AbortSignal
   const now = deps.now();
   const limit = deps.settings.batchSize ?? DEFAULT_BATCH;
   const threshold = new Date(now.getTime() - deps.settings.publishedTtlMs);
+  // Each table's run resumes every batch where the one before stopped (queries.ts).
+  const keys: Resume = {};
+  const events: Resume = {};
   const idempotencyKeys = await untilShortBatch(
-    (l) => deleteExpiredIdempotencyKeys(deps.sql, { now, limit: l }),
+    (l) => deleteExpiredIdempotencyKeys(deps.sql, { now, limit: l, resume: keys }),
     limit,
     signal,
   );
   const outboxEvents = await untilShortBatch(
-    (l) => deletePublishedOutboxEvents(deps.sql, { threshold, limit: l }),
+    (l) => deletePublishedOutboxEvents(deps.sql, { threshold, limit: l, resume: events }),
     limit,
     signal,
   );

@@ -1,5 +1,6 @@
 // SQL of retention (as in the Java original). Bounds are exclusive: a row exactly at the threshold stays.
 import type { Db } from "../../shared/db.ts";
+import { advance, BEGINNING, type Resume } from "../../shared/periodic.ts";
 
 export async function countStaleActive(db: Db, threshold: Date): Promise<number> {
   const [row] = await db<{ n: number }[]>`
@@ -8,22 +9,46 @@ export async function countStaleActive(db: Db, threshold: Date): Promise<number>
   return row?.n ?? 0;
 }
 
-/** Deletes at most `limit` SENT/FAILED notifications created before the threshold; returns how many. */
-export async function deleteFinishedNotifications(db: Db, input: { threshold: Date; limit: number }): Promise<number> {
-  const result = await db`
-    delete from notifications where notification_id in (
+/**
+ * Deletes at most `limit` SENT/FAILED notifications created before the threshold, oldest first, from where the run's
+ * previous batch stopped (`resume`, src/shared/periodic.ts); returns how many.
+ */
+export async function deleteFinishedNotifications(
+  db: Db,
+  input: { threshold: Date; limit: number; resume?: Resume },
+): Promise<number> {
+  const from = input.resume?.from ?? BEGINNING;
+  const result = await db<{ created_at: Date }[]>`
+    delete from notifications
+    where notification_id = any(array(
       select notification_id from notifications
       where created_at < ${input.threshold} and status in ('SENT', 'FAILED')
+        and created_at >= ${from}
+      order by created_at
       limit ${input.limit}
-    )`;
+    ))
+    and created_at < ${input.threshold} and status in ('SENT', 'FAILED')
+    returning created_at`;
+  advance(input.resume, result, "created_at");
   return result.count;
 }
 
-/** Deletes at most `limit` processed_events rows older than the threshold; returns how many. */
-export async function deleteProcessedEvents(db: Db, input: { threshold: Date; limit: number }): Promise<number> {
-  const result = await db`
-    delete from processed_events where event_id in (
-      select event_id from processed_events where processed_at < ${input.threshold} limit ${input.limit}
-    )`;
+/** Deletes at most `limit` processed_events rows older than the threshold, as above; returns how many. */
+export async function deleteProcessedEvents(
+  db: Db,
+  input: { threshold: Date; limit: number; resume?: Resume },
+): Promise<number> {
+  const from = input.resume?.from ?? BEGINNING;
+  const result = await db<{ processed_at: Date }[]>`
+    delete from processed_events
+    where event_id = any(array(
+      select event_id from processed_events
+      where processed_at < ${input.threshold} and processed_at >= ${from}
+      order by processed_at
+      limit ${input.limit}
+    ))
+    and processed_at < ${input.threshold}
+    returning processed_at`;
+  advance(input.resume, result, "processed_at");
   return result.count;
 }

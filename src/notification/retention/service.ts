@@ -3,7 +3,7 @@
 // many row locks for long.
 import type { Sql } from "../../shared/db.ts";
 import type { Logger } from "../../shared/logger.ts";
-import { untilShortBatch } from "../../shared/periodic.ts";
+import { type Resume, untilShortBatch } from "../../shared/periodic.ts";
 import { countStaleActive, deleteFinishedNotifications, deleteProcessedEvents } from "./queries.ts";
 
 export type RetentionOutcome = { staleActive: number; notificationsDeleted: number; processedEventsDeleted: number };
@@ -24,13 +24,16 @@ export async function runRetention(
       "stale active records: PENDING/PROCESSING older than retention",
     );
   }
+  // Each table's run resumes every batch where the one before stopped (src/shared/periodic.ts Resume).
+  const notifications: Resume = {};
+  const processed: Resume = {};
   const notificationsDeleted = await untilShortBatch(
-    (l) => deleteFinishedNotifications(sql, { threshold, limit: l }),
+    (l) => deleteFinishedNotifications(sql, { threshold, limit: l, resume: notifications }),
     limit,
     signal,
   );
   const processedEventsDeleted = await untilShortBatch(
-    (l) => deleteProcessedEvents(sql, { threshold, limit: l }),
+    (l) => deleteProcessedEvents(sql, { threshold, limit: l, resume: processed }),
     limit,
     signal,
   );
