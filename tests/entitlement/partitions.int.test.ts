@@ -106,7 +106,7 @@ describe("the migration on a populated database", () => {
     const constraints = await sql<{ name: string; validated: boolean }[]>`
       select conname as name, convalidated as validated from pg_constraint
       where conname like '%before_partitioning' or conname like '%\_range' order by 1`;
-    expect(constraints).toEqual(
+    expect([...constraints]).toEqual(
       ["entitlement_audit", "point_audit", "point_transactions"].map((t) => ({
         name: `${t}_before_partitioning`,
         validated: true,
