@@ -46,6 +46,13 @@ export const EntitlementEnv = Type.Object({
     description:
       "Safety-net poll of the relay (new events wake it at once: in memory, or by a signal from another replica).",
   }),
+  ENTITLEMENT_OUTBOX_IDLE_POLL_INTERVAL: Duration("10s", {
+    minimum: 1,
+    description:
+      "Longest sleep of an idle relay (two passes in a row found nothing): it wakes for new events as above, at the " +
+      "next retry time or lease end, and otherwise after this long. At most ENTITLEMENT_OUTBOX_POLL_INTERVAL: a " +
+      "fixed poll.",
+  }),
   ENTITLEMENT_OUTBOX_BATCH_SIZE: Int(50, { minimum: 1, maximum: 10000, description: "Events claimed per batch." }),
   ENTITLEMENT_OUTBOX_MAX_BATCH_SIZE: Int(400, {
     minimum: 1,
@@ -199,6 +206,7 @@ export function loadEntitlementConfig(
     outbox: {
       enabled: e.ENTITLEMENT_OUTBOX_ENABLED && e.NATS_ENABLED,
       pollIntervalMs: e.ENTITLEMENT_OUTBOX_POLL_INTERVAL,
+      idlePollIntervalMs: e.ENTITLEMENT_OUTBOX_IDLE_POLL_INTERVAL,
       batchSize: e.ENTITLEMENT_OUTBOX_BATCH_SIZE,
       maxBatchSize: e.ENTITLEMENT_OUTBOX_MAX_BATCH_SIZE,
       concurrency: e.ENTITLEMENT_OUTBOX_CONCURRENCY,

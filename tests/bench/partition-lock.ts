@@ -4,7 +4,7 @@
 // insert is the time the writers were locked out; the migration's own duration is printed beside it. Then the p99
 // of the history of one item on the converted table (all N rows in the partition of the rows from before), and its
 // EXPLAIN.
-//   bun run tests/bench/partition-lock.ts [--rows 10000000]   (DATABASE_URL's server; the database is dropped after)
+//   bun run tests/bench/partition-lock.ts [--rows 10000000] [--no-prepare]   (DATABASE_URL's server; the database is dropped after)
 import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { listAuditOfEntitlement } from "../../src/entitlement/history/queries.ts";
@@ -13,7 +13,11 @@ import { migrate } from "../../src/shared/migrate.ts";
 
 const PARTITIONING = "011_history_partitions.sql";
 
-const { values } = parseArgs({ args: Bun.argv.slice(2), options: { rows: { type: "string", default: "10000000" } } });
+const { values } = parseArgs({
+  args: Bun.argv.slice(2),
+  // --no-prepare: the migration without its preparation (the validating scan under the migration's lock), to compare.
+  options: { rows: { type: "string", default: "10000000" }, "no-prepare": { type: "boolean", default: false } },
+});
 const rows = Number(values.rows);
 const adminUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const database = `bench_partition_lock_${Date.now().toString(36)}`;
@@ -116,7 +120,10 @@ try {
   const log = {
     info: (fields: Record<string, unknown>, message: string) => console.log(message, JSON.stringify(fields)),
   };
-  await migrate(sql, "entitlement", migrations.slice(0, before + 1), log);
+  const upTo = migrations
+    .slice(0, before + 1)
+    .map((m) => (values["no-prepare"] ? { version: m.version, name: m.name, sql: m.sql } : m));
+  await migrate(sql, "entitlement", upTo, log);
   const migrationSeconds = seconds(t);
   await Bun.sleep(500);
   const latencies = await writers.stop();

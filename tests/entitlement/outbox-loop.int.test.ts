@@ -6,6 +6,7 @@ import { claimOutboxBatch } from "../../src/entitlement/outbox/queries.ts";
 import { createSql } from "../../src/shared/db.ts";
 import {
   countByStatus,
+  failingFirst,
   insertEvent,
   insertEvents,
   makeRelay,
@@ -42,6 +43,43 @@ const delayed = (ms: number): Publisher => ({
 });
 
 describe("relay loop", () => {
+  test("idle, it stops polling: a few statements over a second, not one per poll interval", async () => {
+    let statements = 0;
+    const counting = new Proxy(f.sql, {
+      apply(target, self, args) {
+        statements += 1;
+        return Reflect.apply(target, self, args);
+      },
+    });
+    const relay = makeRelay(f, { sql: counting, settings: { pollIntervalMs: 50, idlePollIntervalMs: 60_000 } });
+    await running([relay], async () => {
+      await Bun.sleep(1_500);
+    });
+    // Polling every 50 ms would be ~30 claims; idle, it is two empty passes, the exhausted-claims check and the
+    // look for the next due time, then a sleep until a wake-up.
+    expect(statements, "statements of an idle relay in 1.5 s").toBeLessThan(8);
+  });
+
+  test("idle, it still wakes at the next retry time, long before its idle interval", async () => {
+    const js = failingFirst(f.js, 1, () => new Error("nats api error"));
+    const relay = makeRelay(f, { js, settings: { pollIntervalMs: 50, idlePollIntervalMs: 60_000 } });
+    await running([relay], async () => {
+      const id = await insertEvent(f.sql);
+      const failed = async () => {
+        const row = await readEvent(f.sql, id);
+        return row.status === "PENDING" && row.next_retry_at ? row.next_retry_at.getTime() : undefined;
+      };
+      let retryAt = 0;
+      await waitFor(async () => {
+        retryAt = (await failed()) ?? 0;
+        return retryAt > 0;
+      }, "the first attempt to fail");
+      await waitFor(async () => (await readEvent(f.sql, id)).status === "PUBLISHED", "the retry", 20_000);
+      const publishedAt = (await readEvent(f.sql, id)).published_at?.getTime() ?? 0;
+      expect(publishedAt - retryAt, "published soon after its retry time, not after 60 s").toBeLessThan(15_000);
+    });
+  });
+
   test("a committed event wakes the relay through LISTEN, long before the 60 s poll", async () => {
     const relay = makeRelay(f, { settings: { pollIntervalMs: 60_000 } });
     await running([relay], async () => {

@@ -72,6 +72,46 @@ describe("one reservation", () => {
   });
 });
 
+describe("an idle scheduler", () => {
+  test("with nothing due it makes a handful of statements, not four per poll interval", async () => {
+    let statements = 0;
+    const counting = new Proxy(f.sql, {
+      apply(target, self, args) {
+        statements += 1;
+        return Reflect.apply(target, self, args);
+      },
+    });
+    const replica = createReplica(counting, "idle", { pollIntervalMs: 50, idlePollIntervalMs: 60_000 });
+    replica.start();
+    try {
+      await Bun.sleep(1_500);
+    } finally {
+      await replica.stop();
+    }
+    // A fixed 50 ms poll would be ~30 passes of a claim and a look for the next due time per kind.
+    expect(statements, "statements of an idle scheduler in 1.5 s").toBeLessThan(12);
+  });
+
+  test("it still wakes at the next due time, long before its idle interval", async () => {
+    const id = await reserve(f.sql, { userId: "u1", amount: 7, executeAt: inMs(1_000) });
+    const replica = createReplica(f.sql, "idle-due", { pollIntervalMs: 50, idlePollIntervalMs: 60_000 });
+    replica.start();
+    try {
+      const done = await waitUntil(
+        async () => {
+          const r = await reservation(id);
+          return r.status === "DONE" && r;
+        },
+        "the reservation to run at its time",
+        20_000,
+      );
+      expect((done.executed_at?.getTime() ?? 0) - done.execute_at.getTime()).toBeLessThan(15_000);
+    } finally {
+      await replica.stop();
+    }
+  });
+});
+
 describe("exactly once", () => {
   test("two replicas and 300 reservations due at one instant: each executed once, balances exact", async () => {
     const at = inMs(1_000);

@@ -15,6 +15,11 @@ export type RelaySettings = {
   maxAttempts: number;
   leaseMs: number;
   pollIntervalMs: number;
+  /**
+   * The longest sleep of an idle relay (two passes in a row claimed nothing): it sleeps until the next retry time or
+   * lease end, at most this long. Absent, or not above the poll interval: a fixed poll.
+   */
+  idlePollIntervalMs?: number;
   errorMessageMaxLength: number;
   backoff: BackoffPolicy;
 };

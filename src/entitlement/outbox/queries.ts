@@ -189,3 +189,19 @@ export async function countFailedOutbox(db: Db): Promise<number> {
   const [row] = await db<{ n: number }[]>`select count(*)::int as n from outbox_events where status = 'FAILED'`;
   return row?.n ?? 0;
 }
+
+/**
+ * When an idle relay should look again: now when a new event waits (PENDING, no retry time), else the earliest retry
+ * time or lease end; undefined when nothing is unfinished. Each branch reads its partial index (outbox_fresh_idx,
+ * outbox_retry_idx, outbox_inflight_lease_idx) and stops at its first entry.
+ */
+export async function nextOutboxDueAt(db: Db, now: Date): Promise<Date | undefined> {
+  const [row] = await db<{ at: Date | null }[]>`
+    select least(
+      (select ${now}::timestamptz from outbox_events where status = 'PENDING' and next_retry_at is null limit 1),
+      (select min(next_retry_at) from outbox_events where status = 'PENDING' and next_retry_at is not null),
+      (select min(lease_until) from outbox_events where status = 'IN_FLIGHT' and lease_until is not null),
+      (select ${now}::timestamptz from outbox_events where status = 'IN_FLIGHT' and lease_until is null limit 1)
+    ) as at`;
+  return row?.at ?? undefined;
+}

@@ -16,6 +16,7 @@ import {
   type RelayDeps,
   relayOutboxBatch,
 } from "./batch.ts";
+import { nextOutboxDueAt } from "./queries.ts";
 import { createStatisticsRefresher } from "./statistics.ts";
 
 export type OutboxRelay = Worker & {
@@ -34,6 +35,8 @@ export function createOutboxRelay(deps: RelayDeps & { wakeups: WakeSource }): Ou
   // after every batch that was not full cost one statement per batch at a steady rate (0.28 per event at 300/s).
   let exhaustedCheckedAt = Number.NEGATIVE_INFINITY;
   const maxBatch = Math.max(deps.settings.batchSize, deps.settings.maxBatchSize ?? 0);
+  /** Rows the main lane's current pass claimed (an idle relay is one whose passes claim nothing). */
+  let claimedInPass = 0;
 
   /** The extra lanes of a backlog; each stops at its first batch that is not full. */
   const spawnLanes = (signal: AbortSignal) => {
@@ -57,6 +60,7 @@ export function createOutboxRelay(deps: RelayDeps & { wakeups: WakeSource }): Ou
     let size = deps.settings.batchSize;
     let { rows, claimedAt, ms } = await claimBatch(deps, size);
     for (;;) {
+      if (main) claimedInPass += rows.length;
       const full = rows.length === size;
       // A chained claim is timed too (its statement also finalizes the previous batch, ~1.5 ms of 50 rows): in a
       // backlog nearly every claim is chained, and stale statistics made it 16–91 ms until analyze (bench:pipeline).
@@ -91,10 +95,32 @@ export function createOutboxRelay(deps: RelayDeps & { wakeups: WakeSource }): Ou
     }
   }
 
+  /**
+   * How long to sleep after a pass that was not full. The poll interval, unless the relay is idle (two passes in a row
+   * claimed nothing, NATS up, no failure): then until the next retry time or lease end, at most the idle poll interval.
+   * New events need no poll: they wake the relay (in memory, or by NOTIFY from another replica).
+   */
+  async function sleepMs(emptyPasses: number): Promise<number> {
+    const { pollIntervalMs, idlePollIntervalMs = 0 } = deps.settings;
+    if (idlePollIntervalMs <= pollIntervalMs || emptyPasses < 2 || failures > 0 || !deps.isConnected()) {
+      return pollIntervalMs;
+    }
+    const now = deps.now();
+    const next = await nextOutboxDueAt(deps.sql, now).catch(() => now);
+    if (!next) return idlePollIntervalMs;
+    const untilDue = next.getTime() - now.getTime();
+    // +1: a timer may fire within the millisecond before the due time, and a claim then would find nothing.
+    return untilDue <= 0 ? pollIntervalMs : Math.min(idlePollIntervalMs, untilDue + 1);
+  }
+
   async function run(signal: AbortSignal): Promise<void> {
     const stopListening = deps.wakeups.onEvents(() => waker.wake(), signal);
+    let emptyPasses = 0;
     while (!signal.aborted) {
-      if (!(await pass(signal, true))) await waker.wait(deps.settings.pollIntervalMs, signal);
+      claimedInPass = 0;
+      if (await pass(signal, true)) continue;
+      emptyPasses = claimedInPass === 0 ? emptyPasses + 1 : 0;
+      await waker.wait(await sleepMs(emptyPasses), signal);
     }
     await Promise.all(lanes);
     await stopListening();

@@ -23,6 +23,12 @@ export const SchedulerEnv = {
       "Longest sleep of the scheduler. It wakes at the next due time, and at once when earlier work is committed " +
       "(in memory, or by a signal from another replica); this is the safety net.",
   }),
+  ENTITLEMENT_SCHEDULER_IDLE_POLL_INTERVAL: Duration("10s", {
+    minimum: 1,
+    description:
+      "Longest sleep of the scheduler after a pass that found nothing due: it still wakes at the next due time and " +
+      "for new work as above. At most ENTITLEMENT_SCHEDULER_POLL_INTERVAL: a fixed poll.",
+  }),
   ENTITLEMENT_SCHEDULER_BATCH_SIZE: Int(100, { minimum: 1, maximum: 10000, description: "Items claimed per pass." }),
   ENTITLEMENT_SCHEDULER_MAX_BATCH_SIZE: Int(800, {
     minimum: 1,
@@ -82,6 +88,7 @@ export function schedulerConfig(e: SchedulerKeys) {
     scheduler: {
       enabled: e.ENTITLEMENT_SCHEDULER_ENABLED,
       pollIntervalMs: e.ENTITLEMENT_SCHEDULER_POLL_INTERVAL,
+      idlePollIntervalMs: e.ENTITLEMENT_SCHEDULER_IDLE_POLL_INTERVAL,
       batchSize: e.ENTITLEMENT_SCHEDULER_BATCH_SIZE,
       maxBatchSize: e.ENTITLEMENT_SCHEDULER_MAX_BATCH_SIZE,
       concurrency: e.ENTITLEMENT_SCHEDULER_CONCURRENCY,

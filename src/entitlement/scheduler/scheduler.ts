@@ -23,6 +23,8 @@ const CONTENDED_DELAY_MS = 10;
 export type SchedulerSettings = {
   /** The longest sleep: the safety net for a missed wake-up. */
   pollIntervalMs: number;
+  /** The longest sleep after a pass that claimed nothing; absent or not above the poll interval: the poll interval. */
+  idlePollIntervalMs?: number;
   batchSize: number;
   /** The size a kind's claims grow to while they come back full (a burst); absent or smaller: no growth. */
   maxBatchSize?: number;
@@ -147,8 +149,8 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
     return total;
   }
 
-  /** Milliseconds until the earliest due time of any kind, capped by the poll interval. */
-  async function delayUntilNextDue(): Promise<number> {
+  /** Milliseconds until the earliest due time of any kind, capped by `capMs`. */
+  async function delayUntilNextDue(capMs: number): Promise<number> {
     let next = Number.POSITIVE_INFINITY;
     try {
       for (const kind of deps.kinds) {
@@ -161,17 +163,23 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
     const now = deps.now().getTime();
     if (next <= now) return CONTENDED_DELAY_MS;
     // +1: a timer may fire within the millisecond before the due time, and a claim then would find nothing.
-    return Math.min(next - now + 1, settings.pollIntervalMs);
+    return Math.min(next - now + 1, capMs);
   }
 
   async function run(signal: AbortSignal): Promise<void> {
     const stopListening = deps.wakeups.onDue(onDue, signal);
     while (!signal.aborted) {
       wakeAt = Number.NEGATIVE_INFINITY;
-      if ((await pass(true)).full) continue;
+      const report = await pass(true);
+      if (report.full) continue;
       // From here on any news wakes: the probe below may already have missed what it announces.
       wakeAt = Number.POSITIVE_INFINITY;
-      const delay = failures > 0 ? settings.pollIntervalMs : await delayUntilNextDue();
+      // Nothing was due: sleep until the next due time, and without one at most the idle interval (new work wakes).
+      const capMs =
+        report.claimed === 0
+          ? Math.max(settings.pollIntervalMs, settings.idlePollIntervalMs ?? 0)
+          : settings.pollIntervalMs;
+      const delay = failures > 0 ? settings.pollIntervalMs : await delayUntilNextDue(capMs);
       wakeAt = deps.now().getTime() + delay;
       await waker.wait(delay, signal);
     }
