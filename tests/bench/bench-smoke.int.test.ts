@@ -30,6 +30,7 @@ const EXPECTED = [
   "grants/s API c=16",
   "grants/s pgbench c=16",
   "API ÷ pgbench c=16",
+  "whole system ÷ database's pace c=16",
   "grants/s API c=64",
   "grants/s pgbench c=64",
   "API ÷ pgbench c=64",

@@ -10,6 +10,8 @@ export type BenchOptions = {
   connections: number[];
   /** End-to-end phase: grants per second and seconds. */
   rate: number;
+  /** The peak rate of the second end-to-end run (`--peak-rate`). */
+  peakRate: number;
   rateDuration: number;
   /** Outbox rows drained by the relay, messages of the raw publish, and events of the ingest backlog. */
   events: number;
@@ -39,7 +41,7 @@ export type BenchOptions = {
   useDatabaseUrl: boolean;
 };
 
-export const USAGE = `usage: bun run bench [--quick] [--duration S] [--connections 16,64] [--rate N] [--rate-duration S]
+export const USAGE = `usage: bun run bench [--quick] [--duration S] [--connections 16,64] [--rate N] [--peak-rate N] [--rate-duration S]
                      [--events N] [--publish-window N] [--reservations N] [--due-rate N] [--due-duration S]
                      [--expiries N] [--pipeline-backlog N] [--settle-timeout S] [--growth-sizes N,N] [--growth-samples N] [--growth-retention T,T]
                      [--only points|growth] [--out FILE] [--keep]
@@ -60,6 +62,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
       duration: { type: "string" },
       connections: { type: "string" },
       rate: { type: "string" },
+      "peak-rate": { type: "string" },
       "rate-duration": { type: "string" },
       events: { type: "string" },
       "publish-window": { type: "string" },
@@ -91,6 +94,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     duration: positive("duration", values.duration, quick ? 2 : 10),
     connections,
     rate: positive("rate", values.rate, quick ? 100 : 300),
+    peakRate: positive("peak-rate", values["peak-rate"], quick ? 200 : 1_000),
     rateDuration: positive("rate-duration", values["rate-duration"], quick ? 2 : 20),
     events: Math.round(positive("events", values.events, quick ? 2_000 : 100_000)),
     publishWindow: Math.round(positive("publish-window", values["publish-window"], 256)),

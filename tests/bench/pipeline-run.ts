@@ -33,7 +33,7 @@ const options = {
   rate: num(values.rate, quick ? 100 : 300),
   seconds: num(values.seconds, quick ? 2 : 20),
   backlog: Math.round(num(values.backlog, quick ? 1_000 : 20_000)),
-  idleSeconds: num(values.idle, quick ? 1 : 5),
+  idleSeconds: num(values.idle, quick ? 1 : 10),
 };
 
 const began = performance.now();

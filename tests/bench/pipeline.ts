@@ -18,6 +18,9 @@ import {
 import { commitAtRate, commitBacklog, latencies, waitUntilSent } from "./pipeline-load.ts";
 import * as stack from "./stack.ts";
 
+/** The quiet before the idle window: longer than the workers' poll interval (1 s) twice over. */
+const IDLE_SETTLE_MS = 3_000;
+
 export type PipelineOptions = { rate: number; seconds: number; backlog: number; idleSeconds: number };
 
 export type PipelineRun = {
@@ -121,7 +124,10 @@ export async function measurePipelineCost(args: {
     await commitAtRate(sql, { prefix: "warm", rate: options.rate, seconds: 1 });
     await wait("warm", Math.round(options.rate));
 
-    progress(`pipeline cost: idle, ${options.idleSeconds}s`);
+    // Idle is what the services burn once the work is done: the first seconds after it (the relay's and the
+    // scheduler's last polls before they go idle, a collection of the garbage of the warm-up) are not in the window.
+    progress(`pipeline cost: idle, ${options.idleSeconds}s after ${IDLE_SETTLE_MS / 1000}s of quiet`);
+    await Bun.sleep(IDLE_SETTLE_MS);
     let close = await openCostWindow(sql, pids);
     await Bun.sleep(options.idleSeconds * 1000);
     const idleWindow = await close();

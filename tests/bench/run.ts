@@ -197,6 +197,17 @@ async function runPhases(options: BenchOptions, target: BenchPostgres): Promise<
         add(`grants/s pgbench c=${c} (p50 ${pg.p50Ms.toFixed(1)} ms, p99 ${pg.p99Ms.toFixed(1)} ms)`, pg.rps, "tx/s");
         add(`API ÷ pgbench c=${c}`, api.rps / pg.rps, "", { op: ">=", value: 0.8 });
       }
+      const pace = alone.result.pace;
+      if (c === 16) {
+        // The whole system (relay, consumer and delivery running beside the API) against the database's pace.
+        add(
+          `whole system ÷ database's pace c=${c} (${api.rps.toFixed(0)} ÷ ${pace.rps.toFixed(0)})`,
+          pace.unmeasured ? Number.NaN : api.rps / pace.rps,
+          "",
+          { op: ">=", value: 0.6 },
+          pace.unmeasured,
+        );
+      }
       const perCore = (r: CpuReport, name: string) => ((r.seconds[name] ?? 0) / options.duration).toFixed(2);
       add(
         `machine CPU busy, API c=${c} (cores: autocannon ${perCore(api.cpu, "harness")}, entitlement ${perCore(api.cpu, "entitlement")}, notification ${perCore(api.cpu, "notification")})`,
@@ -251,24 +262,34 @@ async function runPhases(options: BenchOptions, target: BenchPostgres): Promise<
     add("RSS under load: entitlement", loadRss.entitlement ?? 0, "MiB");
     add("RSS under load: notification", loadRss.notification ?? 0, "MiB");
 
-    progress(`end-to-end: ${options.rate} grants/s for ${options.rateDuration}s`);
-    const e2e = await measureEndToEnd({
-      sql,
-      url: entitlement.url,
-      headers: auth.headers,
-      rate: options.rate,
-      seconds: options.rateDuration,
-      prefix: `e2e-${tag}`,
-      timeoutMs: settleMs,
-    });
-    results.e2e = e2e;
-    add(`end-to-end p50 at ${options.rate}/s`, e2e.p50Ms, "ms");
-    add(`end-to-end p95 at ${options.rate}/s`, e2e.p95Ms, "ms");
-    add(`end-to-end p99 at ${options.rate}/s (${e2e.delivered}/${e2e.sent} delivered)`, e2e.p99Ms, "ms", {
-      op: "<=",
-      value: 50,
-    });
-    await settle(sql, settleMs);
+    // Commit → SENT through the API at the everyday rate (p50 and p99 targets), then at a peak rate (p99 target).
+    const e2eRuns = [
+      { rate: options.rate, p50: 10, p99: 30 },
+      { rate: options.peakRate, p50: undefined, p99: 60 },
+    ];
+    const e2eResults: Record<string, unknown> = {};
+    for (const [i, run] of e2eRuns.entries()) {
+      progress(`end-to-end: ${run.rate} grants/s for ${options.rateDuration}s`);
+      const e2e = await measureEndToEnd({
+        sql,
+        url: entitlement.url,
+        headers: auth.headers,
+        rate: run.rate,
+        seconds: options.rateDuration,
+        prefix: `e2e${i}-${tag}`,
+        timeoutMs: settleMs,
+      });
+      e2eResults[`at_${run.rate}`] = e2e;
+      const p50Target = run.p50 === undefined ? undefined : { op: "<=" as const, value: run.p50 };
+      add(`end-to-end p50 at ${run.rate}/s`, e2e.p50Ms, "ms", p50Target);
+      add(`end-to-end p95 at ${run.rate}/s`, e2e.p95Ms, "ms");
+      add(`end-to-end p99 at ${run.rate}/s (${e2e.delivered}/${e2e.sent} delivered)`, e2e.p99Ms, "ms", {
+        op: "<=",
+        value: run.p99,
+      });
+      await settle(sql, settleMs);
+    }
+    results.e2e = e2eResults;
 
     progress(`relay drain: stopping notification, inserting ${options.events} PENDING outbox rows`);
     await notification.stop();
@@ -291,7 +312,7 @@ async function runPhases(options: BenchOptions, target: BenchPostgres): Promise<
     results.relay = { drain, raw };
     add(`relay drain (${drain.published} events)`, drain.eventsPerSecond, "events/s");
     add(`raw publish (window ${options.publishWindow})`, raw.eventsPerSecond, "events/s");
-    add("relay ÷ raw publish", drain.eventsPerSecond / raw.eventsPerSecond, "", { op: ">=", value: 0.5 });
+    add("relay ÷ raw publish", drain.eventsPerSecond / raw.eventsPerSecond, "", { op: ">=", value: 0.6 });
 
     progress(`notification ingest: backlog of ${options.events} events, starting notification (delivery off)`);
     await fillBacklog(nc, {
@@ -439,7 +460,7 @@ async function runPhases(options: BenchOptions, target: BenchPostgres): Promise<
         rate: options.rate,
         seconds: options.rateDuration,
         backlog: options.pipelineBacklog,
-        idleSeconds: options.quick ? 1 : 5,
+        idleSeconds: options.quick ? 1 : 10,
       },
       logDir: runDir,
       progress,
@@ -450,8 +471,9 @@ async function runPhases(options: BenchOptions, target: BenchPostgres): Promise<
     const growth = await measureGrowth({ adminUrl, tag, options: growthOptions(options), progress });
     results.growth = growth.sizes;
     figures.push(...growth.figures);
-    add("binary size: entitlement", stack.fileSize(bin.entitlement) / 1024 ** 2, "MiB");
-    add("binary size: notification", stack.fileSize(bin.notification) / 1024 ** 2, "MiB");
+    // In decimal megabytes, as the size target is stated (10^6 bytes; MiB would read 4.6 % smaller).
+    add("binary size: entitlement", stack.fileSize(bin.entitlement) / 1e6, "MB", { op: "<=", value: 110 });
+    add("binary size: notification", stack.fileSize(bin.notification) / 1e6, "MB", { op: "<=", value: 110 });
   } finally {
     for (const s of running.reverse()) await s.stop().catch(() => {});
     await jwtIdp?.idp.close();
