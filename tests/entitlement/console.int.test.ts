@@ -245,6 +245,28 @@ describe("entitlement console", () => {
     expect((await client.get("/console/users")).text).toContain("jwt:alice");
   });
 
+  test("a session opened with a JWT ends when the token expires, however active", async () => {
+    let expiresAtMs = 0;
+    const jwtApp = build({
+      auth: {
+        ...auth,
+        jwt: async (): Promise<Caller | Refusal> => ({
+          name: "jwt:bob",
+          scopes: new Set(["read"] as const),
+          expiresAtMs,
+        }),
+      },
+    });
+    const client = consoleClient((r) => jwtApp.handle(r));
+    expiresAtMs = Date.now() + 1_000;
+    expect((await signIn(client, "eyJ.short.lived")).status).toBe(303);
+    expect((await client.get("/console/users")).status, "in use before the token's exp").toBe(200);
+    await Bun.sleep(Math.max(0, expiresAtMs - Date.now()) + 50);
+    const after = await client.get("/console/users");
+    expect(after.status, "after exp: back to the sign-in page").toBe(303);
+    expect(after.headers.get("location")).toBe("/console/sign-in");
+  });
+
   test("the token is never logged, and never in a URL the console makes", async () => {
     const admin = await signedIn(TOKENS.admin);
     const page = await userPage(admin, "player-5");

@@ -81,8 +81,13 @@ const reason = (verdict: object) => ("refused" in verdict ? verdict.refused : "a
 describe("the checks of a JWT access token", () => {
   test("a token from the issuer, for this audience, in time, stands for its client with its scopes", async () => {
     const { key, verify } = await setup();
-    const caller = await verify(await sign(key, claims()));
-    expect(caller).toEqual({ name: "jwt:payments", scopes: new Set(["read", "write"]) });
+    const payload = claims();
+    const caller = await verify(await sign(key, payload));
+    expect(caller).toEqual({
+      name: "jwt:payments",
+      scopes: new Set(["read", "write"]),
+      expiresAtMs: Number(payload.exp) * 1000,
+    });
   });
 
   test("each failed check is refused with its own reason", async () => {

@@ -215,4 +215,19 @@ describe("console pieces", () => {
     expect(store.touch(b.id), "b was idle the longest").toBeUndefined();
     expect(store.touch(a.id)?.principal).toBe("a");
   });
+
+  test("a session opened with an expiring credential ends at its expiry, however active it is", () => {
+    const clock = { now: 0 };
+    const store = createSessionStore<string>({ idleMs: 1_000, now: () => clock.now });
+    const jwt = store.create("jwt", 1_500);
+    const plain = store.create("static");
+    for (const t of [500, 1_000, 1_499]) {
+      clock.now = t;
+      expect(store.touch(jwt.id)?.principal, `alive at ${t} ms`).toBe("jwt");
+      expect(store.touch(plain.id)?.principal).toBe("static");
+    }
+    clock.now = 1_500;
+    expect(store.touch(jwt.id), "ended at the credential's expiry").toBeUndefined();
+    expect(store.touch(plain.id)?.principal, "a static token's session runs on while used").toBe("static");
+  });
 });

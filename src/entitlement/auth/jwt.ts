@@ -117,10 +117,11 @@ export function createJwtAuthenticator(
     if (!isAccessToken(protectedHeader, payload)) return { refused: "type" };
     const name = callerNameOf(payload);
     if (name === undefined) return { refused: "no_caller" };
-    const caller = { name: `${JWT_CALLER_PREFIX}${name}`, scopes: scopesOf(payload, settings) };
-    if (remembered.size >= REMEMBERED_MAX) remembered.delete(remembered.keys().next().value as string);
     // exp is required, so it is a number here; no tolerance is added, so a remembered token ends no later than its exp.
-    remembered.set(token, { caller, expiresAtMs: Number(payload.exp) * 1000, generation: keys.generation() });
+    const expiresAtMs = Number(payload.exp) * 1000;
+    const caller = { name: `${JWT_CALLER_PREFIX}${name}`, scopes: scopesOf(payload, settings), expiresAtMs };
+    if (remembered.size >= REMEMBERED_MAX) remembered.delete(remembered.keys().next().value as string);
+    remembered.set(token, { caller, expiresAtMs, generation: keys.generation() });
     return caller;
   };
 }

@@ -83,4 +83,5 @@ export function findTokenEntry(entries: readonly TokenEntry[], token: string): T
 }
 
 /** An authenticated caller: the token name ('' when authentication is disabled) and what it may do. */
-export type Caller = { name: string; scopes: ReadonlySet<Scope> };
+/** Who is calling; `expiresAtMs` (epoch ms) when the credential ends by itself (a JWT's exp). */
+export type Caller = { name: string; scopes: ReadonlySet<Scope>; expiresAtMs?: number };

@@ -36,6 +36,8 @@ export function entitlementConsole(
         return undefined;
       },
       nameOf: (caller) => caller.name,
+      // A session opened with a JWT ends when the token does, as the token's API calls would.
+      expiresAtOf: (caller) => caller.expiresAtMs,
       // The API's limiter: a token's console requests and its API calls share one budget.
       limit: (key) => options.limiter?.take(key),
       log: deps.log,

@@ -21,6 +21,8 @@ export type ConsoleOptions<P> = {
   /** The principal a presented token signs in as, or undefined; through the service's own token check. */
   signIn: (token: string) => P | undefined | Promise<P | undefined>;
   nameOf: (principal: P) => string;
+  /** When the credential behind a principal stops being valid (a JWT's exp, epoch ms): its session ends then too. */
+  expiresAtOf?: (principal: P) => number | undefined;
   /** Seconds to wait when `key` (a token name, or "console sign-in") is over its rate; undefined when allowed. */
   limit: (key: string) => number | undefined;
   log: Logger;

@@ -58,7 +58,7 @@ export function createConsoleRequests<P>(options: ConsoleOptions<P>) {
   return {
     sessionCookie,
     frame,
-    start: (principal: P) => sessions.create(principal),
+    start: (principal: P) => sessions.create(principal, options.expiresAtOf?.(principal)),
     /** Sign-out: ends the request's session; false when the form's CSRF token is wrong. */
     end: async (request: Request): Promise<boolean> => {
       const session = sessionOf(request);

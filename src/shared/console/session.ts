@@ -1,5 +1,6 @@
 // Console sessions, held in this process's memory: the browser keeps only a random id in a cookie, never the API token.
-// A session ends after `idleMs` without a request, at sign-out, or when the process restarts (sign in again). Several
+// A session ends after `idleMs` without a request, when the credential it was opened with expires (a JWT's exp), at
+// sign-out, or when the process restarts (sign in again). Several
 // replicas behind one address need sticky sessions, since each knows only its own.
 import { randomBytes } from "node:crypto";
 
@@ -11,12 +12,14 @@ export type Session<P> = {
   /** The CSRF token every form of this session carries (compared with `sameSecret`). */
   csrf: string;
   lastSeen: number;
+  /** When the credential it was opened with expires (epoch ms); none for a static token. */
+  expiresAt?: number;
   /** Shown once by the next page (post/redirect/get). */
   notice?: Notice;
 };
 
 export type SessionStore<P> = {
-  create: (principal: P) => Session<P>;
+  create: (principal: P, expiresAt?: number) => Session<P>;
   /** The live session of `id`, its idle clock restarted; undefined (and forgotten) once idle too long. */
   touch: (id: string | undefined) => Session<P> | undefined;
   end: (id: string) => void;
@@ -39,14 +42,16 @@ export function createSessionStore<P>(options: {
 }): SessionStore<P> {
   const sessions = new Map<string, Session<P>>();
   const max = options.maxSessions ?? 10_000;
-  const expired = (s: Session<P>, at: number) => at - s.lastSeen >= options.idleMs;
+  const expired = (s: Session<P>, at: number) =>
+    at - s.lastSeen >= options.idleMs || (s.expiresAt !== undefined && at >= s.expiresAt);
   return {
-    create: (principal) => {
+    create: (principal, expiresAt) => {
       const at = options.now();
       for (const [id, s] of sessions) if (expired(s, at)) sessions.delete(id);
       // Map order is insertion order and `touch` re-inserts, so the first entry is the one idle the longest.
       while (sessions.size >= max) sessions.delete(sessions.keys().next().value as string);
-      const session = { id: randomToken(), principal, csrf: randomToken(), lastSeen: at };
+      const session: Session<P> = { id: randomToken(), principal, csrf: randomToken(), lastSeen: at };
+      if (expiresAt !== undefined) session.expiresAt = expiresAt;
       sessions.set(session.id, session);
       return session;
     },
