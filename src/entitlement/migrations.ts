@@ -13,6 +13,7 @@ import m012 from "../../db/entitlement/012_points_balance_cap.sql" with { type: 
 import m013 from "../../db/entitlement/013_one_write_path.sql" with { type: "text" };
 import m014 from "../../db/entitlement/014_no_notify_on_commit.sql" with { type: "text" };
 import m015 from "../../db/entitlement/015_hot_indexes.sql" with { type: "text" };
+import m016 from "../../db/entitlement/016_point_execute.sql" with { type: "text" };
 import p011 from "../../db/entitlement/prepare/011_history_partitions.sql" with { type: "text" };
 import { migrationList } from "../shared/migrate.ts";
 
@@ -35,6 +36,7 @@ export const migrations = migrationList(
     "013_one_write_path.sql": m013,
     "014_no_notify_on_commit.sql": m014,
     "015_hot_indexes.sql": m015,
+    "016_point_execute.sql": m016,
   },
   {
     // Proves the history tables' rows in bounds before 011 takes its lock (db/entitlement/prepare/).

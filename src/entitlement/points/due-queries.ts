@@ -89,52 +89,20 @@ export type Execution = {
 };
 
 /**
- * Executes a claimed reservation in one statement, hence one transaction: the reservation DONE (guarded by locked_by
- * and PROCESSING; when the guard fails nothing else happens), the ledger row unless the reservation already has one
- * (the last line of defence against a double grant: the ledger is partitioned by month, so no unique index spans it;
- * two executions of one reservation are serialized by the reservation's row lock, and the later one finds it DONE),
- * and only when that row is new the balance, the audit row and the
- * PointsGranted outbox event. `finalized` 0: the lease was lost; `granted` 0: the reservation had been granted before.
+ * Executes a claimed reservation: one call of `point_execute` (migration 016), one statement in the caller's
+ * transaction: the reservation DONE under its lease, the ledger row unless the reservation already has one, and only
+ * then the balance, the audit row and the PointsGranted outbox event. `finalized` 0: the lease was lost; `granted` 0:
+ * the reservation had been granted before.
  */
 export async function executeReservation(
   db: Db,
   e: Execution,
 ): Promise<{ finalized: number; granted: number; balanceAfter: number | null }> {
+  // Balances are capped at 2^53 - 1 (migration 012), so float8 carries them exactly.
   const [row] = await db<{ finalized: number; granted: number; balance_after: number | null }[]>`
-    with done as (
-      update point_reservations
-      set status = 'DONE', executed_at = ${e.now}, updated_at = ${e.now}, locked_by = null, locked_at = null,
-          last_error = null,
-          transaction_id = coalesce(
-            (select transaction_id from point_transactions where reservation_id = ${e.reservationId}),
-            ${e.transactionId}::uuid)
-      where reservation_id = ${e.reservationId} and locked_by = ${e.lockedBy} and status = 'PROCESSING'
-      returning reservation_id, user_id, point_amount, reason, trace_id
-    ), ledger as (
-      insert into point_transactions (transaction_id, reservation_id, user_id, point_amount, reason, created_at)
-      select ${e.transactionId}, reservation_id, user_id, point_amount, reason, ${e.now} from done
-      where not exists (select from point_transactions t where t.reservation_id = done.reservation_id)
-      returning transaction_id, reservation_id, user_id, point_amount
-    ), balance as (
-      insert into point_balances as b (user_id, balance, updated_at)
-      select user_id, point_amount, ${e.now} from ledger
-      on conflict (user_id) do update set balance = b.balance + excluded.balance, updated_at = excluded.updated_at
-      returning user_id, balance
-    ), audit as (
-      insert into point_audit (audit_id, occurred_at, reservation_id, user_id, action, trace_id, detail)
-      select gen_random_uuid(), ${e.now}, ledger.reservation_id, ledger.user_id, 'EXECUTE', done.trace_id,
-             jsonb_build_object('transaction_id', ledger.transaction_id, 'balance_after', balance.balance)
-      from ledger join done on done.reservation_id = ledger.reservation_id
-      join balance on balance.user_id = ledger.user_id
-    ), outbox as (
-      insert into outbox_events (event_id, event_type, aggregate_key, payload, status, attempt_count, created_at, subject)
-      select ${e.eventId}, 'PointsGranted', ledger.user_id,
-             ${db.json(e.payload)}::jsonb || jsonb_build_object('balance_after', balance.balance),
-             'PENDING', 0, ${e.now}, ${e.subject}
-      from ledger join balance on balance.user_id = ledger.user_id
-    )
-    select (select count(*) from done)::int as finalized, (select count(*) from ledger)::int as granted,
-           (select balance from balance)::float8 as balance_after`;
+    select finalized, granted, balance_after::float8 as balance_after
+    from point_execute(${e.reservationId}, ${e.lockedBy}, ${e.transactionId}, ${e.eventId}, ${e.now}, ${e.subject},
+                       ${db.json(e.payload)}::jsonb)`;
   return { finalized: row?.finalized ?? 0, granted: row?.granted ?? 0, balanceAfter: row?.balance_after ?? null };
 }
 
