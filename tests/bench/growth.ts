@@ -1,8 +1,10 @@
 // The growth phase: the reads a caller makes and one retention run, on a small and a large deployment (growth-data.ts),
 // so that their cost can be compared as the history grows. Reads: p50/p99 of the service's own query functions for
 // the history of one item, a user's entitlement list, a user's points ledger and the debug inbox, each on one
-// connection, one at a time, over random users. Retention: one run of each table's bounded delete loop, in ms per
-// 1,000 deleted rows. Each size gets its own database on the bench's PostgreSQL, dropped afterwards.
+// connection, one at a time, over random users (cold: at the large size most of what a read touches is not in
+// shared_buffers), and again over a fixed set of 200 users read once beforehand (cached: the query's own cost, which
+// the cold figure at 100,000 rows already is, since that whole database fits in shared_buffers). Retention: one run
+// of each table's bounded delete loop, in ms per 1,000 deleted rows. Each size gets its own database on the bench's PostgreSQL, dropped afterwards.
 import postgres from "postgres";
 import { listEntitlementsOfUser } from "../../src/entitlement/entitlements/queries.ts";
 import { listAuditOfEntitlement } from "../../src/entitlement/history/queries.ts";
@@ -21,31 +23,35 @@ import { createDatabase, dropDatabase } from "./stack.ts";
 /** `retentionOnly`: only those tables, filled and cleaned (no reads): retention at sizes the reads' tables would not fit. */
 export type GrowthOptions = { sizes: number[]; samples: number; explain: boolean; retentionOnly?: DeletedTable[] };
 type Read = "history" | "list" | "ledger" | "inbox";
+type ReadFigures = { p50Ms: number; p99Ms: number };
 export type GrowthSize = {
   rows: number;
   populateSeconds: number;
-  reads: Partial<Record<Read, { p50Ms: number; p99Ms: number }>>;
+  reads: Partial<Record<Read, ReadFigures>>;
+  cachedReads: Partial<Record<Read, ReadFigures>>;
   retention: Record<string, { deleted: number; ms: number; msPer1000: number }>;
   explain?: Record<Read, string>;
 };
 
 const DAY_MS = 86_400_000;
-const pick = (users: number) => `user-${Math.floor(Math.random() * users)}`;
+/** Random users; with `fixed`, drawn from the first `fixed` users only (a set that stays in shared_buffers). */
+const pick = (users: number, fixed?: number) => `user-${Math.floor(Math.random() * Math.min(users, fixed ?? users))}`;
+const CACHED_USERS = 200;
 const quantile = (sorted: number[], q: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
 
 /** Each read as the service runs it (schema entitlement or notification on the search path of `db`). */
-function reads(e: postgres.Sql, n: postgres.Sql, shape: Shape): Record<Read, () => Promise<unknown>> {
+function reads(e: postgres.Sql, n: postgres.Sql, shape: Shape, fixed?: number): Record<Read, () => Promise<unknown>> {
   return {
     history: () =>
       listAuditOfEntitlement(e, {
-        userId: pick(shape.auditUsers),
+        userId: pick(shape.auditUsers, fixed),
         sku: `sku-${Math.floor(Math.random() * 5)}`,
         limit: 50,
       }),
-    list: () => listEntitlementsOfUser(e, { userId: pick(shape.listUsers), limit: 51 }),
-    ledger: () => listTransactions(e, { userId: pick(shape.ledgerUsers), limit: 51 }),
-    inbox: () => findInbox(n, { userId: pick(shape.inboxUsers), limit: 50 }),
+    list: () => listEntitlementsOfUser(e, { userId: pick(shape.listUsers, fixed), limit: 51 }),
+    ledger: () => listTransactions(e, { userId: pick(shape.ledgerUsers, fixed), limit: 51 }),
+    inbox: () => findInbox(n, { userId: pick(shape.inboxUsers, fixed), limit: 50 }),
   };
 }
 
@@ -80,10 +86,12 @@ async function explainReads(e: postgres.Sql, n: postgres.Sql): Promise<Record<Re
   };
 }
 
-async function measureReads(e: postgres.Sql, n: postgres.Sql, shape: Shape, samples: number) {
+async function measureReads(e: postgres.Sql, n: postgres.Sql, shape: Shape, samples: number, fixed?: number) {
   const result = {} as GrowthSize["reads"];
-  for (const [name, run] of Object.entries(reads(e, n, shape)) as [Read, () => Promise<unknown>][]) {
-    for (let i = 0; i < Math.min(50, samples); i++) await run(); // warm the cache and the prepared statement
+  for (const [name, run] of Object.entries(reads(e, n, shape, fixed)) as [Read, () => Promise<unknown>][]) {
+    // Warm the prepared statement (and, for the cached pass, read each of its users' rows about five times over).
+    const warm = fixed ? fixed * 5 : Math.min(50, samples);
+    for (let i = 0; i < warm; i++) await run();
     const times: number[] = [];
     for (let i = 0; i < samples; i++) {
       const t = performance.now();
@@ -168,9 +176,17 @@ export async function measureGrowth(args: {
       const populateSeconds = (performance.now() - t) / 1000;
       args.progress(`growth: ${rows} rows: reads (${args.options.samples} each), then one retention run`);
       const measured = only ? {} : await measureReads(e, n, shape, args.options.samples);
+      const cached = only ? {} : await measureReads(e, n, shape, args.options.samples, CACHED_USERS);
       const explain = args.options.explain && !only ? await explainReads(e, n) : undefined;
       const retention = await measureRetention(e, n, only);
-      sizes.push({ rows, populateSeconds, reads: measured, retention, ...(explain ? { explain } : {}) });
+      sizes.push({
+        rows,
+        populateSeconds,
+        reads: measured,
+        cachedReads: cached,
+        retention,
+        ...(explain ? { explain } : {}),
+      });
     } finally {
       await Promise.all([admin.end(), e.end(), n.end()]);
       await dropDatabase(args.adminUrl, name);
@@ -185,6 +201,13 @@ function growthFigures(sizes: GrowthSize[]): Figure[] {
     for (const [read, r] of Object.entries(s.reads)) {
       figures.push({
         name: `growth ${read} p99 at ${s.rows} rows (p50 ${r.p50Ms.toFixed(2)} ms)`,
+        value: r.p99Ms,
+        unit: "ms",
+      });
+    }
+    for (const [read, r] of Object.entries(s.cachedReads)) {
+      figures.push({
+        name: `growth ${read} cached p99 at ${s.rows} rows (p50 ${r.p50Ms.toFixed(2)} ms)`,
         value: r.p99Ms,
         unit: "ms",
       });
@@ -205,6 +228,14 @@ function growthFigures(sizes: GrowthSize[]): Figure[] {
       figures.push({
         name: `growth ${read} p99 ${large.rows} ÷ ${small.rows} rows`,
         value: l.p99Ms / s.p99Ms,
+        unit: "",
+        target: { op: "<=", value: 2 },
+      });
+      const [lc, sc] = [large.cachedReads[read], small.cachedReads[read]];
+      if (!lc || !sc) continue;
+      figures.push({
+        name: `growth ${read} cached p99 ${large.rows} ÷ ${small.rows} rows`,
+        value: lc.p99Ms / sc.p99Ms,
         unit: "",
         target: { op: "<=", value: 2 },
       });

@@ -11,7 +11,8 @@ export async function countStaleActive(db: Db, threshold: Date): Promise<number>
 
 /**
  * Deletes at most `limit` SENT/FAILED notifications created before the threshold, oldest first, from where the run's
- * previous batch stopped (`resume`, src/shared/periodic.ts); returns how many.
+ * previous batch stopped (`resume`, src/shared/periodic.ts); returns how many. Rows are deleted by their physical
+ * address (a TID scan), not looked up again through the primary key (src/entitlement/retention/queries.ts).
  */
 export async function deleteFinishedNotifications(
   db: Db,
@@ -20,8 +21,8 @@ export async function deleteFinishedNotifications(
   const from = input.resume?.from ?? BEGINNING;
   const result = await db<{ created_at: Date }[]>`
     delete from notifications
-    where notification_id = any(array(
-      select notification_id from notifications
+    where ctid = any(array(
+      select ctid from notifications
       where created_at < ${input.threshold} and status in ('SENT', 'FAILED')
         and created_at >= ${from}
       order by created_at
@@ -41,8 +42,8 @@ export async function deleteProcessedEvents(
   const from = input.resume?.from ?? BEGINNING;
   const result = await db<{ processed_at: Date }[]>`
     delete from processed_events
-    where event_id = any(array(
-      select event_id from processed_events
+    where ctid = any(array(
+      select ctid from processed_events
       where processed_at < ${input.threshold} and processed_at >= ${from}
       order by processed_at
       limit ${input.limit}
