@@ -1,0 +1,83 @@
+// The relay drain on its own, to compare settings or builds without the rest of the bench: `dist/entitlement serve`
+// (or BIN, e.g. "bun src/entitlement/main.ts") on a fresh database of DATABASE_URL's server, a backlog of PENDING rows
+// inserted in one statement and announced as another replica's commit, events/s until the last is published, and the
+// service's CPU per event; with --raw, the raw publish of as many messages beside it. The environment reaches the
+// service, so ENTITLEMENT_OUTBOX_CONCURRENCY=8 or ENTITLEMENT_OUTBOX_MAX_BATCH_SIZE=1000 try other settings.
+//   bun run tests/bench/relay-drain.ts [--count 100000] [--raw]
+import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
+import postgres from "postgres";
+import { rawPublish, seedAndDrainOutbox } from "./relay.ts";
+
+const { values } = parseArgs({
+  args: Bun.argv.slice(2),
+  options: { count: { type: "string", default: "100000" }, raw: { type: "boolean", default: false } },
+});
+const count = Number(values.count);
+const tag = `drain_${Date.now().toString(36)}`;
+const adminUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const natsUrl = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
+const url = new URL(adminUrl);
+url.pathname = `/${tag}`;
+const env = {
+  ...process.env,
+  DATABASE_URL: url.toString(),
+  NATS_URL: natsUrl,
+  ENTITLEMENT_AUTH_DISABLED: "true",
+  PORT: "0",
+  HOST: "127.0.0.1",
+  LOG_LEVEL: "warn",
+  ENTITLEMENT_NATS_STREAM: `${tag}-events`,
+  ENTITLEMENT_NATS_SUBJECT: `${tag}.events`,
+  ENTITLEMENT_POINTS_NATS_STREAM: `${tag}-points`,
+  ENTITLEMENT_POINTS_NATS_SUBJECT: `${tag}.points`,
+};
+const command = (process.env.BIN ?? "dist/entitlement").split(" ");
+
+/** utime + stime of a process in ms (clock ticks of 10 ms). */
+const cpuMs = (pid: number) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+};
+
+const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+await admin.unsafe(`create database "${tag}"`);
+const sql = postgres(url.toString(), { max: 2, onnotice: () => {} });
+const nc = await connect({ servers: natsUrl });
+try {
+  const migrated = Bun.spawnSync([...command, "migrate"], { env });
+  if (migrated.exitCode !== 0) throw new Error(`migrate failed: ${migrated.stderr.toString()}`);
+  const service = Bun.spawn([...command, "serve"], { env, stdout: "ignore", stderr: "inherit" });
+  try {
+    await Bun.sleep(1_500);
+    const before = cpuMs(service.pid);
+    const drain = await seedAndDrainOutbox({ sql, count, prefix: tag, timeoutMs: 300_000, progress: () => {} });
+    const used = cpuMs(service.pid) - before;
+    console.log(
+      `relay: ${drain.eventsPerSecond.toFixed(0)} events/s (${drain.published} in ${drain.seconds.toFixed(2)} s); ` +
+        `service CPU ${used} ms, ${((used / drain.published) * 1000).toFixed(1)} µs per event`,
+    );
+  } finally {
+    service.kill("SIGTERM");
+    await service.exited;
+  }
+  if (values.raw) {
+    const raw = await rawPublish(nc, {
+      stream: `${tag}-raw`,
+      subject: `${tag}.raw`,
+      count,
+      window: 256,
+      duplicateWindowMs: 120_000,
+    });
+    console.log(`raw publish: ${raw.eventsPerSecond.toFixed(0)} events/s`);
+  }
+} finally {
+  const jsm = await jetstreamManager(nc);
+  for (const stream of [`${tag}-events`, `${tag}-points`]) await jsm.streams.delete(stream).catch(() => false);
+  await nc.close();
+  await sql.end();
+  await admin.unsafe(`drop database if exists "${tag}" with (force)`);
+  await admin.end();
+}
