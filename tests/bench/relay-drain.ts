@@ -22,7 +22,7 @@ const { values } = parseArgs({
   },
 });
 const count = Number(values.count);
-const tag = `drain_${Date.now().toString(36)}`;
+const tag = process.env.DRAIN_TAG ?? `drain_${Date.now().toString(36)}`;
 const adminUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const natsUrl = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
 const url = new URL(adminUrl);
