@@ -4,7 +4,8 @@
 // service's CPU per event; with --raw, the raw publish of as many messages beside it. The environment reaches the
 // service, so ENTITLEMENT_OUTBOX_CONCURRENCY=8 or ENTITLEMENT_OUTBOX_MAX_BATCH_SIZE=1000 try other settings.
 // --rounds N drains N backlogs one after the other into the same database: the later ones meet the earlier ones'
-// PUBLISHED rows and dead row versions, as the full bench's drain meets those of its throughput phases.
+// PUBLISHED rows and dead row versions, as the full bench's drain meets those of its throughput phases. DRAIN_TAG
+// names the database and the streams (default drain_<time>), so another process can watch or add to them.
 //   bun run tests/bench/relay-drain.ts [--count 100000] [--rounds 1] [--raw]
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
