@@ -7,11 +7,11 @@
 // PUBLISHED rows and dead row versions, as the full bench's drain meets those of its throughput phases. DRAIN_TAG
 // names the database and the streams (default drain_<time>), so another process can watch or add to them.
 //   bun run tests/bench/relay-drain.ts [--count 100000] [--rounds 1] [--raw]
-import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import postgres from "postgres";
+import { processCpuSeconds } from "./cpu.ts";
 import { rawPublish, seedAndDrainOutbox } from "./relay.ts";
 
 const { values } = parseArgs({
@@ -43,12 +43,6 @@ const env = {
 };
 const command = (process.env.BIN ?? "dist/entitlement").split(" ");
 
-/** utime + stime of a process in ms (clock ticks of 10 ms). */
-const cpuMs = (pid: number) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-};
-
 const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
 await admin.unsafe(`create database "${tag}"`);
 const sql = postgres(url.toString(), { max: 2, onnotice: () => {} });
@@ -60,10 +54,10 @@ try {
   try {
     await Bun.sleep(1_500);
     for (let round = 1; round <= Number(values.rounds); round++) {
-      const before = cpuMs(service.pid);
+      const before = processCpuSeconds(service.pid);
       const prefix = `${tag}r${round}`;
       const drain = await seedAndDrainOutbox({ sql, count, prefix, timeoutMs: 300_000, progress: () => {} });
-      const used = cpuMs(service.pid) - before;
+      const used = Math.round((processCpuSeconds(service.pid) - before) * 1000);
       console.log(
         `relay, round ${round}: ${drain.eventsPerSecond.toFixed(0)} events/s (${drain.published} in ` +
           `${drain.seconds.toFixed(2)} s); service CPU ${used} ms, ${((used / drain.published) * 1000).toFixed(1)} µs per event`,
