@@ -6,7 +6,8 @@
 // Dropping it would corrupt the protocol stream between the service and PostgreSQL.
 import type { Socket, TCPSocketListener } from "bun";
 
-type Side = { socket?: Socket<Pair>; backlog: Uint8Array[] };
+/** One end of a proxied connection; `ending`: the other end closed, so end this one once its backlog is out. */
+type Side = { socket?: Socket<Pair>; backlog: Uint8Array[]; ending?: boolean };
 type Pair = { client: Side; upstream: Side };
 
 export type TcpProxy = { port: number; down: () => void; up: () => void; stop: () => void };
@@ -21,7 +22,7 @@ function send(side: Side, chunk: Uint8Array) {
   if (written < chunk.byteLength) side.backlog.push(chunk.slice(Math.max(written, 0)));
 }
 
-/** Writes the side's backlog until the socket takes no more. */
+/** Writes the side's backlog until the socket takes no more; ends it once everything is out, if it is ending. */
 function flush(side: Side) {
   while (side.socket && side.backlog.length > 0) {
     const head = side.backlog[0] as Uint8Array;
@@ -32,6 +33,13 @@ function flush(side: Side) {
     }
     side.backlog.shift();
   }
+  if (side.ending) side.socket?.end();
+}
+
+/** The other end closed: this one ends after what is still waiting for it. */
+function endAfterBacklog(side: Side) {
+  side.ending = true;
+  flush(side);
 }
 
 export function startTcpProxy(target: { host: string; port: number }): TcpProxy {
@@ -64,7 +72,7 @@ export function startTcpProxy(target: { host: string; port: number }): TcpProxy 
                 flush(pair.upstream);
               },
               close() {
-                pair.client.socket?.end();
+                endAfterBacklog(pair.client);
                 pairs.delete(pair);
               },
               error() {
@@ -80,7 +88,7 @@ export function startTcpProxy(target: { host: string; port: number }): TcpProxy 
           flush(client.data.client);
         },
         close(client) {
-          client.data.upstream.socket?.end();
+          endAfterBacklog(client.data.upstream);
           pairs.delete(client.data);
         },
       },
