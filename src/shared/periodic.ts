@@ -20,6 +20,19 @@ export async function untilShortBatch(
 }
 
 /**
+ * How long an idle claim/lease worker sleeps (the relay, the delivery worker): until `next` (its next retry time or
+ * lease end, +1 ms so that a timer firing a little early finds it due), at most `idleMs`; without a next time,
+ * `idleMs`; the poll interval when something is due already (another worker holds it) or when `idleMs` is not above
+ * it (a fixed poll).
+ */
+export function idleSleepMs(nowMs: number, next: Date | undefined, p: { pollMs: number; idleMs: number }): number {
+  if (p.idleMs <= p.pollMs) return p.pollMs;
+  if (!next) return p.idleMs;
+  const untilDue = next.getTime() - nowMs;
+  return untilDue <= 0 ? p.pollMs : Math.min(p.idleMs, untilDue + 1);
+}
+
+/**
  * Where the previous batch of a retention run stopped: the largest threshold-column value it deleted. The next batch
  * starts there, not at the head of the index, where the entries of the rows just deleted still lie until vacuum.
  */

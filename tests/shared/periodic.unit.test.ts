@@ -1,6 +1,6 @@
-import { expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import pino from "pino";
-import { periodicWorker, untilShortBatch } from "../../src/shared/periodic.ts";
+import { idleSleepMs, periodicWorker, untilShortBatch } from "../../src/shared/periodic.ts";
 
 test("untilShortBatch runs until a batch comes back short and returns the total", async () => {
   const sizes = [3, 3, 1, 3];
@@ -48,4 +48,19 @@ test("periodicWorker never dies: the first failure of a run is logged once, the 
   expect(runs).toBe(6);
   expect(lines.map((l) => l.msg)).toEqual(["job failed; retrying at the next interval", "job works again"]);
   expect(lines[1]?.failed_runs).toBe(3);
+});
+
+describe("idleSleepMs", () => {
+  const p = { pollMs: 1_000, idleMs: 10_000 };
+  test("until the next due time plus a millisecond, at most the idle interval", () => {
+    expect(idleSleepMs(0, new Date(2_500), p)).toBe(2_501);
+    expect(idleSleepMs(0, new Date(60_000), p)).toBe(10_000);
+  });
+  test("the idle interval without a next time; the poll interval when something is due already", () => {
+    expect(idleSleepMs(0, undefined, p)).toBe(10_000);
+    expect(idleSleepMs(5_000, new Date(5_000), p)).toBe(1_000);
+  });
+  test("a fixed poll when the idle interval is not above it", () => {
+    expect(idleSleepMs(0, undefined, { pollMs: 1_000, idleMs: 1_000 })).toBe(1_000);
+  });
 });

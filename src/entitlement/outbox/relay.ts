@@ -6,6 +6,7 @@
 // costs one claim, not one per lane. It never dies: a failed batch is logged once per run of failures, counted, and
 // retried after the poll interval. On abort no lane claims again; every batch in flight is finished, then it returns.
 
+import { idleSleepMs } from "../../shared/periodic.ts";
 import { Waker, type Worker } from "../../shared/runtime.ts";
 import type { WakeSource } from "../wakeups/wakeups.ts";
 import {
@@ -107,10 +108,7 @@ export function createOutboxRelay(deps: RelayDeps & { wakeups: WakeSource }): Ou
     }
     const now = deps.now();
     const next = await nextOutboxDueAt(deps.sql, now).catch(() => now);
-    if (!next) return idlePollIntervalMs;
-    const untilDue = next.getTime() - now.getTime();
-    // +1: a timer may fire within the millisecond before the due time, and a claim then would find nothing.
-    return untilDue <= 0 ? pollIntervalMs : Math.min(idlePollIntervalMs, untilDue + 1);
+    return idleSleepMs(now.getTime(), next, { pollMs: pollIntervalMs, idleMs: idlePollIntervalMs });
   }
 
   async function run(signal: AbortSignal): Promise<void> {

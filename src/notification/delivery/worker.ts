@@ -7,6 +7,7 @@
 // delivery for its whole timeout, on each retry), and freed slots are refilled by the next claim.
 import { listenInBackground } from "../../shared/listen.ts";
 import type { Logger } from "../../shared/logger.ts";
+import { idleSleepMs } from "../../shared/periodic.ts";
 import type { Waker, Worker } from "../../shared/runtime.ts";
 import type { DeliveryDeps } from "./deps.ts";
 import { countBacklog, DELIVERY_CHANNEL, nextDueAt } from "./queries.ts";
@@ -24,13 +25,10 @@ type LoopDeps = DeliveryDeps & {
  * How long an idle worker sleeps: until the next retry or lease falls due, at most `idlePollMs`. A row already due
  * that the claim did not take (locked by another worker's claim) is looked at again after the poll interval.
  */
-async function idleSleepMs(d: LoopDeps): Promise<number> {
+async function idleDeliverySleepMs(d: LoopDeps): Promise<number> {
   const idleMs = d.idlePollMs ?? d.pollIntervalMs;
-  if (idleMs <= d.pollIntervalMs) return d.pollIntervalMs;
-  const next = await nextDueAt(d.sql);
-  if (!next) return idleMs;
-  const untilDue = next.getTime() - d.now().getTime();
-  return untilDue <= 0 ? d.pollIntervalMs : Math.min(idleMs, untilDue + 1);
+  const next = idleMs > d.pollIntervalMs ? ((await nextDueAt(d.sql)) ?? undefined) : undefined;
+  return idleSleepMs(d.now().getTime(), next, { pollMs: d.pollIntervalMs, idleMs });
 }
 
 /**
@@ -44,7 +42,7 @@ async function waitAfterRound(
   signal: AbortSignal,
 ): Promise<void> {
   if (round.claimed >= round.free && round.failures === 0) return;
-  const ms = round.emptyRounds >= 2 ? await idleSleepMs(d).catch(() => d.pollIntervalMs) : d.pollIntervalMs;
+  const ms = round.emptyRounds >= 2 ? await idleDeliverySleepMs(d).catch(() => d.pollIntervalMs) : d.pollIntervalMs;
   await d.waker.wait(ms, signal);
 }
 
