@@ -68,7 +68,11 @@ test("the documented receiver verifies a real delivery, once per notification, a
   expect((await notificationRow(f.sql, id)).status).toBe("SENT");
 
   // Delivered again (as after a lost acknowledgement or a requeue): accepted, not handled twice.
-  await f.sql`update notifications set status = 'PENDING', next_retry_at = now() where notification_id = ${id}`;
+  // Due a second ago: the delivery's clock is JavaScript's, in whole milliseconds, and PostgreSQL's now() of the same
+  // millisecond is microseconds later, so a row due at now() was sometimes not yet due for the claim.
+  await f.sql`
+    update notifications set status = 'PENDING', next_retry_at = now() - interval '1 second'
+    where notification_id = ${id}`;
   await deliver();
   expect(statuses).toEqual([204, 204]);
   expect(handled).toHaveLength(1);
