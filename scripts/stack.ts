@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, existsSync, mkdirSync, openSync, rmSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
-import { newToken, tokenEntryLine } from "../src/entitlement/auth/tokens.ts";
+import { newToken, tokenEntryLine } from "../src/shared/auth/tokens.ts";
 import { buildIfChanged } from "./stack-build.ts";
 import {
   answers,

@@ -2,6 +2,9 @@
 // Every request passes the edge in this order: header limits, authentication and scope (docs/security.md), the caller's
 // rate limit; only then are its headers and body validated, and only then does it wait for a database slot.
 import type { Registry } from "prom-client";
+import { type AuthSettings, authenticate, type Caller, callerName, requiredAccess } from "../shared/auth/guard.ts";
+import { createRefusalReporter } from "../shared/auth/refusal.ts";
+import { type RouteScopes, routeScopes } from "../shared/auth/scope.ts";
 import type { ConsoleSettings } from "../shared/console/config.ts";
 import { ping, type Sql } from "../shared/db.ts";
 import { createHttpApp } from "../shared/http/app.ts";
@@ -12,9 +15,6 @@ import type { Logger } from "../shared/logger.ts";
 import { createRegistry } from "../shared/metrics.ts";
 import { createReadiness } from "../shared/readiness.ts";
 import type { Clock } from "../shared/runtime.ts";
-import { type AuthSettings, authenticate, type Caller, callerName, requiredAccess } from "./auth/guard.ts";
-import { createRefusalReporter } from "./auth/refusal.ts";
-import { type RouteScopes, routeScopes } from "./auth/scope.ts";
 import { bundleRoutes } from "./bundles/routes.ts";
 import { ENTITLEMENT_API } from "./commands/api-doc.ts";
 import { createCommandMetrics } from "./commands/metrics.ts";

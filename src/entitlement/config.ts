@@ -1,6 +1,8 @@
 // Entitlement configuration: every key of the Java original as an environment variable, plus this service's own
 // variables (docs/configuration.md).
 import { type Static, Type } from "@sinclair/typebox";
+import { JwtEnv, jwtRules, jwtSettings } from "../shared/auth/jwt-config.ts";
+import { parseTokenEntries } from "../shared/auth/tokens.ts";
 import {
   Bool,
   backoffPolicy,
@@ -29,8 +31,6 @@ import {
   natsSecurityRule,
 } from "../shared/nats-security.ts";
 import { exportRequested } from "../shared/tracing.ts";
-import { JwtEnv, jwtRules, jwtSettings } from "./auth/jwt-config.ts";
-import { parseTokenEntries } from "./auth/tokens.ts";
 import { SchedulerEnv, schedulerConfig, schedulerRules } from "./scheduler/config.ts";
 
 export const EntitlementEnv = Type.Object({

@@ -2,6 +2,8 @@
 // and NATS, listens and starts the loops. `serve` (the default) migrates, then runs the HTTP API and the background
 // workers until SIGTERM/SIGINT; `migrate` applies pending migrations and exits.
 import pkg from "../../package.json" with { type: "json" };
+import { createKeySource } from "../shared/auth/jwks.ts";
+import { createJwtAuthenticator } from "../shared/auth/jwt.ts";
 import { buildInfo, versionLine } from "../shared/build-info.ts";
 import { type Command, dispatch } from "../shared/cli.ts";
 import { createRegistry, natsConnectedMetric } from "../shared/metrics.ts";
@@ -11,8 +13,6 @@ import { lifecycleCommands, type ServiceSpec } from "../shared/service.ts";
 import { installTracing } from "../shared/tracing.ts";
 import { createApp } from "./app.ts";
 import { tokenCommand } from "./auth/command.ts";
-import { createKeySource } from "./auth/jwks.ts";
-import { createJwtAuthenticator } from "./auth/jwt.ts";
 import { type EntitlementConfig, loadEntitlementConfig, SECRET_VARIABLES } from "./config.ts";
 import { migrations, SCHEMA } from "./migrations.ts";
 import { entitlementOpsCommands } from "./ops/commands.ts";

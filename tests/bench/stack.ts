@@ -8,8 +8,8 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import postgres from "postgres";
 import { buildService, defaultTarget } from "../../scripts/build.ts";
 import { freePort } from "../../scripts/stack-infra.ts";
-import { newToken, tokenEntryLine } from "../../src/entitlement/auth/tokens.ts";
 import { EntitlementEnv } from "../../src/entitlement/config.ts";
+import { newToken, tokenEntryLine } from "../../src/shared/auth/tokens.ts";
 
 export const root = resolve(import.meta.dir, "../..");
 

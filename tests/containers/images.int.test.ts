@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { GenericContainer, Network, type StartedNetwork, type StartedTestContainer, Wait } from "testcontainers";
-import { newToken, tokenEntryLine } from "../../src/entitlement/auth/tokens.ts";
+import { newToken, tokenEntryLine } from "../../src/shared/auth/tokens.ts";
 import * as containers from "../support/containers.ts";
 import { waitUntil } from "../support/wait.ts";
 import { enabled, type Figures, grantUntilSent, readyAfter, serviceImages } from "./support.ts";

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, setDefaultTimeout } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { tokenEntryLine } from "../../src/entitlement/auth/tokens.ts";
+import { tokenEntryLine } from "../../src/shared/auth/tokens.ts";
 import { freePort } from "../ship/support.ts";
 import { waitUntil } from "../support/wait.ts";
 import { type Pair, startPair } from "./pair.ts";

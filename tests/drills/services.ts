@@ -5,7 +5,7 @@ import { closeSync, openSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { freePort } from "../../scripts/stack-infra.ts";
-import { tokenEntryLine } from "../../src/entitlement/auth/tokens.ts";
+import { tokenEntryLine } from "../../src/shared/auth/tokens.ts";
 
 export type ServiceName = "entitlement" | "notification";
 

@@ -2,8 +2,8 @@
 // `migrate` does not need them, and `token new` prints a token whose entry the service accepts.
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { join, resolve } from "node:path";
-import { findTokenEntry } from "../../src/entitlement/auth/tokens.ts";
 import { loadEntitlementConfig } from "../../src/entitlement/config.ts";
+import { findTokenEntry } from "../../src/shared/auth/tokens.ts";
 import { EXIT_CONFIG } from "../../src/shared/config.ts";
 import { runCommand } from "../support/process.ts";
 

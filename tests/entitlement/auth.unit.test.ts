@@ -3,18 +3,12 @@
 import { describe, expect, test } from "bun:test";
 import { createApp } from "../../src/entitlement/app.ts";
 import { tokenCommand } from "../../src/entitlement/auth/command.ts";
-import { authenticate, bearerToken, requiredAccess } from "../../src/entitlement/auth/guard.ts";
-import { routeScopes } from "../../src/entitlement/auth/scope.ts";
-import {
-  findTokenEntry,
-  newToken,
-  parseTokenEntries,
-  sha256,
-  tokenEntryLine,
-} from "../../src/entitlement/auth/tokens.ts";
 import { loadEntitlementConfig } from "../../src/entitlement/config.ts";
 import { createGate } from "../../src/entitlement/limits/gate.ts";
 import { loadNotificationConfig } from "../../src/notification/config.ts";
+import { authenticate, bearerToken, requiredAccess } from "../../src/shared/auth/guard.ts";
+import { routeScopes } from "../../src/shared/auth/scope.ts";
+import { findTokenEntry, newToken, parseTokenEntries, sha256, tokenEntryLine } from "../../src/shared/auth/tokens.ts";
 import { ConfigError } from "../../src/shared/config.ts";
 import type { Sql } from "../../src/shared/db.ts";
 import { ApiError } from "../../src/shared/http/errors.ts";

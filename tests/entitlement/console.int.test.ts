@@ -3,9 +3,9 @@
 // caller console:<name>, idempotent per form); forged CSRF changes nothing; values are rendered as text.
 import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { type AppDeps, createApp } from "../../src/entitlement/app.ts";
-import type { Caller } from "../../src/entitlement/auth/guard.ts";
-import type { Refusal } from "../../src/entitlement/auth/refusal.ts";
-import { parseTokenEntries, tokenEntryLine } from "../../src/entitlement/auth/tokens.ts";
+import type { Caller } from "../../src/shared/auth/guard.ts";
+import type { Refusal } from "../../src/shared/auth/refusal.ts";
+import { parseTokenEntries, tokenEntryLine } from "../../src/shared/auth/tokens.ts";
 import { createLogger } from "../../src/shared/logger.ts";
 import { type ConsoleClient, consoleClient, hiddenField, signIn } from "../support/console-client.ts";
 import { type ApiFixture, countRows, openApi } from "./api.helpers.ts";

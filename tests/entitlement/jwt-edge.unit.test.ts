@@ -4,11 +4,11 @@ import { describe, expect, test } from "bun:test";
 import { Writable } from "node:stream";
 import pino from "pino";
 import { Registry } from "prom-client";
-import { authenticate, type Caller, looksLikeJwt, verifyToken } from "../../src/entitlement/auth/guard.ts";
-import type { JwtAuthenticator } from "../../src/entitlement/auth/jwt.ts";
-import { createRefusalReporter, type Refusal } from "../../src/entitlement/auth/refusal.ts";
-import { parseTokenEntries, tokenEntryLine } from "../../src/entitlement/auth/tokens.ts";
 import { loadEntitlementConfig } from "../../src/entitlement/config.ts";
+import { authenticate, type Caller, looksLikeJwt, verifyToken } from "../../src/shared/auth/guard.ts";
+import type { JwtAuthenticator } from "../../src/shared/auth/jwt.ts";
+import { createRefusalReporter, type Refusal } from "../../src/shared/auth/refusal.ts";
+import { parseTokenEntries, tokenEntryLine } from "../../src/shared/auth/tokens.ts";
 import { ConfigError } from "../../src/shared/config.ts";
 import { ApiError } from "../../src/shared/http/errors.ts";
 

@@ -3,11 +3,11 @@
 // beside it, keys rotate at the provider, and the provider's outage costs nothing while its keys are at hand.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { createApp } from "../../src/entitlement/app.ts";
-import type { AuthSettings } from "../../src/entitlement/auth/guard.ts";
-import { createKeySource } from "../../src/entitlement/auth/jwks.ts";
-import { createJwtAuthenticator } from "../../src/entitlement/auth/jwt.ts";
-import type { JwtSettings } from "../../src/entitlement/auth/jwt-config.ts";
-import { parseTokenEntries, tokenEntryLine } from "../../src/entitlement/auth/tokens.ts";
+import type { AuthSettings } from "../../src/shared/auth/guard.ts";
+import { createKeySource } from "../../src/shared/auth/jwks.ts";
+import { createJwtAuthenticator } from "../../src/shared/auth/jwt.ts";
+import type { JwtSettings } from "../../src/shared/auth/jwt-config.ts";
+import { parseTokenEntries, tokenEntryLine } from "../../src/shared/auth/tokens.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createRegistry } from "../../src/shared/metrics.ts";
 import { CLIENTS, IDP_AUDIENCE, startTestIdp, type TestIdp } from "../support/idp.ts";

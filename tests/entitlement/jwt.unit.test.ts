@@ -6,10 +6,10 @@ import { Writable } from "node:stream";
 import { exportSPKI, type JWTPayload, SignJWT, UnsecuredJWT } from "jose";
 import pino from "pino";
 import { Registry } from "prom-client";
-import { createKeySource } from "../../src/entitlement/auth/jwks.ts";
-import { createJwtAuthenticator, JWT_CALLER_PREFIX, scopesOf } from "../../src/entitlement/auth/jwt.ts";
-import type { JwtSettings } from "../../src/entitlement/auth/jwt-config.ts";
-import { TOKEN_NAME } from "../../src/entitlement/auth/tokens.ts";
+import { createKeySource } from "../../src/shared/auth/jwks.ts";
+import { createJwtAuthenticator, JWT_CALLER_PREFIX, scopesOf } from "../../src/shared/auth/jwt.ts";
+import type { JwtSettings } from "../../src/shared/auth/jwt-config.ts";
+import { TOKEN_NAME } from "../../src/shared/auth/tokens.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { newSigningKey, type SigningKey } from "../support/signing-key.ts";
 

@@ -3,12 +3,12 @@
 // pino destination and scanned for tokens, "Bearer", the webhook secret and the database and NATS passwords.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createApp } from "../../src/entitlement/app.ts";
-import { tokenEntryLine } from "../../src/entitlement/auth/tokens.ts";
 import { loadEntitlementConfig } from "../../src/entitlement/config.ts";
 import { createApp as createNotificationApp } from "../../src/notification/app.ts";
 import { createWebhookSender } from "../../src/notification/channels/webhook.ts";
 import { SECRET_VARIABLES } from "../../src/notification/config.ts";
 import { deliverBatch } from "../../src/notification/delivery/service.ts";
+import { tokenEntryLine } from "../../src/shared/auth/tokens.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { createLogger } from "../../src/shared/logger.ts";
 import { createRegistry } from "../../src/shared/metrics.ts";

@@ -3,7 +3,7 @@
 // the scopes of each route.
 import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createApp } from "../../src/entitlement/app.ts";
-import { type Scope, sha256 } from "../../src/entitlement/auth/tokens.ts";
+import { type Scope, sha256 } from "../../src/shared/auth/tokens.ts";
 import { encodeCursor } from "../../src/shared/http/paging.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { type ApiFixture, openApi, send } from "../entitlement/api.helpers.ts";

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { clientExample } from "../../docs/examples/client.ts";
 import { CLIENT_TYPES, renderClientTypes, STALE_HINT } from "../../scripts/docs-openapi.ts";
-import { newToken, tokenEntryLine } from "../../src/entitlement/auth/tokens.ts";
+import { newToken, tokenEntryLine } from "../../src/shared/auth/tokens.ts";
 import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
 import { serve } from "../support/serve.ts";
 import { repoRoot } from "./support.ts";

@@ -1,7 +1,8 @@
 // `entitlement token new NAME SCOPES`: prints a fresh bearer token for the caller and the ENTITLEMENT_AUTH_TOKENS entry
 // (its SHA-256 digest) for the service. Nothing is stored: the token is shown once, the configuration keeps the digest.
+
+import { newToken, parseScopes, TOKEN_NAME, tokenEntryLine } from "../../shared/auth/tokens.ts";
 import { type Command, EXIT_USAGE } from "../../shared/cli.ts";
-import { newToken, parseScopes, TOKEN_NAME, tokenEntryLine } from "./tokens.ts";
 
 export const TOKEN_USAGE =
   "usage: entitlement token new NAME SCOPES   (NAME: [a-z0-9_-]{1,64}; SCOPES: read, write or read+write)";

@@ -5,7 +5,7 @@
 // grants, extensions and the points commands are each one `commandRoute`; a new command is one more.
 import type { TSchema } from "@sinclair/typebox";
 import { Elysia } from "elysia";
-import { scopeMacro } from "../auth/scope.ts";
+import { scopeMacro } from "../../shared/auth/scope.ts";
 import { COMMAND_ERRORS } from "./api-doc.ts";
 import { CommandHeaders, checkIdempotencyKey, traceIdOf } from "./headers.ts";
 import { type RouteDeps, unavailableOr } from "./route-deps.ts";

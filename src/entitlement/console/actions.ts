@@ -1,12 +1,13 @@
 // The Entitlement console's actions: grant, revoke, extend, cancel a reservation (through commands.ts, the API's
 // command path) and requeue a FAILED outbox event (the operator command's statement). Each needs the write scope,
 // checks its fields as the API does, and answers with the user's page and a notice saying what happened.
+
+import type { Caller } from "../../shared/auth/guard.ts";
 import { field } from "../../shared/console/form.ts";
 import { consoleHref } from "../../shared/console/html.ts";
 import type { Action, ActionContext } from "../../shared/console/kit.ts";
 import { ApiError, badRequest } from "../../shared/http/errors.ts";
 import { isUuid } from "../../shared/ids.ts";
-import type { Caller } from "../auth/guard.ts";
 import { type RouteDeps, unavailableOr } from "../commands/route-deps.ts";
 import { UserId } from "../entitlements/model.ts";
 import { checkExpiresAt, checkField, checkFields } from "../entitlements/validation.ts";

@@ -1,9 +1,9 @@
 // The Entitlement console's pages: a user (entitlements, points, forms), one entitlement's history, the outbox's
 // health. Each reads through the same service functions as the API's GET routes, through the gate.
 
+import type { Caller } from "../../shared/auth/guard.ts";
 import { consoleHref, html, text } from "../../shared/console/html.ts";
 import { ConsoleForbidden, type Page } from "../../shared/console/kit.ts";
-import type { Caller } from "../auth/guard.ts";
 import { type RouteDeps, unavailableOr } from "../commands/route-deps.ts";
 import { StockKeepingUnit, UserId } from "../entitlements/model.ts";
 import { listEntitlements } from "../entitlements/service.ts";

@@ -1,11 +1,12 @@
 // /console on Entitlement (ENTITLEMENT_CONSOLE_ENABLED): the shared console skeleton with this service's pages and
 // actions. People sign in with an API token (static or, with an issuer configured, a JWT), checked by the same
-// function as the API's bearer tokens (auth/guard.ts); the session keeps the caller it stands for, whose scopes decide
+// function as the API's bearer tokens (shared/auth/guard.ts); the session keeps the caller it stands for, whose scopes decide
 // what the pages offer. A JWT's expiry is not re-checked during the session: the idle timeout bounds it.
+
+import { type AuthSettings, bearerToken, type Caller, verifyToken } from "../../shared/auth/guard.ts";
 import type { ConsoleSettings } from "../../shared/console/config.ts";
 import { consoleRoutes } from "../../shared/console/kit.ts";
 import type { RateLimiter } from "../../shared/http/rate-limit.ts";
-import { type AuthSettings, bearerToken, type Caller, verifyToken } from "../auth/guard.ts";
 import type { RouteDeps } from "../commands/route-deps.ts";
 import { entitlementActions } from "./actions.ts";
 import { entitlementPages } from "./pages.ts";

@@ -1,11 +1,11 @@
 // The Entitlement routes: grant and revoke (each a commandRoute, command-route.ts), the list and the check of one
-// entitlement. Each declares the scope it needs (`scope: "read"`, see auth/scope.ts), which the edge (app.ts) checks
+// entitlement. Each declares the scope it needs (`scope: "read"`, see shared/auth/scope.ts), which the edge (app.ts) checks
 // before anything else. Input is checked in the parse/transform hooks (validation.ts) so that every bad request gets
 // its precise `{code, message}`; the schemas also feed /openapi.json. Database work runs through the gate.
 import { Elysia } from "elysia";
+import { scopeMacro } from "../../shared/auth/scope.ts";
 import { ApiError } from "../../shared/http/errors.ts";
 import { parseLimit } from "../../shared/http/paging.ts";
-import { scopeMacro } from "../auth/scope.ts";
 import { ERRORS } from "../commands/api-doc.ts";
 import { commandRoute } from "../commands/command-route.ts";
 import { type RouteDeps, unavailableOr } from "../commands/route-deps.ts";

@@ -1,7 +1,7 @@
 // GET /v1/users/{user_id}/entitlements/{stock_keeping_unit}/history (read scope): the audit log of one entitlement.
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
-import { scopeMacro } from "../auth/scope.ts";
+import { scopeMacro } from "../../shared/auth/scope.ts";
 import { ERRORS } from "../commands/api-doc.ts";
 import { type RouteDeps, unavailableOr } from "../commands/route-deps.ts";
 import { ItemParams } from "../entitlements/model.ts";

@@ -1,9 +1,9 @@
 // The four points routes (docs/api.md), built like the entitlement routes: the two commands are each one
-// commandRoute (commands/command-route.ts), the reads declare their scope (auth/scope.ts) and check their input in the
+// commandRoute (commands/command-route.ts), the reads declare their scope (shared/auth/scope.ts) and check their input in the
 // transform hook; database work runs through the gate; the schemas feed /openapi.json.
 import { Elysia } from "elysia";
+import { scopeMacro } from "../../shared/auth/scope.ts";
 import { ApiError } from "../../shared/http/errors.ts";
-import { scopeMacro } from "../auth/scope.ts";
 import { POINTS_COMMAND_ERRORS, POINTS_ERRORS } from "../commands/api-doc.ts";
 import { commandRoute } from "../commands/command-route.ts";
 import { type RouteDeps, unavailableOr } from "../commands/route-deps.ts";

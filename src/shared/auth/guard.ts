@@ -3,7 +3,7 @@
 // and /readyz stay open for probes; /metrics and /openapi.json need `read` unless ENTITLEMENT_METRICS_PUBLIC.
 // A bearer token is either a static token (auth/tokens.ts) or, when an issuer is configured, a JWT access token
 // (auth/jwt.ts); its shape alone decides which, so neither kind is ever checked as the other.
-import { PROBE_PATHS } from "../../shared/http/app.ts";
+import { PROBE_PATHS } from "../http/app.ts";
 import type { JwtAuthenticator } from "./jwt.ts";
 import { type Refusal, refusalError } from "./refusal.ts";
 import { type RouteScopes, scopeOf } from "./scope.ts";

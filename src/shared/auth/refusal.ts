@@ -1,8 +1,8 @@
 // Why a request was refused, as a value: a fixed set of reasons that label the refusal metric and the log line, and
 // the one mapping to the HTTP answer. The token itself never reaches either.
 import { Counter, type Registry } from "prom-client";
-import { ApiError } from "../../shared/http/errors.ts";
-import type { Logger } from "../../shared/logger.ts";
+import { ApiError } from "../http/errors.ts";
+import type { Logger } from "../logger.ts";
 import type { Scope } from "./tokens.ts";
 
 /** Reasons of a 401 for a JWT, each a check of auth/jwt.ts. */

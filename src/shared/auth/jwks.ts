@@ -4,7 +4,7 @@
 // requests keep using the keys at hand), so a key the issuer withdrew stops working within that age.
 import { createLocalJWKSet, errors, type FlattenedJWSInput, type JSONWebKeySet, type JWSHeaderParameters } from "jose";
 import { Counter, Gauge, type Registry } from "prom-client";
-import type { Logger } from "../../shared/logger.ts";
+import type { Logger } from "../logger.ts";
 import { isTrustedUrl, type JwtSettings } from "./jwt-config.ts";
 
 /** Keys kept this long before a background refetch; jose's remote set uses the same default. */

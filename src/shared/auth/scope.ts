@@ -3,7 +3,7 @@
 // authenticates the caller and checks that scope once, in onRequest, before anything else about the request is read.
 // The macro records the scope in the route's OpenAPI operation as `x-required-scope`, where the edge reads it back.
 import { type DocumentDecoration, Elysia } from "elysia";
-import { routePattern } from "../../shared/http/route-pattern.ts";
+import { routePattern } from "../http/route-pattern.ts";
 import type { Scope } from "./tokens.ts";
 
 const SCOPE_KEY = "x-required-scope";

@@ -1,7 +1,7 @@
 // The variables of JWT access tokens from an OpenID Connect issuer, spread into EntitlementEnv (config.ts): their
 // descriptions generate docs/configuration.md. Unset issuer: the JWT path is off and only static tokens are accepted.
 import { type Static, Type } from "@sinclair/typebox";
-import { Duration, Optional, type Rule, Str } from "../../shared/config.ts";
+import { Duration, Optional, type Rule, Str } from "../config.ts";
 
 const SCOPE_NAME = "^[\\x21-\\x7e]+$";
 
