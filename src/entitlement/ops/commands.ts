@@ -1,6 +1,7 @@
 // Every operator command of the entitlement executable, for `dispatch` in main.ts (docs/operations.md).
 import type { Command } from "../../shared/cli.ts";
 import { healthcheckCommand } from "../../shared/healthcheck.ts";
+import { bulkCommand } from "../bulk/command.ts";
 import { loadEntitlementConfig } from "../config.ts";
 import { outboxCommand } from "./outbox.ts";
 import { partitionsCommand } from "./partitions.ts";
@@ -11,6 +12,7 @@ export function entitlementOpsCommands(env: Record<string, string | undefined> =
     outboxCommand(env),
     pointsCommand(env),
     partitionsCommand(env),
+    bulkCommand(env),
     healthcheckCommand("entitlement", () => loadEntitlementConfig(env, { requireAuth: false }).http.port),
   ];
 }
