@@ -4,8 +4,8 @@ import { describe, expect, test } from "bun:test";
 import { parse } from "csv-parse/sync";
 import { batchChanges } from "../../src/entitlement/bulk/batches.ts";
 import { BulkFileError, MAX_BULK_ROWS, readBulkFile } from "../../src/entitlement/bulk/csv.ts";
-import { checkRows } from "../../src/entitlement/bulk/rows.ts";
 import { csvField, resultCsv } from "../../src/entitlement/bulk/result-csv.ts";
+import { checkRows } from "../../src/entitlement/bulk/rows.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const NOW = new Date("2026-11-27T00:00:00Z");
@@ -26,18 +26,31 @@ describe("reading a bulk file", () => {
     const text = `\ufeff${HEADER}\r\n"u,1",sku,grant,"said ""sorry"""\r\n\r\nu2,"a\nb",revoke,r\r\nu3,s,grant,x\r\n`;
     const file = readBulkFile(bytes(text));
     expect(file.rows.map((r) => r.line)).toEqual([2, 4, 6]);
-    expect(file.rows[0]?.fields).toEqual({ user_id: "u,1", stock_keeping_unit: "sku", action: "grant", reason: 'said "sorry"' });
+    expect(file.rows[0]?.fields).toEqual({
+      user_id: "u,1",
+      stock_keeping_unit: "sku",
+      action: "grant",
+      reason: 'said "sorry"',
+    });
     expect(file.rows[1]?.fields.stock_keeping_unit).toBe("a\nb");
     expect(file.hash).toMatch(/^[0-9a-f]{64}$/);
   });
 
   test("columns in any order, expires_at optional", () => {
     const file = readBulkFile(bytes("reason,action,expires_at,stock_keeping_unit,user_id\nr,grant,,s,u\n"));
-    expect(file.rows[0]?.fields).toEqual({ reason: "r", action: "grant", expires_at: "", stock_keeping_unit: "s", user_id: "u" });
+    expect(file.rows[0]?.fields).toEqual({
+      reason: "r",
+      action: "grant",
+      expires_at: "",
+      stock_keeping_unit: "s",
+      user_id: "u",
+    });
   });
 
   test("a file that cannot be used says why and where", () => {
-    expect(fileError(`${HEADER}\nu,s,grant,"open\nu2,s,grant,r\n`)).toMatch(/not valid CSV \(line 3\).*Quote Not Closed/);
+    expect(fileError(`${HEADER}\nu,s,grant,"open\nu2,s,grant,r\n`)).toMatch(
+      /not valid CSV \(line 3\).*Quote Not Closed/,
+    );
     expect(fileError(`${HEADER}\nu,s"x,grant,r\n`)).toContain("line 2");
     expect(fileError("")).toContain("header row is required");
     expect(fileError("user_id,stock_keeping_unit,action\n")).toBe("line 1: the header lacks reason");
@@ -91,7 +104,10 @@ describe("checking rows", () => {
     expect(batches.map((b) => b.changes.length)).toEqual([100, 1, 1, 1, 1]);
     expect(new Set(batches.map((b) => b.idempotencyKey)).size, "every batch has a key of its own").toBe(5);
     const again = batchChanges("f".repeat(64), changes);
-    expect(again.map((b) => b.idempotencyKey), "the same file makes the same keys").toEqual(batches.map((b) => b.idempotencyKey));
+    expect(
+      again.map((b) => b.idempotencyKey),
+      "the same file makes the same keys",
+    ).toEqual(batches.map((b) => b.idempotencyKey));
     const other = batchChanges("e".repeat(64), changes);
     expect(other[0]?.idempotencyKey, "another file makes other keys").not.toBe(batches[0]?.idempotencyKey);
     expect(batches[0]?.idempotencyKey).toMatch(/^bulk-[0-9a-f]{64}$/);

@@ -93,7 +93,12 @@ export function bulkCommand(env: Record<string, string | undefined> = process.en
       }
       const load = () => loadEntitlementConfig(env, { requireAuth: false });
       return withConfig("entitlement", load, async (config) => {
-        const sql = createSql({ url: config.database.url, schema: SCHEMA, max: CONCURRENCY, applicationName: "entitlement-bulk" });
+        const sql = createSql({
+          url: config.database.url,
+          schema: SCHEMA,
+          max: CONCURRENCY,
+          applicationName: "entitlement-bulk",
+        });
         const deps: BulkDeps = {
           sql,
           log: silentLogger,

@@ -31,7 +31,9 @@ export async function planBulk(db: Db, file: BulkFile, now: Date): Promise<BulkP
   }
   const unchangedLines = new Set(
     changes
-      .filter((c) => status.get(JSON.stringify([c.body.user_id, c.body.stock_keeping_unit])) === TARGET_STATUS[c.action])
+      .filter(
+        (c) => status.get(JSON.stringify([c.body.user_id, c.body.stock_keeping_unit])) === TARGET_STATUS[c.action],
+      )
       .map((c) => c.line),
   );
   return { file, changes, invalid, unchangedLines };

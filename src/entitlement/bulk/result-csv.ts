@@ -3,7 +3,15 @@
 // back to the same values.
 import type { RowResult } from "./outcome.ts";
 
-export const RESULT_COLUMNS = ["line", "user_id", "stock_keeping_unit", "action", "outcome", "version", "error"] as const;
+export const RESULT_COLUMNS = [
+  "line",
+  "user_id",
+  "stock_keeping_unit",
+  "action",
+  "outcome",
+  "version",
+  "error",
+] as const;
 
 const NEEDS_QUOTES = /[",\r\n]|^\s|\s$/;
 

@@ -1,0 +1,148 @@
+// A bulk file applied through the command path on a real database: the preview changes nothing; applying changes
+// exactly the rows that will change, with one audit row, event and idempotency record each; applying the same file
+// again changes nothing; and a shell run killed with SIGKILL halfway, then run again, ends with every valid row applied
+// exactly once.
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+// The replay check of a stored reply validates its date-time strings with the formats Elysia registers when it is
+// loaded; the executable always loads it (app.ts), and so must a test that runs commands without the app.
+import "elysia";
+import { applyBulk, type BulkDeps } from "../../src/entitlement/bulk/apply.ts";
+import { readBulkFile } from "../../src/entitlement/bulk/csv.ts";
+import { planBulk, planCounts } from "../../src/entitlement/bulk/plan.ts";
+import { countOutcomes } from "../../src/entitlement/bulk/result-csv.ts";
+import { createCommandMetrics } from "../../src/entitlement/commands/metrics.ts";
+import { createSql, type Sql } from "../../src/shared/db.ts";
+import { silentLogger } from "../../src/shared/logger.ts";
+import { createRegistry } from "../../src/shared/metrics.ts";
+import { createTestDatabase, natsUrl, type TestDatabase } from "../support/infra.ts";
+import { runCommand } from "../support/process.ts";
+import { waitUntil } from "../support/wait.ts";
+
+setDefaultTimeout(180_000);
+
+const MAIN = join(resolve(import.meta.dir, "../.."), "src/entitlement/main.ts");
+const HEADER = "user_id,stock_keeping_unit,action,reason,expires_at";
+
+let db: TestDatabase;
+let sql: Sql;
+let deps: BulkDeps;
+let dir: string;
+
+beforeAll(async () => {
+  db = await createTestDatabase("bulk");
+  sql = createSql({ url: db.url, schema: "entitlement", max: 4, applicationName: "bulk-test" });
+  deps = {
+    sql,
+    log: silentLogger,
+    now: () => new Date(),
+    idempotencyTtlMs: 24 * 3_600_000,
+    statementTimeoutMs: 5_000,
+    metrics: createCommandMetrics(createRegistry("entitlement")),
+  };
+  dir = mkdtempSync(join(tmpdir(), "bulk-test-"));
+});
+
+afterAll(async () => {
+  await sql?.end();
+  await db?.drop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+const bytes = (text: string) => new TextEncoder().encode(text);
+const count = async (query: Promise<{ n: number }[]>) => (await query)[0]?.n ?? 0;
+
+async function grantDirectly(user: string, sku: string): Promise<void> {
+  const file = readBulkFile(bytes(`${HEADER}\n${user},${sku},grant,setup,\n`));
+  await applyBulk(deps, await planBulk(sql, file, new Date()), { caller: "setup", traceId: "t", concurrency: 1 });
+}
+
+test("preview counts, apply, apply again: each valid row changes once, the rest never", async () => {
+  await grantDirectly("b-u1", "already");
+  const text = [
+    HEADER,
+    "b-u1,sword,grant,compensation,",
+    "b-u1,shield,grant,compensation,",
+    "b-u1,already,grant,compensation,",
+    "b-u2,sword,revoke,refund,",
+    "b-u3,sword,grant,compensation,2030-01-01T00:00:00Z",
+    "b-u3,sword,revoke,twice,",
+    "b-u4,,grant,compensation,",
+  ].join("\r\n");
+  const file = readBulkFile(bytes(text));
+  const plan = await planBulk(sql, file, new Date());
+  expect(planCounts(plan)).toEqual({ rows: 7, willChange: 4, unchanged: 1, invalid: 2 });
+  const audit = () => count(sql`select count(*)::int as n from entitlement_audit where caller = 'console:bulk'`);
+  expect(await audit(), "a preview changes nothing").toBe(0);
+
+  const run = { caller: "console:bulk", traceId: "bulk-test", concurrency: 3 };
+  const progress: number[] = [];
+  const first = await applyBulk(deps, plan, { ...run, onProgress: (done) => progress.push(done) });
+  expect(first.map((r) => [r.line, r.outcome])).toEqual([
+    [2, "changed"],
+    [3, "changed"],
+    [4, "unchanged"],
+    [5, "changed"],
+    [6, "changed"],
+    [7, "invalid"],
+    [8, "invalid"],
+  ]);
+  expect(progress.at(-1), "progress reaches every row").toBe(7);
+  expect(await audit()).toBe(4);
+  const [u3] = await sql<{ expires_at: Date }[]>`
+    select expires_at from entitlements where user_id = 'b-u3' and stock_keeping_unit = 'sword'`;
+  expect(u3?.expires_at.toISOString()).toBe("2030-01-01T00:00:00.000Z");
+
+  const again = await applyBulk(deps, await planBulk(sql, file, new Date()), run);
+  expect(again.filter((r) => r.outcome === "failed").map((r) => r.error)).toEqual([]);
+  expect(countOutcomes(again)).toEqual({ changed: 0, already_applied: 4, unchanged: 1, invalid: 2, failed: 0 });
+  expect(await audit(), "applying the same file again changes nothing").toBe(4);
+  const events = await count(sql`select count(*)::int as n from outbox_events where aggregate_key like 'b-u%'`);
+  expect(events, "one event per change, the setup grant included").toBe(5);
+});
+
+test("a shell run killed with SIGKILL halfway, run again, applies every valid row exactly once", async () => {
+  const rows = Array.from({ length: 1500 }, (_, i) => `k-u${i},item-${i % 3},grant,outage,`);
+  const path = join(dir, "compensation.csv");
+  writeFileSync(path, [HEADER, ...rows, "k-bad,,grant,outage,"].join("\n"));
+  const env = { ...process.env, DATABASE_URL: db.url, NATS_URL: await natsUrl(), LOG_LEVEL: "silent" };
+  const applied = () => count(sql`select count(*)::int as n from entitlement_audit where caller = 'cli:bulk'`);
+
+  const child = Bun.spawn([process.execPath, MAIN, "bulk", "apply", path], { env, stdout: "pipe", stderr: "pipe" });
+  await waitUntil(async () => (await applied()) >= 100, "the first run to apply some rows", 120_000, 20);
+  child.kill("SIGKILL");
+  await child.exited;
+  const before = await applied();
+  expect(before, "killed before the end").toBeLessThan(1500);
+
+  const rerun = await runCommand([process.execPath, MAIN, "bulk", "apply", path], { env, timeoutMs: 150_000 });
+  expect(rerun.code, rerun.stderr).toBe(0);
+  expect(rerun.stdout).toContain(`1501 rows: ${1500 - before} will change, ${before} already in that state, 1 invalid`);
+  expect(rerun.stdout).toMatch(/changed \d+, already applied \d+, unchanged \d+, invalid 1, failed 0/);
+  const perRow = await sql<{ n: number; rows: number }[]>`
+    select count(*)::int as rows, max(n)::int as n from (
+      select count(*) as n from entitlement_audit where caller = 'cli:bulk' group by user_id, stock_keeping_unit) c`;
+  expect(perRow[0], "every valid row has exactly one audit row").toEqual({ rows: 1500, n: 1 });
+  const result = readFileSync(`${path}.result.csv`, "utf8").trim().split("\r\n");
+  expect(result).toHaveLength(1502);
+  expect(result.at(-1)).toContain(",invalid,,stock_keeping_unit is required");
+});
+
+test("the shell refuses a malformed file with its line, and --dry-run changes nothing", async () => {
+  const env = { ...process.env, DATABASE_URL: db.url, NATS_URL: await natsUrl(), LOG_LEVEL: "silent" };
+  const bad = join(dir, "bad.csv");
+  writeFileSync(bad, `${HEADER}\nu,s,grant,"open\n`);
+  const refused = await runCommand([process.execPath, MAIN, "bulk", "apply", bad], { env });
+  expect(refused.code).toBe(3);
+  expect(refused.stderr).toContain("not valid CSV (line 2)");
+  const good = join(dir, "dry.csv");
+  writeFileSync(good, `${HEADER}\nd-u1,s,grant,r,\n`);
+  const dry = await runCommand([process.execPath, MAIN, "bulk", "apply", good, "--dry-run"], { env });
+  expect(dry.code, dry.stderr).toBe(0);
+  expect(dry.stdout).toContain("1 rows: 1 will change, 0 already in that state, 0 invalid");
+  expect(await count(sql`select count(*)::int as n from entitlements where user_id = 'd-u1'`)).toBe(0);
+  const usage = await runCommand([process.execPath, MAIN, "bulk", "apply"], { env });
+  expect(usage.code).toBe(2);
+});
