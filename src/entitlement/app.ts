@@ -5,7 +5,6 @@ import type { Registry } from "prom-client";
 import { type AuthSettings, authenticate, type Caller, callerName, requiredAccess } from "../shared/auth/guard.ts";
 import { createRefusalReporter } from "../shared/auth/refusal.ts";
 import { type RouteScopes, routeScopes } from "../shared/auth/scope.ts";
-import type { ConsoleSettings } from "../shared/console/config.ts";
 import { ping, type Sql } from "../shared/db.ts";
 import { createHttpApp } from "../shared/http/app.ts";
 import { ApiError } from "../shared/http/errors.ts";
@@ -19,7 +18,7 @@ import { bundleRoutes } from "./bundles/routes.ts";
 import { ENTITLEMENT_API } from "./commands/api-doc.ts";
 import { createCommandMetrics } from "./commands/metrics.ts";
 import { createUnavailableReporter, type RouteDeps } from "./commands/route-deps.ts";
-import { entitlementConsole } from "./console/routes.ts";
+import { type EntitlementConsoleSettings, entitlementConsole } from "./console/routes.ts";
 import { entitlementRoutes } from "./entitlements/routes.ts";
 import { extensionRoutes } from "./extensions/routes.ts";
 import { historyRoutes } from "./history/routes.ts";
@@ -65,7 +64,7 @@ export type AppDeps = {
   registry?: Registry;
   version?: string;
   /** The support console at /console; absent or disabled: not served. */
-  console?: ConsoleSettings;
+  console?: EntitlementConsoleSettings;
   /** Told after each command that committed work for the workers (wakeups/wakeups.ts); main wires it. */
   onCommitted?: (work: CommittedWork) => void;
 };

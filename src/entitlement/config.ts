@@ -144,6 +144,10 @@ export const EntitlementEnv = Type.Object({
     description: "How long a request waits for one of DATABASE_POOL_MAX database slots before 503 NOT_READY.",
   }),
   ...consoleVariables("ENTITLEMENT", "an API token: read scope to look, write scope to act"),
+  ENTITLEMENT_CONSOLE_UNDO_WINDOW: Duration("24h", {
+    minimum: 1000,
+    description: "How long a change made in the console offers its undo on the entitlement's history.",
+  }),
 });
 export type EntitlementEnv = Static<typeof EntitlementEnv>;
 
@@ -240,7 +244,7 @@ export function loadEntitlementConfig(
       requestTimeoutMs: e.ENTITLEMENT_REQUEST_TIMEOUT,
       queueTimeoutMs: e.ENTITLEMENT_REQUEST_QUEUE_TIMEOUT,
     },
-    console: consoleSettings("ENTITLEMENT", e),
+    console: { ...consoleSettings("ENTITLEMENT", e), undoWindowMs: e.ENTITLEMENT_CONSOLE_UNDO_WINDOW },
     log: { level: e.LOG_LEVEL },
     tracing: { exportSpans: exportRequested(e) },
     workerId: e.HOSTNAME,

@@ -14,6 +14,8 @@ import m013 from "../../db/entitlement/013_one_write_path.sql" with { type: "tex
 import m014 from "../../db/entitlement/014_no_notify_on_commit.sql" with { type: "text" };
 import m015 from "../../db/entitlement/015_hot_indexes.sql" with { type: "text" };
 import m016 from "../../db/entitlement/016_point_execute.sql" with { type: "text" };
+import m017 from "../../db/entitlement/017_reserved_placeholder.sql" with { type: "text" };
+import m018 from "../../db/entitlement/018_audit_search.sql" with { type: "text" };
 import p011 from "../../db/entitlement/prepare/011_history_partitions.sql" with { type: "text" };
 import { migrationList } from "../shared/migrate.ts";
 
@@ -37,6 +39,8 @@ export const migrations = migrationList(
     "014_no_notify_on_commit.sql": m014,
     "015_hot_indexes.sql": m015,
     "016_point_execute.sql": m016,
+    "017_reserved_placeholder.sql": m017,
+    "018_audit_search.sql": m018,
   },
   {
     // Proves the history tables' rows in bounds before 011 takes its lock (db/entitlement/prepare/).

@@ -18,7 +18,10 @@ afterAll(async () => {
 });
 
 const DOCUMENTED = [
+  "entitlement_audit.entitlement_audit_caller_time_idx",
   "entitlement_audit.entitlement_audit_history_idx",
+  "entitlement_audit.entitlement_audit_sku_time_idx",
+  "entitlement_audit.entitlement_audit_time_idx",
   "entitlement_expiries.entitlement_expiries_due_idx",
   "entitlement_expiries.entitlement_expiries_failed_idx",
   "entitlement_expiries.entitlement_expiries_pkey",

@@ -7,9 +7,9 @@ import { isTransientDbError } from "../../shared/db.ts";
 import { ApiError } from "../../shared/http/errors.ts";
 import type { Logger } from "../../shared/logger.ts";
 import { sleep } from "../../shared/runtime.ts";
-import { executeBundle } from "../bundles/service.ts";
+import { type BundleReply, executeBundle } from "../bundles/service.ts";
 import type { CommandDeps } from "../commands/run.ts";
-import { executeCommand } from "../entitlements/service.ts";
+import { executeCommand, type GrantReply } from "../entitlements/service.ts";
 import { type BulkBatch, batchChanges } from "./batches.ts";
 import { invalidResult, type RowResult, resultOf, resultsOfReply } from "./outcome.ts";
 import type { BulkPlan } from "./plan.ts";
@@ -32,7 +32,7 @@ export type BulkRun = {
 
 const ATTEMPTS = 4;
 
-function sendBatch(deps: BulkDeps, batch: BulkBatch, run: BulkRun) {
+function sendBatch(deps: BulkDeps, batch: BulkBatch, run: BulkRun): Promise<GrantReply | BundleReply> {
   const [first, ...rest] = batch.changes;
   if (!first) throw new Error("an empty batch");
   const keyed = { idempotencyKey: batch.idempotencyKey, traceId: run.traceId, caller: run.caller };

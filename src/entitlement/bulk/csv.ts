@@ -34,7 +34,12 @@ function readRecords(bytes: Uint8Array): Parsed[] {
     throw new BulkFileError("the file is not UTF-8 text");
   }
   try {
-    return parse(text, { bom: true, info: true, relax_column_count: true, skip_empty_lines: true }) as Parsed[];
+    return parse(text, {
+      bom: true,
+      info: true,
+      relax_column_count: true,
+      skip_empty_lines: true,
+    }) as unknown as Parsed[];
   } catch (error) {
     if (!(error instanceof CsvError)) throw error;
     const line = (error as CsvError & { lines?: number }).lines;

@@ -12,7 +12,8 @@ import { readHistory } from "../history/service.ts";
 import { readOutboxStats } from "../ops/queries.ts";
 import { getPoints } from "../points/service.ts";
 import { listFailedOutboxEvents, listOpenReservations } from "./queries.ts";
-import { entitlementsTable, grantForm, lookupForm, pointsSection } from "./views.ts";
+import { findUndoable } from "./undo-queries.ts";
+import { entitlementsTable, grantForm, lookupForm, pointsSection, undoForm } from "./views.ts";
 
 const SHOWN = 100;
 
@@ -21,7 +22,8 @@ export function requireScope(caller: Caller, scope: "read" | "write"): void {
     throw new ConsoleForbidden(`The token ${caller.name} does not have the ${scope} scope.`);
 }
 
-export function entitlementPages(deps: RouteDeps): Record<string, Page<Caller>> {
+/** `undoWindowMs`: how long a console change offers its undo on the history page. */
+export function entitlementPages(deps: RouteDeps, undoWindowMs: number): Record<string, Page<Caller>> {
   const read = <T>(work: () => Promise<T>) => deps.gate.run(work).catch((error) => unavailableOr(deps, error));
   return {
     "/console/users": async ({ principal, url, formFields }) => {
@@ -45,19 +47,27 @@ ${canWrite ? grantForm(userId, formFields) : html`<p>This token may look, not ac
 ${pointsSection(points, open, canWrite, formFields)}`;
       return { title: "User", body };
     },
-    "/console/history": async ({ principal, url }) => {
+    "/console/history": async ({ principal, url, formFields }) => {
       requireScope(principal, "read");
       const userId = checkField("user_id", UserId, url.searchParams.get("user_id") ?? undefined);
       const sku = checkField("stock_keeping_unit", StockKeepingUnit, url.searchParams.get("sku") ?? undefined);
-      const history = await read(() => readHistory(deps.sql, { userId, sku, limit: SHOWN }));
+      const since = new Date(deps.now().getTime() - undoWindowMs);
+      const canWrite = principal.scopes.has("write");
+      const [history, undoable] = await read(() =>
+        Promise.all([
+          readHistory(deps.sql, { userId, sku, limit: SHOWN }),
+          canWrite ? findUndoable(deps.sql, { userId, sku, since }) : undefined,
+        ]),
+      );
       const rows = history.changes.map(
-        (c) => html`<tr data-testid="history-row"><td><time>${c.occurred_at}</time></td><td>${c.action}</td>
+        (c, i) => html`<tr data-testid="history-row"><td><time>${c.occurred_at}</time></td><td>${c.action}</td>
 <td class="status-${c.status}">${c.status}</td><td>${c.version ?? ""}</td><td>${text(c.reason)}</td>
-<td>${text(c.source_id)}</td><td>${text(c.caller)}</td><td>${text(c.trace_id)}</td></tr>`,
+<td>${text(c.source_id)}</td><td>${text(c.caller)}</td><td>${text(c.trace_id)}</td>
+<td>${i === 0 && undoable && c.version === undoable.version ? undoForm(userId, sku, undoable.audit_id, formFields) : ""}</td></tr>`,
       );
       const body = html`<p><a href="${consoleHref("/console/users", { user_id: userId })}">back to the user</a></p>
 <h2>${text(userId)} · ${text(sku)}</h2>
-${rows.length === 0 ? html`<p>No history.</p>` : html`<table><thead><tr><th>at</th><th>action</th><th>status</th><th>version</th><th>reason</th><th>source id</th><th>caller</th><th>trace</th></tr></thead><tbody>${rows}</tbody></table>`}`;
+${rows.length === 0 ? html`<p>No history.</p>` : html`<table><thead><tr><th>at</th><th>action</th><th>status</th><th>version</th><th>reason</th><th>source id</th><th>caller</th><th>trace</th><th></th></tr></thead><tbody>${rows}</tbody></table>`}`;
       return { title: "History", body };
     },
     "/console/outbox": async ({ principal, formFields }) => {

@@ -9,12 +9,28 @@ import { consoleRoutes } from "../../shared/console/kit.ts";
 import type { RateLimiter } from "../../shared/http/rate-limit.ts";
 import type { RouteDeps } from "../commands/route-deps.ts";
 import { entitlementActions } from "./actions.ts";
+import { auditPages } from "./audit.ts";
+import { bulkActions, bulkPages, bulkUploads } from "./bulk.ts";
+import { createBulkStore } from "./bulk-store.ts";
 import { entitlementPages } from "./pages.ts";
+import { undoAction } from "./undo.ts";
+
+/** The settings of Entitlement's console: the shared ones and how long a console change can be undone. */
+export type EntitlementConsoleSettings = ConsoleSettings & { undoWindowMs?: number };
+
+const DEFAULT_UNDO_WINDOW_MS = 24 * 3_600_000;
 
 export function entitlementConsole(
   deps: RouteDeps,
-  options: { settings: ConsoleSettings; auth: AuthSettings; limiter: RateLimiter | undefined; now?: () => number },
+  options: {
+    settings: EntitlementConsoleSettings;
+    auth: AuthSettings;
+    limiter: RateLimiter | undefined;
+    now?: () => number;
+  },
 ) {
+  const undoWindowMs = options.settings.undoWindowMs ?? DEFAULT_UNDO_WINDOW_MS;
+  const bulk = createBulkStore(options.now);
   return consoleRoutes<Caller>(
     {
       service: "entitlement",
@@ -22,6 +38,8 @@ export function entitlementConsole(
       home: "/console/users",
       nav: [
         { href: "/console/users", label: "Users" },
+        { href: "/console/audit", label: "Audit log" },
+        { href: "/console/bulk", label: "Bulk changes" },
         { href: "/console/outbox", label: "Outbox" },
       ],
       idleMs: options.settings.idleMs,
@@ -43,6 +61,14 @@ export function entitlementConsole(
       limit: (key) => options.limiter?.take(key),
       log: deps.log,
     },
-    { pages: entitlementPages(deps), actions: entitlementActions(deps) },
+    {
+      pages: { ...entitlementPages(deps, undoWindowMs), ...auditPages(deps), ...bulkPages(bulk) },
+      actions: {
+        ...entitlementActions(deps),
+        "/console/actions/undo": undoAction(deps, undoWindowMs),
+        ...bulkActions(deps, bulk),
+      },
+      uploads: bulkUploads(deps, bulk),
+    },
   );
 }

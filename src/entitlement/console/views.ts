@@ -46,6 +46,13 @@ ${e.expires_at === null ? "" : extendForm(userId, e.stock_keeping_unit, formFiel
 <tbody>${rows}</tbody></table>`;
 }
 
+/** The undo of the entitlement's latest change, made in the console (undo.ts). */
+export const undoForm = (userId: string, sku: string, auditId: string, formFields: () => Html) =>
+  html`<form method="post" action="/console/actions/undo" class="inline">${formFields()}${target(userId, sku)}
+<input type="hidden" name="audit_id" value="${auditId}">
+<input type="text" name="reason" placeholder="reason" required maxlength="64">
+<button type="submit" data-testid="undo">Undo</button></form>`;
+
 export function grantForm(userId: string, formFields: () => Html): Html {
   return html`<form method="post" action="/console/actions/grant" data-testid="grant-form"><fieldset>
 <legend>Grant an item (compensation)</legend>

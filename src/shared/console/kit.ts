@@ -4,13 +4,14 @@
 // and a one-time form token (an action may derive its idempotency key from it, so a double submit is one change), and
 // that answers with a redirect and a notice (post/redirect/get).
 import { Elysia } from "elysia";
-import type { Action, ConsoleOptions, Page } from "./model.ts";
+import { readUpload } from "./form.ts";
+import type { Action, ConsoleOptions, Page, UploadAction } from "./model.ts";
 import { createConsoleRequests } from "./requests.ts";
 import { redirect, stylesheetResponse } from "./respond.ts";
 import { signInRoutes } from "./sign-in.ts";
 import { STYLESHEET } from "./style.ts";
 
-export type { Action, ActionContext, ConsoleContext, ConsoleOptions, Page } from "./model.ts";
+export type { Action, ActionContext, ConsoleContext, ConsoleOptions, Page, UploadAction } from "./model.ts";
 
 export { ConsoleForbidden } from "./requests.ts";
 
@@ -18,7 +19,11 @@ const HIDE = { detail: { hide: true } };
 
 export function consoleRoutes<P>(
   options: ConsoleOptions<P>,
-  routes: { pages: Record<string, Page<P>>; actions: Record<string, Action<P>> },
+  routes: {
+    pages: Record<string, Page<P>>;
+    actions: Record<string, Action<P>>;
+    uploads?: Record<string, UploadAction<P>>;
+  },
 ) {
   const requests = createConsoleRequests(options);
   // Elysia registers a route on the instance itself; the loops below add the service's pages and actions to it.
@@ -39,6 +44,10 @@ export function consoleRoutes<P>(
   }
   for (const [path, act] of Object.entries(routes.actions)) {
     app.post(path, ({ request }) => requests.action(request, path, act), { ...HIDE, parse: "none" });
+  }
+  for (const [path, upload] of Object.entries(routes.uploads ?? {})) {
+    const read = (request: Request) => readUpload(request, upload.maxBytes);
+    app.post(path, ({ request }) => requests.action(request, path, upload.act, read), { ...HIDE, parse: "none" });
   }
   return app;
 }

@@ -12,6 +12,8 @@ export type Frame = {
   /** The signed-in token's name and the session's CSRF token; absent on the sign-in page. */
   signedIn?: { name: string; csrf: string };
   notice?: Notice;
+  /** Reload the page after this many seconds (a long task's progress, without script). */
+  refreshSeconds?: number;
 };
 
 export function layout(frame: Frame, title: string, body: Html): Html {
@@ -22,6 +24,7 @@ export function layout(frame: Frame, title: string, body: Html): Html {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
+${frame.refreshSeconds ? html`<meta http-equiv="refresh" content="${frame.refreshSeconds}">` : ""}
 <title>${title} · ${frame.service} console</title>
 <link rel="stylesheet" href="/console/style.css">
 </head>

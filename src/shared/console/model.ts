@@ -1,6 +1,7 @@
 // What a service supplies to the console skeleton (kit.ts) and what its pages and actions receive (requests.ts):
 // types only, so that the skeleton and its request handling share them without importing each other.
 import type { Logger } from "../logger.ts";
+import type { UploadedFile } from "./form.ts";
 import type { Html } from "./html.ts";
 import type { Frame } from "./layout.ts";
 import type { Notice } from "./session.ts";
@@ -40,7 +41,15 @@ export type ActionContext<P> = ConsoleContext<P> & {
   form: URLSearchParams;
   /** The form's one-time token, checked for shape: the seed of an idempotency key. */
   formToken: string;
+  /** The files of an upload (a multipart form); empty for any other form. */
+  files: ReadonlyMap<string, UploadedFile>;
 };
 
-export type Page<P> = (context: ConsoleContext<P>) => Promise<{ title: string; body: Html }>;
+/** A page is HTML in the console's frame, or a response of its own (a file to download). */
+export type Page<P> = (
+  context: ConsoleContext<P>,
+) => Promise<{ title: string; body: Html; refreshSeconds?: number } | Response>;
 export type Action<P> = (context: ActionContext<P>) => Promise<{ redirect: string; notice: Notice }>;
+
+/** An action whose form is an upload (multipart) of at most `maxBytes`. */
+export type UploadAction<P> = { maxBytes: number; act: Action<P> };

@@ -2,7 +2,7 @@
 // the frame, an action checked for its CSRF token and form token, and every failure as a page of its own.
 import { ApiError } from "../http/errors.ts";
 import { readCookie, sameSecret } from "./cookies.ts";
-import { readForm } from "./form.ts";
+import { readForm, type Upload } from "./form.ts";
 import { html } from "./html.ts";
 import { type Frame, layout } from "./layout.ts";
 import type { Action, ConsoleContext, ConsoleOptions, Page } from "./model.ts";
@@ -17,6 +17,12 @@ export class ConsoleForbidden extends Error {}
  * own key space, so a made-up one can do nothing that caller could not do with a fresh form.
  */
 const FORM_TOKEN = /^[A-Za-z0-9_-]{22,64}$/;
+
+/** An ordinary form: fields only. */
+async function plainForm(request: Request): Promise<Upload | undefined> {
+  const form = await readForm(request);
+  return form && { form, files: new Map() };
+}
 
 export function createConsoleRequests<P>(options: ConsoleOptions<P>) {
   const sessions = createSessionStore<P>({ idleMs: options.idleMs, now: options.now ?? Date.now });
@@ -74,24 +80,30 @@ export function createConsoleRequests<P>(options: ConsoleOptions<P>) {
       session.notice = undefined;
       try {
         const page = await render(contextOf(session, request));
-        return htmlResponse(200, layout(frame(session, notice), page.title, page.body));
+        if (page instanceof Response) return page;
+        const framed = { ...frame(session, notice), refreshSeconds: page.refreshSeconds };
+        return htmlResponse(200, layout(framed, page.title, page.body));
       } catch (error) {
         return failure(error, session);
       }
     },
-    action: async (request: Request, path: string, act: Action<P>): Promise<Response> => {
+    /** `read` reads the form: an ordinary one unless the action takes an upload. */
+    action: async (request: Request, path: string, act: Action<P>, read = plainForm): Promise<Response> => {
       const session = guard(request);
       if (session instanceof Response) return session;
-      const form = await readForm(request);
+      const upload = await read(request);
+      const form = upload?.form;
       if (!sameSecret(form?.get("csrf"), session.csrf)) {
         const tokenName = options.nameOf(session.principal);
         options.log.warn({ path, token_name: tokenName }, "console form without a valid CSRF token");
         return message(403, "Forbidden", "The form's CSRF token is missing or wrong; reload the page.", session);
       }
       const formToken = form?.get("form_token") ?? "";
-      if (!form || !FORM_TOKEN.test(formToken)) return message(400, "Bad request", "The form is incomplete.", session);
+      if (!upload || !form || !FORM_TOKEN.test(formToken)) {
+        return message(400, "Bad request", "The form is incomplete or too large.", session);
+      }
       try {
-        const result = await act({ ...contextOf(session, request), form, formToken });
+        const result = await act({ ...contextOf(session, request), form, formToken, files: upload.files });
         session.notice = result.notice;
         return redirect(result.redirect);
       } catch (error) {

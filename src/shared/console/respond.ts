@@ -42,3 +42,14 @@ export function stylesheetResponse(css: string): Response {
     headers: { ...SECURITY_HEADERS, "content-type": "text/css; charset=utf-8", "cache-control": "max-age=300" },
   });
 }
+
+/** A file for the browser to save (a CSV result): never cached, never sniffed as anything else. */
+export function downloadResponse(fileName: string, contentType: string, body: string): Response {
+  const safeName = fileName.replace(/[^A-Za-z0-9._-]/g, "_");
+  return new Response(body, {
+    headers: headersWith([], {
+      "content-type": contentType,
+      "content-disposition": `attachment; filename="${safeName}"`,
+    }),
+  });
+}

@@ -1,0 +1,111 @@
+// /console/bulk: a CSV file of grants and revokes, uploaded (write scope and the form's CSRF token), previewed without
+// a change, then applied in the background through the API's command path (bulk/apply.ts) as the caller
+// `console:<token name>`, with keys derived from the file so that applying it again changes nothing. The run's page
+// reloads itself until the run is over, then shows the counts and offers the per-row result as CSV.
+import type { Caller } from "../../shared/auth/guard.ts";
+import { consoleHref } from "../../shared/console/html.ts";
+import type { Action, Page, UploadAction } from "../../shared/console/kit.ts";
+import { downloadResponse } from "../../shared/console/respond.ts";
+import { ApiError } from "../../shared/http/errors.ts";
+import { applyBulk } from "../bulk/apply.ts";
+import { BulkFileError, MAX_BULK_BYTES, readBulkFile } from "../bulk/csv.ts";
+import { planBulk, planCounts } from "../bulk/plan.ts";
+import { countOutcomes, resultCsv } from "../bulk/result-csv.ts";
+import { type RouteDeps, unavailableOr } from "../commands/route-deps.ts";
+import type { BulkJob, BulkStore, BulkUpload } from "./bulk-store.ts";
+import { bulkForm, jobView, previewView } from "./bulk-views.ts";
+import { consoleCaller } from "./commands.ts";
+import { requireScope } from "./pages.ts";
+
+/** Commands of one run in flight at once: a share of the pool, so that the API keeps its slots. */
+const CONCURRENCY = 3;
+/** Room for the multipart boundaries and the form's hidden fields around the file. */
+const FORM_OVERHEAD = 64 * 1024;
+
+const notFound = () => new ApiError(404, "NOT_FOUND", "No such file or run here: upload the file again.");
+
+function startJob(deps: RouteDeps, store: BulkStore, upload: BulkUpload): BulkJob {
+  const job = store.addJob({ owner: upload.owner, fileName: upload.fileName, total: upload.plan.file.rows.length });
+  const run = { caller: consoleCaller(upload.owner), traceId: crypto.randomUUID(), concurrency: CONCURRENCY };
+  applyBulk({ ...deps, run: deps.gate.run }, upload.plan, {
+    ...run,
+    onProgress: (done) => {
+      job.done = done;
+    },
+  }).then(
+    (results) => {
+      job.results = results;
+      job.done = job.total;
+    },
+    (error) => {
+      deps.log.error({ err: error }, "console bulk run failed");
+      job.error = "the service could not finish it";
+    },
+  );
+  return job;
+}
+
+export function bulkPages(store: BulkStore): Record<string, Page<Caller>> {
+  return {
+    "/console/bulk": async ({ principal, formFields }) => {
+      requireScope(principal, "write");
+      return { title: "Bulk changes", body: bulkForm(formFields) };
+    },
+    "/console/bulk/preview": async ({ principal, url, formFields }) => {
+      requireScope(principal, "write");
+      const upload = store.upload(url.searchParams.get("upload"), principal.name);
+      if (!upload) throw notFound();
+      const body = previewView(upload, planCounts(upload.plan), upload.plan.invalid, formFields);
+      return { title: "Bulk changes: preview", body };
+    },
+    "/console/bulk/run": async ({ principal, url }) => {
+      requireScope(principal, "write");
+      const job = store.job(url.searchParams.get("job"), principal.name);
+      if (!job) throw notFound();
+      const over = job.results !== undefined || job.error !== undefined;
+      const body = jobView(job, job.results && countOutcomes(job.results));
+      return { title: "Bulk changes: run", body, ...(over ? {} : { refreshSeconds: 1 }) };
+    },
+    "/console/bulk/result.csv": async ({ principal, url }) => {
+      requireScope(principal, "write");
+      const job = store.job(url.searchParams.get("job"), principal.name);
+      if (!job?.results) throw notFound();
+      return downloadResponse(`${job.fileName}.result.csv`, "text/csv; charset=utf-8", resultCsv(job.results));
+    },
+  };
+}
+
+export function bulkUploads(deps: RouteDeps, store: BulkStore): Record<string, UploadAction<Caller>> {
+  const upload: Action<Caller> = async ({ principal, files }) => {
+    requireScope(principal, "write");
+    const given = files.get("file");
+    if (!given || given.bytes.length === 0)
+      return { redirect: "/console/bulk", notice: { ok: false, text: "Choose a CSV file." } };
+    try {
+      const file = readBulkFile(given.bytes);
+      const plan = await deps.gate.run(() => planBulk(deps.sql, file, deps.now())).catch((e) => unavailableOr(deps, e));
+      const kept = store.addUpload({ owner: principal.name, fileName: given.name || "bulk.csv", plan });
+      return {
+        redirect: consoleHref("/console/bulk/preview", { upload: kept.id }),
+        notice: { ok: true, text: "Nothing has changed yet." },
+      };
+    } catch (error) {
+      if (!(error instanceof BulkFileError)) throw error;
+      return { redirect: "/console/bulk", notice: { ok: false, text: error.message } };
+    }
+  };
+  return { "/console/bulk/upload": { maxBytes: MAX_BULK_BYTES + FORM_OVERHEAD, act: upload } };
+}
+
+export function bulkActions(deps: RouteDeps, store: BulkStore): Record<string, Action<Caller>> {
+  return {
+    "/console/bulk/apply": async ({ principal, form }) => {
+      requireScope(principal, "write");
+      const upload = store.upload(form.get("upload"), principal.name);
+      if (!upload) throw notFound();
+      const job = startJob(deps, store, upload);
+      deps.log.info({ caller: consoleCaller(principal.name), rows: job.total }, "console bulk run started");
+      return { redirect: consoleHref("/console/bulk/run", { job: job.id }), notice: { ok: true, text: "Applying." } };
+    },
+  };
+}

@@ -1,0 +1,58 @@
+// SQL of the console's undo: a change of one entitlement as its audit row says, whether an undo of it exists, and the
+// entitlement's version now. An undo is recognised by its source id `undo:<audit_id>` (undo.ts); every read goes
+// through entitlement_audit_history_idx (user, SKU) and the entitlements' primary key.
+import type { Db } from "../../shared/db.ts";
+import type { AuditAction } from "../history/model.ts";
+
+export const undoSourceId = (auditId: string) => `undo:${auditId}`;
+
+export type UndoTarget = {
+  audit_id: string;
+  occurred_at: Date;
+  action: AuditAction;
+  version: number | null;
+  caller: string | null;
+  /** An undo of this change exists. */
+  undone: boolean;
+  /** The entitlement's version now (null: the row is gone). */
+  current_version: number | null;
+};
+
+export async function findUndoTarget(
+  db: Db,
+  args: { userId: string; sku: string; auditId: string },
+): Promise<UndoTarget | undefined> {
+  const [row] = await db<UndoTarget[]>`
+    select a.audit_id, a.occurred_at, a.action, a.version::float8 as version, a.caller,
+           exists (select from entitlement_audit u
+                   where u.user_id = a.user_id and u.stock_keeping_unit = a.stock_keeping_unit
+                     and u.source_id = ${undoSourceId(args.auditId)}) as undone,
+           (select e.version::float8 from entitlements e
+            where e.user_id = a.user_id and e.stock_keeping_unit = a.stock_keeping_unit) as current_version
+    from entitlement_audit a
+    where a.user_id = ${args.userId} and a.stock_keeping_unit = ${args.sku} and a.audit_id = ${args.auditId}::uuid`;
+  return row;
+}
+
+/**
+ * The one change of the entitlement that can be undone now, if any: its latest (its version is the entitlement's),
+ * made from the console since `since`, a grant or a revoke, not undone yet.
+ */
+export async function findUndoable(
+  db: Db,
+  args: { userId: string; sku: string; since: Date },
+): Promise<{ audit_id: string; version: number } | undefined> {
+  const [row] = await db<{ audit_id: string; version: number }[]>`
+    select a.audit_id, a.version::float8 as version
+    from entitlement_audit a
+    join entitlements e on e.user_id = a.user_id and e.stock_keeping_unit = a.stock_keeping_unit
+      and e.version = a.version
+    where a.user_id = ${args.userId} and a.stock_keeping_unit = ${args.sku}
+      and a.caller like 'console:%' and a.action in ('GRANT', 'REVOKE') and a.occurred_at >= ${args.since}
+      and not exists (select from entitlement_audit u
+                      where u.user_id = a.user_id and u.stock_keeping_unit = a.stock_keeping_unit
+                        and u.source_id = 'undo:' || a.audit_id::text)
+    order by a.occurred_at desc
+    limit 1`;
+  return row;
+}

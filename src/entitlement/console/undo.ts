@@ -1,0 +1,67 @@
+// Undo of a console change (write scope): within the undo window, the compensating command through the same command
+// path as the API (a grant is undone by a revoke, a revoke by a grant), with the reason given. Its source id is
+// `undo:<audit_id>` and its idempotency key `console-undo-<audit_id>`, so the audit log says which row it undoes and
+// undoing twice changes nothing more: a second undo finds the first (or replays it under the same key). Only the
+// latest change of an entitlement is offered: undoing an older one would overwrite what happened since.
+import type { Caller } from "../../shared/auth/guard.ts";
+import { field } from "../../shared/console/form.ts";
+import { consoleHref } from "../../shared/console/html.ts";
+import type { Action } from "../../shared/console/kit.ts";
+import { isUuid } from "../../shared/ids.ts";
+import { type RouteDeps, unavailableOr } from "../commands/route-deps.ts";
+import { checkFields } from "../entitlements/validation.ts";
+import { type CommandOutcome, grant, revoke } from "./commands.ts";
+import { requireScope } from "./pages.ts";
+import { findUndoTarget, type UndoTarget, undoSourceId } from "./undo-queries.ts";
+
+type Notice = { ok: boolean; text: string };
+
+/** Why `target` cannot be undone now, or undefined when it can. */
+function refusal(target: UndoTarget | undefined, now: Date, windowMs: number): Notice | undefined {
+  if (!target) return { ok: false, text: "No such change of this entitlement." };
+  if (target.undone) return { ok: true, text: "Already undone: nothing changed." };
+  if (!target.caller?.startsWith("console:"))
+    return { ok: false, text: "Only a change made in the console can be undone here." };
+  if (target.action !== "GRANT" && target.action !== "REVOKE")
+    return { ok: false, text: `A ${target.action} cannot be undone here.` };
+  if (now.getTime() - target.occurred_at.getTime() > windowMs)
+    return { ok: false, text: "The undo window of this change has passed." };
+  if (target.version === null || target.current_version !== target.version) {
+    return { ok: false, text: "The entitlement has changed since: undo is offered for its latest change only." };
+  }
+  return undefined;
+}
+
+const said = (outcome: CommandOutcome, done: string): Notice => {
+  const body = outcome.body as { code?: string; message?: string; version?: number };
+  if (outcome.status === 200) return { ok: true, text: `${done}, version ${body.version}` };
+  if (body.code === "ENTITLEMENT_STATE_CONFLICT") return { ok: true, text: `Nothing to undo: ${body.message}.` };
+  return { ok: false, text: `Undo refused: ${body.code}: ${body.message}` };
+};
+
+export function undoAction(deps: RouteDeps, windowMs: number): Action<Caller> {
+  return async ({ principal, form }) => {
+    requireScope(principal, "write");
+    const auditId = (form.get("audit_id") ?? "").toLowerCase();
+    const back = consoleHref("/console/history", {
+      user_id: form.get("user_id") ?? "",
+      sku: form.get("stock_keeping_unit") ?? "",
+    });
+    if (!isUuid(auditId)) return { redirect: back, notice: { ok: false, text: "audit_id must be a UUID" } };
+    const body = checkFields({
+      user_id: field(form, "user_id"),
+      stock_keeping_unit: field(form, "stock_keeping_unit"),
+      reason: field(form, "reason"),
+      purchase_id: undoSourceId(auditId),
+    });
+    const target = await deps.gate
+      .run(() => findUndoTarget(deps.sql, { userId: body.user_id, sku: body.stock_keeping_unit, auditId }))
+      .catch((error) => unavailableOr(deps, error));
+    const refused = refusal(target, deps.now(), windowMs);
+    if (refused) return { redirect: back, notice: refused };
+    // The key of the undo is the change's own, in the signed-in token's key space.
+    const actor = { tokenName: principal.name, formToken: `undo-${auditId}` };
+    const outcome = target?.action === "GRANT" ? await revoke(deps, actor, body) : await grant(deps, actor, body);
+    return { redirect: back, notice: said(outcome, `Undid the ${target?.action.toLowerCase()}`) };
+  };
+}

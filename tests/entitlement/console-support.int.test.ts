@@ -1,0 +1,230 @@
+// The support work of Entitlement's console beyond one user, through the real app on its own database: a bulk file
+// uploaded, previewed without a change, applied in the background and applied again (nothing more changes), its
+// result downloaded as CSV; the undo of a console change (once; a second undo changes nothing); the audit search by
+// each filter, newest first, paged. A reader token may search but not upload.
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { createApp } from "../../src/entitlement/app.ts";
+import { parseTokenEntries, tokenEntryLine } from "../../src/shared/auth/tokens.ts";
+import { silentLogger } from "../../src/shared/logger.ts";
+import { type ConsoleClient, consoleClient, hiddenField, signIn } from "../support/console-client.ts";
+import { waitUntil } from "../support/wait.ts";
+import { type ApiFixture, openApi } from "./api.helpers.ts";
+
+setDefaultTimeout(60_000);
+
+const TOKENS = { admin: "ent_support-admin-token", reader: "ent_support-reader-token" };
+const auth = {
+  disabled: false,
+  metricsPublic: false,
+  tokens: parseTokenEntries(
+    [tokenEntryLine("lead", TOKENS.admin, "read+write"), tokenEntryLine("viewer", TOKENS.reader, "read")].join(","),
+  ).entries,
+};
+
+let f: ApiFixture;
+let app: ReturnType<typeof createApp>;
+const clock: { at?: Date } = {};
+
+beforeAll(async () => {
+  f = await openApi("ent_support");
+  app = createApp({
+    sql: f.sql,
+    log: silentLogger,
+    now: () => clock.at ?? new Date(),
+    idempotencyTtlHours: 24,
+    auth,
+    console: { enabled: true, idleMs: 600_000, alwaysSecure: false, undoWindowMs: 3_600_000 },
+  });
+});
+afterAll(() => f.close());
+
+async function signedIn(token: string): Promise<ConsoleClient> {
+  const client = consoleClient((r) => app.handle(r));
+  expect((await signIn(client, token)).status, "signed in").toBe(303);
+  return client;
+}
+
+/** Uploads `csv` as the bulk form does (multipart), with the page's hidden fields. */
+async function upload(client: ConsoleClient, csv: string, name = "compensation.csv") {
+  const page = await client.get("/console/bulk");
+  const form = new FormData();
+  form.set("csrf", hiddenField(page.text, "csrf", 'data-testid="bulk-form"'));
+  form.set("form_token", hiddenField(page.text, "form_token", 'data-testid="bulk-form"'));
+  form.set("file", new Blob([csv], { type: "text/csv" }), name);
+  const cookie = [...client.jar].map(([k, v]) => `${k}=${v}`).join("; ");
+  const reply = await app.handle(
+    new Request("http://localhost/console/bulk/upload", { method: "POST", headers: { cookie }, body: form }),
+  );
+  return { status: reply.status, location: reply.headers.get("location") };
+}
+
+const testId = (text: string, id: string) => new RegExp(`data-testid="${id}">([^<]*)<`).exec(text)?.[1];
+
+async function applyUploaded(client: ConsoleClient, previewPath: string) {
+  const preview = await client.get(previewPath);
+  const applied = await client.post("/console/bulk/apply", {
+    csrf: hiddenField(preview.text, "csrf", 'action="/console/bulk/apply"'),
+    form_token: hiddenField(preview.text, "form_token", 'action="/console/bulk/apply"'),
+    upload: hiddenField(preview.text, "upload", 'action="/console/bulk/apply"'),
+  });
+  expect(applied.status).toBe(303);
+  const runPath = applied.location as string;
+  return waitUntil(async () => {
+    const run = await client.get(runPath);
+    return run.text.includes('data-testid="bulk-result"') ? { run, runPath } : undefined;
+  }, "the bulk run to finish");
+}
+
+const CSV = [
+  "user_id,stock_keeping_unit,action,reason",
+  "s-u1,sword,grant,outage",
+  "s-u1,shield,grant,outage",
+  "s-u2,sword,revoke,refund",
+  "s-u3,,grant,outage",
+].join("\r\n");
+
+test("a bulk file: preview changes nothing, apply changes each valid row once, applying again changes nothing", async () => {
+  const client = await signedIn(TOKENS.admin);
+  const up = await upload(client, CSV);
+  expect(up.status).toBe(303);
+  const preview = await client.get(up.location as string);
+  expect([
+    testId(preview.text, "bulk-will-change"),
+    testId(preview.text, "bulk-unchanged"),
+    testId(preview.text, "bulk-invalid"),
+  ]).toEqual(["3", "0", "1"]);
+  expect(preview.text).toContain("stock_keeping_unit is required");
+  const [before] = await f.sql<{ n: number }[]>`select count(*)::int as n from entitlement_audit`;
+  expect(before?.n, "a preview changes nothing").toBe(0);
+
+  const { run, runPath } = await applyUploaded(client, up.location as string);
+  expect(testId(run.text, "bulk-result-changed")).toBe("3");
+  expect(testId(run.text, "bulk-result-invalid")).toBe("1");
+  const callers = await f.sql<{ caller: string }[]>`select distinct caller from entitlement_audit`;
+  expect(callers.map((c) => c.caller)).toEqual(["console:lead"]);
+  const csvLink = /href="(\/console\/bulk\/result\.csv\?job=[^"]+)"/.exec(run.text)?.[1] as string;
+  const download = await client.get(csvLink.replaceAll("&amp;", "&"));
+  expect(download.headers.get("content-disposition")).toBe('attachment; filename="compensation.csv.result.csv"');
+  expect(download.text.split("\r\n")[1]).toMatch(/^2,s-u1,sword,grant,changed,0,$/);
+  expect(runPath).toContain("/console/bulk/run?job=");
+
+  const again = await upload(client, CSV);
+  const second = await client.get(again.location as string);
+  expect([testId(second.text, "bulk-will-change"), testId(second.text, "bulk-unchanged")]).toEqual(["0", "3"]);
+  const { run: rerun } = await applyUploaded(client, again.location as string);
+  expect(testId(rerun.text, "bulk-result-already_applied"), "the same file replays its keys").toBe("3");
+  const [after] = await f.sql<{ n: number }[]>`select count(*)::int as n from entitlement_audit`;
+  expect(after?.n, "applying the same file again changes nothing").toBe(3);
+});
+
+test("a malformed file is refused with its line; a reader may not upload", async () => {
+  const client = await signedIn(TOKENS.admin);
+  const bad = await upload(client, 'user_id,stock_keeping_unit,action,reason\nu,s,grant,"open\n');
+  expect(bad.location).toBe("/console/bulk");
+  expect((await client.get("/console/bulk")).text).toContain("not valid CSV (line 2)");
+  const reader = await signedIn(TOKENS.reader);
+  expect((await reader.get("/console/bulk")).status).toBe(403);
+  const otherPreview = await reader.get(bad.location as string);
+  expect(otherPreview.status).toBe(403);
+});
+
+async function undoFrom(client: ConsoleClient, user: string, sku: string, reason = "mistake") {
+  const history = await client.get(`/console/history?user_id=${user}&sku=${sku}`);
+  const marker = 'action="/console/actions/undo"';
+  if (!history.text.includes(marker)) return undefined;
+  const fields = {
+    csrf: hiddenField(history.text, "csrf", marker),
+    form_token: hiddenField(history.text, "form_token", marker),
+    user_id: user,
+    stock_keeping_unit: sku,
+    audit_id: hiddenField(history.text, "audit_id", marker),
+    reason,
+  };
+  return { fields, reply: await client.post("/console/actions/undo", fields) };
+}
+
+test("undo: a console grant is revoked as the undo of its audit row, once; an API change offers no undo", async () => {
+  const client = await signedIn(TOKENS.admin);
+  const page = await client.get("/console/users?user_id=undo-u1");
+  await client.post("/console/actions/grant", {
+    csrf: hiddenField(page.text, "csrf", 'data-testid="grant-form"'),
+    form_token: hiddenField(page.text, "form_token", 'data-testid="grant-form"'),
+    user_id: "undo-u1",
+    stock_keeping_unit: "cape",
+    reason: "by mistake",
+  });
+  const [granted] = await f.sql<{ audit_id: string }[]>`
+    select audit_id from entitlement_audit where user_id = 'undo-u1' and action = 'GRANT'`;
+  const undo = await undoFrom(client, "undo-u1", "cape");
+  expect(undo?.fields.audit_id).toBe(granted?.audit_id as string);
+  const [row] = await f.sql<{ status: string; version: number }[]>`
+    select status, version::int from entitlements where user_id = 'undo-u1' and stock_keeping_unit = 'cape'`;
+  expect(row).toEqual({ status: "REVOKED", version: 1 });
+  const [audit] = await f.sql<{ source_id: string; source: string; caller: string }[]>`
+    select source_id, source, caller from entitlement_audit where user_id = 'undo-u1' and action = 'REVOKE'`;
+  expect(audit).toEqual({ source_id: `undo:${granted?.audit_id}`, source: "mistake", caller: "console:lead" });
+
+  const twice = await client.post("/console/actions/undo", { ...(undo?.fields as Record<string, string>) });
+  expect(twice.status).toBe(303);
+  const [count] = await f.sql<
+    { n: number }[]
+  >`select count(*)::int as n from entitlement_audit where user_id = 'undo-u1'`;
+  expect(count?.n, "undoing twice changes nothing more").toBe(2);
+  expect((await client.get("/console/users?user_id=undo-u1")).text).toContain("Already undone");
+
+  const api = await app.handle(
+    new Request("http://localhost/v1/entitlements/grants", {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKENS.admin}`, "content-type": "application/json", "idempotency-key": "k1" },
+      body: JSON.stringify({ user_id: "undo-u2", stock_keeping_unit: "cape", reason: "purchase", purchase_id: "p1" }),
+    }),
+  );
+  expect(api.status).toBe(200);
+  expect(await undoFrom(client, "undo-u2", "cape"), "a change made through the API offers no undo").toBeUndefined();
+
+  clock.at = new Date(Date.now() + 2 * 3_600_000);
+  expect(await undoFrom(client, "undo-u1", "cape"), "past the window: no undo offered").toBeUndefined();
+  clock.at = undefined;
+});
+
+test("audit search: by user, SKU, caller, action and time, newest first, paged", async () => {
+  const client = await signedIn(TOKENS.reader);
+  const search = async (query: string) => {
+    const page = await client.get(`/console/audit?${query}`);
+    expect(page.status, page.text).toBe(200);
+    const rows = [
+      ...page.text.matchAll(
+        /data-testid="audit-row"><td><time>([^<]+)<\/time><\/td>\s*<td><a [^>]*><bdi>([^<]*)<\/bdi><\/a><\/td>\s*<td><bdi>([^<]*)<\/bdi><\/td><td>([A-Z]+)</g,
+      ),
+    ];
+    const next = /href="([^"]+)" data-testid="audit-next"/.exec(page.text)?.[1]?.replaceAll("&amp;", "&");
+    return { rows: rows.map((m) => [m[2], m[3], m[4]]), times: rows.map((m) => m[1] as string), next };
+  };
+  const all = await search("");
+  expect(all.rows.length).toBeGreaterThanOrEqual(5);
+  expect([...all.times].sort().reverse(), "newest first").toEqual(all.times);
+  const ofUser = (await search("user_id=s-u1")).rows;
+  expect(ofUser.map((r) => r.join(" ")).sort()).toEqual(["s-u1 shield GRANT", "s-u1 sword GRANT"]);
+  expect((await search("sku=cape&action=revoke")).rows).toEqual([["undo-u1", "cape", "REVOKE"]]);
+  expect((await search("caller=console%3Alead&sku=sword")).rows.length).toBe(2);
+  expect((await search("to=2000-01-01T00:00:00Z")).rows).toEqual([]);
+  expect((await search(`from=${encodeURIComponent(new Date(Date.now() + 3_600_000).toISOString())}`)).rows).toEqual([]);
+  expect((await client.get("/console/audit?action=DELETE")).status).toBe(400);
+
+  // 120 changes of one user, a second apart: pages of 50 walk them newest first, each once.
+  await f.sql`
+    insert into entitlement_audit (audit_id, occurred_at, user_id, stock_keeping_unit, action, version, caller)
+    select gen_random_uuid(), now() - make_interval(secs => i), 'page-u', 'sku-' || i, 'GRANT', 0, 'api'
+    from generate_series(1, 120) i`;
+  const seen: string[] = [];
+  let query: string | undefined = "user_id=page-u";
+  let pages = 0;
+  while (query !== undefined) {
+    const page = await search(query);
+    seen.push(...page.rows.map((r) => r[1] as string));
+    query = page.next?.split("?")[1];
+    pages++;
+  }
+  expect(pages).toBe(3);
+  expect(seen).toEqual(Array.from({ length: 120 }, (_, i) => `sku-${i + 1}`));
+});
