@@ -12,6 +12,7 @@ export type UndoTarget = {
   action: AuditAction;
   version: number | null;
   caller: string | null;
+  source_id: string | null;
   /** An undo of this change exists. */
   undone: boolean;
   /** The entitlement's version now (null: the row is gone). */
@@ -23,7 +24,7 @@ export async function findUndoTarget(
   args: { userId: string; sku: string; auditId: string },
 ): Promise<UndoTarget | undefined> {
   const [row] = await db<UndoTarget[]>`
-    select a.audit_id, a.occurred_at, a.action, a.version::float8 as version, a.caller,
+    select a.audit_id, a.occurred_at, a.action, a.version::float8 as version, a.caller, a.source_id,
            exists (select from entitlement_audit u
                    where u.user_id = a.user_id and u.stock_keeping_unit = a.stock_keeping_unit
                      and u.source_id = ${undoSourceId(args.auditId)}) as undone,
@@ -36,7 +37,7 @@ export async function findUndoTarget(
 
 /**
  * The one change of the entitlement that can be undone now, if any: its latest (its version is the entitlement's),
- * made from the console since `since`, a grant or a revoke, not undone yet.
+ * made from the console since `since`, a grant or a revoke, not itself an undo, not undone yet.
  */
 export async function findUndoable(
   db: Db,
@@ -49,6 +50,7 @@ export async function findUndoable(
       and e.version = a.version
     where a.user_id = ${args.userId} and a.stock_keeping_unit = ${args.sku}
       and a.caller like 'console:%' and a.action in ('GRANT', 'REVOKE') and a.occurred_at >= ${args.since}
+      and coalesce(a.source_id, '') not like 'undo:%'
       and not exists (select from entitlement_audit u
                       where u.user_id = a.user_id and u.stock_keeping_unit = a.stock_keeping_unit
                         and u.source_id = 'undo:' || a.audit_id::text)

@@ -22,6 +22,7 @@ function refusal(target: UndoTarget | undefined, now: Date, windowMs: number): N
   if (target.undone) return { ok: true, text: "Already undone: nothing changed." };
   if (!target.caller?.startsWith("console:"))
     return { ok: false, text: "Only a change made in the console can be undone here." };
+  if (target.source_id?.startsWith(undoSourceId(""))) return { ok: false, text: "An undo is not undone in turn." };
   if (target.action !== "GRANT" && target.action !== "REVOKE")
     return { ok: false, text: `A ${target.action} cannot be undone here.` };
   if (now.getTime() - target.occurred_at.getTime() > windowMs)

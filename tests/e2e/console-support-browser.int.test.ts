@@ -1,0 +1,141 @@
+// Entitlement's support pages in a real browser (headless Chromium) against the service started as a process: a bulk
+// file uploaded through the file input shows its preview counts, is applied (the run page reloads itself until the
+// result), and applied again changes nothing; a grant made in the console is undone from its history row; the audit
+// search finds the rows of a user. CONSOLE_SCREENSHOTS=1 also writes the pages to docs/console/*.png.
+import { afterAll, beforeAll, expect, setDefaultTimeout } from "bun:test";
+import { mkdirSync } from "node:fs";
+import type { Page } from "playwright-core";
+import postgres from "postgres";
+import { type Browser, chromiumMissing, launchChromium } from "../support/chromium.ts";
+import { waitReady } from "../support/grant-flow.ts";
+import { createTestDatabase, natsUrl, type TestDatabase, uniqueName } from "../support/infra.ts";
+import { testRequiring } from "../support/required.ts";
+import { type ServedProcess, serve } from "../support/serve.ts";
+
+setDefaultTimeout(240_000);
+const test = testRequiring(chromiumMissing());
+
+const ENTITLEMENT = new URL("../../src/entitlement/main.ts", import.meta.url).pathname;
+const SHOTS = new URL("../../docs/console/", import.meta.url).pathname;
+const TOKEN = "ent_console-support-browser-token-0123456789";
+
+let db: TestDatabase;
+let sql: postgres.Sql;
+let browser: Browser | undefined;
+let service: ServedProcess | undefined;
+let base = "";
+
+beforeAll(async () => {
+  if (chromiumMissing()) return;
+  db = await createTestDatabase("support_browser");
+  sql = postgres(db.url, { max: 2, onnotice: () => {} });
+  const digest = new Bun.CryptoHasher("sha256").update(TOKEN).digest("hex");
+  service = serve(ENTITLEMENT, "entitlement", {
+    DATABASE_URL: db.url,
+    NATS_URL: await natsUrl(),
+    ENTITLEMENT_OUTBOX_ENABLED: "false",
+    ENTITLEMENT_AUTH_TOKENS: `support-lead:${digest}:read+write`,
+    ENTITLEMENT_CONSOLE_ENABLED: "true",
+  });
+  base = `http://127.0.0.1:${await service.port}`;
+  await waitReady(base, "entitlement /readyz");
+  browser = await launchChromium();
+  const page = await browser.context.newPage();
+  await page.goto(`${base}/console/users`);
+  await page.fill("input[name=token]", TOKEN);
+  await Promise.all([page.waitForURL(/\/console\/users/), page.click("button[type=submit]")]);
+  await page.close();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  service?.child.kill("SIGTERM");
+  const log = await service?.output;
+  await sql?.end();
+  await db?.drop();
+  expect(log?.includes(TOKEN) ?? false, "no token in any log line").toBe(false);
+});
+
+async function screenshot(page: Page, name: string): Promise<void> {
+  if (!process.env.CONSOLE_SCREENSHOTS) return;
+  mkdirSync(SHOTS, { recursive: true });
+  await page.screenshot({ path: `${SHOTS}${name}.png`, fullPage: true });
+}
+
+const number = async (page: Page, id: string) => Number(await page.locator(`[data-testid=${id}]`).textContent());
+
+async function uploadAndPreview(page: Page, csv: string): Promise<void> {
+  await page.goto(`${base}/console/bulk`);
+  const form = page.locator("form[data-testid=bulk-form]");
+  await form.locator("input[type=file][name=file]").setInputFiles({
+    name: "compensation.csv",
+    mimeType: "text/csv",
+    buffer: Buffer.from(csv),
+  });
+  await Promise.all([page.waitForURL(/\/console\/bulk\/preview/), form.locator("button[type=submit]").click()]);
+}
+
+/** Applies the previewed file; the run page reloads itself (no script) until the result is there. */
+async function applyAndWait(page: Page): Promise<void> {
+  await Promise.all([page.waitForURL(/\/console\/bulk\/run/), page.click("[data-testid=bulk-apply]")]);
+  await page.locator("[data-testid=bulk-result]").waitFor({ timeout: 60_000 });
+}
+
+test("a bulk file: preview counts, apply, apply again", async () => {
+  const page = await (browser as Browser).context.newPage();
+  const u = uniqueName("bulk");
+  const rows = Array.from({ length: 40 }, (_, i) => `${u}-${i % 10},item-${Math.floor(i / 10)},grant,outage`);
+  const csv = `\ufeffuser_id,stock_keeping_unit,action,reason\r\n${rows.join("\r\n")}\r\n${u}-x,,grant,outage\r\n`;
+  await uploadAndPreview(page, csv);
+  expect(await number(page, "bulk-will-change")).toBe(40);
+  expect(await number(page, "bulk-unchanged")).toBe(0);
+  expect(await number(page, "bulk-invalid")).toBe(1);
+  await screenshot(page, "entitlement-bulk-preview");
+  const [none] = await sql`select count(*)::int as n from entitlement.entitlements where user_id like ${`${u}%`}`;
+  expect(none?.n, "a preview changes nothing").toBe(0);
+
+  await applyAndWait(page);
+  expect(await number(page, "bulk-result-changed")).toBe(40);
+  expect(await number(page, "bulk-result-invalid")).toBe(1);
+  await screenshot(page, "entitlement-bulk-result");
+  const download = page.waitForEvent("download");
+  await page.click("a[download]");
+  expect((await download).suggestedFilename()).toBe("compensation.csv.result.csv");
+
+  await uploadAndPreview(page, csv);
+  expect(await number(page, "bulk-will-change")).toBe(0);
+  expect(await number(page, "bulk-unchanged")).toBe(40);
+  await applyAndWait(page);
+  expect(await number(page, "bulk-result-already_applied"), "applying again replays, changes nothing").toBe(40);
+  const [audit] = await sql`select count(*)::int as n from entitlement.entitlement_audit where user_id like ${`${u}%`}`;
+  expect(audit?.n).toBe(40);
+});
+
+test("undo of a console grant from its history row, then the audit search finds both rows", async () => {
+  const page = await (browser as Browser).context.newPage();
+  const user = `player-${uniqueName("undo")}`;
+  await page.goto(`${base}/console/users?user_id=${user}`);
+  const grant = page.locator("form[data-testid=grant-form]");
+  await grant.locator("input[name=stock_keeping_unit]").fill("cape");
+  await grant.locator("input[name=reason]").fill("wrong user");
+  await Promise.all([page.waitForURL(/user_id=/), grant.locator("button[type=submit]").click()]);
+  await Promise.all([page.waitForURL(/\/console\/history/), page.locator("[data-testid=entitlement-row] a").click()]);
+  const row = page.locator("[data-testid=history-row]", { has: page.locator("[data-testid=undo]") });
+  await row.locator("input[name=reason]").fill("granted by mistake");
+  await screenshot(page, "entitlement-undo");
+  await Promise.all([page.waitForURL(/\/console\/history/), row.locator("[data-testid=undo]").click()]);
+  expect(await page.locator("[data-testid=notice]").textContent()).toContain("Undid the grant");
+  const first = page.locator("[data-testid=history-row]").first();
+  expect(await first.textContent()).toContain("REVOKE");
+  expect(await first.textContent()).toContain("undo:");
+  expect(await page.locator("[data-testid=undo]").count(), "an undone change offers no undo").toBe(0);
+
+  await page.goto(`${base}/console/audit`);
+  const search = page.locator("form[data-testid=audit-search]");
+  await search.locator("input[name=user_id]").fill(user);
+  await Promise.all([page.waitForURL(/user_id=/), search.locator("button[type=submit]").click()]);
+  const rows = page.locator("[data-testid=audit-row]");
+  expect(await rows.count()).toBe(2);
+  expect(await rows.first().textContent(), "newest first").toContain("REVOKE");
+  await screenshot(page, "entitlement-audit");
+});
