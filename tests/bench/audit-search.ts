@@ -7,14 +7,18 @@
 //   bun tests/bench/audit-search.ts --url postgres://…  on that server, in a database of its own (dropped after)
 import { parseArgs } from "node:util";
 import postgres from "postgres";
-import { SCHEMA } from "../../src/entitlement/migrations.ts";
-import { searchAuditPage } from "../../src/entitlement/audit/search.ts";
 import type { AuditFilter } from "../../src/entitlement/audit/queries.ts";
+import { searchAuditPage } from "../../src/entitlement/audit/search.ts";
+import { SCHEMA } from "../../src/entitlement/migrations.ts";
 import { round, summarize } from "./stats.ts";
 import { openBenchDatabase } from "./support-db.ts";
 
 const { values } = parseArgs({
-  options: { rows: { type: "string", default: "10000000" }, samples: { type: "string", default: "200" }, url: { type: "string" } },
+  options: {
+    rows: { type: "string", default: "10000000" },
+    samples: { type: "string", default: "200" },
+    url: { type: "string" },
+  },
 });
 const ROWS = Number(values.rows);
 const SAMPLES = Number(values.samples);
@@ -93,7 +97,9 @@ async function measure(sql: postgres.Sql): Promise<void> {
       ms.push(performance.now() - started);
     }
     const s = summarize(ms);
-    table.push(`${kind.padEnd(24)} p50 ${round(s.p50).toString().padStart(7)} ms   p99 ${round(s.p99).toString().padStart(7)} ms`);
+    table.push(
+      `${kind.padEnd(24)} p50 ${round(s.p50).toString().padStart(7)} ms   p99 ${round(s.p99).toString().padStart(7)} ms`,
+    );
     await searchAuditPage(rec.db, { filter: filter() });
     const q = rec.last();
     if (!q) continue;

@@ -19,12 +19,16 @@ function bulkFile(): string {
   const lines = ["user_id,stock_keeping_unit,action,reason"];
   for (let i = 0; lines.length <= ROWS; i++) {
     const items = 1 + (i % 3);
-    for (let k = 0; k < items && lines.length <= ROWS; k++) lines.push(`bench-user-${i},item-${k},grant,outage compensation`);
+    for (let k = 0; k < items && lines.length <= ROWS; k++)
+      lines.push(`bench-user-${i},item-${k},grant,outage compensation`);
   }
   return `${lines.join("\r\n")}\r\n`;
 }
 
-async function applyOnce(env: Record<string, string | undefined>, path: string): Promise<{ seconds: number; summary: string }> {
+async function applyOnce(
+  env: Record<string, string | undefined>,
+  path: string,
+): Promise<{ seconds: number; summary: string }> {
   const started = performance.now();
   const proc = Bun.spawn([process.execPath, MAIN, "bulk", "apply", path], { env, stdout: "pipe", stderr: "inherit" });
   const [code, out] = await Promise.all([proc.exited, new Response(proc.stdout).text()]);
@@ -38,7 +42,12 @@ const dir = mkdtempSync(join(tmpdir(), "bench-bulk-"));
 try {
   const path = join(dir, "compensation.csv");
   writeFileSync(path, bulkFile());
-  const env = { ...process.env, DATABASE_URL: db.url, NATS_URL: process.env.NATS_URL ?? "nats://127.0.0.1:4222", LOG_LEVEL: "silent" };
+  const env = {
+    ...process.env,
+    DATABASE_URL: db.url,
+    NATS_URL: process.env.NATS_URL ?? "nats://127.0.0.1:4222",
+    LOG_LEVEL: "silent",
+  };
   const first = await applyOnce(env, path);
   const again = await applyOnce(env, path);
   console.log(`bulk apply, ${ROWS} rows (process start, preview and result file included):`);

@@ -187,6 +187,45 @@ test("undo: a console grant is revoked as the undo of its audit row, once; an AP
   clock.at = undefined;
 });
 
+test("undo of a revoke grants again with the expiry the revoke cleared; a revoke of an item never granted offers none", async () => {
+  const client = await signedIn(TOKENS.admin);
+  const expiry = new Date(Date.now() + 30 * 86_400_000).toISOString();
+  const act = async (action: string, user: string, extra: Record<string, string> = {}) => {
+    const page = await client.get(`/console/users?user_id=${user}`);
+    return client.post(`/console/actions/${action}`, {
+      csrf: hiddenField(page.text, "csrf", 'data-testid="grant-form"'),
+      form_token: hiddenField(page.text, "form_token", 'data-testid="grant-form"'),
+      user_id: user,
+      stock_keeping_unit: "pass",
+      reason: "support",
+      ...extra,
+    });
+  };
+  await act("grant", "undo-u3", { expires_at: expiry });
+  await act("revoke", "undo-u3");
+  const undo = await undoFrom(client, "undo-u3", "pass");
+  expect(undo?.reply.status).toBe(303);
+  const [row] = await f.sql<{ status: string; expires_at: Date | null }[]>`
+    select status, expires_at from entitlements where user_id = 'undo-u3' and stock_keeping_unit = 'pass'`;
+  expect(row?.status).toBe("ACTIVE");
+  expect(row?.expires_at?.toISOString(), "the expiry the revoke cleared is back").toBe(expiry);
+
+  await act("revoke", "undo-u4");
+  expect(await undoFrom(client, "undo-u4", "pass"), "nothing was granted, so nothing to undo").toBeUndefined();
+
+  // A bundle grant's audit detail has no expiry: the undo finds it in the expiry row the bundle wrote.
+  const up = await upload(
+    client,
+    `user_id,stock_keeping_unit,action,reason,expires_at\nundo-u5,pass,grant,r,${expiry}\nundo-u5,cape,grant,r,${expiry}\n`,
+  );
+  await applyUploaded(client, up.location as string);
+  await act("revoke", "undo-u5");
+  await undoFrom(client, "undo-u5", "pass");
+  const [bundled] = await f.sql<{ status: string; expires_at: Date | null }[]>`
+    select status, expires_at from entitlements where user_id = 'undo-u5' and stock_keeping_unit = 'pass'`;
+  expect(bundled).toEqual({ status: "ACTIVE", expires_at: new Date(expiry) });
+});
+
 test("audit search: by user, SKU, caller, action and time, newest first, paged", async () => {
   const client = await signedIn(TOKENS.reader);
   const search = async (query: string) => {

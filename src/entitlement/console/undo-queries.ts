@@ -17,6 +17,12 @@ export type UndoTarget = {
   undone: boolean;
   /** The entitlement's version now (null: the row is gone). */
   current_version: number | null;
+  /**
+   * For a revoke: the expiry the entitlement had before it (a revoke clears it), set by the grant or extension just
+   * before. A single grant or an extension keeps it in its audit detail; a bundle grant's is the expiry row it wrote
+   * in the same statement (same instant).
+   */
+  expires_before: Date | null;
 };
 
 export async function findUndoTarget(
@@ -29,7 +35,16 @@ export async function findUndoTarget(
                    where u.user_id = a.user_id and u.stock_keeping_unit = a.stock_keeping_unit
                      and u.source_id = ${undoSourceId(args.auditId)}) as undone,
            (select e.version::float8 from entitlements e
-            where e.user_id = a.user_id and e.stock_keeping_unit = a.stock_keeping_unit) as current_version
+            where e.user_id = a.user_id and e.stock_keeping_unit = a.stock_keeping_unit) as current_version,
+           (select coalesce((p.detail ->> 'expires_at')::timestamptz,
+                            (select x.expires_at from entitlement_expiries x
+                             where x.user_id = p.user_id and x.stock_keeping_unit = p.stock_keeping_unit
+                               and x.updated_at = p.occurred_at))
+            from entitlement_audit p
+            where p.user_id = a.user_id and p.stock_keeping_unit = a.stock_keeping_unit
+              and p.action in ('GRANT', 'EXTEND') and coalesce(p.version, -1) < coalesce(a.version, -1)
+            order by coalesce(p.version, -1) desc, p.occurred_at desc
+            limit 1) as expires_before
     from entitlement_audit a
     where a.user_id = ${args.userId} and a.stock_keeping_unit = ${args.sku} and a.audit_id = ${args.auditId}::uuid`;
   return row;
@@ -37,7 +52,8 @@ export async function findUndoTarget(
 
 /**
  * The one change of the entitlement that can be undone now, if any: its latest (its version is the entitlement's),
- * made from the console since `since`, a grant or a revoke, not itself an undo, not undone yet.
+ * made from the console since `since`, a grant or a revoke (of an item that had been granted), not itself an undo,
+ * not undone yet.
  */
 export async function findUndoable(
   db: Db,
@@ -50,7 +66,7 @@ export async function findUndoable(
       and e.version = a.version
     where a.user_id = ${args.userId} and a.stock_keeping_unit = ${args.sku}
       and a.caller like 'console:%' and a.action in ('GRANT', 'REVOKE') and a.occurred_at >= ${args.since}
-      and coalesce(a.source_id, '') not like 'undo:%'
+      and coalesce(a.source_id, '') not like 'undo:%' and not (a.action = 'REVOKE' and a.version = 0)
       and not exists (select from entitlement_audit u
                       where u.user_id = a.user_id and u.stock_keeping_unit = a.stock_keeping_unit
                         and u.source_id = 'undo:' || a.audit_id::text)

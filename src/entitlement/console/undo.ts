@@ -1,5 +1,6 @@
 // Undo of a console change (write scope): within the undo window, the compensating command through the same command
-// path as the API (a grant is undone by a revoke, a revoke by a grant), with the reason given. Its source id is
+// path as the API (a grant is undone by a revoke, a revoke by a grant with the expiry it cleared), with the reason
+// given. Its source id is
 // `undo:<audit_id>` and its idempotency key `console-undo-<audit_id>`, so the audit log says which row it undoes and
 // undoing twice changes nothing more: a second undo finds the first (or replays it under the same key). Only the
 // latest change of an entitlement is offered: undoing an older one would overwrite what happened since.
@@ -27,6 +28,13 @@ function refusal(target: UndoTarget | undefined, now: Date, windowMs: number): N
     return { ok: false, text: `A ${target.action} cannot be undone here.` };
   if (now.getTime() - target.occurred_at.getTime() > windowMs)
     return { ok: false, text: "The undo window of this change has passed." };
+  if (target.action === "REVOKE" && target.version === 0) {
+    return { ok: false, text: "Nothing to undo: the item had never been granted." };
+  }
+  const before = target.action === "REVOKE" ? target.expires_before : null;
+  if (before !== null && before.getTime() <= now.getTime()) {
+    return { ok: false, text: "Nothing to undo: the expiry the item had before has passed." };
+  }
   if (target.version === null || target.current_version !== target.version) {
     return { ok: false, text: "The entitlement has changed since: undo is offered for its latest change only." };
   }
@@ -62,7 +70,12 @@ export function undoAction(deps: RouteDeps, windowMs: number): Action<Caller> {
     if (refused) return { redirect: back, notice: refused };
     // The key of the undo is the change's own, in the signed-in token's key space.
     const actor = { tokenName: principal.name, formToken: `undo-${auditId}` };
-    const outcome = target?.action === "GRANT" ? await revoke(deps, actor, body) : await grant(deps, actor, body);
+    // A revoke cleared the expiry: its undo grants again with the expiry the item had.
+    const expiresAt = target?.action === "REVOKE" ? target.expires_before?.toISOString() : undefined;
+    const outcome =
+      target?.action === "GRANT"
+        ? await revoke(deps, actor, body)
+        : await grant(deps, actor, expiresAt ? { ...body, expires_at: expiresAt } : body);
     return { redirect: back, notice: said(outcome, `Undid the ${target?.action.toLowerCase()}`) };
   };
 }
