@@ -13,6 +13,7 @@ import { systemClock } from "../../shared/runtime.ts";
 import { createCommandMetrics } from "../commands/metrics.ts";
 import { loadEntitlementConfig } from "../config.ts";
 import { SCHEMA } from "../migrations.ts";
+import { createWakeups } from "../wakeups/wakeups.ts";
 import { applyBulk, type BulkDeps } from "./apply.ts";
 import { BulkFileError, readBulkFile } from "./csv.ts";
 import { type BulkPlan, planBulk, planCounts } from "./plan.ts";
@@ -106,6 +107,8 @@ export function bulkCommand(env: Record<string, string | undefined> = process.en
           idempotencyTtlMs: config.idempotency.ttlHours * 3_600_000,
           statementTimeoutMs: 5_000,
           metrics: createCommandMetrics(createRegistry("entitlement")),
+          // The service's relays and schedulers hear of the new events and expiries as from another replica.
+          onCommitted: createWakeups({ sql, log: silentLogger, retryMs: 1_000 }).committed,
         };
         try {
           return await runBulk(deps, args, (line) => console.log(line));
