@@ -3,7 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { parse } from "csv-parse/sync";
 import { batchChanges } from "../../src/entitlement/bulk/batches.ts";
-import { BulkFileError, MAX_BULK_ROWS, readBulkFile } from "../../src/entitlement/bulk/csv.ts";
+import { BulkFileError, MAX_BULK_BYTES, MAX_BULK_ROWS, readBulkFile } from "../../src/entitlement/bulk/csv.ts";
 import { csvField, resultCsv } from "../../src/entitlement/bulk/result-csv.ts";
 import { checkRows } from "../../src/entitlement/bulk/rows.ts";
 
@@ -58,6 +58,7 @@ describe("reading a bulk file", () => {
     expect(fileError(`${HEADER},reason\n`)).toBe("line 1: the column reason appears twice");
     expect(fileError(`${HEADER}\n${"u,s,grant,r\n".repeat(MAX_BULK_ROWS + 1)}`)).toContain("more than 10000 rows");
     expect(() => readBulkFile(new Uint8Array([0x75, 0xff, 0x0a]))).toThrow("not UTF-8");
+    expect(() => readBulkFile(new Uint8Array(MAX_BULK_BYTES + 1))).toThrow(`larger than ${MAX_BULK_BYTES} bytes`);
   });
 });
 

@@ -122,6 +122,8 @@ test("a malformed file is refused with its line; a reader may not upload", async
   const bad = await upload(client, 'user_id,stock_keeping_unit,action,reason\nu,s,grant,"open\n');
   expect(bad.location).toBe("/console/bulk");
   expect((await client.get("/console/bulk")).text).toContain("not valid CSV (line 2)");
+  const huge = await upload(client, `user_id,stock_keeping_unit,action,reason\n${"u,s,grant,r\n".repeat(800_000)}`);
+  expect(huge, "an upload over the bound is refused before it is read").toEqual({ status: 400, location: null });
   const reader = await signedIn(TOKENS.reader);
   expect((await reader.get("/console/bulk")).status).toBe(403);
   const otherPreview = await reader.get(bad.location as string);
