@@ -2,7 +2,7 @@
 // debounce window, sent after commit on the pool; and no write transaction of the service sends a NOTIFY.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Glob } from "bun";
-import { createWakeups, OUTBOX_CHANNEL } from "../../src/entitlement/wakeups/wakeups.ts";
+import { createWakeups, OUTBOX_CHANNEL } from "../../src/entitlement/work/wakeups.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
@@ -81,7 +81,7 @@ describe("nothing global on a commit", () => {
     }
     expect(offenders, "a NOTIFY belongs after commit (wakeups/wakeups.ts), never in a command's statement").toEqual([]);
     expect(
-      await Bun.file("src/entitlement/wakeups/wakeups.ts").text(),
+      await Bun.file("src/entitlement/work/wakeups.ts").text(),
       "sent on the pool, not in a transaction",
     ).not.toMatch(/\.begin\(/);
   });
