@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { relative, resolve } from "node:path";
 import openapiTS, { astToString } from "openapi-typescript";
 import pkg from "../package.json" with { type: "json" };
-import { createApp as createEntitlementApp } from "../src/entitlement/edge/app.ts";
+import { createApp as createEntitlementApp } from "../src/entitlement/app.ts";
 import { createApp as createNotificationApp } from "../src/notification/app.ts";
 import type { Sql } from "../src/shared/db.ts";
 import { silentLogger } from "../src/shared/logger.ts";

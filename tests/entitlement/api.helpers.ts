@@ -1,6 +1,6 @@
 // Shared fixtures of the Entitlement API tests: requests built for `app.handle`, an app on its own database with a
 // settable clock, and row counts of the four tables a command writes.
-import { createApp, type Limits } from "../../src/entitlement/edge/app.ts";
+import { createApp, type Limits } from "../../src/entitlement/app.ts";
 import type { AuthSettings } from "../../src/shared/auth/guard.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";

@@ -1,7 +1,7 @@
 // Authentication, scopes, per-caller idempotency, the audit caller and the abuse limits, through the real app on its
 // own database. Each control is shown working and failing closed: a refused request writes nothing.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { type AppDeps, createApp } from "../../src/entitlement/edge/app.ts";
+import { type AppDeps, createApp } from "../../src/entitlement/app.ts";
 import { idempotencyLockKey } from "../../src/entitlement/write/idempotency/lock-key.ts";
 import { parseTokenEntries, tokenEntryLine } from "../../src/shared/auth/tokens.ts";
 import { silentLogger } from "../../src/shared/logger.ts";

@@ -1,8 +1,8 @@
 // Authentication, scopes and abuse limits without I/O: token entries, constant-time lookup, which path needs what,
 // the token bucket on a fake clock, the database gate, the configuration rules and the token subcommand.
 import { describe, expect, test } from "bun:test";
+import { createApp } from "../../src/entitlement/app.ts";
 import { loadEntitlementConfig } from "../../src/entitlement/config.ts";
-import { createApp } from "../../src/entitlement/edge/app.ts";
 import { createGate } from "../../src/entitlement/edge/limits/gate.ts";
 import { tokenCommand } from "../../src/entitlement/ops/tokens.ts";
 import { loadNotificationConfig } from "../../src/notification/config.ts";

@@ -1,7 +1,7 @@
 // Concurrent commands and database failures: one key means one effect; one (user, sku) admits one grant; a failure
 // commits nothing and answers with the envelope, 500 or 503, within a bounded time.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { createApp } from "../../src/entitlement/edge/app.ts";
+import { createApp } from "../../src/entitlement/app.ts";
 import { idempotencyLockKey } from "../../src/entitlement/write/idempotency/lock-key.ts";
 import { createSql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";

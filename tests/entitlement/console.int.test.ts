@@ -2,7 +2,7 @@
 // API token whose scopes decide what they may do; a grant from the form goes through the API's command path (audit
 // caller console:<name>, idempotent per form); forged CSRF changes nothing; values are rendered as text.
 import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { type AppDeps, createApp } from "../../src/entitlement/edge/app.ts";
+import { type AppDeps, createApp } from "../../src/entitlement/app.ts";
 import type { Caller } from "../../src/shared/auth/guard.ts";
 import type { Refusal } from "../../src/shared/auth/refusal.ts";
 import { parseTokenEntries, tokenEntryLine } from "../../src/shared/auth/tokens.ts";

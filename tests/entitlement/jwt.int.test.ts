@@ -2,7 +2,7 @@
 // database: a client-credentials token grants end to end, the audit names its client, static tokens keep working
 // beside it, keys rotate at the provider, and the provider's outage costs nothing while its keys are at hand.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { createApp } from "../../src/entitlement/edge/app.ts";
+import { createApp } from "../../src/entitlement/app.ts";
 import type { AuthSettings } from "../../src/shared/auth/guard.ts";
 import { createKeySource } from "../../src/shared/auth/jwks.ts";
 import { createJwtAuthenticator } from "../../src/shared/auth/jwt.ts";

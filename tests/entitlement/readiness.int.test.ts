@@ -3,7 +3,7 @@
 // role with CONNECTION LIMIT 1 on the test's own database (superusers ignore limits, so the role is not one).
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import postgres from "postgres";
-import { createApp } from "../../src/entitlement/edge/app.ts";
+import { createApp } from "../../src/entitlement/app.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createTestDatabase, postgresAdminUrl, type TestDatabase, uniqueName } from "../support/infra.ts";

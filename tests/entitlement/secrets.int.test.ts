@@ -2,8 +2,8 @@
 // requests, a database that is gone, a failing webhook and a configuration logged by mistake, is captured through a
 // pino destination and scanned for tokens, "Bearer", the webhook secret and the database and NATS passwords.
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { createApp } from "../../src/entitlement/app.ts";
 import { loadEntitlementConfig } from "../../src/entitlement/config.ts";
-import { createApp } from "../../src/entitlement/edge/app.ts";
 import { createApp as createNotificationApp } from "../../src/notification/app.ts";
 import { createWebhookSender } from "../../src/notification/channels/webhook.ts";
 import { SECRET_VARIABLES } from "../../src/notification/config.ts";

@@ -1,7 +1,7 @@
 // Every bad request is answered at the edge, before any database work: the app here has a database handle that
 // points nowhere, so a request that reached the database would fail with 503 instead of the expected status.
 import { afterAll, describe, expect, test } from "bun:test";
-import { createApp } from "../../src/entitlement/edge/app.ts";
+import { createApp } from "../../src/entitlement/app.ts";
 import { createSql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { AUTH_DISABLED, commandRequest, type Reply, send, vectorBody } from "./api.helpers.ts";

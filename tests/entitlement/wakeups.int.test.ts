@@ -71,7 +71,7 @@ describe("nothing global on a commit", () => {
   });
 
   test("the service sends NOTIFY only from the after-commit signal and the operators' requeue commands", async () => {
-    const allowed = new Set(["wakeups/wakeups.ts", "ops/queries.ts", "points/ops-queries.ts"]);
+    const allowed = new Set(["work/wakeups.ts", "ops/queries.ts", "ops/points-queries.ts"]);
     const offenders: string[] = [];
     for await (const file of new Glob("**/*.ts").scan("src/entitlement")) {
       const text = await Bun.file(`src/entitlement/${file}`).text();
@@ -79,7 +79,7 @@ describe("nothing global on a commit", () => {
         offenders.push(file);
       }
     }
-    expect(offenders, "a NOTIFY belongs after commit (wakeups/wakeups.ts), never in a command's statement").toEqual([]);
+    expect(offenders, "a NOTIFY belongs after commit (work/wakeups.ts), never in a command's statement").toEqual([]);
     expect(
       await Bun.file("src/entitlement/work/wakeups.ts").text(),
       "sent on the pool, not in a transaction",

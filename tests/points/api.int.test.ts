@@ -2,7 +2,7 @@
 // read, cancel (and too late to cancel), the balance with its paged ledger, the error envelope for bad input, and
 // the scopes of each route.
 import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { createApp } from "../../src/entitlement/edge/app.ts";
+import { createApp } from "../../src/entitlement/app.ts";
 import { type Scope, sha256 } from "../../src/shared/auth/tokens.ts";
 import { encodeCursor } from "../../src/shared/http/paging.ts";
 import { silentLogger } from "../../src/shared/logger.ts";

@@ -9,14 +9,12 @@
 import type { Sql } from "../../shared/db.ts";
 import { listenInBackground } from "../../shared/listen.ts";
 import type { Logger } from "../../shared/logger.ts";
+import type { CommittedWork } from "../write/committed.ts";
 
 /** The channel of new outbox events (the relay listens); an operator's requeue notifies it too. */
 export const OUTBOX_CHANNEL = "entitlement_outbox";
 /** The channel of new due work, with its due time in epoch milliseconds (the scheduler listens). */
 export const DUE_CHANNEL = "entitlement_due";
-
-/** What a committed change leaves for the workers: events to publish, and the earliest new due time. */
-export type CommittedWork = { events: boolean; dueAt?: Date };
 
 export type WakeSource = {
   /** Calls `wake` for every new event, of this process at once and of the others by NOTIFY, until `signal`. */

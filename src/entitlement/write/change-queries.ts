@@ -4,7 +4,7 @@
 // one statement and one round trip, its own transaction unless the caller holds one (the scheduler's batch).
 import type { JSONValue } from "postgres";
 import type { Db } from "../../shared/db.ts";
-import { type ChangeAction, EVENT_TYPE } from "../features/entitlements/model.ts";
+import { type ChangeAction, EVENT_TYPE } from "./change-action.ts";
 import { type CommandOutcome, type IdempotencyArgs, idempotencyParams, OUTCOME_COLUMNS } from "./run.ts";
 
 export type EntitlementChange = {

@@ -8,7 +8,7 @@ import type { Db } from "../../shared/db.ts";
 import { ApiError } from "../../shared/http/errors.ts";
 import type { Clock } from "../../shared/runtime.ts";
 import { inSpan } from "../../shared/trace-context.ts";
-import type { CommittedWork } from "../work/wakeups.ts";
+import type { CommittedWork } from "./committed.ts";
 import { idempotencyLockKey } from "./idempotency/lock-key.ts";
 import { type ErrorReply, replayStored } from "./idempotency/replay.ts";
 import type { CommandAction, CommandMetrics, CommandResult } from "./metrics.ts";

@@ -2,8 +2,8 @@
 // `entitlement_change` as a single grant is (a grant is a bundle of one). Every item that is not ACTIVE is granted
 // with its own audit row and event; the reply lists every item in the request's order.
 
-import { runEntitlementCommand } from "../../write/change.ts";
 import { type CommandDeps, type CommandReply, recordCommand } from "../../write/run.ts";
+import { runEntitlementCommand } from "../entitlements/change.ts";
 import { eventPayload } from "../entitlements/outbox-event.ts";
 import { bundleRequestHash } from "./hash.ts";
 import { type BundleBody, BundleResponse } from "./model.ts";

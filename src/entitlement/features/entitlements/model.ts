@@ -113,14 +113,6 @@ export const ListQuery = Type.Object({
 
 export type Action = "GRANT" | "REVOKE";
 export const TARGET_STATUS: Record<Action, EntitlementStatus> = { GRANT: "ACTIVE", REVOKE: "REVOKED" };
-/** Every change that publishes an event: the commands, an extension and the scheduler's expiry. */
-export type ChangeAction = Action | "EXTEND" | "EXPIRE";
-export const EVENT_TYPE: Record<ChangeAction, string> = {
-  GRANT: "EntitlementGranted",
-  REVOKE: "EntitlementRevoked",
-  EXTEND: "EntitlementExtended",
-  EXPIRE: "EntitlementRevoked",
-};
 
 /** Body size limit, in bytes. */
 export const MAX_BODY_BYTES = 16 * 1024;

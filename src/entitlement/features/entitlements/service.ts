@@ -5,9 +5,9 @@ import type { Sql } from "postgres";
 import { badRequest } from "../../../shared/http/errors.ts";
 import { decodeCursor, pageOf } from "../../../shared/http/paging.ts";
 import { parseInstant } from "../../../shared/instant.ts";
-import { runEntitlementCommand } from "../../write/change.ts";
 import { requestHash } from "../../write/idempotency/hash.ts";
 import { type CommandDeps, type CommandReply, recordCommand } from "../../write/run.ts";
+import { runEntitlementCommand } from "./change.ts";
 import { toEntitlementDetail, toEntitlementResponse } from "./detail.ts";
 import {
   type Action,

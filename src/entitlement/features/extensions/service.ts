@@ -2,9 +2,9 @@
 // ACTIVE entitlement gets the later expires_at (version + 1, audit EXTEND, event EntitlementExtended) and its expiry
 // is rescheduled; anything else is a 409 that is remembered under the key like a grant's.
 
-import { runEntitlementCommand } from "../../write/change.ts";
 import { requestHash } from "../../write/idempotency/hash.ts";
 import { type CommandDeps, type CommandReply, recordCommand } from "../../write/run.ts";
+import { runEntitlementCommand } from "../entitlements/change.ts";
 import { EntitlementDetail as DetailSchema, type EntitlementDetail } from "../entitlements/model.ts";
 import { eventPayload } from "../entitlements/outbox-event.ts";
 import type { ExtensionBody } from "./model.ts";

@@ -1,13 +1,13 @@
 // Point reservations as a kind of the scheduler's due work (scheduler/kind.ts): claimed when execute_at has come,
 // executed into the ledger, the balance and a PointsGranted event in one transaction (due-queries.ts).
 import type { Db } from "../../../shared/db.ts";
+import { executeReservation } from "../../write/point-execute.ts";
 import type { ClaimArgs, ClaimedItem, DueWorkKind, ExecuteOutcome, Failure } from "../scheduler/kind.ts";
 import {
   type ClaimedReservation,
   claimDueReservations,
   countDueReservations,
   countFailedReservations,
-  executeReservation,
   failReservation,
   nextReservationDueAt,
 } from "./due-queries.ts";

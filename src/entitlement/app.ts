@@ -2,31 +2,31 @@
 // Every request passes the edge in this order: header limits, authentication and scope (docs/security.md), the caller's
 // rate limit; only then are its headers and body validated, and only then does it wait for a database slot.
 import type { Registry } from "prom-client";
-import { type AuthSettings, authenticate, type Caller, callerName, requiredAccess } from "../../shared/auth/guard.ts";
-import { createRefusalReporter } from "../../shared/auth/refusal.ts";
-import { type RouteScopes, routeScopes } from "../../shared/auth/scope.ts";
-import type { ConsoleSettings } from "../../shared/console/config.ts";
-import { ping, type Sql } from "../../shared/db.ts";
-import { createHttpApp } from "../../shared/http/app.ts";
-import { ApiError } from "../../shared/http/errors.ts";
-import { requestPath } from "../../shared/http/path.ts";
-import { createRateLimiter, type RateLimitSettings } from "../../shared/http/rate-limit.ts";
-import type { Logger } from "../../shared/logger.ts";
-import { createRegistry } from "../../shared/metrics.ts";
-import { createReadiness } from "../../shared/readiness.ts";
-import type { Clock } from "../../shared/runtime.ts";
-import { entitlementConsole } from "../console/routes.ts";
-import { bundleRoutes } from "../features/bundles/routes.ts";
-import { entitlementRoutes } from "../features/entitlements/routes.ts";
-import { extensionRoutes } from "../features/extensions/routes.ts";
-import { historyRoutes } from "../features/history/routes.ts";
-import { pointsRoutes } from "../features/points/routes.ts";
-import type { CommittedWork } from "../work/wakeups.ts";
-import { createCommandMetrics } from "../write/metrics.ts";
-import { ENTITLEMENT_API } from "./api-doc.ts";
-import { createGate } from "./limits/gate.ts";
-import { checkHeaderLimits } from "./limits/headers.ts";
-import { createUnavailableReporter, type RouteDeps } from "./route-deps.ts";
+import { type AuthSettings, authenticate, type Caller, callerName, requiredAccess } from "../shared/auth/guard.ts";
+import { createRefusalReporter } from "../shared/auth/refusal.ts";
+import { type RouteScopes, routeScopes } from "../shared/auth/scope.ts";
+import type { ConsoleSettings } from "../shared/console/config.ts";
+import { ping, type Sql } from "../shared/db.ts";
+import { createHttpApp } from "../shared/http/app.ts";
+import { ApiError } from "../shared/http/errors.ts";
+import { requestPath } from "../shared/http/path.ts";
+import { createRateLimiter, type RateLimitSettings } from "../shared/http/rate-limit.ts";
+import type { Logger } from "../shared/logger.ts";
+import { createRegistry } from "../shared/metrics.ts";
+import { createReadiness } from "../shared/readiness.ts";
+import type { Clock } from "../shared/runtime.ts";
+import { entitlementConsole } from "./console/routes.ts";
+import { ENTITLEMENT_API } from "./edge/api-doc.ts";
+import { createGate } from "./edge/limits/gate.ts";
+import { checkHeaderLimits } from "./edge/limits/headers.ts";
+import { createUnavailableReporter, type RouteDeps } from "./edge/route-deps.ts";
+import { bundleRoutes } from "./features/bundles/routes.ts";
+import { entitlementRoutes } from "./features/entitlements/routes.ts";
+import { extensionRoutes } from "./features/extensions/routes.ts";
+import { historyRoutes } from "./features/history/routes.ts";
+import { pointsRoutes } from "./features/points/routes.ts";
+import type { CommittedWork } from "./write/committed.ts";
+import { createCommandMetrics } from "./write/metrics.ts";
 
 export type Limits = {
   /** false: no rate limit (ENTITLEMENT_RATE_LIMIT_ENABLED=false). Default 1000/s, burst 2000. */

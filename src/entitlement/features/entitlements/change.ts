@@ -2,10 +2,10 @@
 // `entitlement_change` under the request's Idempotency-Key, and its reply. What differs between them is only what the
 // caller passes: the action, the items and the bodies.
 import type { TSchema } from "@sinclair/typebox";
-import { traceparentOf } from "../../shared/trace-context.ts";
-import { assertNotPast } from "../features/entitlements/validation.ts";
-import { changeEntitlements, type EntitlementChange } from "./change-queries.ts";
-import { type CommandDeps, type CommandReply, idempotencyArgs, replyOf } from "./run.ts";
+import { traceparentOf } from "../../../shared/trace-context.ts";
+import { changeEntitlements, type EntitlementChange } from "../../write/change-queries.ts";
+import { type CommandDeps, type CommandReply, idempotencyArgs, replyOf } from "../../write/run.ts";
+import { assertNotPast } from "./validation.ts";
 
 export type KeyedCommand = { idempotencyKey: string; traceId: string; caller: string };
 
