@@ -2,9 +2,9 @@
 // the token bucket on a fake clock, the database gate, the configuration rules and the token subcommand.
 import { describe, expect, test } from "bun:test";
 import { createApp } from "../../src/entitlement/app.ts";
-import { tokenCommand } from "../../src/entitlement/auth/command.ts";
 import { loadEntitlementConfig } from "../../src/entitlement/config.ts";
-import { createGate } from "../../src/entitlement/limits/gate.ts";
+import { createGate } from "../../src/entitlement/edge/limits/gate.ts";
+import { tokenCommand } from "../../src/entitlement/ops/tokens.ts";
 import { loadNotificationConfig } from "../../src/notification/config.ts";
 import { authenticate, bearerToken, requiredAccess } from "../../src/shared/auth/guard.ts";
 import { routeScopes } from "../../src/shared/auth/scope.ts";

@@ -3,8 +3,8 @@
 // the same ones. Property-based over strings rich in control, format and blank characters.
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { UserId } from "../../src/entitlement/entitlements/model.ts";
-import { checkField } from "../../src/entitlement/entitlements/validation.ts";
+import { UserId } from "../../src/entitlement/features/entitlements/model.ts";
+import { checkField } from "../../src/entitlement/features/entitlements/validation.ts";
 import { decodeEntitlementEvent } from "../../src/notification/handlers/entitlement.ts";
 import { decodeMatchmakingEvent } from "../../src/notification/handlers/matchmaking.ts";
 import { decodePointsEvent } from "../../src/notification/handlers/points.ts";

@@ -4,13 +4,13 @@
 import type { Caller } from "../../shared/auth/guard.ts";
 import { consoleHref, html, text } from "../../shared/console/html.ts";
 import { ConsoleForbidden, type Page } from "../../shared/console/kit.ts";
-import { type RouteDeps, unavailableOr } from "../commands/route-deps.ts";
-import { StockKeepingUnit, UserId } from "../entitlements/model.ts";
-import { listEntitlements } from "../entitlements/service.ts";
-import { checkField } from "../entitlements/validation.ts";
-import { readHistory } from "../history/service.ts";
+import { type RouteDeps, unavailableOr } from "../edge/route-deps.ts";
+import { StockKeepingUnit, UserId } from "../features/entitlements/model.ts";
+import { listEntitlements } from "../features/entitlements/service.ts";
+import { checkField } from "../features/entitlements/validation.ts";
+import { readHistory } from "../features/history/service.ts";
+import { getPoints } from "../features/points/service.ts";
 import { readOutboxStats } from "../ops/queries.ts";
-import { getPoints } from "../points/service.ts";
 import { listFailedOutboxEvents, listOpenReservations } from "./queries.ts";
 import { entitlementsTable, grantForm, lookupForm, pointsSection } from "./views.ts";
 

@@ -7,7 +7,7 @@ import { type AuthSettings, bearerToken, type Caller, verifyToken } from "../../
 import type { ConsoleSettings } from "../../shared/console/config.ts";
 import { consoleRoutes } from "../../shared/console/kit.ts";
 import type { RateLimiter } from "../../shared/http/rate-limit.ts";
-import type { RouteDeps } from "../commands/route-deps.ts";
+import type { RouteDeps } from "../edge/route-deps.ts";
 import { entitlementActions } from "./actions.ts";
 import { entitlementPages } from "./pages.ts";
 
