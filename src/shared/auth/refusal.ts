@@ -28,8 +28,11 @@ export type Refusal =
   | { refused: JwtReason }
   /** A JWT whose keys could not be had: the issuer was never reached. 503, retry later. */
   | { refused: "keys_unavailable" }
-  /** A valid token without the scope the request needs: 403 `insufficient_scope`. */
-  | { refused: "insufficient_scope"; scope: Scope; caller: string };
+  /**
+   * A valid token without the scope the request needs: 403 `insufficient_scope`. `scopeName` is that scope as the
+   * caller's issuer names it (`entitlements.write`), which the challenge gives when set.
+   */
+  | { refused: "insufficient_scope"; scope: Scope; caller: string; scopeName?: string };
 
 export type RefusalReason = Refusal["refused"];
 
@@ -42,10 +45,12 @@ export function refusalError(refusal: Refusal): ApiError {
     case "missing":
     case "unknown_token":
       return new ApiError(401, "UNAUTHORIZED", "a valid bearer token is required", { "www-authenticate": "Bearer" });
-    case "insufficient_scope":
-      return new ApiError(403, "FORBIDDEN", `this token does not have the ${refusal.scope} scope`, {
-        "www-authenticate": `Bearer error="insufficient_scope", scope="${refusal.scope}"`,
+    case "insufficient_scope": {
+      const scope = refusal.scopeName ?? refusal.scope;
+      return new ApiError(403, "FORBIDDEN", `this token does not have the ${scope} scope`, {
+        "www-authenticate": `Bearer error="insufficient_scope", scope="${scope}"`,
       });
+    }
     case "keys_unavailable":
       return new ApiError(503, "NOT_READY", "the token issuer's keys are not available yet, retry later", {
         "retry-after": String(KEYS_RETRY_AFTER_S),
