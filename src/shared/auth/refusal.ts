@@ -2,6 +2,7 @@
 // the one mapping to the HTTP answer. The token itself never reaches either.
 import { Counter, type Registry } from "prom-client";
 import { ApiError } from "../http/errors.ts";
+import { createLogThrottle } from "../log-throttle.ts";
 import type { Logger } from "../logger.ts";
 import type { Scope } from "./tokens.ts";
 
@@ -79,22 +80,12 @@ export function createRefusalReporter(options: {
     labelNames: ["reason"] as const,
     registers: [options.registry],
   });
-  const quietMs = options.quietMs ?? 10_000;
-  const now = options.now ?? (() => performance.now());
-  const lastLogged = new Map<RefusalReason, { at: number; skipped: number }>();
+  const quiet = createLogThrottle<RefusalReason>(options);
   return (refusal) => {
     refusals.inc({ reason: refusal.refused });
-    const at = now();
-    const last = lastLogged.get(refusal.refused);
-    if (last && at - last.at < quietMs) {
-      last.skipped += 1;
-      return;
-    }
-    lastLogged.set(refusal.refused, { at, skipped: 0 });
+    const logNow = quiet(refusal.refused);
+    if (logNow === undefined) return;
     const caller = refusal.refused === "insufficient_scope" ? { caller: refusal.caller } : {};
-    options.log.info(
-      { reason: refusal.refused, ...caller, ...(last?.skipped ? { skipped: last.skipped } : {}) },
-      "request refused",
-    );
+    options.log.info({ reason: refusal.refused, ...caller, ...logNow }, "request refused");
   };
 }

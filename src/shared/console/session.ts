@@ -3,8 +3,10 @@
 // sign-out, or when the process restarts (sign in again). Several
 // replicas behind one address need sticky sessions, since each knows only its own.
 import { randomBytes } from "node:crypto";
+import type { Html } from "./html.ts";
 
-export type Notice = { ok: boolean; text: string };
+/** The text is Html made with `sentence`, so every id or SKU in it is isolated text. */
+export type Notice = { ok: boolean; text: Html };
 
 export type Session<P> = {
   id: string;
