@@ -256,6 +256,15 @@ describe("entitlement console", () => {
     expect((await signIn(jwtClient, "eyJ.no.scope")).status, "a JWT without scopes neither").toBe(403);
   });
 
+  test("a JWT that cannot be checked yet (the issuer's keys never fetched) is 503 with Retry-After, not a refusal", async () => {
+    const jwtApp = build({
+      auth: { ...auth, jwt: async (): Promise<Caller | Refusal> => ({ refused: "keys_unavailable" }) },
+    });
+    const client = consoleClient((r) => jwtApp.handle(r));
+    const reply = await signIn(client, "eyJ.early.sig");
+    expect([reply.status, reply.headers.get("retry-after")]).toEqual([503, "5"]);
+  });
+
   test("a session opened with a JWT ends at the next request once the token stops verifying (its key withdrawn)", async () => {
     const issuer = { keyPublished: true };
     const jwtApp = build({

@@ -5,6 +5,7 @@
 // remembered token costs a lookup), so a session ends when its token expires or its signing key is withdrawn.
 
 import { type AuthSettings, bearerToken, type Caller, looksLikeJwt, verifyToken } from "../../shared/auth/guard.ts";
+import { refusalError } from "../../shared/auth/refusal.ts";
 import type { ConsoleSettings } from "../../shared/console/config.ts";
 import { consoleRoutes } from "../../shared/console/kit.ts";
 import type { RateLimiter } from "../../shared/http/rate-limit.ts";
@@ -18,7 +19,10 @@ import { entitlementPages, requireScope } from "./pages.ts";
  */
 export type ConsoleCaller = Caller & { jwt?: string };
 
-/** The caller of a presented token, through the API's own checks; undefined when refused (told to onRefusal). */
+/**
+ * The caller of a presented token, through the API's own checks; undefined when refused (told to onRefusal), and
+ * the API's 503 when the token cannot be checked yet.
+ */
 async function callerOf(auth: AuthSettings, token: string): Promise<ConsoleCaller | undefined> {
   // The same length and shape rules as a bearer header, then a static token or a JWT.
   const checked = bearerToken(`Bearer ${token}`);
@@ -26,6 +30,8 @@ async function callerOf(auth: AuthSettings, token: string): Promise<ConsoleCalle
   const verdict = await verifyToken(auth, checked);
   if ("refused" in verdict) {
     auth.onRefusal?.(verdict);
+    // The issuer's keys were never fetched: the token may be good, so 503 and Retry-After, as the API answers.
+    if (verdict.refused === "keys_unavailable") throw refusalError(verdict);
     return undefined;
   }
   return auth.jwt && looksLikeJwt(checked) ? { ...verdict, jwt: checked } : verdict;

@@ -3,6 +3,7 @@
 // in the POST body, is checked by the service's own token check, and is never stored, echoed or logged: the session
 // keeps the principal it stands for.
 import { Elysia } from "elysia";
+import { ApiError, RETRY_AFTER_SECONDS } from "../http/errors.ts";
 import { createRateLimiter } from "../http/rate-limit.ts";
 import { createLogThrottle } from "../log-throttle.ts";
 import type { Logger } from "../logger.ts";
@@ -41,11 +42,15 @@ const FAILURES = { ratePerSecond: 0.5, burst: 10 };
 const MAX_CLIENTS = 10_000;
 const HIDE = { detail: { hide: true } };
 
-/** Why a presented token opens no session: its status (401, or 403 for a valid token the console refuses) and text. */
+/**
+ * Why a presented token opens no session: its status (401; 403 for a valid token the console refuses; 503 when the
+ * token cannot be checked yet, which is no failure of the client's) and text.
+ */
 class Refused {
   constructor(
     readonly status: number,
     readonly problem: Html | string,
+    readonly retryAfter?: string,
   ) {}
 }
 
@@ -55,6 +60,9 @@ async function checkToken<P>(signIn: SignInOptions<P>["signIn"], token: string):
     return (token === "" ? undefined : await signIn(token)) ?? new Refused(401, "That token is not accepted here.");
   } catch (error) {
     if (error instanceof ConsoleForbidden) return new Refused(403, error.reason);
+    if (error instanceof ApiError && error.status === 503) {
+      return new Refused(503, error.message, error.headers["retry-after"] ?? String(RETRY_AFTER_SECONDS));
+    }
     throw error;
   }
 }
@@ -83,6 +91,7 @@ export function signInRoutes<P>(options: SignInOptions<P>) {
   const secure = (request: Request) => isSecureRequest(request, options.alwaysSecure);
   const signInPage = signInPageOf(options as SignInOptions<unknown>, signInCookie);
   const refuse = (request: Request, client: string, refused: Refused) => {
+    if (refused.status === 503) return signInPage(request, 503, refused.problem, refused.retryAfter);
     const logNow = quiet("refused");
     if (logNow) options.log.warn(logNow, "console sign-in refused");
     const wait = failures.take(client);
