@@ -245,13 +245,15 @@ describe("console sign-in", () => {
 describe("console sessions and failures", () => {
   test("a session whose credential no longer holds ends at its next request, for good", async () => {
     const valid = { now: true };
-    const { client } = kit({ recheck: () => valid.now });
+    const { client, lines } = kit({ recheck: () => valid.now });
     await signIn(client, TOKEN);
     expect((await client.get("/console/home")).status).toBe(200);
     valid.now = false;
     expect((await client.get("/console/home")).location).toBe("/console/sign-in");
     valid.now = true;
     expect((await client.get("/console/home")).location, "the ended session stays ended").toBe("/console/sign-in");
+    const ended = lines.map((l) => JSON.parse(l)).filter((l) => l.msg?.startsWith("console session ended"));
+    expect(ended.map((l) => l.token_name)).toEqual(["alice"]);
   });
 
   test("a database that cannot be reached is 503 with Retry-After, logged once per quiet spell; an ApiError 503 too", async () => {

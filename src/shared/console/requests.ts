@@ -37,6 +37,8 @@ function createCore<P>(options: ConsoleOptions<P>) {
     if (!session) return redirect("/console/sign-in");
     if (options.recheck && !(await options.recheck(session.principal))) {
       sessions.end(session.id);
+      const tokenName = options.nameOf(session.principal);
+      options.log.info({ token_name: tokenName }, "console session ended: its token no longer verifies");
       return redirect("/console/sign-in");
     }
     const wait = options.limit(options.nameOf(session.principal));
