@@ -34,8 +34,9 @@ type SignInOptions<P> = {
 /**
  * Wrong tokens one client may present at once, and how fast that allowance comes back. Only failures count, and each
  * client (its address) has its own allowance, so nobody's guesses can keep another person's right token out. A token
- * is checked even from a client over its allowance: a lockout would protect nothing (the API answers every guess at
- * its own rate, and the tokens are 256-bit or signed) and would let anyone lock the operators out.
+ * is checked even from a client over its allowance: a lockout would let anyone lock the operators out, and would
+ * protect little (the API answers every guess at its own rate; Entitlement's tokens are 256-bit or signed, and
+ * Notification's debug token is at least 16 characters: make it a random one).
  */
 const FAILURES = { ratePerSecond: 0.5, burst: 10 };
 /** Clients whose failures are remembered; beyond it the one seen the longest ago starts afresh. */
