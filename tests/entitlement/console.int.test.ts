@@ -250,10 +250,19 @@ describe("entitlement console", () => {
     expect(reply.text).toContain("does not have the read scope");
     expect(client.jar.has("entitlement_console_session")).toBe(false);
     const zeroScope = build({
-      auth: { ...auth, jwt: async (): Promise<Caller | Refusal> => ({ name: "jwt:nobody", scopes: new Set() }) },
+      auth: {
+        ...auth,
+        jwt: async (): Promise<Caller | Refusal> => ({
+          name: "jwt:nobody",
+          scopes: new Set(),
+          scopeNames: { read: "entitlements.read", write: "entitlements.write" },
+        }),
+      },
     });
     const jwtClient = consoleClient((r) => zeroScope.handle(r));
-    expect((await signIn(jwtClient, "eyJ.no.scope")).status, "a JWT without scopes neither").toBe(403);
+    const refused = await signIn(jwtClient, "eyJ.no.scope");
+    expect(refused.status, "a JWT without scopes neither").toBe(403);
+    expect(refused.text, "named as its issuer names it").toContain("does not have the entitlements.read scope");
   });
 
   test("a JWT that cannot be checked yet (the issuer's keys never fetched) is 503 with Retry-After, not a refusal", async () => {

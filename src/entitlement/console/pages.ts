@@ -18,7 +18,9 @@ const SHOWN = 100;
 
 export function requireScope(caller: Caller, scope: "read" | "write"): void {
   if (!caller.scopes.has(scope)) {
-    throw new ConsoleForbidden(sentence`The token ${caller.name} does not have the ${html`${scope}`} scope.`);
+    // A JWT caller is told the OAuth scope its issuer must grant, as the API's 403 tells it.
+    const named = caller.scopeNames?.[scope] ?? scope;
+    throw new ConsoleForbidden(sentence`The token ${caller.name} does not have the ${html`${named}`} scope.`);
   }
 }
 
