@@ -1,10 +1,12 @@
 // Testcontainers for the test run: one PostgreSQL and one NATS container, image names from the environment, the public
 // images when they are local or can be pulled, the local stand-ins (scripts/images/standins.sh) otherwise. Containers
 // carry the owning process id, so a run that was killed before it could stop its containers has them removed by the
-// next run (Ryuk, Testcontainers' own reaper, is used only when its image can be had).
+// next run (Ryuk, Testcontainers' own reaper, is used only when its image can be had). A container that exits while
+// it starts is removed at once, and the error says why (container-start.ts).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { GenericContainer, getContainerRuntimeClient, ImageName, type StartedNetwork, Wait } from "testcontainers";
+import { demuxLogs, type LeftBehind, START_LABEL, type StartCleanup, startExplained } from "./container-start.ts";
 
 type Client = Awaited<ReturnType<typeof getContainerRuntimeClient>>;
 export type Started = { name: string; url: string; stop: () => Promise<void> };
@@ -84,20 +86,45 @@ export async function settleRyuk(client: Client): Promise<void> {
 
 const loopback = (host: string) => (host === "localhost" ? "127.0.0.1" : host);
 
+/** The engine's view of one start's containers, for startExplained. */
+async function startCleanup(): Promise<StartCleanup | undefined> {
+  const docker = (await engine())?.container.dockerode;
+  if (!docker) return undefined;
+  return {
+    leftBehind: async (label) => {
+      const found = await docker.listContainers({ all: true, filters: { label: [label] } });
+      return Promise.all(
+        found.map(async (info): Promise<LeftBehind> => {
+          const container = docker.getContainer(info.Id);
+          const state = (await container.inspect().catch(() => undefined))?.State;
+          const logs = await container.logs({ stdout: true, stderr: true, tail: 50, follow: false }).catch(() => "");
+          const text = typeof logs === "string" ? logs : demuxLogs(new Uint8Array(logs as Buffer));
+          return { id: info.Id, status: state?.Status ?? info.State, exitCode: state?.ExitCode, logs: text };
+        }),
+      );
+    },
+    remove: async (id) => docker.getContainer(id).remove({ force: true, v: true }),
+  };
+}
+
+/** The labels of a test container: its owner, and the start it belongs to. */
+const startLabels = (startId: string) => ({ [OWNER_LABEL]: String(process.pid), [START_LABEL]: startId });
+
 export async function startPostgres(image: string, placement?: Placement): Promise<Started & { inNetworkUrl: string }> {
   const { PostgreSqlContainer } = await import("@testcontainers/postgresql");
   const base = new PostgreSqlContainer(image);
   if (placement) base.withNetwork(placement.network).withNetworkAliases(placement.alias);
-  const container = await base
+  const startId = crypto.randomUUID();
+  base
     .withUsername("postgres")
     .withPassword("postgres")
     .withDatabase("postgres")
-    .withLabels({ [OWNER_LABEL]: String(process.pid) })
+    .withLabels(startLabels(startId))
     // Like the machine's own server, which some tests count on (a URL with any password connects).
     .withEnvironment({ POSTGRES_HOST_AUTH_METHOD: "trust" })
     // As many connections as the suite opens at once; durability is not what these tests measure.
-    .withCommand(["postgres", "-c", "max_connections=400", "-c", "fsync=off", "-c", "full_page_writes=off"])
-    .start();
+    .withCommand(["postgres", "-c", "max_connections=400", "-c", "fsync=off", "-c", "full_page_writes=off"]);
+  const container = await startExplained(`PostgreSQL (${image})`, startId, () => base.start(), startCleanup);
   const host = loopback(container.getHost());
   const port = container.getPort();
   return {
@@ -112,13 +139,14 @@ export async function startPostgres(image: string, placement?: Placement): Promi
 export async function startNats(image: string, placement?: Placement): Promise<Started & { inNetworkUrl: string }> {
   const base = new GenericContainer(image);
   if (placement) base.withNetwork(placement.network).withNetworkAliases(placement.alias);
-  const container = await base
-    .withLabels({ [OWNER_LABEL]: String(process.pid) })
+  const startId = crypto.randomUUID();
+  base
+    .withLabels(startLabels(startId))
     .withCommand(["-js", "-sd", "/tmp/jetstream"])
     .withExposedPorts(4222)
     .withWaitStrategy(Wait.forLogMessage(/Server is ready/))
-    .withStartupTimeout(120_000)
-    .start();
+    .withStartupTimeout(120_000);
+  const container = await startExplained(`NATS (${image})`, startId, () => base.start(), startCleanup);
   const host = loopback(container.getHost());
   return {
     name: `${image} at ${host}:${container.getMappedPort(4222)}`,
