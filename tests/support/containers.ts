@@ -3,7 +3,7 @@
 // carry the owning process id, so a run that was killed before it could stop its containers has them removed by the
 // next run (Ryuk, Testcontainers' own reaper, is used only when its image can be had). A container that exits while
 // it starts is removed at once, and the error says why (container-start.ts).
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { GenericContainer, getContainerRuntimeClient, ImageName, type StartedNetwork, Wait } from "testcontainers";
 import { demuxLogs, type LeftBehind, START_LABEL, type StartCleanup, startExplained } from "./container-start.ts";
@@ -18,15 +18,22 @@ const RYUK_IMAGE = "testcontainers/ryuk:0.14.0";
 
 export const PUBLIC_IMAGES = { postgres: "postgres:16-alpine", nats: "nats:2.11-alpine" } as const;
 
-/** The stand-in names scripts/images/standins.sh tags its images with. */
-export function standinImages(): Record<string, string> {
-  const file = join(import.meta.dir, "../../scripts/images/standins.env");
+/** VARIABLE=value lines of an env file of scripts/images; empty when there is no such file. */
+function imagesEnv(name: string): Record<string, string> {
+  const file = join(import.meta.dir, "../../scripts/images", name);
+  if (!existsSync(file)) return {};
   const pairs = readFileSync(file, "utf8")
     .split("\n")
     .filter((line) => /^[A-Z_]+=/.test(line))
     .map((line) => line.split("=", 2) as [string, string]);
   return Object.fromEntries(pairs);
 }
+
+/** The stand-in names scripts/images/standins.sh tags its images with. */
+export const standinImages = (): Record<string, string> => imagesEnv("standins.env");
+
+/** The images scripts/images/standins.sh found to run on this machine (local.env, written by it, not committed). */
+export const checkedImages = (): Record<string, string> => imagesEnv("local.env");
 
 /** The container engine's client, or undefined when none answers within `timeoutMs`. */
 export async function engine(timeoutMs = 10_000): Promise<Client | undefined> {
@@ -44,12 +51,14 @@ async function available(client: Client, image: string): Promise<boolean> {
 }
 
 /**
- * The image to run: `envName` when set, else the public image when it is local or can be pulled, else the stand-in
- * when it is local; undefined when none can be had.
+ * The image to run: `envName` when set, else the one standins.sh found to run when it is local, else the public image
+ * when it is local or can be pulled, else the stand-in when it is local; undefined when none can be had.
  */
 export async function resolveImage(client: Client, envName: string, publicName: string): Promise<string | undefined> {
   const given = process.env[envName];
   if (given) return given;
+  const checked = checkedImages()[envName];
+  if (checked && (await client.image.exists(ImageName.fromString(checked)))) return checked;
   if (await available(client, publicName)) return publicName;
   const standin = standinImages()[envName];
   if (standin && (await client.image.exists(ImageName.fromString(standin)))) return standin;
