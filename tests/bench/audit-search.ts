@@ -1,5 +1,5 @@
 // Audit search at scale: fills entitlement_audit with `--rows` rows (default 10,000,000) spread over three months, then
-// times the console's search (src/entitlement/audit/search.ts, the service's own query and its prepared statements)
+// times the console's search (src/entitlement/features/audit/search.ts, the service's own query and its prepared statements)
 // for each kind of filter and prints p50/p99 per kind and the EXPLAIN (ANALYZE, BUFFERS) of one search of each kind.
 // Target: p99 at most 50 ms at 10 million rows.
 //   bun tests/bench/audit-search.ts                     10 million rows on a cluster of its own
@@ -7,8 +7,8 @@
 //   bun tests/bench/audit-search.ts --url postgres://…  on that server, in a database of its own (dropped after)
 import { parseArgs } from "node:util";
 import postgres from "postgres";
-import type { AuditFilter } from "../../src/entitlement/audit/queries.ts";
-import { searchAuditPage } from "../../src/entitlement/audit/search.ts";
+import type { AuditFilter } from "../../src/entitlement/features/audit/queries.ts";
+import { searchAuditPage } from "../../src/entitlement/features/audit/search.ts";
 import { SCHEMA } from "../../src/entitlement/migrations.ts";
 import { round, summarize } from "./stats.ts";
 import { openBenchDatabase } from "./support-db.ts";

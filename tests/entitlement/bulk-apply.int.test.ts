@@ -9,11 +9,11 @@ import { join, resolve } from "node:path";
 // The replay check of a stored reply validates its date-time strings with the formats Elysia registers when it is
 // loaded; the executable always loads it (app.ts), and so must a test that runs commands without the app.
 import "elysia";
-import { applyBulk, type BulkDeps } from "../../src/entitlement/bulk/apply.ts";
-import { readBulkFile } from "../../src/entitlement/bulk/csv.ts";
-import { planBulk, planCounts } from "../../src/entitlement/bulk/plan.ts";
-import { countOutcomes } from "../../src/entitlement/bulk/result-csv.ts";
-import { createCommandMetrics } from "../../src/entitlement/commands/metrics.ts";
+import { applyBulk, type BulkDeps } from "../../src/entitlement/features/bulk/apply.ts";
+import { readBulkFile } from "../../src/entitlement/features/bulk/csv.ts";
+import { planBulk, planCounts } from "../../src/entitlement/features/bulk/plan.ts";
+import { countOutcomes } from "../../src/entitlement/features/bulk/result-csv.ts";
+import { createCommandMetrics } from "../../src/entitlement/write/metrics.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createRegistry } from "../../src/shared/metrics.ts";

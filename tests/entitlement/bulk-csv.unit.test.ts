@@ -2,10 +2,10 @@
 // the header's rules, the errors that refuse the whole file with the line they found, and each row's own checks.
 import { describe, expect, test } from "bun:test";
 import { parse } from "csv-parse/sync";
-import { batchChanges } from "../../src/entitlement/bulk/batches.ts";
-import { BulkFileError, MAX_BULK_BYTES, MAX_BULK_ROWS, readBulkFile } from "../../src/entitlement/bulk/csv.ts";
-import { csvField, resultCsv } from "../../src/entitlement/bulk/result-csv.ts";
-import { checkRows } from "../../src/entitlement/bulk/rows.ts";
+import { batchChanges } from "../../src/entitlement/features/bulk/batches.ts";
+import { BulkFileError, MAX_BULK_BYTES, MAX_BULK_ROWS, readBulkFile } from "../../src/entitlement/features/bulk/csv.ts";
+import { csvField, resultCsv } from "../../src/entitlement/features/bulk/result-csv.ts";
+import { checkRows } from "../../src/entitlement/features/bulk/rows.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const NOW = new Date("2026-11-27T00:00:00Z");

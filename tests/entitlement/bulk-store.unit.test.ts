@@ -1,8 +1,8 @@
 // The console's bulk uploads and runs: each is seen only by the token name that made it, for an hour, and at most a
 // fixed number are kept (the oldest goes first).
 import { expect, test } from "bun:test";
-import type { BulkPlan } from "../../src/entitlement/bulk/plan.ts";
 import { createBulkStore } from "../../src/entitlement/console/bulk-store.ts";
+import type { BulkPlan } from "../../src/entitlement/features/bulk/plan.ts";
 
 const plan = {} as BulkPlan;
 

@@ -3,9 +3,9 @@
 import type { Caller } from "../../shared/auth/guard.ts";
 import { consoleHref, type Html, html, text } from "../../shared/console/html.ts";
 import type { Page } from "../../shared/console/kit.ts";
-import type { AuditEntry } from "../audit/queries.ts";
-import { readAuditFilter, searchAuditPage } from "../audit/search.ts";
-import { type RouteDeps, unavailableOr } from "../commands/route-deps.ts";
+import { type RouteDeps, unavailableOr } from "../edge/route-deps.ts";
+import type { AuditEntry } from "../features/audit/queries.ts";
+import { readAuditFilter, searchAuditPage } from "../features/audit/search.ts";
 import { requireScope } from "./pages.ts";
 
 const FIELDS = ["user_id", "sku", "caller", "action", "from", "to"] as const;
@@ -27,9 +27,8 @@ const row = (e: AuditEntry) => html`<tr data-testid="audit-row"><td><time>${e.oc
 
 export function auditPages(deps: RouteDeps): Record<string, Page<Caller>> {
   return {
-    "/console/audit": async ({ principal, url }) => {
+    "/console/audit": async ({ principal, query }) => {
       requireScope(principal, "read");
-      const query = url.searchParams;
       const filter = readAuditFilter(query);
       const page = await deps.gate
         .run(() => searchAuditPage(deps.sql, { filter, cursor: query.get("cursor") ?? undefined }))

@@ -3,8 +3,8 @@
 // progress and, once done, its per-row result for the download. Each belongs to the token name that made it, and only
 // that name may see or apply it. Bounded: the oldest entries go first beyond MAX_KEPT.
 import { randomToken } from "../../shared/console/session.ts";
-import type { RowResult } from "../bulk/outcome.ts";
-import type { BulkPlan } from "../bulk/plan.ts";
+import type { RowResult } from "../features/bulk/outcome.ts";
+import type { BulkPlan } from "../features/bulk/plan.ts";
 
 const MAX_KEPT = 16;
 const KEEP_MS = 3_600_000;

@@ -1,11 +1,11 @@
 // The bulk pages' HTML: the upload form, the preview (counts, invalid rows, the apply button) and a run's progress
 // and result. Values from the file go through `text` as every value from outside does.
 import { consoleHref, type Html, html, text } from "../../shared/console/html.ts";
-import { MAX_BULK_ROWS } from "../bulk/csv.ts";
-import type { RowResult } from "../bulk/outcome.ts";
-import type { PlanCounts } from "../bulk/plan.ts";
-import type { ResultCounts } from "../bulk/result-csv.ts";
-import type { InvalidRow } from "../bulk/rows.ts";
+import { MAX_BULK_ROWS } from "../features/bulk/csv.ts";
+import type { RowResult } from "../features/bulk/outcome.ts";
+import type { PlanCounts } from "../features/bulk/plan.ts";
+import type { ResultCounts } from "../features/bulk/result-csv.ts";
+import type { InvalidRow } from "../features/bulk/rows.ts";
 import type { BulkJob } from "./bulk-store.ts";
 
 /** Rows listed on a page; the result CSV has them all. */

@@ -3,15 +3,15 @@
 // `console:<token name>`, with keys derived from the file so that applying it again changes nothing. The run's page
 // reloads itself until the run is over, then shows the counts and offers the per-row result as CSV.
 import type { Caller } from "../../shared/auth/guard.ts";
-import { consoleHref } from "../../shared/console/html.ts";
+import { consoleHref, sentence } from "../../shared/console/html.ts";
 import type { Action, Page, UploadAction } from "../../shared/console/kit.ts";
 import { downloadResponse } from "../../shared/console/respond.ts";
 import { ApiError } from "../../shared/http/errors.ts";
-import { applyBulk } from "../bulk/apply.ts";
-import { BulkFileError, MAX_BULK_BYTES, readBulkFile } from "../bulk/csv.ts";
-import { planBulk, planCounts } from "../bulk/plan.ts";
-import { countOutcomes, resultCsv } from "../bulk/result-csv.ts";
-import { type RouteDeps, unavailableOr } from "../commands/route-deps.ts";
+import { type RouteDeps, unavailableOr } from "../edge/route-deps.ts";
+import { applyBulk } from "../features/bulk/apply.ts";
+import { BulkFileError, MAX_BULK_BYTES, readBulkFile } from "../features/bulk/csv.ts";
+import { planBulk, planCounts } from "../features/bulk/plan.ts";
+import { countOutcomes, resultCsv } from "../features/bulk/result-csv.ts";
 import type { BulkJob, BulkStore, BulkUpload } from "./bulk-store.ts";
 import { bulkForm, jobView, previewView } from "./bulk-views.ts";
 import { consoleCaller } from "./commands.ts";
@@ -51,24 +51,24 @@ export function bulkPages(store: BulkStore): Record<string, Page<Caller>> {
       requireScope(principal, "write");
       return { title: "Bulk changes", body: bulkForm(formFields) };
     },
-    "/console/bulk/preview": async ({ principal, url, formFields }) => {
+    "/console/bulk/preview": async ({ principal, query, formFields }) => {
       requireScope(principal, "write");
-      const upload = store.upload(url.searchParams.get("upload"), principal.name);
+      const upload = store.upload(query.get("upload"), principal.name);
       if (!upload) throw notFound();
       const body = previewView(upload, planCounts(upload.plan), upload.plan.invalid, formFields);
       return { title: "Bulk changes: preview", body };
     },
-    "/console/bulk/run": async ({ principal, url }) => {
+    "/console/bulk/run": async ({ principal, query }) => {
       requireScope(principal, "write");
-      const job = store.job(url.searchParams.get("job"), principal.name);
+      const job = store.job(query.get("job"), principal.name);
       if (!job) throw notFound();
       const over = job.results !== undefined || job.error !== undefined;
       const body = jobView(job, job.results && countOutcomes(job.results));
       return { title: "Bulk changes: run", body, ...(over ? {} : { refreshSeconds: 1 }) };
     },
-    "/console/bulk/result.csv": async ({ principal, url }) => {
+    "/console/bulk/result.csv": async ({ principal, query }) => {
       requireScope(principal, "write");
-      const job = store.job(url.searchParams.get("job"), principal.name);
+      const job = store.job(query.get("job"), principal.name);
       if (!job?.results) throw notFound();
       return downloadResponse(`${job.fileName}.result.csv`, "text/csv; charset=utf-8", resultCsv(job.results));
     },
@@ -80,18 +80,18 @@ export function bulkUploads(deps: RouteDeps, store: BulkStore): Record<string, U
     requireScope(principal, "write");
     const given = files.get("file");
     if (!given || given.bytes.length === 0)
-      return { redirect: "/console/bulk", notice: { ok: false, text: "Choose a CSV file." } };
+      return { redirect: "/console/bulk", notice: { ok: false, text: sentence`Choose a CSV file.` } };
     try {
       const file = readBulkFile(given.bytes);
       const plan = await deps.gate.run(() => planBulk(deps.sql, file, deps.now())).catch((e) => unavailableOr(deps, e));
       const kept = store.addUpload({ owner: principal.name, fileName: given.name || "bulk.csv", plan });
       return {
         redirect: consoleHref("/console/bulk/preview", { upload: kept.id }),
-        notice: { ok: true, text: "Nothing has changed yet." },
+        notice: { ok: true, text: sentence`Nothing has changed yet.` },
       };
     } catch (error) {
       if (!(error instanceof BulkFileError)) throw error;
-      return { redirect: "/console/bulk", notice: { ok: false, text: error.message } };
+      return { redirect: "/console/bulk", notice: { ok: false, text: sentence`${error.message}` } };
     }
   };
   return { "/console/bulk/upload": { maxBytes: MAX_BULK_BYTES + FORM_OVERHEAD, act: upload } };
@@ -105,7 +105,10 @@ export function bulkActions(deps: RouteDeps, store: BulkStore): Record<string, A
       if (!upload) throw notFound();
       const job = startJob(deps, store, upload);
       deps.log.info({ caller: consoleCaller(principal.name), rows: job.total }, "console bulk run started");
-      return { redirect: consoleHref("/console/bulk/run", { job: job.id }), notice: { ok: true, text: "Applying." } };
+      return {
+        redirect: consoleHref("/console/bulk/run", { job: job.id }),
+        notice: { ok: true, text: sentence`Applying.` },
+      };
     },
   };
 }

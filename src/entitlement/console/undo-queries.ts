@@ -2,7 +2,7 @@
 // entitlement's version now. An undo is recognised by its source id `undo:<audit_id>` (undo.ts); every read goes
 // through entitlement_audit_history_idx (user, SKU) and the entitlements' primary key.
 import type { Db } from "../../shared/db.ts";
-import type { AuditAction } from "../history/model.ts";
+import type { AuditAction } from "../features/history/model.ts";
 
 export const undoSourceId = (auditId: string) => `undo:${auditId}`;
 

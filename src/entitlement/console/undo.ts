@@ -6,46 +6,51 @@
 // latest change of an entitlement is offered: undoing an older one would overwrite what happened since.
 import type { Caller } from "../../shared/auth/guard.ts";
 import { field } from "../../shared/console/form.ts";
-import { consoleHref } from "../../shared/console/html.ts";
+import { consoleHref, type Html, html, sentence } from "../../shared/console/html.ts";
 import type { Action } from "../../shared/console/kit.ts";
 import { isUuid } from "../../shared/ids.ts";
-import { type RouteDeps, unavailableOr } from "../commands/route-deps.ts";
-import { checkFields } from "../entitlements/validation.ts";
+import { type RouteDeps, unavailableOr } from "../edge/route-deps.ts";
+import { checkFields } from "../features/entitlements/validation.ts";
 import { type CommandOutcome, grant, revoke } from "./commands.ts";
 import { requireScope } from "./pages.ts";
 import { findUndoTarget, type UndoTarget, undoSourceId } from "./undo-queries.ts";
 
-type Notice = { ok: boolean; text: string };
+type Notice = { ok: boolean; text: Html };
 
 /** Why `target` cannot be undone now, or undefined when it can. */
 function refusal(target: UndoTarget | undefined, now: Date, windowMs: number): Notice | undefined {
-  if (!target) return { ok: false, text: "No such change of this entitlement." };
-  if (target.undone) return { ok: true, text: "Already undone: nothing changed." };
+  if (!target) return { ok: false, text: sentence`No such change of this entitlement.` };
+  if (target.undone) return { ok: true, text: sentence`Already undone: nothing changed.` };
   if (!target.caller?.startsWith("console:"))
-    return { ok: false, text: "Only a change made in the console can be undone here." };
-  if (target.source_id?.startsWith(undoSourceId(""))) return { ok: false, text: "An undo is not undone in turn." };
+    return { ok: false, text: sentence`Only a change made in the console can be undone here.` };
+  if (target.source_id?.startsWith(undoSourceId("")))
+    return { ok: false, text: sentence`An undo is not undone in turn.` };
   if (target.action !== "GRANT" && target.action !== "REVOKE")
-    return { ok: false, text: `A ${target.action} cannot be undone here.` };
+    return { ok: false, text: sentence`A ${html`${target.action}`} cannot be undone here.` };
   if (now.getTime() - target.occurred_at.getTime() > windowMs)
-    return { ok: false, text: "The undo window of this change has passed." };
+    return { ok: false, text: sentence`The undo window of this change has passed.` };
   if (target.action === "REVOKE" && target.version === 0) {
-    return { ok: false, text: "Nothing to undo: the item had never been granted." };
+    return { ok: false, text: sentence`Nothing to undo: the item had never been granted.` };
   }
   const before = target.action === "REVOKE" ? target.expires_before : null;
   if (before !== null && before.getTime() <= now.getTime()) {
-    return { ok: false, text: "Nothing to undo: the expiry the item had before has passed." };
+    return { ok: false, text: sentence`Nothing to undo: the expiry the item had before has passed.` };
   }
   if (target.version === null || target.current_version !== target.version) {
-    return { ok: false, text: "The entitlement has changed since: undo is offered for its latest change only." };
+    return {
+      ok: false,
+      text: sentence`The entitlement has changed since: undo is offered for its latest change only.`,
+    };
   }
   return undefined;
 }
 
-const said = (outcome: CommandOutcome, done: string): Notice => {
+const said = (outcome: CommandOutcome, done: Html): Notice => {
   const body = outcome.body as { code?: string; message?: string; version?: number };
-  if (outcome.status === 200) return { ok: true, text: `${done}, version ${body.version}` };
-  if (body.code === "ENTITLEMENT_STATE_CONFLICT") return { ok: true, text: `Nothing to undo: ${body.message}.` };
-  return { ok: false, text: `Undo refused: ${body.code}: ${body.message}` };
+  if (outcome.status === 200) return { ok: true, text: sentence`${done}, version ${body.version ?? 0}` };
+  if (body.code === "ENTITLEMENT_STATE_CONFLICT")
+    return { ok: true, text: sentence`Nothing to undo: ${body.message}.` };
+  return { ok: false, text: sentence`Undo refused: ${html`${body.code}`}: ${body.message}` };
 };
 
 export function undoAction(deps: RouteDeps, windowMs: number): Action<Caller> {
@@ -56,7 +61,7 @@ export function undoAction(deps: RouteDeps, windowMs: number): Action<Caller> {
       user_id: form.get("user_id") ?? "",
       sku: form.get("stock_keeping_unit") ?? "",
     });
-    if (!isUuid(auditId)) return { redirect: back, notice: { ok: false, text: "audit_id must be a UUID" } };
+    if (!isUuid(auditId)) return { redirect: back, notice: { ok: false, text: sentence`audit_id must be a UUID` } };
     const body = checkFields({
       user_id: field(form, "user_id"),
       stock_keeping_unit: field(form, "stock_keeping_unit"),
@@ -76,6 +81,6 @@ export function undoAction(deps: RouteDeps, windowMs: number): Action<Caller> {
       target?.action === "GRANT"
         ? await revoke(deps, actor, body)
         : await grant(deps, actor, expiresAt ? { ...body, expires_at: expiresAt } : body);
-    return { redirect: back, notice: said(outcome, `Undid the ${target?.action.toLowerCase()}`) };
+    return { redirect: back, notice: said(outcome, html`Undid the ${target?.action.toLowerCase()}`) };
   };
 }

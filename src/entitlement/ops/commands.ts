@@ -1,8 +1,8 @@
 // Every operator command of the entitlement executable, for `dispatch` in main.ts (docs/operations.md).
 import type { Command } from "../../shared/cli.ts";
 import { healthcheckCommand } from "../../shared/healthcheck.ts";
-import { bulkCommand } from "../bulk/command.ts";
 import { loadEntitlementConfig } from "../config.ts";
+import { bulkCommand } from "./bulk.ts";
 import { outboxCommand } from "./outbox.ts";
 import { partitionsCommand } from "./partitions.ts";
 import { pointsCommand } from "./points.ts";

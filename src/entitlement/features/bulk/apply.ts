@@ -1,0 +1,84 @@
+// Applies a planned bulk file through the API's command path (executeCommand, executeBundle): the same functions, the
+// same audit rows, events and idempotency records as the API's grants and revokes, under the caller given (the
+// console's `console:<token>`, the shell's `cli:bulk`). Batches run `concurrency` at a time; a batch the database
+// could not take (connection lost, deadlock) is tried again a few times, then its rows are `failed`, and the run goes
+// on: running the file again retries exactly those.
+import { isTransientDbError } from "../../../shared/db.ts";
+import { ApiError } from "../../../shared/http/errors.ts";
+import type { Logger } from "../../../shared/logger.ts";
+import { sleep } from "../../../shared/runtime.ts";
+import type { CommandDeps } from "../../write/run.ts";
+import { type BundleReply, executeBundle } from "../bundles/service.ts";
+import { executeCommand, type GrantReply } from "../entitlements/service.ts";
+import { type BulkBatch, batchChanges } from "./batches.ts";
+import { invalidResult, type RowResult, resultOf, resultsOfReply } from "./outcome.ts";
+import type { BulkPlan } from "./plan.ts";
+
+export type BulkDeps = CommandDeps & {
+  log: Logger;
+  /** Runs each command (the console passes its gate, so a bulk run queues with the API's requests). */
+  run?: <T>(work: () => Promise<T>) => Promise<T>;
+};
+
+export type BulkRun = {
+  caller: string;
+  /** The trace id of every event of the run. */
+  traceId: string;
+  concurrency: number;
+  /** Rows done so far, after each batch. */
+  onProgress?: (done: number, total: number) => void;
+  signal?: AbortSignal;
+};
+
+const ATTEMPTS = 4;
+
+function sendBatch(deps: BulkDeps, batch: BulkBatch, run: BulkRun): Promise<GrantReply | BundleReply> {
+  const [first, ...rest] = batch.changes;
+  if (!first) throw new Error("an empty batch");
+  const keyed = { idempotencyKey: batch.idempotencyKey, traceId: run.traceId, caller: run.caller };
+  if (rest.length === 0) return executeCommand(deps, { action: first.action, body: first.body, ...keyed });
+  const { user_id, reason, purchase_id, expires_at } = first.body;
+  const skus = batch.changes.map((c) => c.body.stock_keeping_unit);
+  const body = { user_id, stock_keeping_units: skus, reason, purchase_id, ...(expires_at ? { expires_at } : {}) };
+  return executeBundle(deps, { body, ...keyed });
+}
+
+async function applyBatch(deps: BulkDeps, batch: BulkBatch, run: BulkRun): Promise<RowResult[]> {
+  const through = deps.run ?? ((work) => work());
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return resultsOfReply(batch.changes, await through(() => sendBatch(deps, batch, run)));
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 400) {
+        return batch.changes.map((c) => resultOf(c, "invalid", { error: error.message }));
+      }
+      const retry = isTransientDbError(error) || (error instanceof ApiError && error.status === 503);
+      if (!retry || attempt === ATTEMPTS || run.signal?.aborted) {
+        deps.log.warn({ err: error, lines: batch.changes.map((c) => c.line) }, "bulk batch failed");
+        const message = error instanceof Error ? error.message : String(error);
+        return batch.changes.map((c) => resultOf(c, "failed", { error: message }));
+      }
+      await sleep(100 * 2 ** attempt, run.signal).catch(() => undefined);
+    }
+  }
+}
+
+/** Every row's result in the file's order, invalid rows included. */
+export async function applyBulk(deps: BulkDeps, plan: BulkPlan, run: BulkRun): Promise<RowResult[]> {
+  const batches = batchChanges(plan.file.hash, plan.changes);
+  const results = plan.invalid.map(invalidResult);
+  const total = plan.file.rows.length;
+  let done = results.length;
+  let next = 0;
+  const worker = async () => {
+    while (next < batches.length && !run.signal?.aborted) {
+      const batch = batches[next++] as BulkBatch;
+      const rows = await applyBatch(deps, batch, run);
+      results.push(...rows);
+      done += rows.length;
+      run.onProgress?.(done, total);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, run.concurrency) }, worker));
+  return results.sort((a, b) => a.line - b.line);
+}
