@@ -119,6 +119,7 @@ test("a shell run killed with SIGKILL halfway, run again, applies every valid ro
 
   const rerun = await runCommand([process.execPath, MAIN, "bulk", "apply", path], { env, timeoutMs: 150_000 });
   expect(rerun.code, rerun.stderr).toBe(0);
+  expect(rerun.stderr, "progress in the shell, to the last row").toContain("applied 1501/1501 rows");
   // Calls the server had received when the client died still commit, so the first run did at least `before` rows.
   const preview = /1501 rows: (\d+) will change, (\d+) already in that state, 1 invalid/.exec(rerun.stdout);
   expect(Number(preview?.[1]) + Number(preview?.[2])).toBe(1500);
