@@ -2,7 +2,9 @@
 // session in a cookie (re-checked on every request), a CSRF token on every form, rate limits, and pages and actions
 // that a service supplies. A page is a GET that renders HTML for a signed-in session; an action is a POST whose form
 // carries the session's CSRF token and a one-time form token (an action may derive its idempotency key from it, so a
-// double submit is one change), and that answers with a redirect and a notice (post/redirect/get).
+// double submit is one change), and that answers with a redirect and a notice (post/redirect/get). An upload is an
+// action whose form is multipart (a file), read up to the bound its service sets; a page may instead answer with a
+// file to download, or ask to be reloaded while a long task runs.
 import { Elysia } from "elysia";
 import { readUpload } from "./form.ts";
 import type { Action, ConsoleOptions, Page, UploadAction } from "./model.ts";
