@@ -45,10 +45,10 @@ async function signedIn(token: string): Promise<ConsoleClient> {
 }
 
 /** Uploads `csv` as the bulk form does (multipart), with the page's hidden fields. */
-async function upload(client: ConsoleClient, csv: string, name = "compensation.csv") {
+async function upload(client: ConsoleClient, csv: string, name = "compensation.csv", csrf?: string) {
   const page = await client.get("/console/bulk");
   const form = new FormData();
-  form.set("csrf", hiddenField(page.text, "csrf", 'data-testid="bulk-form"'));
+  form.set("csrf", csrf ?? hiddenField(page.text, "csrf", 'data-testid="bulk-form"'));
   form.set("form_token", hiddenField(page.text, "form_token", 'data-testid="bulk-form"'));
   form.set("file", new Blob([csv], { type: "text/csv" }), name);
   const cookie = [...client.jar].map(([k, v]) => `${k}=${v}`).join("; ");
@@ -122,6 +122,8 @@ test("a malformed file is refused with its line; a reader may not upload", async
   const bad = await upload(client, 'user_id,stock_keeping_unit,action,reason\nu,s,grant,"open\n');
   expect(bad.location).toBe("/console/bulk");
   expect((await client.get("/console/bulk")).text).toContain("not valid CSV (line 2)");
+  const forged = await upload(client, CSV, "forged.csv", "forged-csrf-token");
+  expect(forged.status, "an upload without the session's CSRF token is refused").toBe(403);
   const huge = await upload(client, `user_id,stock_keeping_unit,action,reason\n${"u,s,grant,r\n".repeat(800_000)}`);
   expect(huge, "an upload over the bound is refused before it is read").toEqual({ status: 400, location: null });
   const reader = await signedIn(TOKENS.reader);
