@@ -5,7 +5,7 @@ import type { AuthSettings } from "../../src/shared/auth/guard.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createRegistry } from "../../src/shared/metrics.ts";
-import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
+import { createTestDatabase, resetService, type TestDatabase } from "../support/infra.ts";
 import { otherReplica } from "../support/wakeups.ts";
 
 export type Body = Record<string, unknown>;
@@ -54,6 +54,8 @@ export type ApiFixture = {
   registry: ReturnType<typeof createRegistry>;
   /** The app's clock; undefined means the real time. */
   clock: { at: Date | undefined };
+  /** Empties Entitlement's tables (resetService): what a file calls before each test. */
+  reset: () => Promise<void>;
   close: () => Promise<void>;
 };
 
@@ -82,6 +84,7 @@ export async function openApi(
     app,
     registry,
     clock,
+    reset: () => resetService(sql, "entitlement"),
     close: async () => {
       await sql.end({ timeout: 5 });
       await db.drop();

@@ -38,7 +38,7 @@ beforeAll(async () => {
 });
 afterAll(() => f.close());
 beforeEach(async () => {
-  await f.sql`truncate entitlements, entitlement_audit, outbox_events, idempotency_keys`;
+  await f.reset();
 });
 
 const get = (path: string, headers: Record<string, string> = {}) =>

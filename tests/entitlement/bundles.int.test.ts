@@ -13,7 +13,7 @@ beforeAll(async () => {
 afterAll(() => f.close());
 beforeEach(async () => {
   f.clock.at = undefined;
-  await f.sql`truncate entitlements, entitlement_audit, outbox_events, idempotency_keys`;
+  await f.reset();
 });
 
 const bundle = (key: string, body: unknown, headers: Record<string, string> = {}) =>

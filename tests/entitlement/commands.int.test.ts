@@ -12,7 +12,7 @@ beforeAll(async () => {
 afterAll(() => f.close());
 beforeEach(async () => {
   f.clock.at = undefined;
-  await f.sql`truncate entitlements, entitlement_audit, outbox_events, idempotency_keys`;
+  await f.reset();
 });
 
 const grant = (key: string, body: object = vectorBody, headers: Record<string, string> = {}) =>

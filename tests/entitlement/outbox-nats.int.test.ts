@@ -9,7 +9,7 @@ import { createWakeups } from "../../src/entitlement/wakeups/wakeups.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { connectNats, createNatsLink, type NatsConnection } from "../../src/shared/nats.ts";
-import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
+import { createTestDatabase, resetService, type TestDatabase } from "../support/infra.ts";
 import { natsServerBinary, type PrivateNats, privateNats } from "../support/nats-server.ts";
 import { countByStatus, insertEvent, insertEvents, readStream, settingsFor, waitFor } from "./outbox.helpers.ts";
 
@@ -33,7 +33,7 @@ afterAll(async () => {
   await db.drop();
 });
 beforeEach(async () => {
-  await sql`truncate outbox_events`;
+  await resetService(sql, "entitlement");
 });
 
 const stream = "entitlement-events";

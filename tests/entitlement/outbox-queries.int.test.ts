@@ -10,7 +10,7 @@ import {
   markOutboxPublishedAndClaim,
 } from "../../src/entitlement/outbox/queries.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
-import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
+import { createTestDatabase, resetService, type TestDatabase } from "../support/infra.ts";
 import { insertEvent, readEvent } from "./outbox.helpers.ts";
 
 // Real PostgreSQL and NATS on a loaded 2-core CI machine: waits are polled, but the whole test may take a while.
@@ -32,7 +32,7 @@ afterAll(async () => {
   await db.drop();
 });
 beforeEach(async () => {
-  await sql`truncate outbox_events`;
+  await resetService(sql, "entitlement");
 });
 
 describe("claimOutboxBatch", () => {

@@ -8,7 +8,7 @@ import type { IdempotencyArgs } from "../../src/entitlement/commands/run.ts";
 import { changeEntitlements } from "../../src/entitlement/entitlements/change-queries.ts";
 import type { Action } from "../../src/entitlement/entitlements/model.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
-import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
+import { createTestDatabase, resetService, type TestDatabase } from "../support/infra.ts";
 
 let db: TestDatabase;
 let sql: Sql;
@@ -21,7 +21,7 @@ afterAll(async () => {
   await db.drop();
 });
 beforeEach(async () => {
-  await sql`truncate entitlements, entitlement_audit, outbox_events, idempotency_keys`;
+  await resetService(sql, "entitlement");
 });
 
 const t0 = new Date("2026-01-17T00:00:00.123Z");

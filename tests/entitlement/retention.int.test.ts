@@ -4,7 +4,7 @@ import { deleteExpiredIdempotencyKeys, deletePublishedOutboxEvents } from "../..
 import { createRetentionWorker, runRetentionOnce } from "../../src/entitlement/retention/worker.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
-import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
+import { createTestDatabase, resetService, type TestDatabase } from "../support/infra.ts";
 import { insertEvent, waitFor } from "./outbox.helpers.ts";
 
 // Real PostgreSQL and NATS on a loaded 2-core CI machine: waits are polled, but the whole test may take a while.
@@ -25,7 +25,7 @@ afterAll(async () => {
   await db.drop();
 });
 beforeEach(async () => {
-  await sql`truncate outbox_events, idempotency_keys`;
+  await resetService(sql, "entitlement");
 });
 
 async function insertKey(key: string, expiresAt: Date, caller = "") {

@@ -8,19 +8,19 @@ import { createDeliveryWorker } from "../../src/notification/delivery/worker.ts"
 import { requeueDlqNotification } from "../../src/notification/ops/queries.ts";
 import { createLogger } from "../../src/shared/logger.ts";
 import { Waker } from "../../src/shared/runtime.ts";
+import { useTestDatabase } from "../support/infra.ts";
 import {
   dlqCount as countDlq,
   deliveryDeps,
   notificationRow,
   notificationSql,
   seedNotification,
-  useDatabase,
   waitFor,
 } from "./helpers.ts";
 
 setDefaultTimeout(60_000);
 
-const f = useDatabase("notif_delivery", { truncate: ["notifications", "notification_dlq"] });
+const f = useTestDatabase("notif_delivery", { service: "notification", resetEach: true });
 
 // An hour ahead of the wall clock, so rows seeded "now" are due.
 const T0 = new Date(Math.floor(Date.now() / 1000) * 1000 + 3_600_000);

@@ -1,6 +1,6 @@
 // Shared set-up for the Notification tests: configuration with unique stream names, a database handle in the
-// notification schema, seeded rows, protobuf events and polling.
-import { afterAll, beforeAll, beforeEach } from "bun:test";
+// notification schema, seeded rows and protobuf events. A test file's own database comes from useTestDatabase
+// (tests/support/infra.ts).
 import { create, toBinary } from "@bufbuild/protobuf";
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
@@ -22,37 +22,11 @@ import { SCHEMA } from "../../src/notification/migrations.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createRegistry } from "../../src/shared/metrics.ts";
-import { createTestDatabase, type TestDatabase, uniqueName } from "../support/infra.ts";
+import { uniqueName } from "../support/infra.ts";
 import { waitUntil } from "../support/wait.ts";
 
 export function notificationSql(url: string, max = 8): Sql {
   return createSql({ url, schema: SCHEMA, max, applicationName: "notification-test" });
-}
-
-export type DatabaseFixture = { db: TestDatabase; sql: Sql };
-
-/**
- * The database of one test file (cloned from the migrated template) and a pool in the notification schema, opened
- * before its tests and dropped after them; `truncate` lists the tables emptied before each test. Read `f.sql` and
- * `f.db` inside tests and hooks: they are set once the file's tests start.
- */
-export function useDatabase(label: string, options: { truncate?: string[]; poolMax?: number } = {}): DatabaseFixture {
-  const f = {} as DatabaseFixture;
-  beforeAll(async () => {
-    f.db = await createTestDatabase(label);
-    f.sql = notificationSql(f.db.url, options.poolMax);
-  });
-  afterAll(async () => {
-    await f.sql?.end();
-    await f.db?.drop();
-  });
-  const tables = options.truncate ?? [];
-  if (tables.length > 0) {
-    beforeEach(async () => {
-      await f.sql`truncate ${f.sql(tables)}`;
-    });
-  }
-  return f;
 }
 
 /** Configuration for one test file: its own stream, subject, durables and matching advisory subjects. */

@@ -14,7 +14,7 @@ import { createSql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createNatsLink } from "../../src/shared/nats.ts";
 import { systemClock, Waker } from "../../src/shared/runtime.ts";
-import { natsUrl } from "../support/infra.ts";
+import { natsUrl, useTestDatabase } from "../support/infra.ts";
 import {
   consumerBound,
   consumerOf,
@@ -23,13 +23,12 @@ import {
   streamsOf,
   testConfig,
   testMetrics,
-  useDatabase,
   waitFor,
 } from "./helpers.ts";
 
 setDefaultTimeout(120_000);
 
-const f = useDatabase("notif_matchmaking");
+const f = useTestDatabase("notif_matchmaking", { service: "notification" });
 let nc: NatsConnection;
 let js: JetStreamClient;
 let jsm: JetStreamManager;

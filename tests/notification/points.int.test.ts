@@ -10,21 +10,12 @@ import { createWorkers } from "../../src/notification/workers.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createNatsLink } from "../../src/shared/nats.ts";
 import { systemClock, Waker } from "../../src/shared/runtime.ts";
-import { natsUrl } from "../support/infra.ts";
-import {
-  consumerBound,
-  deleteStreams,
-  pointsBytes,
-  streamsOf,
-  testConfig,
-  testMetrics,
-  useDatabase,
-  waitFor,
-} from "./helpers.ts";
+import { natsUrl, useTestDatabase } from "../support/infra.ts";
+import { consumerBound, deleteStreams, pointsBytes, streamsOf, testConfig, testMetrics, waitFor } from "./helpers.ts";
 
 setDefaultTimeout(120_000);
 
-const f = useDatabase("notif_points");
+const f = useTestDatabase("notif_points", { service: "notification" });
 let nc: NatsConnection;
 let js: JetStreamClient;
 let jsm: JetStreamManager;
