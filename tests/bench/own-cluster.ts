@@ -3,7 +3,7 @@
 // The machine's shared PostgreSQL and NATS (which other runs load) are never touched.
 import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { answers, freePort, INSTALL_HINT, waitUntil } from "../../scripts/stack-infra.ts";
+import { answers, freePort, INSTALL_HINT, waitUntil } from "../../tools/stack-infra.ts";
 import { postmasterPid, startPostgresNode } from "../support/postgres-node.ts";
 
 export type OwnPostgres = { url: string; postmasterPid: number; stop: () => void };

@@ -4,7 +4,7 @@
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-import { answers, freePort, INSTALL_HINT, waitUntil } from "../../scripts/stack-infra.ts";
+import { answers, freePort, INSTALL_HINT, waitUntil } from "../../tools/stack-infra.ts";
 import {
   initdb,
   makeDataFolder,

@@ -4,8 +4,8 @@
 import { closeSync, openSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-import { freePort } from "../../scripts/stack-infra.ts";
 import { tokenEntryLine } from "../../src/shared/auth/tokens.ts";
+import { freePort } from "../../tools/stack-infra.ts";
 
 export type ServiceName = "entitlement" | "notification";
 

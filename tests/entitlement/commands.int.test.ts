@@ -1,8 +1,8 @@
 // Grant, revoke and list through the HTTP app on a real database: the state machine, what one command writes, and
 // idempotent replay.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { inlineSchemas } from "../../scripts/compat.ts";
 import { requestHash } from "../../src/entitlement/commands/idempotency/hash.ts";
+import { inlineSchemas } from "../../tools/compat.ts";
 import { type ApiFixture, commandCount, commandRequest, countRows, openApi, send, vectorBody } from "./api.helpers.ts";
 
 let f: ApiFixture;

@@ -2,7 +2,7 @@
 // values, the conditional GET, Retry-After, 405 and 431, and per-route error codes as enums with an example.
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import { OPENAPI_DOCS } from "../../scripts/docs-openapi.ts";
+import { OPENAPI_DOCS } from "../../tools/docs-openapi.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: a parsed JSON document, read by path.
 type Json = Record<string, any>;

@@ -3,7 +3,7 @@
 import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { buildService, defaultTarget, type ServiceName } from "../../scripts/build.ts";
+import { buildService, defaultTarget, type ServiceName } from "../../tools/build.ts";
 
 export const repoRoot = resolve(import.meta.dir, "../..");
 

@@ -7,7 +7,7 @@
 //   5. nothing: one line saying what to install.
 // TEST_BACKEND=testcontainers|local|binaries skips the others (CI uses it to prove one path and not fall back quietly).
 import { join } from "node:path";
-import { answers, INSTALL_HINT, postgresBin, startNats, startPostgres } from "../../scripts/stack-infra.ts";
+import { answers, INSTALL_HINT, postgresBin, startNats, startPostgres } from "../../tools/stack-infra.ts";
 import * as containers from "./containers.ts";
 
 export type Kind = "url" | "testcontainers" | "local" | "binaries";

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import type { Subprocess } from "bun";
-import { answers, freePort } from "../../scripts/stack-infra.ts";
+import { answers, freePort } from "../../tools/stack-infra.ts";
 import { natsServerBinary } from "./nats-server.ts";
 import { waitUntil } from "./wait.ts";
 

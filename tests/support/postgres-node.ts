@@ -4,7 +4,7 @@
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { answers, freePort, INSTALL_HINT, postgresBin } from "../../scripts/stack-infra.ts";
+import { answers, freePort, INSTALL_HINT, postgresBin } from "../../tools/stack-infra.ts";
 import { waitUntil } from "./wait.ts";
 
 /** PostgreSQL refuses to run as root: as root, its tools run as the `postgres` user the Debian package creates. */

@@ -4,7 +4,7 @@
 // (`synchronous_standby_names`), so whatever a client was told is committed is on both.
 import { chmodSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { answers } from "../../scripts/stack-infra.ts";
+import { answers } from "../../tools/stack-infra.ts";
 import {
   clusterFolder,
   initdb,

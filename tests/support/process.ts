@@ -22,4 +22,4 @@ export async function runCommand(
 }
 
 /** A TCP port nobody listens on right now (the local stack's helper). */
-export { freePort } from "../../scripts/stack-infra.ts";
+export { freePort } from "../../tools/stack-infra.ts";

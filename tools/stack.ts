@@ -1,4 +1,4 @@
-// `bun run stack`: the whole system on this machine, in a database and streams of its own (scripts/stack-state.ts).
+// `bun run stack`: the whole system on this machine, in a database and streams of its own (tools/stack-state.ts).
 // Uses DATABASE_URL / NATS_URL when they answer, otherwise starts PostgreSQL and nats-server from the machine's
 // binaries (data in .data/), builds both executables when their sources changed, starts them, waits for /readyz and
 // prints ready-to-paste commands that work on every run (a fresh demo user each time). Ctrl-C stops everything it
