@@ -7,18 +7,11 @@ import { randomBytes } from "node:crypto";
 import { closeSync, existsSync, mkdirSync, openSync, rmSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { newToken, tokenEntryLine } from "../src/shared/auth/tokens.ts";
+import { natsServer, natsServerBinary } from "./infra/nats.ts";
+import { answers, freePort, hostPort, INSTALL_HINT } from "./infra/net.ts";
+import { pgNode, postgresBin, startPostgres } from "./infra/postgres.ts";
+import { waitUntil } from "./infra/wait.ts";
 import { buildIfChanged } from "./stack-build.ts";
-import {
-  answers,
-  freePort,
-  hostPort,
-  INSTALL_HINT,
-  postgresBin,
-  type Started,
-  startNats,
-  startPostgres,
-  waitUntil,
-} from "./stack-infra.ts";
 import {
   deleteStreams,
   dropDatabase,
@@ -32,6 +25,8 @@ const root = resolve(import.meta.dir, "..");
 const dataRoot = process.env.STACK_DATA_DIR ? resolve(process.env.STACK_DATA_DIR) : join(root, ".data");
 const logDir = join(dataRoot, "logs");
 const shown = (path: string) => (path.startsWith(root) ? relative(root, path) : path);
+/** What this command started, stopped in reverse order on the way out. */
+type Started = { name: string; stop: () => Promise<void> };
 const started: Started[] = [];
 const names = stackNames();
 
@@ -48,9 +43,7 @@ async function probeServers(): Promise<Servers> {
 async function ensureInfrastructure(): Promise<{ databaseUrl: string; natsUrl: string }> {
   let { databaseUrl, natsUrl, pgUp, natsUp } = await probeServers();
   const pgBin = pgUp ? undefined : postgresBin();
-  const natsBin = natsUp
-    ? undefined
-    : (Bun.which("nats-server", { PATH: `${process.env.PATH}:/usr/sbin:/sbin` }) ?? undefined);
+  const natsBin = natsUp ? undefined : natsServerBinary;
   if ((!pgUp && !pgBin) || (!natsUp && !natsBin)) {
     const missing = [!pgUp && !pgBin ? "PostgreSQL (initdb, pg_ctl)" : "", !natsUp && !natsBin ? "nats-server" : ""];
     console.error(
@@ -61,16 +54,23 @@ async function ensureInfrastructure(): Promise<{ databaseUrl: string; natsUrl: s
   }
   if (pgUp) console.log(`using PostgreSQL at ${redact(databaseUrl)} (database ${names.database})`);
   else {
-    const s = await startPostgres(pgBin as string, dataRoot);
-    started.push(s);
-    console.log(`nothing answers at ${redact(databaseUrl)}, so this stack started its own ${s.name}`);
+    const s = await startPostgres(pgNode(dataRoot, "pg"));
+    started.push({ name: "PostgreSQL", stop: s.stop });
+    console.log(
+      `nothing answers at ${redact(databaseUrl)}, so this stack started its own PostgreSQL (${s.data}, port ${s.port})`,
+    );
     databaseUrl = s.url;
   }
   if (natsUp) console.log(`using NATS at ${redact(natsUrl)} (streams ${names.natsPrefix}-events…)`);
   else {
-    const s = await startNats(natsBin as string, dataRoot);
-    started.push(s);
-    console.log(`nothing answers at ${redact(natsUrl)}, so this stack started its own ${s.name}`);
+    const store = join(dataRoot, "nats");
+    mkdirSync(store, { recursive: true });
+    const s = natsServer({ store, log: join(dataRoot, "nats-server.log"), detached: true });
+    await s.start();
+    started.push({ name: "nats-server", stop: () => s.stop() });
+    console.log(
+      `nothing answers at ${redact(natsUrl)}, so this stack started its own nats-server (${store}, port ${s.port})`,
+    );
     natsUrl = s.url;
   }
   if (await ensureDatabase(databaseUrl, names)) console.log(`created database ${names.database}`);
@@ -131,7 +131,7 @@ async function startService(name: string, port: number, env: Record<string, stri
     if (!stopping) shutdown(`${name} exited with code ${code} (log: ${shown(join(logDir, `${name}.log`))})`, 1);
   });
   const ready = async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200;
-  await waitUntil(ready, 90_000, `${name} /readyz`);
+  await waitUntil(ready, `${name} /readyz`, 90_000, 200);
   return service;
 }
 

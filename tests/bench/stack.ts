@@ -9,7 +9,7 @@ import postgres from "postgres";
 import { EntitlementEnv } from "../../src/entitlement/config.ts";
 import { newToken, tokenEntryLine } from "../../src/shared/auth/tokens.ts";
 import { buildService, defaultTarget } from "../../tools/build.ts";
-import { freePort } from "../../tools/stack-infra.ts";
+import { freePort } from "../../tools/infra/net.ts";
 
 export const root = resolve(import.meta.dir, "../..");
 

@@ -5,7 +5,7 @@ import { closeSync, openSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { tokenEntryLine } from "../../src/shared/auth/tokens.ts";
-import { freePort } from "../../tools/stack-infra.ts";
+import { freePort } from "../../tools/infra/net.ts";
 
 export type ServiceName = "entitlement" | "notification";
 

@@ -11,7 +11,7 @@ import postgres from "postgres";
 import { migrations as entitlementMigrations } from "../../src/entitlement/migrations.ts";
 import { migrations as notificationMigrations } from "../../src/notification/migrations.ts";
 import { migrate } from "../../src/shared/migrate.ts";
-import { postgresBin } from "../../tools/stack-infra.ts";
+import { postgresBin } from "../../tools/infra/postgres.ts";
 import { type Postgres, startPostgres } from "../drills/cluster.ts";
 import { runCommand } from "../support/process.ts";
 import { waitUntil } from "../support/wait.ts";

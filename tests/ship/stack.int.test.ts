@@ -10,7 +10,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import postgres from "postgres";
 import { OPENAPI_DOCS } from "../../tools/docs-openapi.ts";
-import { pipelineStreams } from "../../tools/nats-names.ts";
+import { pipelineStreams } from "../../tools/infra/nats-names.ts";
 import { natsUrl, postgresAdminUrl, uniqueName } from "../support/infra.ts";
 import { documentedOperations, runApiExamples } from "./api-examples.ts";
 import { repoRoot } from "./support.ts";

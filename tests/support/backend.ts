@@ -6,8 +6,11 @@
 //   4. the machine's own PostgreSQL / nats-server binaries, started with their data in .data/test (as `bun run stack`);
 //   5. nothing: one line saying what to install.
 // TEST_BACKEND=testcontainers|local|binaries skips the others (CI uses it to prove one path and not fall back quietly).
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { answers, INSTALL_HINT, postgresBin, startNats, startPostgres } from "../../tools/stack-infra.ts";
+import { natsServer, natsServerBinary } from "../../tools/infra/nats.ts";
+import { answers, INSTALL_HINT } from "../../tools/infra/net.ts";
+import { pgNode, postgresBin, startPostgres } from "../../tools/infra/postgres.ts";
 import * as containers from "./containers.ts";
 
 export type Kind = "url" | "testcontainers" | "local" | "binaries";
@@ -42,10 +45,23 @@ type Service = {
   local: { host: string; port: number; url: string };
   binary: () => string | undefined;
   startContainer: (image: string) => Promise<containers.Started>;
-  startBinary: (binary: string, dataRoot: string) => Promise<{ name: string; url: string; stop: () => Promise<void> }>;
+  startBinary: (dataRoot: string) => Promise<{ name: string; url: string; stop: () => Promise<void> }>;
 };
 
-const natsBinary = () => Bun.which("nats-server", { PATH: `${process.env.PATH}:/usr/sbin:/sbin` }) ?? undefined;
+/** The machine's PostgreSQL, its data kept in `dataRoot`/pg between runs (as the local stack's). */
+async function startPostgresBinary(dataRoot: string) {
+  const server = await startPostgres(pgNode(dataRoot, "pg"));
+  return { name: `PostgreSQL (${server.data}, port ${server.port})`, url: server.url, stop: server.stop };
+}
+
+/** The machine's nats-server, its store kept in `dataRoot`/nats between runs. */
+async function startNatsBinary(dataRoot: string) {
+  const store = join(dataRoot, "nats");
+  mkdirSync(store, { recursive: true });
+  const server = natsServer({ store, log: join(dataRoot, "nats-server.log"), detached: true });
+  await server.start();
+  return { name: `nats-server (${store}, port ${server.port})`, url: server.url, stop: () => server.stop() };
+}
 
 export const SERVICES: Service[] = [
   {
@@ -56,7 +72,7 @@ export const SERVICES: Service[] = [
     local: { host: "127.0.0.1", port: 5432, url: "postgres://postgres@127.0.0.1:5432/postgres" },
     binary: postgresBin,
     startContainer: containers.startPostgres,
-    startBinary: startPostgres,
+    startBinary: startPostgresBinary,
   },
   {
     label: "NATS",
@@ -64,9 +80,9 @@ export const SERVICES: Service[] = [
     imageEnv: "NATS_IMAGE",
     publicImage: containers.PUBLIC_IMAGES.nats,
     local: { host: "127.0.0.1", port: 4222, url: "nats://127.0.0.1:4222" },
-    binary: natsBinary,
+    binary: () => natsServerBinary,
     startContainer: containers.startNats,
-    startBinary: startNats,
+    startBinary: startNatsBinary,
   },
 ];
 
@@ -120,7 +136,7 @@ export async function provide(service: Service, engine: () => Promise<Engine>, d
     case "local":
       return { kind, name: `${service.local.host}:${service.local.port}`, url: service.local.url };
     case "binaries": {
-      const started = await service.startBinary(probes.binary as string, join(dataRoot, "test"));
+      const started = await service.startBinary(join(dataRoot, "test"));
       return { kind, ...started };
     }
     default:
