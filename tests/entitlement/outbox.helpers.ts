@@ -243,10 +243,8 @@ export async function streamCount(jsm: JetStreamManager, stream: string): Promis
   return (await jsm.streams.info(stream)).state.messages;
 }
 
-/** Polls `check` until it returns true; the generous timeout is for a loaded 2-core CI machine. */
-export async function waitFor(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 20_000) {
-  await waitUntil(check, what, timeoutMs, 20);
-}
+/** @deprecated The one polling helper is waitUntil (tests/support/wait.ts); this name stays while branches merge. */
+export const waitFor = waitUntil;
 
 export async function metricValue(registry: Registry, name: string, labels: Record<string, string> = {}) {
   const metric = registry.getSingleMetric(name);

@@ -177,9 +177,8 @@ export async function notificationRow(sql: Sql, id: string) {
   return row;
 }
 
-/** Polls `probe` until it returns a value other than undefined; generous by default for a loaded machine. */
-export const waitFor = <T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 30_000, intervalMs = 100) =>
-  waitUntil(probe, what, timeoutMs, intervalMs);
+/** @deprecated The one polling helper is waitUntil (tests/support/wait.ts); this name stays while branches merge. */
+export const waitFor = waitUntil;
 
 /** Delivery dependencies with max attempts 3, a fixed clock and a sender that records what it was given. */
 export function deliveryDeps(
