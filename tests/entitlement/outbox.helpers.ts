@@ -59,7 +59,8 @@ export function useFixture(label: string): Fixture {
   const database = useTestDatabase(label, { service: "entitlement", resetEach: true });
   const f = {} as Fixture;
   beforeAll(async () => {
-    Object.assign(f, { db: database.db, sql: database.sql, reset: database.reset }, await openStream(label));
+    const { db, sql, reset } = database;
+    Object.assign(f, { db, sql, reset }, await openStream(label));
   });
   afterAll(async () => {
     await f.close();

@@ -149,26 +149,46 @@ export async function resetService(sql: postgres.Sql, service: ServiceName): Pro
 export const resetEntitlement = (sql: postgres.Sql) => resetService(sql, "entitlement");
 export const resetNotification = (sql: postgres.Sql) => resetService(sql, "notification");
 
-export type DatabaseFixture = { db: TestDatabase; sql: Sql; reset: () => Promise<void> };
+export type DatabaseFixture = {
+  db: TestDatabase;
+  /** A pool in the service's schema. */
+  sql: Sql;
+  /** Empties the service's tables (resetService). */
+  reset: () => Promise<void>;
+  /** Ends the pool and drops the database. */
+  close: () => Promise<void>;
+};
+
+type DatabaseOptions = { service: ServiceName; poolMax?: number };
+
+/** A clone of the migrated template with a pool in `service`'s schema: what every database fixture builds on. */
+export async function openTestDatabase(label: string, options: DatabaseOptions): Promise<DatabaseFixture> {
+  const db = await createTestDatabase(label);
+  const schema = SERVICE_SCHEMAS[options.service];
+  const sql = createSql({ url: db.url, schema, max: options.poolMax ?? 10, applicationName: `test-${label}` });
+  return {
+    db,
+    sql,
+    reset: () => resetService(sql, options.service),
+    close: async () => {
+      await sql.end({ timeout: 5 });
+      await db.drop();
+    },
+  };
+}
 
 /**
- * The database of one test file, as hooks: a clone of the migrated template and a pool in `service`'s schema, opened
- * before the file's tests and dropped after them; with `resetEach`, the service's tables are emptied before each test
- * (resetService). Read `f.sql` and `f.db` inside tests and hooks: they are set once the file's tests start.
+ * The database of one test file, as hooks: openTestDatabase before the file's tests, closed after them; with
+ * `resetEach`, the service's tables are emptied before each test. Read `f.sql` and `f.db` inside tests and hooks:
+ * they are set once the file's tests start.
  */
-export function useTestDatabase(
-  label: string,
-  options: { service: ServiceName; poolMax?: number; resetEach?: boolean },
-): DatabaseFixture {
-  const f = { reset: () => resetService(f.sql, options.service) } as DatabaseFixture;
+export function useTestDatabase(label: string, options: DatabaseOptions & { resetEach?: boolean }): DatabaseFixture {
+  const f = {} as DatabaseFixture;
   beforeAll(async () => {
-    f.db = await createTestDatabase(label);
-    const schema = SERVICE_SCHEMAS[options.service];
-    f.sql = createSql({ url: f.db.url, schema, max: options.poolMax ?? 10, applicationName: `test-${label}` });
+    Object.assign(f, await openTestDatabase(label, options));
   });
   afterAll(async () => {
-    await f.sql?.end({ timeout: 5 });
-    await f.db?.drop();
+    await f.close?.();
   });
   if (options.resetEach) beforeEach(() => f.reset());
   return f;
