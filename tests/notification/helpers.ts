@@ -22,7 +22,7 @@ import { SCHEMA } from "../../src/notification/migrations.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createRegistry } from "../../src/shared/metrics.ts";
-import { uniqueName } from "../support/infra.ts";
+import { uniqueName, useTestDatabase } from "../support/infra.ts";
 import { waitUntil } from "../support/wait.ts";
 
 export function notificationSql(url: string, max = 8): Sql {
@@ -175,6 +175,15 @@ export async function notificationRow(sql: Sql, id: string) {
     from notifications where notification_id = ${id}`;
   if (!row) throw new Error(`notification ${id} does not exist`);
   return row;
+}
+
+/**
+ * @deprecated The database fixture is useTestDatabase(label, { service: "notification", resetEach }), whose reset
+ * needs no table list; this name stays while branches merge.
+ */
+export function useDatabase(label: string, options: { truncate?: string[]; poolMax?: number } = {}) {
+  const resetEach = (options.truncate?.length ?? 0) > 0;
+  return useTestDatabase(label, { service: "notification", poolMax: options.poolMax, resetEach });
 }
 
 /** @deprecated The one polling helper is waitUntil (tests/support/wait.ts); this name stays while branches merge. */
