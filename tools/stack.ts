@@ -7,9 +7,9 @@ import { randomBytes } from "node:crypto";
 import { closeSync, existsSync, mkdirSync, openSync, rmSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { newToken, tokenEntryLine } from "../src/shared/auth/tokens.ts";
-import { natsServer, natsServerBinary } from "./infra/nats.ts";
+import { natsServerBinary, startKeptNats } from "./infra/nats.ts";
 import { answers, freePort, hostPort, INSTALL_HINT } from "./infra/net.ts";
-import { pgNode, postgresBin, startPostgres } from "./infra/postgres.ts";
+import { postgresBin, startKeptPostgres } from "./infra/postgres.ts";
 import { waitUntil } from "./infra/wait.ts";
 import { buildIfChanged } from "./stack-build.ts";
 import {
@@ -54,23 +54,16 @@ async function ensureInfrastructure(): Promise<{ databaseUrl: string; natsUrl: s
   }
   if (pgUp) console.log(`using PostgreSQL at ${redact(databaseUrl)} (database ${names.database})`);
   else {
-    const s = await startPostgres(pgNode(dataRoot, "pg"));
-    started.push({ name: "PostgreSQL", stop: s.stop });
-    console.log(
-      `nothing answers at ${redact(databaseUrl)}, so this stack started its own PostgreSQL (${s.data}, port ${s.port})`,
-    );
+    const s = await startKeptPostgres(dataRoot);
+    started.push(s);
+    console.log(`nothing answers at ${redact(databaseUrl)}, so this stack started its own ${s.name}`);
     databaseUrl = s.url;
   }
   if (natsUp) console.log(`using NATS at ${redact(natsUrl)} (streams ${names.natsPrefix}-events…)`);
   else {
-    const store = join(dataRoot, "nats");
-    mkdirSync(store, { recursive: true });
-    const s = natsServer({ store, log: join(dataRoot, "nats-server.log"), detached: true });
-    await s.start();
-    started.push({ name: "nats-server", stop: () => s.stop() });
-    console.log(
-      `nothing answers at ${redact(natsUrl)}, so this stack started its own nats-server (${store}, port ${s.port})`,
-    );
+    const s = await startKeptNats(dataRoot);
+    started.push(s);
+    console.log(`nothing answers at ${redact(natsUrl)}, so this stack started its own ${s.name}`);
     natsUrl = s.url;
   }
   if (await ensureDatabase(databaseUrl, names)) console.log(`created database ${names.database}`);

@@ -6,11 +6,10 @@
 //   4. the machine's own PostgreSQL / nats-server binaries, started with their data in .data/test (as `bun run stack`);
 //   5. nothing: one line saying what to install.
 // TEST_BACKEND=testcontainers|local|binaries skips the others (CI uses it to prove one path and not fall back quietly).
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { natsServer, natsServerBinary } from "../../tools/infra/nats.ts";
+import { natsServerBinary, startKeptNats } from "../../tools/infra/nats.ts";
 import { answers, INSTALL_HINT } from "../../tools/infra/net.ts";
-import { pgNode, postgresBin, startPostgres } from "../../tools/infra/postgres.ts";
+import { postgresBin, startKeptPostgres } from "../../tools/infra/postgres.ts";
 import * as containers from "./containers.ts";
 
 export type Kind = "url" | "testcontainers" | "local" | "binaries";
@@ -48,21 +47,6 @@ type Service = {
   startBinary: (dataRoot: string) => Promise<{ name: string; url: string; stop: () => Promise<void> }>;
 };
 
-/** The machine's PostgreSQL, its data kept in `dataRoot`/pg between runs (as the local stack's). */
-async function startPostgresBinary(dataRoot: string) {
-  const server = await startPostgres(pgNode(dataRoot, "pg"));
-  return { name: `PostgreSQL (${server.data}, port ${server.port})`, url: server.url, stop: server.stop };
-}
-
-/** The machine's nats-server, its store kept in `dataRoot`/nats between runs. */
-async function startNatsBinary(dataRoot: string) {
-  const store = join(dataRoot, "nats");
-  mkdirSync(store, { recursive: true });
-  const server = natsServer({ store, log: join(dataRoot, "nats-server.log"), detached: true });
-  await server.start();
-  return { name: `nats-server (${store}, port ${server.port})`, url: server.url, stop: () => server.stop() };
-}
-
 export const SERVICES: Service[] = [
   {
     label: "PostgreSQL",
@@ -72,7 +56,7 @@ export const SERVICES: Service[] = [
     local: { host: "127.0.0.1", port: 5432, url: "postgres://postgres@127.0.0.1:5432/postgres" },
     binary: postgresBin,
     startContainer: containers.startPostgres,
-    startBinary: startPostgresBinary,
+    startBinary: startKeptPostgres,
   },
   {
     label: "NATS",
@@ -82,7 +66,7 @@ export const SERVICES: Service[] = [
     local: { host: "127.0.0.1", port: 4222, url: "nats://127.0.0.1:4222" },
     binary: () => natsServerBinary,
     startContainer: containers.startNats,
-    startBinary: startNatsBinary,
+    startBinary: startKeptNats,
   },
 ];
 

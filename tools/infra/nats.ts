@@ -1,7 +1,8 @@
 // One way to run a nats-server with JetStream from the machine's own binary, on loopback: the local stack (its store in
 // .data/nats), the test backend, private test servers and clusters (tests/support/nats-server.ts, nats-cluster.ts),
 // the drills and the benchmark all start theirs with natsServer. A server this starts is the only one it stops.
-import { closeSync, existsSync, openSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync } from "node:fs";
+import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { answers, freePort, INSTALL_HINT } from "./net.ts";
 import { waitUntil } from "./wait.ts";
@@ -88,4 +89,18 @@ export function natsServer(options: NatsServerOptions): NatsServer {
       proc?.kill("SIGKILL");
     },
   };
+}
+
+/**
+ * The server of the local stack or the test backend: its store kept in `dataRoot`/nats from one run to the next, in a
+ * process group of its own, so that a terminal's Ctrl-C reaches only whoever started it, which stops it once.
+ */
+export async function startKeptNats(
+  dataRoot: string,
+): Promise<{ name: string; url: string; stop: () => Promise<void> }> {
+  const store = join(dataRoot, "nats");
+  mkdirSync(store, { recursive: true });
+  const server = natsServer({ store, log: join(dataRoot, "nats-server.log"), detached: true });
+  await server.start();
+  return { name: `nats-server (${store}, port ${server.port})`, url: server.url, stop: () => server.stop() };
 }

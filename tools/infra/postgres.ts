@@ -136,3 +136,11 @@ export async function startPostgres(node: PgNode, options: PostgresOptions = {})
     kill: () => stopNode(bin, node),
   };
 }
+
+/** The server of the local stack or the test backend: its data kept in `dataRoot`/pg from one run to the next. */
+export async function startKeptPostgres(
+  dataRoot: string,
+): Promise<{ name: string; url: string; stop: () => Promise<void> }> {
+  const server = await startPostgres(pgNode(dataRoot, "pg"));
+  return { name: `PostgreSQL (${server.data}, port ${server.port})`, url: server.url, stop: server.stop };
+}
