@@ -2,6 +2,7 @@
 // (a fresh demo user, never "already ACTIVE"), the grant becomes a SENT notification, the second run does not rebuild,
 // docs/api.md's examples run after it with the variables it prints, a terminal's Ctrl-C (SIGINT to the whole process
 // group) stops it with exit 0 and each service hears one signal, and `--reset` drops its database and streams.
+
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -12,6 +13,7 @@ import postgres from "postgres";
 import { OPENAPI_DOCS } from "../../tools/docs-openapi.ts";
 import { pipelineStreams } from "../../tools/infra/nats-names.ts";
 import { natsUrl, postgresAdminUrl, uniqueName } from "../support/infra.ts";
+import { waitUntil } from "../support/wait.ts";
 import { documentedOperations, runApiExamples } from "./api-examples.ts";
 import { repoRoot } from "./support.ts";
 
@@ -73,11 +75,12 @@ async function waitForSent(output: string): Promise<string> {
   expect(inbox, "the stack prints the debug inbox curl with its token").not.toBeNull();
   const [, authorization, url] = inbox as RegExpExecArray;
   let last = "";
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline && !last.includes('"SENT"')) {
+  const sent = async () => {
     last = await (await fetch(url as string, { headers: { authorization: authorization as string } })).text();
-    await Bun.sleep(250);
-  }
+    return last.includes('"SENT"');
+  };
+  // On time-out the caller's assertion shows the last answer.
+  await waitUntil(sent, "the notification to be SENT", 30_000, 250).catch(() => undefined);
   return last;
 }
 
