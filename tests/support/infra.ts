@@ -1,6 +1,8 @@
 // Real PostgreSQL and NATS for integration tests, from the backend the preload chose for this run (backend.ts: the
 // URLs when given, else Testcontainers, local servers or the machine's binaries). Each test file gets its own
-// database, cloned from a template that holds every migration, and its own stream names.
+// database, cloned from a template that holds every migration (createTestDatabase, and the fixtures built on it:
+// openTestDatabase, useTestDatabase), and its own stream names; resetService empties one service's tables between
+// tests by the schema's own list (docs/testing.md).
 import { afterAll, beforeAll, beforeEach } from "bun:test";
 import postgres from "postgres";
 import { SCHEMA as ENTITLEMENT, migrations as entitlementMigrations } from "../../src/entitlement/migrations.ts";
