@@ -9,7 +9,7 @@ import { dirname, join, relative, resolve } from "node:path";
 const ROOT = resolve(import.meta.dir, "../..");
 const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)["']([^"']+)["']/gm;
 /** A tagged SQL template or an `unsafe` call that starts with truncate, or a fixture option listing tables to empty. */
-const TRUNCATE = /(?:\w`\s*truncate\b|\bunsafe\(\s*[`"']\s*truncate\b|\btruncate\s*:\s*\[)/i;
+const TRUNCATE = /(?:\w`\s*truncate\b|\bunsafe\(\s*[`"']\s*truncate\b|\btruncate\s*:\s*\[)[^\n]*/gi;
 
 /** Every relative import of `file`, as a path from the repository root. */
 export function importsOf(file: string, text: string): string[] {
@@ -19,9 +19,9 @@ export function importsOf(file: string, text: string): string[] {
     .map((specifier) => relative(ROOT, resolve(dirname(join(ROOT, file)), specifier)));
 }
 
-/** The lines of `text` that empty tables by a list written in the test. */
+/** Where `text` empties tables by a list written in the test (a statement may start on the template's next line). */
 export function truncateLists(text: string): string[] {
-  return text.split("\n").filter((line) => TRUNCATE.test(line));
+  return [...text.matchAll(TRUNCATE)].map((m) => m[0]);
 }
 
 const read = (file: string) => readFileSync(join(ROOT, file), "utf8");
@@ -43,6 +43,7 @@ describe("how tests are built", () => {
     const sql = "sql";
     expect(truncateLists(`await f.${sql}\`${"truncate"} entitlements, outbox_events\`;`)).toHaveLength(1);
     expect(truncateLists(`await admin.unsafe("${"truncate"} notifications");`)).toHaveLength(1);
+    expect(truncateLists(`await sql\`\n      ${"truncate"} outbox_events\`;`)).toHaveLength(1);
     expect(truncateLists(`useDatabase("x", { ${"truncate"}: ["notifications"] });`)).toHaveLength(1);
     expect(truncateLists(`const statements = { ${"truncate"}: \`${"truncate"} \${own}\` };`)).toEqual([]);
     expect(truncateLists('await resetService(sql, "entitlement");')).toEqual([]);
@@ -55,7 +56,7 @@ describe("how tests are built", () => {
   test("no test file writes its own truncate list", () => {
     const found = testFiles
       .filter((file) => file !== "tests/support/infra.ts")
-      .flatMap((file) => truncateLists(read(file)).map((line) => `${file}: ${line.trim()}`));
+      .flatMap((file) => truncateLists(read(file)).map((found) => `${file}: ${found.replace(/\s+/g, " ")}`));
     expect(found, "tables are emptied by resetService (or a fresh database), whose list comes from the schema").toEqual(
       [],
     );
