@@ -145,7 +145,8 @@ export async function resetService(sql: postgres.Sql, service: ServiceName): Pro
   if (tables.length === 0) return;
   const probes = tables.map(({ name }) => sql`select ${name}::text as name where exists (select from ${sql(name)})`);
   const filled = await sql<{ name: string }[]>`${probes.reduce((all, probe) => sql`${all} union all ${probe}`)}`;
-  if (filled.length > 0) await sql`truncate ${sql(filled.map((t) => t.name))}`;
+  // cascade: an empty table that references a filled one by a foreign key would otherwise refuse the truncate.
+  if (filled.length > 0) await sql`truncate ${sql(filled.map((t) => t.name))} cascade`;
 }
 
 export const resetEntitlement = (sql: postgres.Sql) => resetService(sql, "entitlement");
