@@ -4,7 +4,7 @@ import { expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { DescFile } from "@bufbuild/protobuf";
-import { ENTITLEMENT_ERROR_CODES } from "../../src/entitlement/entitlements/model.ts";
+import { ENTITLEMENT_ERROR_CODES } from "../../src/entitlement/features/entitlements/model.ts";
 import { ERROR_CODES } from "../../src/shared/http/errors.ts";
 import { OPENAPI_DOCS } from "../../tools/docs-openapi.ts";
 
