@@ -234,7 +234,7 @@ describe("relay loop", () => {
     });
     const backlog = await insertEvents(f.sql, 100);
     await running([relay], () =>
-      waitFor(async () => (await countByStatus(f.sql)).PUBLISHED === 101, "the backlog and the late event", 30_000),
+      waitUntil(async () => (await countByStatus(f.sql)).PUBLISHED === 101, "the backlog and the late event", 30_000),
     );
     const stored = (await readStream(f.jsm, f.stream)).map((m) => m.headers["Nats-Msg-Id"]);
     expect(
