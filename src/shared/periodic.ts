@@ -21,15 +21,22 @@ export async function untilShortBatch(
 
 /**
  * How long an idle claim/lease worker sleeps (the relay, the delivery worker): until `next` (its next retry time or
- * lease end, +1 ms so that a timer firing a little early finds it due), at most `idleMs`; without a next time,
- * `idleMs`; the poll interval when something is due already (another worker holds it) or when `idleMs` is not above
- * it (a fixed poll).
+ * lease end), at most `idleMs`; the poll interval when something is due already (another worker holds it) or when
+ * `idleMs` is not above it (a fixed poll).
  */
 export function idleSleepMs(nowMs: number, next: Date | undefined, p: { pollMs: number; idleMs: number }): number {
   if (p.idleMs <= p.pollMs) return p.pollMs;
-  if (!next) return p.idleMs;
+  return untilNextMs(nowMs, next, { capMs: p.idleMs, dueMs: p.pollMs });
+}
+
+/**
+ * Milliseconds until `next`, +1 so that a timer firing within the millisecond before finds it due; at most `capMs`,
+ * and `capMs` without a next time; `dueMs` when `next` is due already.
+ */
+export function untilNextMs(nowMs: number, next: Date | undefined, p: { capMs: number; dueMs: number }): number {
+  if (!next) return p.capMs;
   const untilDue = next.getTime() - nowMs;
-  return untilDue <= 0 ? p.pollMs : Math.min(p.idleMs, untilDue + 1);
+  return untilDue <= 0 ? p.dueMs : Math.min(p.capMs, untilDue + 1);
 }
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import pino from "pino";
-import { idleSleepMs, periodicWorker, untilShortBatch } from "../../src/shared/periodic.ts";
+import { idleSleepMs, periodicWorker, untilNextMs, untilShortBatch } from "../../src/shared/periodic.ts";
 
 test("untilShortBatch runs until a batch comes back short and returns the total", async () => {
   const sizes = [3, 3, 1, 3];
@@ -62,5 +62,17 @@ describe("idleSleepMs", () => {
   });
   test("a fixed poll when the idle interval is not above it", () => {
     expect(idleSleepMs(0, undefined, { pollMs: 1_000, idleMs: 1_000 })).toBe(1_000);
+  });
+});
+
+describe("untilNextMs (the scheduler's sleep, which keeps due times inside the poll interval)", () => {
+  const p = { capMs: 1_000, dueMs: 10 };
+  test("until the next time plus a millisecond, at most the cap; the cap without a next time", () => {
+    expect(untilNextMs(0, new Date(250), p)).toBe(251);
+    expect(untilNextMs(0, new Date(5_000), p)).toBe(1_000);
+    expect(untilNextMs(0, undefined, p)).toBe(1_000);
+  });
+  test("the due pause when the next time has come", () => {
+    expect(untilNextMs(700, new Date(700), p)).toBe(10);
   });
 });
