@@ -36,13 +36,13 @@ export async function claimOutboxBatch(db: Db, args: ClaimArgs): Promise<OutboxR
  * cost"). The claim never takes the rows the statement finalizes, even when their lease ran out meanwhile.
  *
  * The claim takes due PENDING rows and lease-expired IN_FLIGHT rows, oldest first, and counts the claim as an attempt
- * at once: a claim that is never finalized (the relay died) still uses up an attempt (docs/decisions.md).
- * Rows that already used every attempt are left to `failExhaustedOutboxClaims`. The result is sorted explicitly.
- * Each kind of due row is found by its own ordered, limited index scan that locks as it goes (`skip locked`): one `or`
- * over all of them made PostgreSQL read and sort the entire backlog for every batch (42–120 ms a claim with 80,000
- * PENDING rows), and picking candidates first and locking them afterwards made concurrent claims (the relay's lanes,
- * relay.ts) pick the same candidates and come back nearly empty. New events use outbox_fresh_idx (migration 002).
- * Each branch is materialized so its limit holds; up to 3 × limit rows are locked and only `limit` are claimed.
+ * at once: a claim that is never finalized (the relay died) still uses up an attempt (docs/decisions.md). Rows that
+ * already used every attempt are left to `failExhaustedOutboxClaims`. The result is sorted explicitly. Each kind of due
+ * row is found by its own ordered, limited index scan that locks as it goes (`skip locked`): one `or` over all of them
+ * made PostgreSQL read and sort the entire backlog for every batch (docs/benchmarks.md), and picking candidates first
+ * and locking them afterwards made concurrent claims (the relay's lanes, relay.ts) pick the same candidates and come
+ * back nearly empty. New events use outbox_fresh_idx (migration 002). Each branch is materialized so its limit holds;
+ * up to 3 × limit rows are locked and only `limit` are claimed.
  */
 export async function markOutboxPublishedAndClaim(
   db: Db,

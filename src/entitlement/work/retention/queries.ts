@@ -1,8 +1,8 @@
 // Retention deletes, each bounded to `limit` rows per statement so no statement holds locks for long. The rows'
 // physical addresses (ctid) are collected once into an array (an InitPlan): a join on a `limit` subquery may be
-// rescanned per row and then deletes far more than the limit (measured: 23 rows with limit 10), and deleting by ctid
-// is a TID scan, where deleting by primary key probed the key's index once per row (at 10 million rows mostly pages
-// not in shared_buffers: 21 ms per 1,000 outbox rows against 3.6 at 100,000). The outer condition is re-checked so a
+// rescanned per row and then deletes far more than the limit, and deleting by ctid is a TID scan, where deleting by
+// primary key probed the key's index once per row, slow once those pages are not in shared_buffers (both measured:
+// docs/benchmarks.md). The outer condition is re-checked so a
 // row that changed after the subselect (a key renewed, an event requeued: a new row version, another ctid) is kept.
 //
 // Each batch takes the oldest rows in index order and tells `resume` where it stopped; the next batch of the same run
