@@ -206,6 +206,27 @@ export function httpPort(env: Record<string, string | undefined>, parsed: { PORT
   return env.PORT === undefined || env.PORT === "" ? (parsed.SERVER_PORT ?? parsed.PORT) : parsed.PORT;
 }
 
+/** The settings both services make alike of CommonConfig's variables. */
+export function commonSettings(
+  env: Record<string, string | undefined>,
+  e: Pick<
+    Static<TObject<typeof CommonConfig>>,
+    "HOST" | "DATABASE_URL" | "DATABASE_MIGRATION_URL" | "DATABASE_POOL_MAX"
+  > &
+    Pick<Static<TObject<typeof CommonConfig>>, "LOG_LEVEL" | "HOSTNAME"> & { PORT: number; SERVER_PORT?: number },
+) {
+  return {
+    http: { host: e.HOST, port: httpPort(env, e) },
+    database: {
+      url: e.DATABASE_URL,
+      migrationUrl: e.DATABASE_MIGRATION_URL ?? e.DATABASE_URL,
+      poolMax: e.DATABASE_POOL_MAX,
+    },
+    log: { level: e.LOG_LEVEL },
+    workerId: e.HOSTNAME,
+  };
+}
+
 /** Variables both services read. */
 export const CommonConfig = {
   DATABASE_URL: NonBlank("postgres://postgres@127.0.0.1:5432/postgres", {
