@@ -1,4 +1,6 @@
 // Small building blocks of the periodic jobs (both services' retention).
+import type postgres from "postgres";
+import type { Db } from "./db.ts";
 import type { Logger } from "./logger.ts";
 import { sleep, type Worker } from "./runtime.ts";
 
@@ -55,6 +57,48 @@ export function advance(resume: Resume | undefined, rows: readonly Record<string
     const value = row[column];
     if (value instanceof Date && (!resume.from || value > resume.from)) resume.from = value;
   }
+}
+
+/** What one retention delete removes: the rows of `table` that `old` admits, aged by `column`. */
+export type RetentionTarget = {
+  table: string;
+  /** The column the rows are aged by: batches walk its index in order, and `resume` keeps its value. */
+  column: string;
+  /**
+   * The rows that may go; checked again on the row deleted, so a row that changed meanwhile (a key renewed, an event
+   * requeued: a new row version) stays.
+   */
+  old: (db: Db) => postgres.PendingQuery<postgres.Row[]>;
+};
+
+/**
+ * Deletes at most `limit` rows of the target, oldest first, from where the run's previous batch stopped (`resume`);
+ * returns how many. Bounded, so no statement holds locks for long. The rows' physical addresses (ctid) are collected
+ * once into an array (an InitPlan): a join on a `limit` subquery may be rescanned per row and then deletes far more
+ * than the limit, and deleting by ctid is a TID scan, where deleting by primary key probed the key's index once per
+ * row, slow once those pages are not in shared_buffers (both measured: docs/benchmarks.md). A row another transaction
+ * holds is skipped, not waited for: the next run takes it.
+ */
+export async function deleteOldRows(
+  db: Db,
+  target: RetentionTarget,
+  args: { limit: number; resume?: Resume },
+): Promise<number> {
+  const from = args.resume?.from ?? BEGINNING;
+  const [table, column] = [db(target.table), db(target.column)];
+  const result = await db<Record<string, unknown>[]>`
+    delete from ${table}
+    where ctid = any(array(
+      select ctid from ${table}
+      where ${target.old(db)} and ${column} >= ${from}
+      order by ${column}
+      limit ${args.limit}
+      for update skip locked
+    ))
+    and ${target.old(db)}
+    returning ${column}`;
+  advance(args.resume, result, target.column);
+  return result.count;
 }
 
 /**
