@@ -107,18 +107,20 @@ export async function deleteOldRows(
  */
 export function periodicWorker(options: {
   name: string;
+  /** The `component` of the worker's log lines, and of those `once` writes to the log it is given. */
+  component?: string;
   intervalMs: number;
   log: Logger;
-  once: (signal: AbortSignal) => Promise<void>;
+  once: (signal: AbortSignal, log: Logger) => Promise<void>;
 }): Worker {
-  const { log } = options;
+  const log = options.component ? options.log.child({ component: options.component }) : options.log;
   return {
     name: options.name,
     async run(signal) {
       let failures = 0;
       while (!signal.aborted) {
         try {
-          await options.once(signal);
+          await options.once(signal, log);
           if (failures > 0) log.info({ failed_runs: failures }, `${options.name} works again`);
           failures = 0;
         } catch (error) {
@@ -128,4 +130,9 @@ export function periodicWorker(options: {
       }
     },
   };
+}
+
+/** Logs what a retention pass deleted (`message` with the count of each kind), when it deleted anything. */
+export function logDeleted(log: Logger, counts: Record<string, number>, message: string): void {
+  if (Object.values(counts).some((n) => n > 0)) log.info(counts, message);
 }

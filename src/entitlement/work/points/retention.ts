@@ -3,7 +3,7 @@
 // balances and the audit rows are kept: they are the record of what was granted.
 import type { Db, Sql } from "../../../shared/db.ts";
 import type { Logger } from "../../../shared/logger.ts";
-import { deleteOldRows, periodicWorker, type Resume, untilShortBatch } from "../../../shared/periodic.ts";
+import { deleteOldRows, logDeleted, periodicWorker, type Resume, untilShortBatch } from "../../../shared/periodic.ts";
 import type { Clock, Worker } from "../../../shared/runtime.ts";
 
 export type PointsRetentionSettings = { cleanupIntervalMs: number; reservationTtlMs: number; batchSize?: number };
@@ -36,14 +36,14 @@ export function deleteFinishedReservations(db: Db, args: { threshold: Date; limi
 }
 
 export function createPointsRetentionWorker(deps: PointsRetentionDeps): Worker {
-  const log = deps.log.child({ component: "points-retention" });
   return periodicWorker({
     name: "points-retention",
+    component: "points-retention",
     intervalMs: deps.settings.cleanupIntervalMs,
-    log,
-    once: async (signal) => {
+    log: deps.log,
+    once: async (signal, log) => {
       const reservations = await runPointsRetentionOnce(deps, signal);
-      if (reservations) log.info({ reservations }, "retention deleted finished point reservations");
+      logDeleted(log, { reservations }, "retention deleted finished point reservations");
     },
   });
 }
