@@ -6,6 +6,7 @@ import type { OpsDeps } from "../../shared/ops.ts";
 import {
   detachHistoryPartition,
   dropDetachedHistoryPartition,
+  HISTORY_TABLES,
   listHistoryPartitions,
   type PartitionRow,
 } from "../work/partitions/queries.ts";
@@ -13,7 +14,7 @@ import { type OpsEnv, opsCommand } from "./context.ts";
 
 export const PARTITIONS_USAGE = "usage: entitlement partitions list | detach <partition> | drop <partition>";
 /** Names the database functions accept; anything else is a usage error before any connection is opened. */
-const PARTITION_NAME = /^(entitlement_audit|point_transactions|point_audit)_(before_)?\d{4}_\d{2}$/;
+const PARTITION_NAME = new RegExp(`^(${HISTORY_TABLES.join("|")})_(before_)?\\d{4}_\\d{2}$`);
 /** SQLSTATE invalid_parameter_value: the functions' refusal of a name that is not (or no longer) such a partition. */
 const REFUSED = "22023";
 
