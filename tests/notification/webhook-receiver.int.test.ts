@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { type WebhookNotification, webhookReceiver } from "../../docs/examples/webhook-receiver.ts";
 import { createWebhookSender } from "../../src/notification/channels/webhook.ts";
-import { deliverBatch } from "../../src/notification/delivery/service.ts";
+import { deliverBatch } from "./delivery.helpers.ts";
 import { deliveryDeps, notificationRow, seedNotification, useDatabase } from "./helpers.ts";
 
 setDefaultTimeout(60_000);

@@ -1,7 +1,7 @@
 // /console on Entitlement (ENTITLEMENT_CONSOLE_ENABLED): the shared console skeleton with this service's pages and
 // actions. People sign in with an API token (static or, with an issuer configured, a JWT), checked by the same
-// function as the API's bearer tokens (shared/auth/guard.ts); the session keeps the caller it stands for, whose scopes decide
-// what the pages offer. A JWT's expiry is not re-checked during the session: the idle timeout bounds it.
+// function as the API's bearer tokens (shared/auth/guard.ts); the session keeps the caller it stands for, whose scopes
+// decide what the pages offer. A session signed in with a JWT ends when the token expires (shared/console/session.ts).
 
 import { type AuthSettings, bearerToken, type Caller, verifyToken } from "../../shared/auth/guard.ts";
 import type { ConsoleSettings } from "../../shared/console/config.ts";
