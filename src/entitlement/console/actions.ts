@@ -12,8 +12,8 @@ import { type RouteDeps, unavailableOr } from "../edge/route-deps.ts";
 import { UserId } from "../features/entitlements/model.ts";
 import { checkExpiresAt, checkField, checkFields } from "../features/entitlements/validation.ts";
 import { requeueFailedOutboxEvents } from "../ops/queries.ts";
-import { type CommandOutcome, type ConsoleActor, cancel, consoleCaller, extend, grant, revoke } from "./commands.ts";
 import { requireScope } from "./pages.ts";
+import { type ConsoleActor, cancel, consoleCaller, extend, grant, revoke, type WriteOutcome } from "./writes.ts";
 
 const DEFAULT_PURCHASE_ID = "support-console";
 
@@ -27,7 +27,7 @@ function commandBody(form: URLSearchParams) {
   });
 }
 
-function summary(done: string, outcome: CommandOutcome) {
+function summary(done: string, outcome: WriteOutcome) {
   const body = outcome.body as { code?: string; message?: string; status?: string; version?: number };
   if (outcome.status >= 300) return { ok: false, text: `${done} refused: ${body.code}: ${body.message}` };
   return { ok: true, text: `${done}: ${body.status}${body.version === undefined ? "" : `, version ${body.version}`}` };
