@@ -187,6 +187,15 @@ describe("rate limit (token bucket, fake clock)", () => {
     expect(limiter.take("a")).toBeUndefined();
     expect(limiter.take("a")).toBe(10);
   });
+
+  test("keyed by what traffic brings, it keeps at most maxKeys buckets, forgetting the one used the longest ago", () => {
+    const limiter = createRateLimiter({ ratePerSecond: 0.001, burst: 1 }, () => 0, { maxKeys: 2 });
+    expect([limiter.take("a"), limiter.take("b")]).toEqual([undefined, undefined]);
+    expect(limiter.take("a"), "a's bucket is empty").toBe(1000);
+    expect(limiter.take("c"), "a third key evicts b, used the longest ago").toBeUndefined();
+    expect(limiter.take("a"), "a was kept").toBe(1000);
+    expect(limiter.take("b"), "b starts full again").toBeUndefined();
+  });
 });
 
 describe("database gate", () => {

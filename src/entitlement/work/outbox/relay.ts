@@ -28,6 +28,9 @@ export type OutboxRelay = Worker & {
   wake(): void;
 };
 
+/** The longest a chain of full claims looks for new events only after its cursor (ClaimArgs.after). */
+const CURSOR_RESET_MS = 1_000;
+
 export function createOutboxRelay(deps: RelayDeps & { wakeups: WakeSource }): OutboxRelay {
   const waker = new Waker();
   const relay: Relay = {
@@ -93,7 +96,8 @@ function spawnLanes(relay: Relay, signal: AbortSignal): void {
 async function claimAndPublish(relay: Relay, signal: AbortSignal, main: boolean): Promise<boolean> {
   const { deps } = relay;
   let size = deps.settings.batchSize;
-  let { rows, claimedAt, ms } = await claimBatch(deps, size);
+  let { rows, claimedAt, ms, position } = await claimBatch(deps, size);
+  let cursorSince = performance.now();
   for (;;) {
     if (main) relay.claimedInPass += rows.length;
     const full = rows.length === size;
@@ -104,9 +108,14 @@ async function claimAndPublish(relay: Relay, signal: AbortSignal, main: boolean)
     if (full && !signal.aborted) spawnLanes(relay, signal);
     const chain = (main || full) && !signal.aborted && deps.isConnected();
     const nextSize = full ? Math.min(size * 2, relay.maxBatch) : deps.settings.batchSize;
-    const { next } = await publishClaimedBatch(deps, rows, claimedAt, chain ? nextSize : 0);
+    // A full batch's newest event is where the next claim looks from; rows committed late with an older created_at
+    // are found by the first claim that is not full, or by the one after at most CURSOR_RESET_MS.
+    const fresh = !full || performance.now() - cursorSince >= CURSOR_RESET_MS;
+    if (fresh) cursorSince = performance.now();
+    const after = fresh ? undefined : position;
+    const { next } = await publishClaimedBatch(deps, rows, claimedAt, { size: chain ? nextSize : 0, after });
     if (!next || next.rows.length === 0) return full && !next;
-    ({ rows, claimedAt, ms } = next);
+    ({ rows, claimedAt, ms, position } = next);
     size = nextSize;
   }
 }
