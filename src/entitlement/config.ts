@@ -1,5 +1,4 @@
-// Entitlement configuration: every key of the Java original as an environment variable, plus this service's own
-// variables (docs/configuration.md).
+// Entitlement configuration: every setting is an environment variable (docs/configuration.md).
 import { type Static, Type } from "@sinclair/typebox";
 import { JwtEnv, jwtRules, jwtSettings } from "../shared/auth/jwt-config.ts";
 import { parseTokenEntries } from "../shared/auth/tokens.ts";

@@ -1,5 +1,5 @@
-// Notification configuration: every key of the Java original as an environment variable, plus its own variables
-// and the delivery channels. Each event consumer beyond the entitlement one declares its variables with
+// Notification configuration: every setting is an environment variable (docs/configuration.md), the delivery
+// channels' included. Each event consumer beyond the entitlement one declares its variables with
 // consumerVariables.
 import { type Static, Type } from "@sinclair/typebox";
 import {
@@ -39,7 +39,7 @@ import {
   consumerVariables,
 } from "./consumer/settings.ts";
 
-/** The matchmaking consumer (the Java original's `notification.matchmaking-nats.*`). */
+/** The matchmaking consumer's variables. */
 const MATCHMAKING = "NOTIFICATION_MATCHMAKING_NATS";
 /** The points events Entitlement publishes (docs/events.md), in the stream Entitlement creates and owns. */
 const POINTS = "NOTIFICATION_POINTS_NATS";

@@ -160,7 +160,7 @@ export function notGreater<T extends Record<string, unknown>>(low: keyof T & str
 type BackoffKey<P extends string> =
   `${P}_BACKOFF_${"BASE" | "MAX" | "MIN" | "EXPONENT_BASE" | "JITTER_MIN" | "JITTER_MAX"}`;
 
-/** The six backoff variables of the Java original under one prefix (ENTITLEMENT_OUTBOX, NOTIFICATION_DELIVERY). */
+/** The six backoff variables under one prefix (ENTITLEMENT_OUTBOX, NOTIFICATION_DELIVERY). */
 export function backoffVariables<P extends string>(prefix: P) {
   return {
     [`${prefix}_BACKOFF_BASE`]: Duration("1s", { description: "Backoff of the first retry, before jitter." }),
@@ -190,7 +190,7 @@ export function backoffPolicy<P extends string>(prefix: P, e: Record<BackoffKey<
   };
 }
 
-/** The Java original's `server.port` as a variable, like each of its keys; PORT wins when both are set. */
+/** SERVER_PORT, the older name of the port; PORT wins when both are set. */
 export const ServerPortAlias = {
   SERVER_PORT: Type.Optional(
     Type.Integer({

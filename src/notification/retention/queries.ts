@@ -1,4 +1,4 @@
-// SQL of retention (as in the Java original). Bounds are exclusive: a row exactly at the threshold stays.
+// SQL of retention. Bounds are exclusive: a row exactly at the threshold stays.
 import type { Db } from "../../shared/db.ts";
 import { deleteOldRows, type Resume } from "../../shared/periodic.ts";
 

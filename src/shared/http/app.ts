@@ -151,8 +151,8 @@ export function createHttpApp(deps: HttpDeps) {
     )
     .get("/healthz", live, { response: { 200: LIVE }, detail: { summary: LIVE_SUMMARY, ...PROBE } })
     .get("/readyz", ready, { response: readyResponses, detail: { summary: READY_SUMMARY, ...PROBE } })
-    // The same probes under the paths of Spring Boot's actuator, which Kubernetes manifests written for the original
-    // Java services wait on: those deployments keep working without a change.
+    // The same probes under the actuator paths (/actuator/health/*) that existing Kubernetes manifests wait on: those
+    // deployments keep working without a change.
     .get(LIVENESS_ALIAS, live, { response: { 200: LIVE }, detail: { summary: LIVE_SUMMARY, ...PROBE } })
     .get(READINESS_ALIAS, ready, { response: readyResponses, detail: { summary: READY_SUMMARY, ...PROBE } })
     .get(

@@ -5,9 +5,8 @@ import { LimitQuery } from "../../../shared/http/paging.ts";
 import { PLAIN_TEXT_PATTERN } from "../../../shared/ids.ts";
 
 /**
- * Non-blank as the Java original's @NotBlank (at least one character above U+0020, Java's String.trim()), and free of
- * control characters (C0, DEL and C1): the one text rule of both services (shared/ids.ts), so Notification accepts every
- * id this API commits.
+ * Non-blank (at least one character above U+0020), and free of control characters (C0, DEL and C1): the one text rule
+ * of both services (shared/ids.ts), so Notification accepts every id this API commits.
  */
 const field = (maxLength: number, description: string, example: string): TString =>
   Type.String({ minLength: 1, maxLength, pattern: PLAIN_TEXT_PATTERN, description, examples: [example] });

@@ -1,5 +1,5 @@
 // The retention deletes of idempotency records and published events (shared/periodic.ts deleteOldRows: bounded,
-// resumed, by ctid). Bounds are inclusive, as in the Java original: a row exactly at the threshold goes.
+// resumed, by ctid). Bounds are inclusive: a row exactly at the threshold goes.
 import type { Db } from "../../../shared/db.ts";
 import { deleteOldRows, type Resume } from "../../../shared/periodic.ts";
 

@@ -1,4 +1,4 @@
-// Retention as in the Java original, but on by default here: at start and then every cleanup interval, delete expired
+// Retention, on by default: at start and then every cleanup interval, delete expired
 // idempotency keys and old PUBLISHED outbox events, a bounded batch per statement until none is left.
 import type { Sql } from "../../../shared/db.ts";
 import type { Logger } from "../../../shared/logger.ts";
