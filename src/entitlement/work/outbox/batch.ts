@@ -12,12 +12,12 @@ import type { OutboxMetrics } from "./metrics.ts";
 import { planFailure, planRelease, type RelaySettings } from "./policy.ts";
 import { type Publisher, type PublishOutcome, publishEvents } from "./publisher.ts";
 import {
-  type ClaimArgs,
   claimOutboxBatchAt,
   failExhaustedOutboxClaims,
   markOutboxFailures,
   markOutboxPublished,
   markOutboxPublishedAndClaim,
+  type OutboxClaimArgs,
   type OutboxFailure,
 } from "./queries.ts";
 
@@ -59,7 +59,7 @@ async function encodeAll(rows: OutboxRow[], deps: RelayDeps, now: Date) {
   return { encoded, poison };
 }
 
-function claimArgs(deps: RelayDeps, claimedAt: Date, limit: number, after?: Date): ClaimArgs {
+function claimArgs(deps: RelayDeps, claimedAt: Date, limit: number, after?: Date): OutboxClaimArgs {
   const { settings } = deps;
   return {
     now: claimedAt,

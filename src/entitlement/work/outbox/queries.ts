@@ -1,6 +1,7 @@
 // SQL of the outbox relay, one statement per function, handle first. Every finalize is guarded by
 // `locked_by = me and status = 'IN_FLIGHT'`, so a relay that lost its lease changes nothing (docs/failure-modes.md).
 import type { Db } from "../../../shared/db.ts";
+import type { ClaimArgs } from "../scheduler/kind.ts";
 import type { OutboxRow } from "./encode.ts";
 
 type ClaimedRecord = {
@@ -13,12 +14,8 @@ type ClaimedRecord = {
   subject: string | null;
 };
 
-export type ClaimArgs = {
-  now: Date;
-  leaseUntil: Date;
-  lockedBy: string;
-  limit: number;
-  maxAttempts: number;
+/** A claim of the outbox: what every lease claim takes (scheduler/kind.ts ClaimArgs), and its cursor. */
+export type OutboxClaimArgs = ClaimArgs & {
   /**
    * Where new events are looked for from: a chained claim starts at the newest `created_at` of the full batch before
    * it, instead of stepping again over the index entries of every event claimed since the last vacuum. Unset: from
@@ -41,12 +38,12 @@ const toRow = (r: ClaimedRecord): OutboxRow => ({
 });
 
 /** Claims a batch: markOutboxPublishedAndClaim with nothing to finalize. */
-export async function claimOutboxBatch(db: Db, args: ClaimArgs): Promise<OutboxRow[]> {
+export async function claimOutboxBatch(db: Db, args: OutboxClaimArgs): Promise<OutboxRow[]> {
   return (await claimOutboxBatchAt(db, args)).claimed;
 }
 
 /** Claims a batch and says where it ends (a chained claim's `after`). */
-export async function claimOutboxBatchAt(db: Db, args: ClaimArgs): Promise<ClaimResult> {
+export async function claimOutboxBatchAt(db: Db, args: OutboxClaimArgs): Promise<ClaimResult> {
   return markOutboxPublishedAndClaim(db, { lockedBy: args.lockedBy, published: [], claim: args });
 }
 
@@ -68,7 +65,7 @@ export async function claimOutboxBatchAt(db: Db, args: ClaimArgs): Promise<Claim
  */
 export async function markOutboxPublishedAndClaim(
   db: Db,
-  args: { lockedBy: string; published: { eventId: string; publishedAt: Date }[]; claim: ClaimArgs },
+  args: { lockedBy: string; published: { eventId: string; publishedAt: Date }[]; claim: OutboxClaimArgs },
 ): Promise<{ published: string[] } & ClaimResult> {
   const { now, limit, maxAttempts, after } = args.claim;
   const ids = args.published.map((p) => p.eventId);

@@ -28,7 +28,7 @@ export type OutboxRelay = Worker & {
   wake(): void;
 };
 
-/** The longest a chain of full claims looks for new events only after its cursor (ClaimArgs.after). */
+/** The longest a chain of full claims looks for new events only after its cursor (OutboxClaimArgs.after). */
 const CURSOR_RESET_MS = 1_000;
 
 export function createOutboxRelay(deps: RelayDeps & { wakeups: WakeSource }): OutboxRelay {
