@@ -26,7 +26,10 @@ test("docs/api.md describes every operation of both OpenAPI documents", () => {
 function documentedCodes(path: string): string[] {
   const codes = new Set<string>();
   const walk = (node: unknown): void => {
-    if (Array.isArray(node)) return node.forEach(walk);
+    if (Array.isArray(node)) {
+      node.forEach(walk);
+      return;
+    }
     if (typeof node !== "object" || node === null) return;
     for (const [key, value] of Object.entries(node)) {
       const code = value as { const?: string; enum?: string[]; anyOf?: { const?: string }[] };
