@@ -3,7 +3,7 @@
 import type { Caller } from "../../shared/auth/guard.ts";
 import { consoleHref, type Html, html, text } from "../../shared/console/html.ts";
 import type { Page } from "../../shared/console/kit.ts";
-import { type RouteDeps, unavailableOr } from "../edge/route-deps.ts";
+import { type RouteDeps, throughGate } from "../edge/route-deps.ts";
 import type { AuditEntry } from "../features/audit/queries.ts";
 import { readAuditFilter, searchAuditPage } from "../features/audit/search.ts";
 import { requireScope } from "./pages.ts";
@@ -30,9 +30,9 @@ export function auditPages(deps: RouteDeps): Record<string, Page<Caller>> {
     "/console/audit": async ({ principal, query }) => {
       requireScope(principal, "read");
       const filter = readAuditFilter(query);
-      const page = await deps.gate
-        .run(() => searchAuditPage(deps.sql, { filter, cursor: query.get("cursor") ?? undefined }))
-        .catch((error) => unavailableOr(deps, error));
+      const page = await throughGate(deps, () =>
+        searchAuditPage(deps.sql, { filter, cursor: query.get("cursor") ?? undefined }),
+      );
       const kept = Object.fromEntries(FIELDS.map((f) => [f, query.get(f) || undefined]));
       const next = page.nextCursor && consoleHref("/console/audit", { ...kept, cursor: page.nextCursor });
       const table =

@@ -7,15 +7,15 @@ import { consoleHref, sentence } from "../../shared/console/html.ts";
 import type { Action, Page, UploadAction } from "../../shared/console/kit.ts";
 import { downloadResponse } from "../../shared/console/respond.ts";
 import { ApiError } from "../../shared/http/errors.ts";
-import { type RouteDeps, unavailableOr } from "../edge/route-deps.ts";
+import { type RouteDeps, throughGate } from "../edge/route-deps.ts";
 import { applyBulk } from "../features/bulk/apply.ts";
 import { BulkFileError, MAX_BULK_BYTES, readBulkFile } from "../features/bulk/csv.ts";
 import { planBulk, planCounts } from "../features/bulk/plan.ts";
 import { countOutcomes, resultCsv } from "../features/bulk/result-csv.ts";
 import type { BulkJob, BulkStore, BulkUpload } from "./bulk-store.ts";
 import { bulkForm, jobView, previewView } from "./bulk-views.ts";
-import { consoleCaller } from "./commands.ts";
 import { requireScope } from "./pages.ts";
+import { consoleCaller } from "./writes.ts";
 
 /** Commands of one run in flight at once: a share of the pool, so that the API keeps its slots. */
 const CONCURRENCY = 3;
@@ -83,7 +83,7 @@ export function bulkUploads(deps: RouteDeps, store: BulkStore): Record<string, U
       return { redirect: "/console/bulk", notice: { ok: false, text: sentence`Choose a CSV file.` } };
     try {
       const file = readBulkFile(given.bytes);
-      const plan = await deps.gate.run(() => planBulk(deps.sql, file, deps.now())).catch((e) => unavailableOr(deps, e));
+      const plan = await throughGate(deps, () => planBulk(deps.sql, file, deps.now()));
       const kept = store.addUpload({ owner: principal.name, fileName: given.name || "bulk.csv", plan });
       return {
         redirect: consoleHref("/console/bulk/preview", { upload: kept.id }),

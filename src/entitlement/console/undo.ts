@@ -9,11 +9,11 @@ import { field } from "../../shared/console/form.ts";
 import { consoleHref, type Html, html, sentence } from "../../shared/console/html.ts";
 import type { Action } from "../../shared/console/kit.ts";
 import { isUuid } from "../../shared/ids.ts";
-import { type RouteDeps, unavailableOr } from "../edge/route-deps.ts";
+import { type RouteDeps, throughGate } from "../edge/route-deps.ts";
 import { checkFields } from "../features/entitlements/validation.ts";
-import { type CommandOutcome, grant, revoke } from "./commands.ts";
 import { requireScope } from "./pages.ts";
 import { findUndoTarget, type UndoTarget, undoSourceId } from "./undo-queries.ts";
+import { grant, revoke, type WriteOutcome } from "./writes.ts";
 
 type Notice = { ok: boolean; text: Html };
 
@@ -45,7 +45,7 @@ function refusal(target: UndoTarget | undefined, now: Date, windowMs: number): N
   return undefined;
 }
 
-const said = (outcome: CommandOutcome, done: Html): Notice => {
+const said = (outcome: WriteOutcome, done: Html): Notice => {
   const body = outcome.body as { code?: string; message?: string; version?: number };
   if (outcome.status === 200) return { ok: true, text: sentence`${done}, version ${body.version ?? 0}` };
   if (body.code === "ENTITLEMENT_STATE_CONFLICT")
@@ -68,9 +68,9 @@ export function undoAction(deps: RouteDeps, windowMs: number): Action<Caller> {
       reason: field(form, "reason"),
       purchase_id: undoSourceId(auditId),
     });
-    const target = await deps.gate
-      .run(() => findUndoTarget(deps.sql, { userId: body.user_id, sku: body.stock_keeping_unit, auditId }))
-      .catch((error) => unavailableOr(deps, error));
+    const target = await throughGate(deps, () =>
+      findUndoTarget(deps.sql, { userId: body.user_id, sku: body.stock_keeping_unit, auditId }),
+    );
     const refused = refusal(target, deps.now(), windowMs);
     if (refused) return { redirect: back, notice: refused };
     // The key of the undo is the change's own, in the signed-in token's key space.
