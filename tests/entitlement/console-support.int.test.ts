@@ -214,6 +214,25 @@ test("undo of a revoke grants again with the expiry the revoke cleared; a revoke
   expect(row?.status).toBe("ACTIVE");
   expect(row?.expires_at?.toISOString(), "the expiry the revoke cleared is back").toBe(expiry);
 
+  // An extension is not undone here (the command path moves an expiry later only): not offered, refused if posted.
+  await act("grant", "undo-u6", { expires_at: expiry });
+  await act("extend", "undo-u6", { expires_at: new Date(Date.now() + 60 * 86_400_000).toISOString() });
+  expect(await undoFrom(client, "undo-u6", "pass"), "no undo offered for an extension").toBeUndefined();
+  const [extension] = await f.sql<{ audit_id: string }[]>`
+    select audit_id from entitlement_audit where user_id = 'undo-u6' and action = 'EXTEND'`;
+  const page = await client.get("/console/users?user_id=undo-u6");
+  await client.post("/console/actions/undo", {
+    csrf: hiddenField(page.text, "csrf", 'data-testid="grant-form"'),
+    form_token: hiddenField(page.text, "form_token", 'data-testid="grant-form"'),
+    user_id: "undo-u6",
+    stock_keeping_unit: "pass",
+    audit_id: extension?.audit_id as string,
+    reason: "mistake",
+  });
+  expect((await client.get("/console/users?user_id=undo-u6")).text).toContain(
+    "an extension moves an expiry later only",
+  );
+
   await act("revoke", "undo-u4");
   expect(await undoFrom(client, "undo-u4", "pass"), "nothing was granted, so nothing to undo").toBeUndefined();
 

@@ -26,7 +26,10 @@ function refusal(target: UndoTarget | undefined, now: Date, windowMs: number): N
   if (target.source_id?.startsWith(undoSourceId("")))
     return { ok: false, text: sentence`An undo is not undone in turn.` };
   if (target.action !== "GRANT" && target.action !== "REVOKE")
-    return { ok: false, text: sentence`A ${html`${target.action}`} cannot be undone here.` };
+    return {
+      ok: false,
+      text: sentence`Only a grant or a revoke is undone here: an extension moves an expiry later only.`,
+    };
   if (now.getTime() - target.occurred_at.getTime() > windowMs)
     return { ok: false, text: sentence`The undo window of this change has passed.` };
   if (target.action === "REVOKE" && target.version === 0) {
