@@ -87,7 +87,10 @@ export function createApp(deps: AppDeps) {
     requestTimeoutMs,
   });
   const callers = new WeakMap<Request, Caller>();
-  const auth: AuthSettings = { ...deps.auth, onRefusal: createRefusalReporter({ registry, log: deps.log }) };
+  const auth: AuthSettings = {
+    ...deps.auth,
+    onRefusal: createRefusalReporter({ registry, metricPrefix: "entitlement_auth", log: deps.log }),
+  };
   // Read from the routes' own declarations once every route is mounted, i.e. at the first request.
   let scopes: RouteScopes | undefined;
   const readiness = createReadiness(() => ping(deps.sql), { timeoutMs: deps.readinessTimeoutMs });

@@ -40,7 +40,13 @@ const spec: ServiceSpec<EntitlementConfig> = {
       log.warn("ENTITLEMENT_AUTH_DISABLED=true: anyone who reaches the port may grant, revoke and read entitlements");
     }
     // The issuer's keys are fetched at once (not awaited), so the first JWT caller does not wait for them.
-    const keys = config.jwt && createKeySource(config.jwt, { registry, log: log.child({ component: "jwks" }) });
+    const keys =
+      config.jwt &&
+      createKeySource(config.jwt, {
+        registry,
+        metricPrefix: "entitlement_auth",
+        log: log.child({ component: "jwks" }),
+      });
     if (keys) void keys.refresh();
     // Commands wake this process's relay and scheduler in memory and tell the other replicas after commit.
     const wakeups = createWakeups({

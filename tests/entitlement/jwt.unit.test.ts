@@ -57,7 +57,13 @@ async function setup(options: { keys?: SigningKey[] } = {}) {
   const clock = { now: 0 };
   const registry = new Registry();
   const { lines, log } = capture();
-  const source = createKeySource(settings, { registry, log, fetch: issuer.fetcher, now: () => clock.now });
+  const source = createKeySource(settings, {
+    registry,
+    metricPrefix: "entitlement_auth",
+    log,
+    fetch: issuer.fetcher,
+    now: () => clock.now,
+  });
   const verify = createJwtAuthenticator(settings, source);
   return { key, issuer, clock, registry, lines, verify, source };
 }
@@ -287,7 +293,7 @@ describe("the issuer's keys", () => {
     issuer.state.discovery = { issuer: "https://nobody", jwks_uri: "https://nobody" };
     const source = createKeySource(
       { ...settings, jwksUrl: `${ISSUER}/certs` },
-      { registry: new Registry(), log: silentLogger, fetch: issuer.fetcher },
+      { registry: new Registry(), metricPrefix: "entitlement_auth", log: silentLogger, fetch: issuer.fetcher },
     );
     const verify = createJwtAuthenticator(settings, source);
     expect(reason(await verify(await sign(key, claims())))).toBe("accepted");

@@ -85,7 +85,7 @@ describe("the seq migration", () => {
               now())`;
     const seqs = await sql<{ user_id: string; seq: string }[]>`
       select user_id, seq::text from notifications where seq > 100 or user_id = 'user-9' order by user_id, seq`;
-    expect(seqs).toEqual([
+    expect([...seqs]).toEqual([
       { user_id: "user-1", seq: "101" },
       { user_id: "user-1", seq: "102" },
       { user_id: "user-9", seq: "1" },
