@@ -1,0 +1,106 @@
+// The live streams of this process, by player: the limits (per player the oldest gives way; per process a 503), the
+// wake-ups (a signal names players; each of their streams reads what is new), and one loop that sends keep-alives
+// and, every recheck interval, compares every open stream's position with the database in one query, so a signal that
+// was lost costs latency, never an event.
+import type { Sql } from "../../shared/db.ts";
+import { ApiError } from "../../shared/http/errors.ts";
+import type { Logger } from "../../shared/logger.ts";
+import { sleep, type Worker } from "../../shared/runtime.ts";
+import type { StreamSettings } from "./config.ts";
+import type { PlayerMetrics } from "./metrics.ts";
+import { lastSeqs } from "./queries.ts";
+import { type CloseReason, openPlayerStream, type PlayerStream } from "./stream.ts";
+
+/** Seconds a client refused for the process limit is told to wait. */
+const FULL_RETRY_AFTER_S = 5;
+
+export type StreamHub = {
+  open: (input: { userId: string; resumeAfter: string | undefined; expiresAtMs: number }) => Response;
+  /** These players have new notifications (stored here or on another replica). */
+  signal: (userIds: Iterable<string>) => void;
+  /** Wakes every stream whose player has a seq beyond what it sent. */
+  recheck: () => Promise<void>;
+  /** Keep-alives and rechecks until aborted; then every stream is closed. */
+  worker: Worker;
+  closeAll: (reason: CloseReason) => void;
+  size: () => number;
+};
+
+export function createStreamHub(deps: {
+  sql: Sql;
+  log: Logger;
+  metrics: PlayerMetrics;
+  settings: StreamSettings;
+}): StreamHub {
+  const { settings, metrics } = deps;
+  const byUser = new Map<string, Set<PlayerStream>>();
+  let total = 0;
+
+  function onClose(stream: PlayerStream, reason: CloseReason): void {
+    const streams = byUser.get(stream.userId);
+    if (!streams?.delete(stream)) return;
+    if (streams.size === 0) byUser.delete(stream.userId);
+    total -= 1;
+    metrics.open.set(total);
+    metrics.closes.inc({ reason });
+  }
+
+  function open(input: { userId: string; resumeAfter: string | undefined; expiresAtMs: number }): Response {
+    const mine = byUser.get(input.userId) ?? new Set<PlayerStream>();
+    if (mine.size >= settings.maxPerUser) {
+      // Sets keep insertion order: the first is the oldest.
+      mine.values().next().value?.close("replaced");
+    } else if (total >= settings.max) {
+      metrics.refused.inc();
+      throw new ApiError(503, "NOT_READY", "this server holds as many live streams as it may; retry later", {
+        "retry-after": String(FULL_RETRY_AFTER_S),
+      });
+    }
+    const stream = openPlayerStream(
+      { sql: deps.sql, log: deps.log, metrics, bufferBytes: settings.bufferBytes, onClose },
+      input,
+    );
+    mine.add(stream);
+    byUser.set(input.userId, mine);
+    total += 1;
+    metrics.open.set(total);
+    stream.wake();
+    return stream.response;
+  }
+
+  function signal(userIds: Iterable<string>): void {
+    for (const userId of userIds) for (const stream of byUser.get(userId) ?? []) stream.wake();
+  }
+
+  async function recheck(): Promise<void> {
+    if (byUser.size === 0) return;
+    const seqs = await lastSeqs(deps.sql, [...byUser.keys()]);
+    for (const [userId, last] of seqs) {
+      for (const stream of byUser.get(userId) ?? []) if (BigInt(stream.position()) < BigInt(last)) stream.wake();
+    }
+  }
+
+  function closeAll(reason: CloseReason): void {
+    for (const streams of [...byUser.values()]) for (const stream of [...streams]) stream.close(reason);
+  }
+
+  const tickMs = Math.max(50, Math.floor(settings.heartbeatMs / 3));
+  const worker: Worker = {
+    name: "player-streams",
+    run: async (abort) => {
+      let sinceRecheck = 0;
+      while (!abort.aborted) {
+        await sleep(Math.min(tickMs, settings.recheckMs), abort);
+        const now = performance.now();
+        for (const streams of byUser.values()) for (const s of streams) s.keepAlive(settings.heartbeatMs - tickMs, now);
+        sinceRecheck += Math.min(tickMs, settings.recheckMs);
+        if (sinceRecheck < settings.recheckMs || abort.aborted) continue;
+        sinceRecheck = 0;
+        await recheck().catch((error) => deps.log.warn({ err: error }, "rechecking the player streams failed"));
+      }
+      closeAll("shutdown");
+    },
+  };
+
+  return { open, signal, recheck, worker, closeAll, size: () => total };
+}
