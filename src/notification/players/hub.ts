@@ -15,7 +15,7 @@ import { type CloseReason, openPlayerStream, type PlayerStream } from "./stream.
 const FULL_RETRY_AFTER_S = 5;
 
 export type StreamHub = {
-  open: (input: { userId: string; resumeAfter: string | undefined; expiresAtMs: number }) => Response;
+  open: (input: { userId: string; resumeAfter: string | undefined; expiresAtMs: number }) => Promise<Response>;
   /** These players have new notifications (stored here or on another replica). */
   signal: (userIds: Iterable<string>) => void;
   /** Wakes every stream whose player has a seq beyond what it sent. */
@@ -45,7 +45,7 @@ export function createStreamHub(deps: {
     metrics.closes.inc({ reason });
   }
 
-  function open(input: { userId: string; resumeAfter: string | undefined; expiresAtMs: number }): Response {
+  async function open(input: { userId: string; resumeAfter: string | undefined; expiresAtMs: number }) {
     const mine = byUser.get(input.userId) ?? new Set<PlayerStream>();
     if (mine.size >= settings.maxPerUser) {
       // Sets keep insertion order: the first is the oldest.
@@ -64,7 +64,14 @@ export function createStreamHub(deps: {
     byUser.set(input.userId, mine);
     total += 1;
     metrics.open.set(total);
+    // Registered before its start is read, so a signal in between wakes it.
     stream.wake();
+    try {
+      await stream.ready;
+    } catch (error) {
+      stream.close("error");
+      throw error;
+    }
     return stream.response;
   }
 

@@ -25,7 +25,7 @@ export async function listPlayerNotifications(
     where user_id = ${input.userId}
       ${input.beforeSeq === undefined ? db`` : db`and seq < ${input.beforeSeq}::bigint`}
       ${input.unread ? db`and read_at is null` : db``}
-    order by seq desc
+    order by notifications.seq desc
     limit ${input.limit}`;
 }
 
@@ -37,7 +37,7 @@ export async function readPlayerNotificationsAfter(
   return db<PlayerRow[]>`
     select ${COLUMNS(db)} from notifications
     where user_id = ${input.userId} and seq > ${input.afterSeq}::bigint
-    order by seq
+    order by notifications.seq
     limit ${input.limit}`;
 }
 

@@ -15,11 +15,13 @@ const PAGE = 100;
 /** After a failed read (the database away), the next try. */
 const RETRY_MS = 1_000;
 
-export type CloseReason = "client" | "expired" | "replaced" | "slow_reader" | "shutdown";
+export type CloseReason = "client" | "expired" | "replaced" | "slow_reader" | "shutdown" | "error";
 
 export type PlayerStream = {
   userId: string;
   response: Response;
+  /** Settles where the stream starts (rejects when the database cannot say). */
+  ready: Promise<void>;
   /** The last seq sent (or the start point), as text: seqs are bigint. */
   position: () => string;
   /** Reads and sends whatever was stored after the position. */
@@ -44,7 +46,6 @@ export function openPlayerStream(
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let closed = false;
   let position = input.resumeAfter ?? "0";
-  let started = false;
   let reading = false;
   let again = false;
   let lastWriteAt = performance.now();
@@ -137,6 +138,7 @@ export function openPlayerStream(
   }
 
   async function catchUp(): Promise<void> {
+    if (closed) return;
     if (reading) {
       again = true;
       return;
@@ -145,20 +147,22 @@ export function openPlayerStream(
     try {
       do {
         again = false;
-        if (!started) {
-          await start();
-          started = true;
-        }
+        await ready;
         await sendPages();
       } while (again && !closed);
     } catch (error) {
-      deps.log.warn({ err: error }, "reading a player's notifications failed; trying again");
-      setTimeout(() => void catchUp(), RETRY_MS);
+      if (!closed) {
+        deps.log.warn({ err: error }, "reading a player's notifications failed; trying again");
+        setTimeout(() => void catchUp(), RETRY_MS);
+      }
     } finally {
       reading = false;
     }
   }
 
+  // Where the stream starts is settled before its response is given: whatever commits after the client sees the
+  // response has a greater seq, so "new" means new since the stream opened.
+  const ready = start();
   const remaining = Math.min(Math.max(0, input.expiresAtMs - Date.now()), 2 ** 31 - 1);
   const expiry = setTimeout(() => close("expired"), remaining);
   const stream: PlayerStream = {
@@ -170,6 +174,7 @@ export function openPlayerStream(
         "x-accel-buffering": "no",
       },
     }),
+    ready,
     position: () => position,
     wake: () => {
       if (!closed) void catchUp();

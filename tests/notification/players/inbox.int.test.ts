@@ -109,6 +109,13 @@ describe("the list", () => {
     expect(last.next_cursor).toBeNull();
   });
 
+  test("orders by seq as a number beyond 9", async () => {
+    const player = uniqueName("twelve");
+    for (let i = 0; i < 12; i++) await replica.store([player]);
+    const page = await list("?limit=100", await playerToken(idp, player));
+    expect(page.items.map((i) => i.seq)).toEqual([12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1]);
+  });
+
   test("refuses a limit outside 1..100, an unread that is not a boolean and a foreign cursor", async () => {
     for (const query of ["?limit=0", "?limit=101", "?limit=x", "?unread=yes", "?cursor=abc", "?cursor=WyJ4Il0"]) {
       const answer = await call(`/v1/me/notifications${query}`, { token: aliceToken });
