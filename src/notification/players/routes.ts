@@ -48,6 +48,7 @@ export function playerRoutes(deps: PlayerRouteDeps) {
       "/v1/me/notifications/read",
       ({ player, body }) => markRead(deps.sql, (player as Player).userId, body, deps.now()),
       {
+        parse: "json",
         body: ReadBody,
         response: { 200: ReadResponse, 400: BAD_REQUEST, 401: UNAUTHORIZED },
         detail: {

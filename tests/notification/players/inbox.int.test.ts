@@ -177,6 +177,16 @@ describe("marking read", () => {
     }
   });
 
+  test("a body that is not JSON is refused with a 4xx and the error envelope, never a 5xx", async () => {
+    const response = await fetch(`${replica.url}/v1/me/notifications/read`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${aliceToken}`, "content-type": "text/plain" },
+      body: "up_to_seq=3",
+    });
+    expect([400, 415]).toContain(response.status);
+    expect(((await response.json()) as { code: string }).code).toMatch(/^(BAD_REQUEST|UNSUPPORTED_MEDIA_TYPE)$/);
+  });
+
   test("a player without notifications has an empty inbox and a summary of zeros", async () => {
     const token = await playerToken(idp, uniqueName("nobody"));
     expect((await call("/v1/me/notifications/summary", { token })).body).toEqual({ unread_count: 0, last_seq: 0 });
