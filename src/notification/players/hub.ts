@@ -91,23 +91,41 @@ export function createStreamHub(deps: {
     for (const streams of [...byUser.values()]) for (const stream of [...streams]) stream.close(reason);
   }
 
-  const tickMs = Math.max(50, Math.floor(settings.heartbeatMs / 3));
   const worker: Worker = {
     name: "player-streams",
     run: async (abort) => {
-      let sinceRecheck = 0;
-      while (!abort.aborted) {
-        await sleep(Math.min(tickMs, settings.recheckMs), abort);
-        const now = performance.now();
-        for (const streams of byUser.values()) for (const s of streams) s.keepAlive(settings.heartbeatMs - tickMs, now);
-        sinceRecheck += Math.min(tickMs, settings.recheckMs);
-        if (sinceRecheck < settings.recheckMs || abort.aborted) continue;
-        sinceRecheck = 0;
-        await recheck().catch((error) => deps.log.warn({ err: error }, "rechecking the player streams failed"));
-      }
+      await runKeepAliveAndRecheck(abort, { settings, byUser, recheck, log: deps.log });
       closeAll("shutdown");
     },
   };
 
   return { open, signal, recheck, worker, closeAll, size: () => total };
+}
+
+/**
+ * Every third of the heartbeat, a keep-alive to each stream that wrote nothing for the rest of it (so none is silent
+ * longer than the heartbeat); every recheck interval, one query for every open stream's player.
+ */
+async function runKeepAliveAndRecheck(
+  abort: AbortSignal,
+  loop: {
+    settings: StreamSettings;
+    byUser: Map<string, Set<PlayerStream>>;
+    recheck: () => Promise<void>;
+    log: Logger;
+  },
+): Promise<void> {
+  const { settings } = loop;
+  const tickMs = Math.min(Math.max(50, Math.floor(settings.heartbeatMs / 3)), settings.recheckMs);
+  let sinceRecheck = 0;
+  while (!abort.aborted) {
+    await sleep(tickMs, abort);
+    const now = performance.now();
+    for (const streams of loop.byUser.values())
+      for (const s of streams) s.keepAlive(settings.heartbeatMs - tickMs, now);
+    sinceRecheck += tickMs;
+    if (sinceRecheck < settings.recheckMs || abort.aborted) continue;
+    sinceRecheck = 0;
+    await loop.recheck().catch((error) => loop.log.warn({ err: error }, "rechecking the player streams failed"));
+  }
 }

@@ -1,14 +1,14 @@
 // One player's live stream. It numbers nothing itself: each time it is woken it reads the player's notifications after
 // the last seq it sent, in seq order, so a wake-up that comes twice costs a read and one that never comes costs only
 // latency (the hub's recheck wakes it). Seq order is commit order, so reading after the last seq sent never skips a
-// notification that commits later. What waits for a slow reader is bounded: beyond it the stream is closed (the
-// client resumes from its Last-Event-ID) and nothing else waits for it.
+// notification that commits later.
 import type { Sql } from "../../shared/db.ts";
 import type { Logger } from "../../shared/logger.ts";
 import { toItem } from "./inbox.ts";
 import type { PlayerMetrics } from "./metrics.ts";
 import { lastSeq, readPlayerNotificationsAfter } from "./queries.ts";
 import { KEEP_ALIVE, notificationFrame, OPENING, resetFrame } from "./sse.ts";
+import { createSseBody, type SseBody } from "./sse-body.ts";
 
 /** Rows per read: a resume of 1,000 takes ten reads, each waiting for the reader to make room. */
 const PAGE = 100;
@@ -39,106 +39,80 @@ export type StreamDeps = {
   onClose: (stream: PlayerStream, reason: CloseReason) => void;
 };
 
-export function openPlayerStream(
-  deps: StreamDeps,
-  input: { userId: string; resumeAfter: string | undefined; expiresAtMs: number },
-): PlayerStream {
-  let controller!: ReadableStreamDefaultController<Uint8Array>;
-  let closed = false;
-  let position = input.resumeAfter ?? "0";
+type Write = (chunk: Uint8Array) => boolean;
+type Input = { userId: string; resumeAfter: string | undefined; expiresAtMs: number };
+
+/**
+ * Where a stream starts: now (the player's last seq) without a resume point; else after it, with `reset` first when
+ * some of what followed it is gone (retention) or it is beyond anything given.
+ */
+async function startingPoint(deps: StreamDeps, input: Input): Promise<{ position: string; reset?: string }> {
+  const last = await lastSeq(deps.sql, input.userId);
+  if (input.resumeAfter === undefined) return { position: last };
+  deps.metrics.resumes.inc();
+  const after = BigInt(input.resumeAfter);
+  const [first] = await readPlayerNotificationsAfter(deps.sql, {
+    userId: input.userId,
+    afterSeq: input.resumeAfter,
+    limit: 1,
+  });
+  if (after > BigInt(last)) return { position: last, reset: last };
+  const gone = first ? BigInt(first.seq) > after + 1n : BigInt(last) > after;
+  return gone ? { position: input.resumeAfter, reset: last } : { position: input.resumeAfter };
+}
+
+type Cursor = { position: string; closed: boolean };
+
+/**
+ * Sends every notification after the cursor's position, a page at a time, each page once the reader made room;
+ * `write` answers false once the stream is closed.
+ */
+async function sendPages(deps: StreamDeps, userId: string, out: SseBody, cursor: Cursor, write: Write) {
+  for (;;) {
+    await out.room();
+    if (cursor.closed) return;
+    const rows = await readPlayerNotificationsAfter(deps.sql, { userId, afterSeq: cursor.position, limit: PAGE });
+    for (const row of rows) {
+      if (cursor.closed || !write(notificationFrame(toItem(row)))) return;
+      cursor.position = row.seq;
+      deps.metrics.eventsSent.inc();
+      deps.metrics.delay.observe(Math.max(0, Date.now() - row.created_at.getTime()) / 1000);
+    }
+    if (rows.length < PAGE) return;
+  }
+}
+
+export function openPlayerStream(deps: StreamDeps, input: Input): PlayerStream {
+  const cursor: Cursor = { position: input.resumeAfter ?? "0", closed: false };
   let reading = false;
   let again = false;
-  let lastWriteAt = performance.now();
-  let roomWaiter: (() => void) | undefined;
-
-  const body = new ReadableStream<Uint8Array>(
-    {
-      start: (c) => {
-        controller = c;
-      },
-      pull: () => {
-        roomWaiter?.();
-        roomWaiter = undefined;
-      },
-      cancel: () => close("client"),
-    },
-    { highWaterMark: deps.bufferBytes, size: (chunk) => chunk?.byteLength ?? 0 },
-  );
-
-  function write(chunk: Uint8Array): void {
-    if (closed) return;
-    controller.enqueue(chunk);
-    lastWriteAt = performance.now();
-    if ((controller.desiredSize ?? 0) < 0) close("slow_reader");
-  }
-
-  /** Waits until the reader took at least half the buffer, so one read never overflows it by itself. */
-  function room(): Promise<void> {
-    if (closed || (controller.desiredSize ?? 0) >= deps.bufferBytes / 2) return Promise.resolve();
-    return new Promise((resolve) => {
-      roomWaiter = resolve;
-    });
-  }
+  const out = createSseBody(deps.bufferBytes, () => close("client"));
 
   function close(reason: CloseReason): void {
-    if (closed) return;
-    closed = true;
+    if (cursor.closed) return;
+    cursor.closed = true;
     clearTimeout(expiry);
-    roomWaiter?.();
-    try {
-      // A slow reader's backlog is dropped with its connection; the others end after what they were sent.
-      if (reason === "slow_reader") controller.error(new Error("the reader is too slow"));
-      else if (reason !== "client") controller.close();
-    } catch {
-      // the client went away at the same moment
-    }
+    // A slow reader's backlog is dropped with its connection; the others end after what they were sent.
+    out.end(reason === "slow_reader");
     deps.onClose(stream, reason);
   }
+  const write: Write = (chunk) => {
+    if (!out.write(chunk)) close("slow_reader");
+    return !cursor.closed;
+  };
 
-  /** Where a stream starts: after the client's seq (reset first when some of what followed is gone), else now. */
-  async function start(): Promise<void> {
-    const last = await lastSeq(deps.sql, input.userId);
-    if (input.resumeAfter === undefined) {
-      position = last;
-      return;
-    }
-    deps.metrics.resumes.inc();
-    const [first] = await readPlayerNotificationsAfter(deps.sql, {
-      userId: input.userId,
-      afterSeq: position,
-      limit: 1,
-    });
-    const after = BigInt(position);
-    const gone = first ? BigInt(first.seq) > after + 1n : BigInt(last) > after;
-    if (gone || after > BigInt(last)) {
+  // Where the stream starts is settled before its response is given: whatever commits after the client sees the
+  // response has a greater seq, so "new" means new since the stream opened.
+  const ready = startingPoint(deps, input).then(({ position, reset }) => {
+    cursor.position = position;
+    if (reset !== undefined) {
       deps.metrics.resets.inc();
-      write(resetFrame(last));
-      if (after > BigInt(last)) position = last;
+      write(resetFrame(reset));
     }
-  }
-
-  async function sendPages(): Promise<void> {
-    for (;;) {
-      await room();
-      if (closed) return;
-      const rows = await readPlayerNotificationsAfter(deps.sql, {
-        userId: input.userId,
-        afterSeq: position,
-        limit: PAGE,
-      });
-      for (const row of rows) {
-        if (closed) return;
-        write(notificationFrame(toItem(row)));
-        position = row.seq;
-        deps.metrics.eventsSent.inc();
-        deps.metrics.delay.observe(Math.max(0, Date.now() - row.created_at.getTime()) / 1000);
-      }
-      if (rows.length < PAGE) return;
-    }
-  }
+  });
 
   async function catchUp(): Promise<void> {
-    if (closed) return;
+    if (cursor.closed) return;
     if (reading) {
       again = true;
       return;
@@ -148,10 +122,10 @@ export function openPlayerStream(
       do {
         again = false;
         await ready;
-        await sendPages();
-      } while (again && !closed);
+        await sendPages(deps, input.userId, out, cursor, write);
+      } while (again && !cursor.closed);
     } catch (error) {
-      if (!closed) {
+      if (!cursor.closed) {
         deps.log.warn({ err: error }, "reading a player's notifications failed; trying again");
         setTimeout(() => void catchUp(), RETRY_MS);
       }
@@ -160,14 +134,11 @@ export function openPlayerStream(
     }
   }
 
-  // Where the stream starts is settled before its response is given: whatever commits after the client sees the
-  // response has a greater seq, so "new" means new since the stream opened.
-  const ready = start();
   const remaining = Math.min(Math.max(0, input.expiresAtMs - Date.now()), 2 ** 31 - 1);
   const expiry = setTimeout(() => close("expired"), remaining);
   const stream: PlayerStream = {
     userId: input.userId,
-    response: new Response(body, {
+    response: new Response(out.body, {
       headers: {
         "content-type": "text/event-stream; charset=utf-8",
         "cache-control": "no-store",
@@ -175,12 +146,10 @@ export function openPlayerStream(
       },
     }),
     ready,
-    position: () => position,
-    wake: () => {
-      if (!closed) void catchUp();
-    },
+    position: () => cursor.position,
+    wake: () => void catchUp(),
     keepAlive: (idleMs, now) => {
-      if (!closed && now - lastWriteAt >= idleMs) write(KEEP_ALIVE);
+      if (!cursor.closed && now - out.lastWriteAt() >= idleMs) write(KEEP_ALIVE);
     },
     close,
   };
