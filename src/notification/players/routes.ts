@@ -35,60 +35,63 @@ export function playerRoutes(deps: PlayerRouteDeps) {
       if (path === STREAM_PATH && new URL(request.url).searchParams.has("ticket")) return { player: undefined };
       return { player: await deps.authenticate(request.headers.get("authorization")) };
     })
-    .get("/v1/me/notifications", ({ player, query }) => listInbox(deps.sql, (player as Player).userId, query), {
-      query: ListQuery,
-      response: { 200: ListResponse, 400: BAD_REQUEST, 401: UNAUTHORIZED },
-      detail: { operationId: "listMyNotifications", summary: "My notifications, newest first, paged", ...TAGS },
-    })
-    .get("/v1/me/notifications/summary", ({ player }) => inboxSummary(deps.sql, (player as Player).userId), {
-      response: { 200: SummaryResponse, 401: UNAUTHORIZED },
-      detail: { operationId: "myNotificationSummary", summary: "My unread count and latest seq", ...TAGS },
-    })
-    .post(
-      "/v1/me/notifications/read",
-      ({ player, body }) => markRead(deps.sql, (player as Player).userId, body, deps.now()),
-      {
-        parse: "json",
-        body: ReadBody,
-        response: { 200: ReadResponse, 400: BAD_REQUEST, 401: UNAUTHORIZED },
-        detail: {
-          operationId: "markMyNotificationsRead",
-          summary: "Mark notifications read, by ids or up to a seq (idempotent; others' ids are ignored)",
-          ...TAGS,
-        },
-      },
-    )
+    .get("/v1/me/notifications", ({ player, query }) => listInbox(deps.sql, userOf(player), query), LIST)
+    .get("/v1/me/notifications/summary", ({ player }) => inboxSummary(deps.sql, userOf(player)), SUMMARY)
+    .post("/v1/me/notifications/read", ({ player, body }) => markRead(deps.sql, userOf(player), body, deps.now()), READ)
     .post(
       "/v1/me/stream-tickets",
       async ({ player, set }) => {
         set.status = 201;
         return issueTicket(deps.sql, player as Player, deps.now());
       },
-      {
-        response: { 201: TicketResponse, 401: UNAUTHORIZED },
-        detail: {
-          operationId: "createStreamTicket",
-          summary: "A single-use ticket for the stream, for a browser's EventSource (which cannot send headers)",
-          ...TAGS,
-        },
-      },
+      TICKET,
     )
-    .get(STREAM_PATH, streamHandler(deps), {
-      query: StreamQuery,
-      response: {
-        400: BAD_REQUEST,
-        401: UNAUTHORIZED,
-        503: errorSchema(
-          "NOT_READY: this server holds NOTIFICATION_STREAM_MAX streams; Retry-After says when to retry",
-        ),
-      },
-      detail: {
-        operationId: "streamMyNotifications",
-        summary: "My notifications as they are stored (Server-Sent Events), resumable with Last-Event-ID",
-        ...TAGS,
-      },
-    });
+    .get(STREAM_PATH, streamHandler(deps), STREAM);
 }
+
+/** Set by derive on every route but a ticketed stream. */
+const userOf = (player: Player | undefined) => (player as Player).userId;
+
+const LIST = {
+  query: ListQuery,
+  response: { 200: ListResponse, 400: BAD_REQUEST, 401: UNAUTHORIZED },
+  detail: { operationId: "listMyNotifications", summary: "My notifications, newest first, paged", ...TAGS },
+};
+const SUMMARY = {
+  response: { 200: SummaryResponse, 401: UNAUTHORIZED },
+  detail: { operationId: "myNotificationSummary", summary: "My unread count and latest seq", ...TAGS },
+};
+const READ = {
+  parse: "json" as const,
+  body: ReadBody,
+  response: { 200: ReadResponse, 400: BAD_REQUEST, 401: UNAUTHORIZED },
+  detail: {
+    operationId: "markMyNotificationsRead",
+    summary: "Mark notifications read, by ids or up to a seq (idempotent; others' ids are ignored)",
+    ...TAGS,
+  },
+};
+const TICKET = {
+  response: { 201: TicketResponse, 401: UNAUTHORIZED },
+  detail: {
+    operationId: "createStreamTicket",
+    summary: "A single-use ticket for the stream, for a browser's EventSource (which cannot send headers)",
+    ...TAGS,
+  },
+};
+const STREAM = {
+  query: StreamQuery,
+  response: {
+    400: BAD_REQUEST,
+    401: UNAUTHORIZED,
+    503: errorSchema("NOT_READY: this server holds NOTIFICATION_STREAM_MAX streams; Retry-After says when to retry"),
+  },
+  detail: {
+    operationId: "streamMyNotifications",
+    summary: "My notifications as they are stored (Server-Sent Events), resumable with Last-Event-ID",
+    ...TAGS,
+  },
+};
 
 /** The stream's 200 is not JSON: the document says what it is (shared/http/openapi-refine.ts). */
 export const PLAYER_API_OPERATIONS = {
