@@ -66,7 +66,10 @@ export const ReadBody = Type.Union(
     ),
     Type.Object({ up_to_seq: Type.Integer({ minimum: 0 }) }, { title: "ReadUpToSeq" }),
   ],
-  { description: "Either the ids to mark read, or every notification up to and including a seq." },
+  {
+    title: "PlayerReadRequest",
+    description: "Either the ids to mark read, or every notification up to and including a seq.",
+  },
 );
 export type ReadBody = Static<typeof ReadBody>;
 
