@@ -20,6 +20,7 @@ import { type BenchOptions, parseBenchOptions } from "./options.ts";
 import { runPgbench } from "./pgbench.ts";
 import { measurePipelineCost, type PipelineResult } from "./pipeline.ts";
 import { pipelineRows, renderPipelineTable } from "./pipeline-report.ts";
+import { measurePlayers } from "./players-phase.ts";
 import { measurePoints } from "./points-phase.ts";
 import { READ_USERS, runReadLoad, seedReadSet } from "./reads.ts";
 import { rawPublish, seedAndDrainOutbox } from "./relay.ts";
@@ -571,8 +572,38 @@ async function mainGrowth(options: BenchOptions): Promise<void> {
   }
 }
 
+/** `--only players`: the players' streams (players-phase.ts) on the bench's PostgreSQL; the same table and JSON. */
+async function mainPlayers(options: BenchOptions): Promise<void> {
+  const tag = Date.now().toString(36);
+  const runDir = join(stack.root, ".data/bench", tag);
+  mkdirSync(runDir, { recursive: true });
+  progress("building executables into .data/bench/dist");
+  const bin = await stack.buildBinaries();
+  const target = await openBenchPostgres({
+    useDatabaseUrl: options.useDatabaseUrl,
+    databaseUrl: givenDatabaseUrl,
+    connections: options.connections,
+  });
+  const nc = await stack.connectBenchNats(natsUrl);
+  try {
+    progress(describeBenchPostgres(target));
+    const args = { bin, nc, natsUrl, adminUrl: target.adminUrl, tag, options, logDir: runDir, progress };
+    const players = await measurePlayers(args);
+    const results = {
+      ...players.results,
+      machine: machine({ postgres: target.cluster, nats: nc.info?.version ?? "?" }),
+    };
+    console.log(`\n${renderTable(players.figures)}\n`);
+    const out = saveReport({ tag, options, figures: players.figures, results, argv: process.argv.slice(2) });
+    progress(`done in ${((performance.now() - began) / 1000).toFixed(0)}s; JSON: ${relative(process.cwd(), out)}`);
+  } finally {
+    await nc.close();
+    target.dispose(options.keep);
+  }
+}
+
 const options = parseBenchOptions(Bun.argv.slice(2));
-const mains = { points: mainPoints, growth: mainGrowth };
+const mains = { points: mainPoints, growth: mainGrowth, players: mainPlayers };
 (options.only ? mains[options.only](options) : main(options)).then(
   () => process.exit(0),
   (error: unknown) => {
