@@ -116,3 +116,23 @@ test("a player's page shows the inbox with its unread badge, and a grant appears
     "the badge to show no unread notification",
   );
 });
+
+test("SIGTERM with a player's stream open: Notification closes the stream and exits 0", async () => {
+  const now = Math.floor(Date.now() / 1000);
+  const token = await idp.forge({
+    iss: idp.issuer,
+    aud: AUDIENCE,
+    sub: uniqueName("leaving"),
+    iat: now,
+    exp: now + 600,
+  });
+  const notification = services[1] as ServedProcess;
+  const response = await fetch(`http://127.0.0.1:${await notification.port}/v1/me/notifications/stream`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  expect(response.status).toBe(200);
+  const body = response.text().catch(() => "");
+  notification.child.kill("SIGTERM");
+  expect(await notification.child.exited, "a clean exit, not held by the open stream").toBe(0);
+  await body;
+});
