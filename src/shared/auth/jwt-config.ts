@@ -3,7 +3,8 @@
 // their descriptions generate docs/configuration.md. Unset issuer: that JWT path is off.
 import { Duration, Optional, type Rule, Str } from "../config.ts";
 
-const SCOPE_NAME = "^[\\x21-\\x7e]+$";
+/** An OAuth scope-token (RFC 6749): printable ASCII without `"` or a backslash, so a 403 challenge can quote it as it is. */
+const SCOPE_NAME = "^[\\x21\\x23-\\x5b\\x5d-\\x7e]+$";
 
 type TrustKey<P extends string> = `${P}_ISSUER` | `${P}_AUDIENCE` | `${P}_JWKS_URL`;
 /** The parsed trust variables of one prefix. */

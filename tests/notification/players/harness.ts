@@ -111,7 +111,7 @@ export async function startReplica(input: {
       const occurredAt = new Date().toISOString();
       const events = userIds.map((userId) => ({
         eventId: crypto.randomUUID(),
-        notifications: [{ userId, type: "EntitlementGranted", occurredAt, payload: { user_id: userId } }],
+        notifications: [{ userId, type: "EntitlementGranted" as const, occurredAt, payload: { user_id: userId } }],
       }));
       const outcome = await storeEvents(sql, events, new Date());
       if (!options.silently) players.stored(userIds);
