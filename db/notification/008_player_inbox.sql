@@ -5,13 +5,14 @@
 -- deletes. The row is taken (and locked) by the transaction that stores the notification, so two transactions for
 -- the same user commit in seq order, and nothing wider than that one user is ever locked. The trigger numbers every
 -- insert, whichever release of the service makes it (rolling upgrades).
-create table notification_user_seqs (
+create table if not exists notification_user_seqs (
   user_id text primary key,
   last_seq bigint not null
 );
 
-alter table notifications add column seq bigint;
-alter table notifications add column read_at timestamptz;
+-- Added, and the stored rows numbered, by the preparation (db/notification/prepare/); here when it could not.
+alter table notifications add column if not exists seq bigint;
+alter table notifications add column if not exists read_at timestamptz;
 
 create function notification_next_seq() returns trigger language plpgsql volatile security invoker as $$
 begin
@@ -22,11 +23,20 @@ begin
 end
 $$;
 
--- The rows stored before this release get their numbers in creation order, which is the order they were stored in.
+-- The rows stored since the preparation (by the release before this one) are numbered after the ones it numbered, in
+-- the order they were stored; all of them, when it could not run.
+with pending as (
+  select notification_id, user_id, created_at from notifications where seq is null
+), base as (
+  select user_id, max(seq) as last_seq from notifications
+  where seq is not null and user_id in (select user_id from pending)
+  group by user_id
+)
 update notifications n set seq = numbered.seq
 from (
-  select notification_id, row_number() over (partition by user_id order by created_at, notification_id) as seq
-  from notifications
+  select p.notification_id,
+         coalesce(b.last_seq, 0) + row_number() over (partition by p.user_id order by p.created_at, p.notification_id) as seq
+  from pending p left join base b using (user_id)
 ) numbered
 where n.notification_id = numbered.notification_id;
 
