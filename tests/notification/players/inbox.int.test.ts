@@ -67,6 +67,13 @@ describe("who may read", () => {
     expect(((await response.json()) as { code: string }).code).toBe("NOT_FOUND");
   });
 
+  test("with the players' routes on, the probes stay open and other paths are what they were", async () => {
+    expect((await fetch(`${replica.url}/healthz`)).status).toBe(200);
+    expect((await fetch(`${replica.url}/metrics`)).status).toBe(200);
+    expect((await fetch(`${replica.url}/v1/nothing-here`)).status).toBe(404);
+    expect((await fetch(`${replica.url}/v1/me/notifications`, { method: "DELETE" })).status).toBe(405);
+  });
+
   test("no token, a forged one, or one for another audience: 401 with the bearer challenge", async () => {
     const none = await call("/v1/me/notifications");
     expect(none.status).toBe(401);
