@@ -131,6 +131,17 @@ describe("resume with Last-Event-ID", () => {
     expect(current.events[0]?.event, "nothing is missing after 4: no reset").toBe("notification");
   });
 
+  test("a seq beyond any given gets event: reset, then the player's next notifications", async () => {
+    const player = uniqueName("ahead");
+    await replica.store([player, player]);
+    const reader = await stream(player, { "last-event-id": "50" });
+    await waitUntil(() => reader.events.length > 0, "the reset", 10_000, 20);
+    expect(reader.events[0]).toMatchObject({ event: "reset", data: '{"last_seq":2}' });
+    await replica.store([player]);
+    await received(reader, 3, "the next notification after the reset");
+    expect(seqsOf(reader)).toEqual([3]);
+  });
+
   test("a malformed Last-Event-ID is a 400", async () => {
     const reader = await stream(uniqueName("bad"), { "last-event-id": "abc" });
     expect(reader.status).toBe(400);
