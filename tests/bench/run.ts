@@ -574,6 +574,18 @@ async function mainGrowth(options: BenchOptions): Promise<void> {
 
 /** `--only players`: the players' streams (players-phase.ts) on the bench's PostgreSQL; the same table and JSON. */
 async function mainPlayers(options: BenchOptions): Promise<void> {
+  // Each open stream holds one of fetch's connections, and Bun allows 256 at once unless told more at start: the
+  // harness runs itself again with room for every stream.
+  const room = options.streams + 256;
+  if (Number(process.env.BUN_CONFIG_MAX_HTTP_REQUESTS ?? 256) < room) {
+    const again = Bun.spawn([process.execPath, ...process.argv.slice(1)], {
+      env: { ...process.env, BUN_CONFIG_MAX_HTTP_REQUESTS: String(Math.min(65_336, room)) },
+      stdio: ["inherit", "inherit", "inherit"],
+    });
+    process.exitCode = await again.exited;
+    if (process.exitCode !== 0) throw new Error(`the players' phase exited with ${process.exitCode}`);
+    return;
+  }
   const tag = Date.now().toString(36);
   const runDir = join(stack.root, ".data/bench", tag);
   mkdirSync(runDir, { recursive: true });
