@@ -2,7 +2,7 @@
 // settings, bench-postgres.ts; DATABASE_URL's server with --use-database-url) and fresh stream names on the local NATS,
 // runs every phase (docs/benchmarks.md), prints one table and writes the figures as JSON.
 //   bun run bench [--quick] [...]   (see options.ts; NATS_URL as for the tests)
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import postgres from "postgres";
 import { measureApiAlone } from "./api-alone.ts";
@@ -472,6 +472,9 @@ async function runPhases(options: BenchOptions, target: BenchPostgres): Promise<
     const growth = await measureGrowth({ adminUrl, tag, options: growthOptions(options), progress });
     results.growth = growth.sizes;
     figures.push(...growth.figures);
+    const players = await playersInChild(options, adminUrl, runDir);
+    results.players = players.results;
+    figures.push(...players.figures);
     // In decimal megabytes, as the size target is stated (10^6 bytes; MiB would read 4.6 % smaller).
     add("binary size: entitlement", stack.fileSize(bin.entitlement) / 1e6, "MB", { op: "<=", value: 110 });
     add("binary size: notification", stack.fileSize(bin.notification) / 1e6, "MB", { op: "<=", value: 110 });
@@ -570,6 +573,29 @@ async function mainGrowth(options: BenchOptions): Promise<void> {
   } finally {
     target.dispose(options.keep);
   }
+}
+
+/**
+ * The players' phase in a process of its own (it needs a fetch connection per stream, see mainPlayers), on this run's
+ * PostgreSQL; a failure is reported as unmeasured figures, not as the end of the run.
+ */
+async function playersInChild(options: BenchOptions, adminUrl: string, runDir: string) {
+  const out = join(runDir, "players.json");
+  const sizes = ["--streams", options.streams, "--player-rate", options.playerRate];
+  sizes.push("--player-seconds", options.playerSeconds, "--resume", options.resume);
+  const child = Bun.spawn(
+    [process.execPath, join(import.meta.dir, "run.ts"), "--only", "players", "--use-database-url", "--out", out].concat(
+      sizes.map(String),
+    ),
+    { env: { ...process.env, DATABASE_URL: adminUrl }, stdio: ["inherit", "inherit", "inherit"] },
+  );
+  const code = await child.exited;
+  if (code === 0) return JSON.parse(readFileSync(out, "utf8")) as { figures: Figure[]; results: unknown };
+  const unmeasured = `the players' phase exited with ${code}`;
+  return {
+    figures: [{ name: "players: request → event p99", value: Number.NaN, unit: "ms", unmeasured }],
+    results: {},
+  };
 }
 
 /** `--only players`: the players' streams (players-phase.ts) on the bench's PostgreSQL; the same table and JSON. */
