@@ -11,7 +11,7 @@ import { openNatsLink } from "../shared/nats.ts";
 import { systemClock, workerId } from "../shared/runtime.ts";
 import { lifecycleCommands, type ServiceSpec } from "../shared/service.ts";
 import { installTracing } from "../shared/tracing.ts";
-import { createApp } from "./app.ts";
+import { AUTH_METRICS, createApp } from "./app.ts";
 import { type EntitlementConfig, loadEntitlementConfig, SECRET_VARIABLES } from "./config.ts";
 import { migrations, SCHEMA } from "./migrations.ts";
 import { entitlementOpsCommands } from "./ops/commands.ts";
@@ -40,13 +40,8 @@ const spec: ServiceSpec<EntitlementConfig> = {
       log.warn("ENTITLEMENT_AUTH_DISABLED=true: anyone who reaches the port may grant, revoke and read entitlements");
     }
     // The issuer's keys are fetched at once (not awaited), so the first JWT caller does not wait for them.
-    const keys =
-      config.jwt &&
-      createKeySource(config.jwt, {
-        registry,
-        metricPrefix: "entitlement_auth",
-        log: log.child({ component: "jwks" }),
-      });
+    const jwksLog = log.child({ component: "jwks" });
+    const keys = config.jwt && createKeySource(config.jwt, { registry, metricPrefix: AUTH_METRICS, log: jwksLog });
     if (keys) void keys.refresh();
     // Commands wake this process's relay and scheduler in memory and tell the other replicas after commit.
     const wakeups = createWakeups({
@@ -72,7 +67,7 @@ const spec: ServiceSpec<EntitlementConfig> = {
       onCommitted: (work) => wakeups.committed(work),
     });
     // NATS connects in the background (retrying forever): the API serves while NATS is down (docs/decisions.md).
-    // Without async traces the relay's CPU per 100,000 events fell from ~4.0 to ~3.1 s (docs/benchmarks.md).
+    // No async traces: building a stack per request was about a fifth of the relay's CPU (docs/benchmarks.md).
     const link = config.outbox.enabled
       ? openNatsLink({ ...config.nats, name: "entitlement", noAsyncTraces: true }, log.child({ component: "nats" }))
       : undefined;

@@ -53,15 +53,7 @@ const spec: ServiceSpec<NotificationConfig> = {
     if (!link) log.warn("NATS_ENABLED=false: no events are consumed");
     else natsConnectedMetric(registry, link.connected);
     const id = workerId(config.workerId);
-    const players = createPlayers({
-      settings: config.players,
-      sql,
-      log,
-      registry,
-      now: systemClock,
-      link,
-      origin: `${id}-${crypto.randomUUID()}`,
-    });
+    const players = createPlayers({ config, sql, log, registry, now: systemClock, link });
     const workers = createWorkers({
       config,
       sql,

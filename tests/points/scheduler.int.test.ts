@@ -3,12 +3,13 @@
 // scheduler was down), and retries that end FAILED.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { executeReservation } from "../../src/entitlement/write/point-execute.ts";
+import { useTestDatabase } from "../support/infra.ts";
 import { waitUntil } from "../support/wait.ts";
-import { createReplica, ledgerProblems, POINTS_SUBJECT, reserve, statusCounts, usePointsDatabase } from "./helpers.ts";
+import { createReplica, ledgerProblems, POINTS_DATABASE, POINTS_SUBJECT, reserve, statusCounts } from "./helpers.ts";
 
 setDefaultTimeout(90_000);
 
-const f = usePointsDatabase("sched");
+const f = useTestDatabase("sched", POINTS_DATABASE);
 
 const inMs = (ms: number) => new Date(Date.now() + ms);
 
@@ -77,8 +78,15 @@ describe("an idle scheduler", () => {
     let statements = 0;
     const counting = new Proxy(f.sql, {
       apply(target, self, args) {
-        statements += 1;
-        return Reflect.apply(target, self, args);
+        // A statement counts when it runs (is awaited); the calls that build its parts (a condition) do not run.
+        const query = Reflect.apply(target, self, args);
+        const then = query.then.bind(query);
+        // biome-ignore lint/suspicious/noThenProperty: the query stays a thenable; its await is what is counted
+        query.then = (...handlers: Parameters<typeof then>) => {
+          statements += 1;
+          return then(...handlers);
+        };
+        return query;
       },
     });
     const replica = createReplica(counting, "idle", { pollIntervalMs: 50, idlePollIntervalMs: 60_000 });

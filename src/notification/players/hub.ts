@@ -26,58 +26,14 @@ export type StreamHub = {
   size: () => number;
 };
 
-export function createStreamHub(deps: {
-  sql: Sql;
-  log: Logger;
-  metrics: PlayerMetrics;
-  settings: StreamSettings;
-}): StreamHub {
-  const { settings, metrics } = deps;
-  const byUser = new Map<string, Set<PlayerStream>>();
-  let total = 0;
+type HubDeps = { sql: Sql; log: Logger; metrics: PlayerMetrics; settings: StreamSettings };
+type OpenInput = { userId: string; resumeAfter: string | undefined; expiresAtMs: number };
+/** The streams by player, and how many in all. */
+type Streams = { byUser: Map<string, Set<PlayerStream>>; total: number };
 
-  function onClose(stream: PlayerStream, reason: CloseReason): void {
-    const streams = byUser.get(stream.userId);
-    if (!streams?.delete(stream)) return;
-    if (streams.size === 0) byUser.delete(stream.userId);
-    total -= 1;
-    metrics.open.set(total);
-    metrics.closes.inc({ reason });
-  }
-
-  async function open(input: { userId: string; resumeAfter: string | undefined; expiresAtMs: number }) {
-    const mine = byUser.get(input.userId) ?? new Set<PlayerStream>();
-    if (mine.size >= settings.maxPerUser) {
-      // Sets keep insertion order: the first is the oldest.
-      mine.values().next().value?.close("replaced");
-    } else if (total >= settings.max) {
-      metrics.refused.inc();
-      throw new ApiError(503, "NOT_READY", "this server holds as many live streams as it may; retry later", {
-        "retry-after": String(FULL_RETRY_AFTER_S),
-      });
-    }
-    const stream = openPlayerStream(
-      { sql: deps.sql, log: deps.log, metrics, bufferBytes: settings.bufferBytes, onClose },
-      input,
-    );
-    mine.add(stream);
-    byUser.set(input.userId, mine);
-    total += 1;
-    metrics.open.set(total);
-    // Registered before its start is read, so a signal in between wakes it.
-    stream.wake();
-    try {
-      await stream.ready;
-    } catch (error) {
-      stream.close("error");
-      throw error;
-    }
-    return stream.response;
-  }
-
-  function signal(userIds: Iterable<string>): void {
-    for (const userId of userIds) for (const stream of byUser.get(userId) ?? []) stream.wake();
-  }
+export function createStreamHub(deps: HubDeps): StreamHub {
+  const streams: Streams = { byUser: new Map(), total: 0 };
+  const { byUser } = streams;
 
   async function recheck(): Promise<void> {
     if (byUser.size === 0) return;
@@ -88,18 +44,64 @@ export function createStreamHub(deps: {
   }
 
   function closeAll(reason: CloseReason): void {
-    for (const streams of [...byUser.values()]) for (const stream of [...streams]) stream.close(reason);
+    for (const mine of [...byUser.values()]) for (const stream of [...mine]) stream.close(reason);
   }
 
   const worker: Worker = {
     name: "player-streams",
     run: async (abort) => {
-      await runKeepAliveAndRecheck(abort, { settings, byUser, recheck, log: deps.log });
+      await runKeepAliveAndRecheck(abort, { settings: deps.settings, byUser, recheck, log: deps.log });
       closeAll("shutdown");
     },
   };
 
-  return { open, signal, recheck, worker, closeAll, size: () => total };
+  return {
+    open: (input) => openStream(deps, streams, input),
+    signal: (userIds) => {
+      for (const userId of userIds) for (const stream of byUser.get(userId) ?? []) stream.wake();
+    },
+    recheck,
+    worker,
+    closeAll,
+    size: () => streams.total,
+  };
+}
+
+/**
+ * Opens a player's stream within the limits: over the player's, their oldest is closed; over the process's, 503. The
+ * stream is registered before its start is read, so a signal in between wakes it.
+ */
+async function openStream(deps: HubDeps, streams: Streams, input: OpenInput): Promise<Response> {
+  const { settings, metrics } = deps;
+  const mine = streams.byUser.get(input.userId) ?? new Set<PlayerStream>();
+  if (mine.size >= settings.maxPerUser) {
+    // Sets keep insertion order: the first is the oldest.
+    mine.values().next().value?.close("replaced");
+  } else if (streams.total >= settings.max) {
+    metrics.refused.inc();
+    throw new ApiError(503, "NOT_READY", "this server holds as many live streams as it may; retry later", {
+      "retry-after": String(FULL_RETRY_AFTER_S),
+    });
+  }
+  const onClose = (stream: PlayerStream, reason: CloseReason) => {
+    const own = streams.byUser.get(stream.userId);
+    if (!own?.delete(stream)) return;
+    if (own.size === 0) streams.byUser.delete(stream.userId);
+    metrics.open.set(--streams.total);
+    metrics.closes.inc({ reason });
+  };
+  const stream = openPlayerStream({ ...deps, bufferBytes: settings.bufferBytes, onClose }, input);
+  mine.add(stream);
+  streams.byUser.set(input.userId, mine);
+  metrics.open.set(++streams.total);
+  stream.wake();
+  try {
+    await stream.ready;
+  } catch (error) {
+    stream.close("error");
+    throw error;
+  }
+  return stream.response;
 }
 
 /**

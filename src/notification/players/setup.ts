@@ -7,7 +7,7 @@ import { createRefusalReporter } from "../../shared/auth/refusal.ts";
 import type { Sql } from "../../shared/db.ts";
 import type { Logger } from "../../shared/logger.ts";
 import type { NatsLink } from "../../shared/nats.ts";
-import type { Clock, Worker } from "../../shared/runtime.ts";
+import { type Clock, type Worker, workerId } from "../../shared/runtime.ts";
 import { createPlayerAuthenticator } from "./auth.ts";
 import type { PlayerSettings } from "./config.ts";
 import { createPlayerFanout } from "./fanout.ts";
@@ -25,18 +25,18 @@ export type Players = {
 };
 
 export function createPlayers(deps: {
-  settings: PlayerSettings;
+  /** The players' settings, and the worker id that (with a random suffix) is the origin of this process's signals. */
+  config: { players: PlayerSettings; workerId: string | undefined };
   sql: Sql;
   log: Logger;
   registry: Registry;
   now: Clock;
   link: NatsLink | undefined;
-  /** This process's id in the signals it publishes. */
-  origin: string;
   /** Tests: drop outgoing signals. */
   dropSignals?: () => boolean;
 }): Players {
-  const { settings, sql, registry } = deps;
+  const { sql, registry } = deps;
+  const settings = deps.config.players;
   const log = deps.log.child({ component: "players" });
   const metrics = createPlayerMetrics(registry);
   const hub = createStreamHub({ sql, log, metrics, settings: settings.stream });
@@ -45,7 +45,7 @@ export function createPlayers(deps: {
     createPlayerFanout({
       link: deps.link,
       subject: settings.subject,
-      origin: deps.origin,
+      origin: `${workerId(deps.config.workerId)}-${crypto.randomUUID()}`,
       log,
       metrics,
       deliver: hub.signal,

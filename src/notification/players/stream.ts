@@ -82,10 +82,54 @@ async function sendPages(deps: StreamDeps, userId: string, out: SseBody, cursor:
   }
 }
 
-export function openPlayerStream(deps: StreamDeps, input: Input): PlayerStream {
-  const cursor: Cursor = { position: input.resumeAfter ?? "0", closed: false };
+/**
+ * Reads and sends what follows the cursor each time it is called, once `ready`; a call during a read makes that read
+ * go round once more, so reads never overlap and no wake-up is lost. A failed read is tried again after a second.
+ */
+function createCatchUp(
+  deps: StreamDeps,
+  userId: string,
+  send: { out: SseBody; cursor: Cursor; write: Write; ready: Promise<void> },
+): () => Promise<void> {
+  const { cursor } = send;
   let reading = false;
   let again = false;
+  const catchUp = async (): Promise<void> => {
+    if (cursor.closed) return;
+    if (reading) {
+      again = true;
+      return;
+    }
+    reading = true;
+    try {
+      do {
+        again = false;
+        await send.ready;
+        await sendPages(deps, userId, send.out, cursor, send.write);
+      } while (again && !cursor.closed);
+    } catch (error) {
+      if (!cursor.closed) {
+        deps.log.warn({ err: error }, "reading a player's notifications failed; trying again");
+        setTimeout(() => void catchUp(), RETRY_MS);
+      }
+    } finally {
+      reading = false;
+    }
+  };
+  return catchUp;
+}
+
+const eventStream = (body: ReadableStream<Uint8Array>) =>
+  new Response(body, {
+    headers: {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-store",
+      "x-accel-buffering": "no",
+    },
+  });
+
+export function openPlayerStream(deps: StreamDeps, input: Input): PlayerStream {
+  const cursor: Cursor = { position: input.resumeAfter ?? "0", closed: false };
   const out = createSseBody(deps.bufferBytes, () => close("client"));
 
   function close(reason: CloseReason): void {
@@ -110,41 +154,13 @@ export function openPlayerStream(deps: StreamDeps, input: Input): PlayerStream {
       write(resetFrame(reset));
     }
   });
-
-  async function catchUp(): Promise<void> {
-    if (cursor.closed) return;
-    if (reading) {
-      again = true;
-      return;
-    }
-    reading = true;
-    try {
-      do {
-        again = false;
-        await ready;
-        await sendPages(deps, input.userId, out, cursor, write);
-      } while (again && !cursor.closed);
-    } catch (error) {
-      if (!cursor.closed) {
-        deps.log.warn({ err: error }, "reading a player's notifications failed; trying again");
-        setTimeout(() => void catchUp(), RETRY_MS);
-      }
-    } finally {
-      reading = false;
-    }
-  }
+  const catchUp = createCatchUp(deps, input.userId, { out, cursor, write, ready });
 
   const remaining = Math.min(Math.max(0, input.expiresAtMs - Date.now()), 2 ** 31 - 1);
   const expiry = setTimeout(() => close("expired"), remaining);
   const stream: PlayerStream = {
     userId: input.userId,
-    response: new Response(out.body, {
-      headers: {
-        "content-type": "text/event-stream; charset=utf-8",
-        "cache-control": "no-store",
-        "x-accel-buffering": "no",
-      },
-    }),
+    response: eventStream(out.body),
     ready,
     position: () => cursor.position,
     wake: () => void catchUp(),

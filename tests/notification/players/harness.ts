@@ -68,13 +68,12 @@ export async function startReplica(input: {
   const { registry, metrics } = testMetrics();
   const link = input.nc ? createNatsLink(Promise.resolve(input.nc), silentLogger) : undefined;
   const players = createPlayers({
-    settings: config.players,
+    config: { players: config.players, workerId: uniqueName("replica") },
     sql,
     log: silentLogger,
     registry,
     now: systemClock,
     link,
-    origin: uniqueName("replica"),
     dropSignals: input.dropSignals,
   });
   const workers = input.consume
