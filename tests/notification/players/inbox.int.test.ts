@@ -5,13 +5,13 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { createApp } from "../../../src/notification/app.ts";
 import { silentLogger } from "../../../src/shared/logger.ts";
 import { startTestIdp, type TestIdp } from "../../support/idp.ts";
-import { uniqueName } from "../../support/infra.ts";
-import { testMetrics, useDatabase } from "../helpers.ts";
+import { uniqueName, useTestDatabase } from "../../support/infra.ts";
+import { testMetrics } from "../helpers.ts";
 import { PLAYER_AUDIENCE, playerConfig, playerToken, type Replica, startReplica } from "./harness.ts";
 
 setDefaultTimeout(60_000);
 
-const f = useDatabase("player_inbox");
+const f = useTestDatabase("player_inbox", { service: "notification" });
 let idp: TestIdp;
 let replica: Replica;
 const alice = uniqueName("alice");

@@ -8,9 +8,9 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import type { NotificationConfig } from "../../../src/notification/config.ts";
 import type { ConsumerHealth } from "../../../src/notification/consumer/worker.ts";
 import { startTestIdp, type TestIdp } from "../../support/idp.ts";
-import { natsUrl, uniqueName } from "../../support/infra.ts";
+import { natsUrl, uniqueName, useTestDatabase } from "../../support/infra.ts";
 import { waitUntil } from "../../support/wait.ts";
-import { consumerBound, deleteStreams, eventBytes, streamsOf, useDatabase } from "../helpers.ts";
+import { consumerBound, deleteStreams, eventBytes, streamsOf } from "../helpers.ts";
 import {
   openStream,
   playerConfig,
@@ -24,7 +24,7 @@ import {
 
 setDefaultTimeout(90_000);
 
-const f = useDatabase("player_replicas", { poolMax: 12 });
+const f = useTestDatabase("player_replicas", { service: "notification", poolMax: 12 });
 let idp: TestIdp;
 let config: NotificationConfig;
 let ncA: NatsConnection;

@@ -4,9 +4,8 @@
 // tickets; the per-player and per-process limits; a slow reader closed without holding anyone up.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { startTestIdp, type TestIdp } from "../../support/idp.ts";
-import { uniqueName } from "../../support/infra.ts";
+import { uniqueName, useTestDatabase } from "../../support/infra.ts";
 import { waitUntil } from "../../support/wait.ts";
-import { useDatabase } from "../helpers.ts";
 import {
   openStream,
   playerConfig,
@@ -20,7 +19,7 @@ import {
 
 setDefaultTimeout(90_000);
 
-const f = useDatabase("player_stream", { poolMax: 12 });
+const f = useTestDatabase("player_stream", { service: "notification", poolMax: 12 });
 let idp: TestIdp;
 let replica: Replica;
 const readers: SseReader[] = [];
