@@ -14,10 +14,9 @@ import { readBulkFile } from "../../src/entitlement/features/bulk/csv.ts";
 import { planBulk, planCounts } from "../../src/entitlement/features/bulk/plan.ts";
 import { countOutcomes } from "../../src/entitlement/features/bulk/result-csv.ts";
 import { createCommandMetrics } from "../../src/entitlement/write/metrics.ts";
-import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createRegistry } from "../../src/shared/metrics.ts";
-import { createTestDatabase, natsUrl, type TestDatabase } from "../support/infra.ts";
+import { natsUrl, useTestDatabase } from "../support/infra.ts";
 import { runCommand } from "../support/process.ts";
 import { waitUntil } from "../support/wait.ts";
 
@@ -26,16 +25,13 @@ setDefaultTimeout(180_000);
 const MAIN = join(resolve(import.meta.dir, "../.."), "src/entitlement/main.ts");
 const HEADER = "user_id,stock_keeping_unit,action,reason,expires_at";
 
-let db: TestDatabase;
-let sql: Sql;
+const f = useTestDatabase("bulk", { service: "entitlement", poolMax: 4 });
 let deps: BulkDeps;
 let dir: string;
 
 beforeAll(async () => {
-  db = await createTestDatabase("bulk");
-  sql = createSql({ url: db.url, schema: "entitlement", max: 4, applicationName: "bulk-test" });
   deps = {
-    sql,
+    sql: f.sql,
     log: silentLogger,
     now: () => new Date(),
     idempotencyTtlMs: 24 * 3_600_000,
@@ -45,9 +41,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "bulk-test-"));
 });
 
-afterAll(async () => {
-  await sql?.end();
-  await db?.drop();
+afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -56,7 +50,7 @@ const count = async (query: Promise<{ n: number }[]>) => (await query)[0]?.n ?? 
 
 async function grantDirectly(user: string, sku: string): Promise<void> {
   const file = readBulkFile(bytes(`${HEADER}\n${user},${sku},grant,setup,\n`));
-  await applyBulk(deps, await planBulk(sql, file, new Date()), { caller: "setup", traceId: "t", concurrency: 1 });
+  await applyBulk(deps, await planBulk(f.sql, file, new Date()), { caller: "setup", traceId: "t", concurrency: 1 });
 }
 
 test("preview counts, apply, apply again: each valid row changes once, the rest never", async () => {
@@ -72,9 +66,9 @@ test("preview counts, apply, apply again: each valid row changes once, the rest 
     "b-u4,,grant,compensation,",
   ].join("\r\n");
   const file = readBulkFile(bytes(text));
-  const plan = await planBulk(sql, file, new Date());
+  const plan = await planBulk(f.sql, file, new Date());
   expect(planCounts(plan)).toEqual({ rows: 7, willChange: 4, unchanged: 1, invalid: 2 });
-  const audit = () => count(sql`select count(*)::int as n from entitlement_audit where caller = 'console:bulk'`);
+  const audit = () => count(f.sql`select count(*)::int as n from entitlement_audit where caller = 'console:bulk'`);
   expect(await audit(), "a preview changes nothing").toBe(0);
 
   const run = { caller: "console:bulk", traceId: "bulk-test", concurrency: 3 };
@@ -91,15 +85,15 @@ test("preview counts, apply, apply again: each valid row changes once, the rest 
   ]);
   expect(progress.at(-1), "progress reaches every row").toBe(7);
   expect(await audit()).toBe(4);
-  const [u3] = await sql<{ expires_at: Date }[]>`
+  const [u3] = await f.sql<{ expires_at: Date }[]>`
     select expires_at from entitlements where user_id = 'b-u3' and stock_keeping_unit = 'sword'`;
   expect(u3?.expires_at.toISOString()).toBe("2030-01-01T00:00:00.000Z");
 
-  const again = await applyBulk(deps, await planBulk(sql, file, new Date()), run);
+  const again = await applyBulk(deps, await planBulk(f.sql, file, new Date()), run);
   expect(again.filter((r) => r.outcome === "failed").map((r) => r.error)).toEqual([]);
   expect(countOutcomes(again)).toEqual({ changed: 0, already_applied: 4, unchanged: 1, invalid: 2, failed: 0 });
   expect(await audit(), "applying the same file again changes nothing").toBe(4);
-  const events = await count(sql`select count(*)::int as n from outbox_events where aggregate_key like 'b-u%'`);
+  const events = await count(f.sql`select count(*)::int as n from outbox_events where aggregate_key like 'b-u%'`);
   expect(events, "one event per change, the setup grant included").toBe(5);
 });
 
@@ -107,8 +101,8 @@ test("a shell run killed with SIGKILL halfway, run again, applies every valid ro
   const rows = Array.from({ length: 1500 }, (_, i) => `k-u${i},item-${i % 3},grant,outage,`);
   const path = join(dir, "compensation.csv");
   writeFileSync(path, [HEADER, ...rows, "k-bad,,grant,outage,"].join("\n"));
-  const env = { ...process.env, DATABASE_URL: db.url, NATS_URL: await natsUrl(), LOG_LEVEL: "silent" };
-  const applied = () => count(sql`select count(*)::int as n from entitlement_audit where caller = 'cli:bulk'`);
+  const env = { ...process.env, DATABASE_URL: f.db.url, NATS_URL: await natsUrl(), LOG_LEVEL: "silent" };
+  const applied = () => count(f.sql`select count(*)::int as n from entitlement_audit where caller = 'cli:bulk'`);
 
   const child = Bun.spawn([process.execPath, MAIN, "bulk", "apply", path], { env, stdout: "pipe", stderr: "pipe" });
   await waitUntil(async () => (await applied()) >= 100, "the first run to apply some rows", 120_000, 20);
@@ -126,7 +120,7 @@ test("a shell run killed with SIGKILL halfway, run again, applies every valid ro
   expect(Number(preview?.[2])).toBeGreaterThanOrEqual(before);
   const done = /changed (\d+), already applied (\d+), unchanged 0, invalid 1, failed 0/.exec(rerun.stdout);
   expect(Number(done?.[1]) + Number(done?.[2]), "every valid row is done").toBe(1500);
-  const perRow = await sql<{ n: number; rows: number }[]>`
+  const perRow = await f.sql<{ n: number; rows: number }[]>`
     select count(*)::int as rows, max(n)::int as n from (
       select count(*) as n from entitlement_audit where caller = 'cli:bulk' group by user_id, stock_keeping_unit) c`;
   expect(perRow[0], "every valid row has exactly one audit row").toEqual({ rows: 1500, n: 1 });
@@ -136,7 +130,7 @@ test("a shell run killed with SIGKILL halfway, run again, applies every valid ro
 });
 
 test("the shell refuses a malformed file with its line, and --dry-run changes nothing", async () => {
-  const env = { ...process.env, DATABASE_URL: db.url, NATS_URL: await natsUrl(), LOG_LEVEL: "silent" };
+  const env = { ...process.env, DATABASE_URL: f.db.url, NATS_URL: await natsUrl(), LOG_LEVEL: "silent" };
   const bad = join(dir, "bad.csv");
   writeFileSync(bad, `${HEADER}\nu,s,grant,"open\n`);
   const refused = await runCommand([process.execPath, MAIN, "bulk", "apply", bad], { env });
@@ -147,7 +141,7 @@ test("the shell refuses a malformed file with its line, and --dry-run changes no
   const dry = await runCommand([process.execPath, MAIN, "bulk", "apply", good, "--dry-run"], { env });
   expect(dry.code, dry.stderr).toBe(0);
   expect(dry.stdout).toContain("1 rows: 1 will change, 0 already in that state, 0 invalid");
-  expect(await count(sql`select count(*)::int as n from entitlements where user_id = 'd-u1'`)).toBe(0);
+  expect(await count(f.sql`select count(*)::int as n from entitlements where user_id = 'd-u1'`)).toBe(0);
   const usage = await runCommand([process.execPath, MAIN, "bulk", "apply"], { env });
   expect(usage.code).toBe(2);
 });
