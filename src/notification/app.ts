@@ -1,27 +1,37 @@
 // The Notification HTTP app, shared by main and the tests: health, readiness (database and JetStream consumer),
-// metrics, OpenAPI, and the debug inbox when enabled.
+// metrics, OpenAPI, the debug inbox when enabled, and the webhook endpoints admin API when it has tokens.
 import type { Registry } from "prom-client";
+import { type AuthSettings, authenticate } from "../shared/auth/guard.ts";
+import { createRefusalReporter } from "../shared/auth/refusal.ts";
+import { type RouteScopes, routeScopes, scopeOf } from "../shared/auth/scope.ts";
+import type { TokenEntry } from "../shared/auth/tokens.ts";
 import type { ConsoleSettings } from "../shared/console/config.ts";
 import { ping, type Sql } from "../shared/db.ts";
 import { createHttpApp } from "../shared/http/app.ts";
 import type { ApiDocumentation } from "../shared/http/openapi.ts";
+import { requestPath } from "../shared/http/path.ts";
 import type { Logger } from "../shared/logger.ts";
 import { createReadiness } from "../shared/readiness.ts";
 import { notificationConsole } from "./console/routes.ts";
+import { endpointRoutes } from "./endpoints/routes.ts";
+import type { EndpointServiceDeps } from "./endpoints/service.ts";
 import { inboxRoutes } from "./inbox/routes.ts";
 
 const NOTIFICATION_API: ApiDocumentation = {
   description: [
     "Notification consumes entitlement and matchmaking events from NATS JetStream and delivers them; its HTTP side is for the",
-    "platform (probes, metrics) and, when NOTIFICATION_DEBUG_API_ENABLED=true, a debug inbox (404 otherwise).",
+    "platform (probes, metrics), the webhook endpoints admin API when NOTIFICATION_AUTH_TOKENS is set (404",
+    "otherwise) and, when NOTIFICATION_DEBUG_API_ENABLED=true, a debug inbox (404 otherwise).",
   ].join(" "),
   bearerSchemes: {
     debugToken: "NOTIFICATION_DEBUG_API_TOKEN (at least 16 characters, required when the debug API is on).",
+    adminToken: "One of NOTIFICATION_AUTH_TOKENS: read for GET, write for the rest.",
   },
   security: [],
   tags: [
     { name: "debug", description: "For tests and troubleshooting; off by default." },
     { name: "operations", description: "Probes and metrics for the platform that runs the service." },
+    { name: "webhook endpoints", description: "Receivers of the notifications, their secrets, attempts and replays." },
   ],
 };
 
@@ -37,7 +47,23 @@ export type AppDeps = {
   readinessTimeoutMs?: number;
   /** The support console at /console (signed in with the debug token); absent or disabled: not served. */
   console?: ConsoleSettings;
+  /** The endpoints admin API: served when it has tokens (NOTIFICATION_AUTH_TOKENS). */
+  endpoints?: { tokens: readonly TokenEntry[]; service: EndpointServiceDeps };
 };
+
+/**
+ * Only the routes that declare a scope (the admin API) ask for a token: every other path (probes, metrics, the debug
+ * inbox with its own token, the console) is as it was. The request's path is read by one call, the router's.
+ */
+function adminAuthentication(app: { routes: readonly { method: string; path: string }[] }, settings: AuthSettings) {
+  let scopes: RouteScopes | undefined;
+  return async ({ request }: { request: Request }) => {
+    const path = requestPath(request);
+    scopes ??= routeScopes(app.routes);
+    const scope = scopeOf(scopes, request.method, path);
+    if (scope) await authenticate(settings, scope, request.headers.get("authorization"));
+  };
+}
 
 export function createApp(deps: AppDeps) {
   // The database's answer is cached (a flood of /readyz costs at most one probe a second) and bounded in time; the
@@ -54,6 +80,12 @@ export function createApp(deps: AppDeps) {
       if (deps.consumerReady && !deps.consumerReady()) throw new Error("a JetStream event consumer is not bound");
     },
   });
+  const endpoints = deps.endpoints;
+  if (endpoints && endpoints.tokens.length > 0) {
+    const onRefusal = createRefusalReporter({ registry: deps.registry, log: deps.log, service: "notification" });
+    const settings: AuthSettings = { disabled: false, tokens: endpoints.tokens, metricsPublic: true, onRefusal };
+    app.onRequest(adminAuthentication(app, settings)).use(endpointRoutes(endpoints.service));
+  }
   if (deps.console?.enabled) {
     app.use(notificationConsole({ sql: deps.sql, log: deps.log, settings: deps.console, token: deps.debugApi.token }));
   }

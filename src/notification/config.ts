@@ -30,7 +30,6 @@ import {
   natsSecurityRule,
 } from "../shared/nats-security.ts";
 import { exportRequested } from "../shared/tracing.ts";
-
 import {
   ACK_WAIT,
   ACK_WAIT_DESCRIPTION,
@@ -38,6 +37,7 @@ import {
   consumerSettings,
   consumerVariables,
 } from "./consumer/settings.ts";
+import { EndpointVariables, endpointRules, endpointSettings } from "./endpoints/config.ts";
 
 /** The matchmaking consumer (the Java original's `notification.matchmaking-nats.*`). */
 const MATCHMAKING = "NOTIFICATION_MATCHMAKING_NATS";
@@ -163,6 +163,7 @@ export const NotificationEnv = Type.Object({
       "Bearer token the debug inbox and the console require; at least 16 characters, required when either is enabled.",
   }),
   ...consoleVariables("NOTIFICATION", "NOTIFICATION_DEBUG_API_TOKEN"),
+  ...EndpointVariables,
 });
 export type NotificationEnv = Static<typeof NotificationEnv>;
 
@@ -216,6 +217,7 @@ export function loadNotificationConfig(env: Record<string, string | undefined>) 
     natsSecurityRule,
     natsInboxPrefixRule,
     streamsDiffer,
+    ...endpointRules,
   ]);
   return {
     env: e,
@@ -290,6 +292,7 @@ export function loadNotificationConfig(env: Record<string, string | undefined>) 
       cleanupIntervalMs: e.NOTIFICATION_RETENTION_CLEANUP_INTERVAL,
     },
     debugApi: { enabled: e.NOTIFICATION_DEBUG_API_ENABLED, token: e.NOTIFICATION_DEBUG_API_TOKEN },
+    endpoints: endpointSettings(e),
     console: consoleSettings("NOTIFICATION", e),
     log: { level: e.LOG_LEVEL },
     tracing: { exportSpans: exportRequested(e) },
@@ -302,5 +305,6 @@ export type NotificationConfig = ReturnType<typeof loadNotificationConfig>;
 export const SECRET_VARIABLES = [
   "NOTIFICATION_WEBHOOK_SECRET",
   "NOTIFICATION_DEBUG_API_TOKEN",
+  "NOTIFICATION_ENDPOINT_SECRET_KEY",
   ...NATS_SECRET_VARIABLES,
 ] as const;

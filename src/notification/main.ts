@@ -3,6 +3,7 @@
 import pkg from "../../package.json" with { type: "json" };
 import { buildInfo, versionLine } from "../shared/build-info.ts";
 import { type Command, dispatch } from "../shared/cli.ts";
+import type { Sql } from "../shared/db.ts";
 import { createRegistry, natsConnectedMetric } from "../shared/metrics.ts";
 import { openNatsLink } from "../shared/nats.ts";
 import { systemClock, Waker, workerId } from "../shared/runtime.ts";
@@ -11,11 +12,20 @@ import { installTracing } from "../shared/tracing.ts";
 import { createApp } from "./app.ts";
 import { loadNotificationConfig, type NotificationConfig, SECRET_VARIABLES } from "./config.ts";
 import { allBound, type ConsumerHealth } from "./consumer/worker.ts";
+import { createSecretBox } from "./endpoints/secrets.ts";
 import { eventPipelines } from "./handlers/registry.ts";
 import { createNotificationMetrics } from "./metrics.ts";
 import { migrations, SCHEMA } from "./migrations.ts";
 import { notificationOpsCommands } from "./ops/commands.ts";
 import { createWorkers } from "./workers.ts";
+
+/** The admin API's dependencies, when it has tokens (the configuration then guarantees the key). */
+function endpointAdmin(config: NotificationConfig, sql: Sql, waker: Waker) {
+  const { tokens, secretKey, allowPrivate } = config.endpoints;
+  if (tokens.length === 0 || !secretKey) return undefined;
+  const box = createSecretBox(secretKey);
+  return { tokens, service: { sql, now: systemClock, box, allowPrivate, onDue: () => waker.wake() } };
+}
 
 const spec: ServiceSpec<NotificationConfig> = {
   name: "notification",
@@ -51,7 +61,9 @@ const spec: ServiceSpec<NotificationConfig> = {
       : undefined;
     if (!link) log.warn("NATS_ENABLED=false: no events are consumed");
     else natsConnectedMetric(registry, link.connected);
+    const endpointWaker = new Waker();
     const workers = createWorkers({
+      endpointWaker,
       config,
       sql,
       log,
@@ -70,6 +82,7 @@ const spec: ServiceSpec<NotificationConfig> = {
       consumerReady: link ? () => allBound(health, sources) && link.connected() : undefined,
       debugApi: config.debugApi,
       console: config.console,
+      endpoints: endpointAdmin(config, sql, endpointWaker),
     });
     const close = async () => {
       await link?.close();

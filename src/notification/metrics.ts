@@ -51,6 +51,17 @@ export function createNotificationMetrics(registry: Registry) {
       labelNames: ["kind", "source"] as const,
       registers: [registry],
     }),
+    endpointDelivery: new Counter({
+      name: "notification_webhook_endpoint_deliveries_total",
+      help: "Attempts to deliver to registered webhook endpoints: sent, failed (the delivery ended FAILED) or retry_scheduled.",
+      labelNames: ["result"] as const,
+      registers: [registry],
+    }),
+    endpointsDisabled: new Counter({
+      name: "notification_webhook_endpoints_disabled_total",
+      help: "Webhook endpoints disabled because every attempt failed for NOTIFICATION_ENDPOINT_DISABLE_AFTER.",
+      registers: [registry],
+    }),
   };
 }
 export type NotificationMetrics = ReturnType<typeof createNotificationMetrics>;

@@ -9,6 +9,8 @@ import type { Sender } from "./channels/sender.ts";
 import type { NotificationConfig } from "./config.ts";
 import { type ConsumerHealth, createEventConsumer } from "./consumer/worker.ts";
 import { createDeliveryWorker } from "./delivery/worker.ts";
+import { endpointDeliveryWorker } from "./endpoints/build.ts";
+import type { Resolve } from "./endpoints/url-guard.ts";
 import { eventPipelines } from "./handlers/registry.ts";
 import type { NotificationMetrics } from "./metrics.ts";
 import { createRetentionWorker } from "./retention/worker.ts";
@@ -29,6 +31,10 @@ export type WorkerDeps = {
   health: ConsumerHealth;
   /** Replaces the configured channel (tests). */
   send?: Sender;
+  /** Wakes the endpoint delivery worker; the app's replay and re-enable use it too (main.ts). */
+  endpointWaker?: Waker;
+  /** Replaces DNS for the endpoints' SSRF guard (tests). */
+  resolve?: Resolve;
 };
 
 function natsWorkers(deps: WorkerDeps, link: NatsLink): Worker[] {
@@ -47,7 +53,10 @@ function natsWorkers(deps: WorkerDeps, link: NatsLink): Worker[] {
         advisories,
         batchSize: EVENT_BATCH_SIZE,
         health: deps.health,
-        onCreated: () => deps.waker.wake(),
+        onCreated: () => {
+          deps.waker.wake();
+          deps.endpointWaker?.wake();
+        },
       }),
     ),
     ...advisories.map((advisory) =>
@@ -86,12 +95,19 @@ function deliveryWorker(deps: WorkerDeps): Worker {
   });
 }
 
+function endpointWorkers(deps: WorkerDeps): Worker[] {
+  if (!deps.config.delivery.enabled || !deps.endpointWaker) return [];
+  const worker = endpointDeliveryWorker({ ...deps, waker: deps.endpointWaker });
+  return worker ? [worker] : [];
+}
+
 export function createWorkers(deps: WorkerDeps): Worker[] {
   const { config, sql, log, now } = deps;
   const r = config.retention;
   return [
     ...(deps.link ? natsWorkers(deps, deps.link) : []),
     ...(config.delivery.enabled ? [deliveryWorker(deps)] : []),
+    ...endpointWorkers(deps),
     ...(r.enabled
       ? [
           createRetentionWorker({

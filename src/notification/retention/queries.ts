@@ -53,3 +53,43 @@ export async function deleteProcessedEvents(
   advance(input.resume, result, "processed_at");
   return result.count;
 }
+
+/** Deletes at most `limit` endpoint attempts logged before the threshold, as above; returns how many. */
+export async function deleteWebhookAttempts(
+  db: Db,
+  input: { threshold: Date; limit: number; resume?: Resume },
+): Promise<number> {
+  const from = input.resume?.from ?? BEGINNING;
+  const result = await db<{ at: Date }[]>`
+    delete from webhook_attempts
+    where ctid = any(array(
+      select ctid from webhook_attempts
+      where at < ${input.threshold} and at >= ${from}
+      order by at
+      limit ${input.limit}
+    ))
+    and at < ${input.threshold}
+    returning at`;
+  advance(input.resume, result, "at");
+  return result.count;
+}
+
+/** Deletes at most `limit` SENT/FAILED endpoint deliveries of notifications created before the threshold. */
+export async function deleteFinishedDeliveries(
+  db: Db,
+  input: { threshold: Date; limit: number; resume?: Resume },
+): Promise<number> {
+  const from = input.resume?.from ?? BEGINNING;
+  const result = await db<{ created_at: Date }[]>`
+    delete from webhook_deliveries
+    where ctid = any(array(
+      select ctid from webhook_deliveries
+      where created_at < ${input.threshold} and status in ('SENT', 'FAILED') and created_at >= ${from}
+      order by created_at
+      limit ${input.limit}
+    ))
+    and created_at < ${input.threshold} and status in ('SENT', 'FAILED')
+    returning created_at`;
+  advance(input.resume, result, "created_at");
+  return result.count;
+}

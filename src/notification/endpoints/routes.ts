@@ -1,0 +1,163 @@
+// The endpoints admin API (docs/api.md), mounted only when NOTIFICATION_AUTH_TOKENS is set. Each route declares its
+// scope (shared/auth/scope.ts): the edge (app.ts) authenticates and checks it before anything else is read.
+import { Elysia } from "elysia";
+import { scopeMacro } from "../../shared/auth/scope.ts";
+import { errorSchema } from "../../shared/http/errors.ts";
+import { parseLimit } from "../../shared/http/paging.ts";
+import { pathParam } from "../../shared/http/path.ts";
+import {
+  AttemptList,
+  CreatedEndpoint,
+  CreateEndpointBody,
+  Endpoint,
+  EndpointList,
+  EndpointParams,
+  PageQuery,
+  PatchEndpointBody,
+  ReplayAccepted,
+  ReplayBody,
+  RotateBody,
+  RotatedSecret,
+} from "./model.ts";
+import {
+  changeEndpoint,
+  checkEndpointId,
+  createEndpoint,
+  type EndpointServiceDeps,
+  getEndpoint,
+  listAttemptPage,
+  listEndpointPage,
+  removeEndpoint,
+  replay,
+  rotateSecret,
+} from "./service.ts";
+
+const COLLECTION = "/v1/webhook-endpoints";
+const ONE = `${COLLECTION}/:endpoint_id`;
+const ROTATE = `${ONE}/secret/rotate`;
+const ATTEMPTS = `${ONE}/attempts`;
+const REPLAY = `${ONE}/replay`;
+
+const TAGS = ["webhook endpoints"];
+const BAD = errorSchema("BAD_REQUEST: a field is missing, malformed or out of bounds");
+const URL_REFUSED = errorSchema(
+  "BAD_REQUEST: the body is malformed; ENDPOINT_URL_NOT_ALLOWED: the URL is not http(s), carries user info, or its host is or resolves to a loopback, private, link-local or unspecified address",
+);
+const MISSING = errorSchema("NOT_FOUND: no endpoint has this id");
+
+/** The endpoint id of a request to `pattern`, decoded strictly. */
+const idOf = (request: Request, pattern: string) => checkEndpointId(pathParam(request, pattern, "endpoint_id"));
+
+export function endpointRoutes(deps: EndpointServiceDeps) {
+  return new Elysia({ name: "webhook-endpoint-routes", strictPath: true })
+    .use(scopeMacro)
+    .post(
+      COLLECTION,
+      async ({ body, set }) => {
+        const created = await createEndpoint(deps, body);
+        set.status = 201;
+        return created;
+      },
+      {
+        scope: "write",
+        body: CreateEndpointBody,
+        response: { 201: CreatedEndpoint, 400: URL_REFUSED },
+        detail: {
+          operationId: "createWebhookEndpoint",
+          summary: "Register a webhook endpoint (its secret is shown once)",
+          tags: TAGS,
+        },
+      },
+    )
+    .get(COLLECTION, ({ query }) => listEndpointPage(deps, { limit: parseLimit(query.limit), cursor: query.cursor }), {
+      scope: "read",
+      query: PageQuery,
+      response: { 200: EndpointList, 400: BAD },
+      detail: {
+        operationId: "listWebhookEndpoints",
+        summary: "The webhook endpoints, oldest first, paged",
+        tags: TAGS,
+      },
+    })
+    .get(ONE, ({ request }) => getEndpoint(deps, idOf(request, ONE)), {
+      scope: "read",
+      params: EndpointParams,
+      response: { 200: Endpoint, 404: MISSING },
+      detail: { operationId: "getWebhookEndpoint", summary: "One webhook endpoint, without its secret", tags: TAGS },
+    })
+    .patch(ONE, ({ request, body }) => changeEndpoint(deps, idOf(request, ONE), body), {
+      scope: "write",
+      params: EndpointParams,
+      body: PatchEndpointBody,
+      response: { 200: Endpoint, 400: URL_REFUSED, 404: MISSING },
+      detail: {
+        operationId: "changeWebhookEndpoint",
+        summary: "Change an endpoint's url, description, event types or enabled (enabling again sends what waited)",
+        tags: TAGS,
+      },
+    })
+    .delete(
+      ONE,
+      async ({ request, set }) => {
+        await removeEndpoint(deps, idOf(request, ONE));
+        set.status = 204;
+        return undefined;
+      },
+      {
+        scope: "write",
+        params: EndpointParams,
+        response: { 404: MISSING },
+        detail: {
+          operationId: "deleteWebhookEndpoint",
+          summary: "Delete an endpoint: nothing more is sent to it",
+          tags: TAGS,
+        },
+      },
+    )
+    .post(ROTATE, ({ request, body }) => rotateSecret(deps, idOf(request, ROTATE), body ?? {}), {
+      scope: "write",
+      params: EndpointParams,
+      body: RotateBody,
+      response: { 200: RotatedSecret, 400: BAD, 404: MISSING },
+      detail: {
+        operationId: "rotateWebhookEndpointSecret",
+        summary: "A new signing secret; the old one is signed with too until the overlap ends",
+        tags: TAGS,
+      },
+    })
+    .get(
+      ATTEMPTS,
+      ({ request, query }) =>
+        listAttemptPage(deps, idOf(request, ATTEMPTS), { limit: parseLimit(query.limit), cursor: query.cursor }),
+      {
+        scope: "read",
+        params: EndpointParams,
+        query: PageQuery,
+        response: { 200: AttemptList, 400: BAD, 404: MISSING },
+        detail: {
+          operationId: "listWebhookEndpointAttempts",
+          summary: "An endpoint's delivery attempts, newest first",
+          tags: TAGS,
+        },
+      },
+    )
+    .post(
+      REPLAY,
+      async ({ request, body, set }) => {
+        const accepted = await replay(deps, idOf(request, REPLAY), body);
+        set.status = 202;
+        return accepted;
+      },
+      {
+        scope: "write",
+        params: EndpointParams,
+        body: ReplayBody,
+        response: { 202: ReplayAccepted, 400: BAD, 404: MISSING },
+        detail: {
+          operationId: "replayWebhookEndpoint",
+          summary: "Send the notifications of a time window to the endpoint again, with their original webhook-id",
+          tags: TAGS,
+        },
+      },
+    );
+}
