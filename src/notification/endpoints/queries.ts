@@ -90,7 +90,9 @@ export async function updateEndpoint(
         updated_at = ${input.now}
     from before
     where e.endpoint_id = before.endpoint_id
-    returning ${COLUMNS(db)}, before.enabled as was_enabled, before.failing_since as was_failing_since`;
+    returning e.endpoint_id, e.url, e.description, e.event_types, e.enabled, e.disabled_reason, e.failing_since,
+              e.previous_secret_until, e.created_at, e.updated_at,
+              before.enabled as was_enabled, before.failing_since as was_failing_since`;
   if (!row) return undefined;
   const { was_enabled, was_failing_since, ...endpoint } = row;
   const reenabled = !was_enabled && endpoint.enabled;
