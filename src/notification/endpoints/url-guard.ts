@@ -34,7 +34,6 @@ for (const [net, prefix] of [
 for (const [net, prefix] of [
   ["::", 128], // unspecified
   ["::1", 128],
-  ["::ffff:0:0", 96], // IPv4-mapped: refused whatever the IPv4 address
   ["64:ff9b::", 96], // NAT64, which could carry any IPv4 address
   ["fc00::", 7], // unique local
   ["fe80::", 10], // link-local
@@ -43,9 +42,15 @@ for (const [net, prefix] of [
   FORBIDDEN.addSubnet(net, prefix, "ipv6");
 }
 
+/** IPv4-mapped IPv6, refused whatever the IPv4 address; its own list, since a list's IPv6 rule for ::ffff:0:0/96 also
+ * matches every plain IPv4 address. */
+const MAPPED = new BlockList();
+MAPPED.addSubnet("::ffff:0:0", 96, "ipv6");
+
 export function isForbiddenAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 0) return true;
+  if (family === 6 && MAPPED.check(address, "ipv6")) return true;
   return FORBIDDEN.check(address, family === 4 ? "ipv4" : "ipv6");
 }
 
