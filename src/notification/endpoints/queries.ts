@@ -126,3 +126,16 @@ export async function rotateEndpointSecret(
     where endpoint_id = ${input.endpointId}`;
   return result.count === 1;
 }
+
+export type EndpointSummary = EndpointRow & { pending: number; failed: number };
+
+/** Every endpoint with its deliveries waiting and ended FAILED, for the operator's list and the console. */
+export async function listEndpointSummaries(db: Db, input: { limit: number }): Promise<EndpointSummary[]> {
+  return db<EndpointSummary[]>`
+    select ${COLUMNS(db)},
+      (select count(*) from webhook_deliveries d
+       where d.endpoint_id = e.endpoint_id and d.status in ('PENDING', 'PROCESSING'))::int as pending,
+      (select count(*) from webhook_deliveries d where d.endpoint_id = e.endpoint_id and d.status = 'FAILED')::int as failed
+    from webhook_endpoints e
+    order by created_at, endpoint_id limit ${input.limit}`;
+}

@@ -62,7 +62,7 @@ export function checkEndpointId(text: string): string {
   return text.toLowerCase();
 }
 
-async function checkUrl(deps: EndpointServiceDeps, text: string): Promise<string> {
+async function checkUrl(deps: EndpointChangeDeps, text: string): Promise<string> {
   const url = parseEndpointUrl(text);
   await allowedAddresses(url, { allowPrivate: deps.allowPrivate, resolve: deps.resolve });
   return url.toString();
@@ -108,7 +108,10 @@ export async function getEndpoint(deps: EndpointServiceDeps, endpointId: string)
   return toEndpoint(row);
 }
 
-export async function changeEndpoint(deps: EndpointServiceDeps, endpointId: string, body: PatchEndpointBody) {
+/** What a change, a replay and a deletion need: no secret is touched (the operator commands use them too). */
+export type EndpointChangeDeps = Omit<EndpointServiceDeps, "box">;
+
+export async function changeEndpoint(deps: EndpointChangeDeps, endpointId: string, body: PatchEndpointBody) {
   const url = body.url === undefined ? undefined : await checkUrl(deps, body.url);
   const change = {
     url,
@@ -171,7 +174,7 @@ function replayWindowOf(body: ReplayBody, now: Date): { since: Date; until: Date
   return { since, until };
 }
 
-export async function replay(deps: EndpointServiceDeps, endpointId: string, body: ReplayBody) {
+export async function replay(deps: EndpointChangeDeps, endpointId: string, body: ReplayBody) {
   const now = deps.now();
   const window = replayWindowOf(body, now);
   const endpoint = await findEndpoint(deps.sql, endpointId);
@@ -190,7 +193,7 @@ export async function replay(deps: EndpointServiceDeps, endpointId: string, body
 }
 
 /** After the commit: this process's worker at once, the other replicas through their LISTEN. */
-async function announceDue(deps: EndpointServiceDeps): Promise<void> {
+async function announceDue(deps: EndpointChangeDeps): Promise<void> {
   deps.onDue?.();
   await deps.sql`select pg_notify(${ENDPOINT_DUE_CHANNEL}, '')`;
 }
