@@ -87,7 +87,17 @@ export function createApp(deps: AppDeps) {
     app.onRequest(adminAuthentication(app, settings)).use(endpointRoutes(endpoints.service));
   }
   if (deps.console?.enabled) {
-    app.use(notificationConsole({ sql: deps.sql, log: deps.log, settings: deps.console, token: deps.debugApi.token }));
+    const service = deps.endpoints?.service;
+    const endpoints = service && { now: service.now, allowPrivate: service.allowPrivate, onDue: service.onDue };
+    app.use(
+      notificationConsole({
+        sql: deps.sql,
+        log: deps.log,
+        settings: deps.console,
+        token: deps.debugApi.token,
+        endpoints,
+      }),
+    );
   }
   return deps.debugApi.enabled ? app.use(inboxRoutes({ sql: deps.sql, token: deps.debugApi.token })) : app;
 }

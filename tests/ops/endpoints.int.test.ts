@@ -56,7 +56,7 @@ describe("notification endpoints", () => {
     ]);
     const statuses = await f.sql<{ status: string; attempt_count: number }[]>`
       select status, attempt_count from webhook_deliveries where endpoint_id = ${id} order by created_at`;
-    expect(statuses, "only the delivery that failed during the failure run is sent again").toEqual([
+    expect([...statuses], "only the delivery that failed during the failure run is sent again").toEqual([
       { status: "FAILED", attempt_count: 3 },
       { status: "PENDING", attempt_count: 0 },
     ]);
