@@ -78,6 +78,9 @@ describe("migration runner", () => {
       "notification.notifications",
       "notification.processed_events",
       "notification.schema_migrations",
+      "notification.webhook_attempts",
+      "notification.webhook_deliveries",
+      "notification.webhook_endpoints",
     ]);
     expect(await migrate(sql, "entitlement", entitlementMigrations)).toEqual([]);
   });

@@ -1,5 +1,6 @@
 // The endpoints admin API (docs/api.md), mounted only when NOTIFICATION_AUTH_TOKENS is set. Each route declares its
 // scope (shared/auth/scope.ts): the edge (app.ts) authenticates and checks it before anything else is read.
+import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { scopeMacro } from "../../shared/auth/scope.ts";
 import { errorSchema } from "../../shared/http/errors.ts";
@@ -39,6 +40,8 @@ const ATTEMPTS = `${ONE}/attempts`;
 const REPLAY = `${ONE}/replay`;
 
 const TAGS = ["webhook endpoints"];
+/** What each operation's detail adds: its tag and the admin token it needs. */
+const DOC = { tags: TAGS, security: [{ adminToken: [] }] };
 const BAD = errorSchema("BAD_REQUEST: a field is missing, malformed or out of bounds");
 const URL_REFUSED = errorSchema(
   "BAD_REQUEST: the body is malformed; ENDPOINT_URL_NOT_ALLOWED: the URL is not http(s), carries user info, or its host is or resolves to a loopback, private, link-local or unspecified address",
@@ -65,7 +68,7 @@ export function endpointRoutes(deps: EndpointServiceDeps) {
         detail: {
           operationId: "createWebhookEndpoint",
           summary: "Register a webhook endpoint (its secret is shown once)",
-          tags: TAGS,
+          ...DOC,
         },
       },
     )
@@ -76,14 +79,14 @@ export function endpointRoutes(deps: EndpointServiceDeps) {
       detail: {
         operationId: "listWebhookEndpoints",
         summary: "The webhook endpoints, oldest first, paged",
-        tags: TAGS,
+        ...DOC,
       },
     })
     .get(ONE, ({ request }) => getEndpoint(deps, idOf(request, ONE)), {
       scope: "read",
       params: EndpointParams,
       response: { 200: Endpoint, 404: MISSING },
-      detail: { operationId: "getWebhookEndpoint", summary: "One webhook endpoint, without its secret", tags: TAGS },
+      detail: { operationId: "getWebhookEndpoint", summary: "One webhook endpoint, without its secret", ...DOC },
     })
     .patch(ONE, ({ request, body }) => changeEndpoint(deps, idOf(request, ONE), body), {
       scope: "write",
@@ -93,7 +96,7 @@ export function endpointRoutes(deps: EndpointServiceDeps) {
       detail: {
         operationId: "changeWebhookEndpoint",
         summary: "Change an endpoint's url, description, event types or enabled (enabling again sends what waited)",
-        tags: TAGS,
+        ...DOC,
       },
     })
     .delete(
@@ -101,16 +104,16 @@ export function endpointRoutes(deps: EndpointServiceDeps) {
       async ({ request, set }) => {
         await removeEndpoint(deps, idOf(request, ONE));
         set.status = 204;
-        return undefined;
+        return null;
       },
       {
         scope: "write",
         params: EndpointParams,
-        response: { 404: MISSING },
+        response: { 204: Type.Null({ description: "Deleted: no body." }), 404: MISSING },
         detail: {
           operationId: "deleteWebhookEndpoint",
           summary: "Delete an endpoint: nothing more is sent to it",
-          tags: TAGS,
+          ...DOC,
         },
       },
     )
@@ -122,7 +125,7 @@ export function endpointRoutes(deps: EndpointServiceDeps) {
       detail: {
         operationId: "rotateWebhookEndpointSecret",
         summary: "A new signing secret; the old one is signed with too until the overlap ends",
-        tags: TAGS,
+        ...DOC,
       },
     })
     .get(
@@ -137,7 +140,7 @@ export function endpointRoutes(deps: EndpointServiceDeps) {
         detail: {
           operationId: "listWebhookEndpointAttempts",
           summary: "An endpoint's delivery attempts, newest first",
-          tags: TAGS,
+          ...DOC,
         },
       },
     )
@@ -156,7 +159,7 @@ export function endpointRoutes(deps: EndpointServiceDeps) {
         detail: {
           operationId: "replayWebhookEndpoint",
           summary: "Send the notifications of a time window to the endpoint again, with their original webhook-id",
-          tags: TAGS,
+          ...DOC,
         },
       },
     );

@@ -67,6 +67,11 @@ function refineOperation(operation: Json, refinements: Refinements): Json {
     const headers = { ...(current.headers as Json | undefined), ...(response.headers as Json | undefined) };
     responses[status] = { ...current, ...response, ...(Object.keys(headers).length > 0 ? { headers } : {}) };
   }
+  for (const [status, response] of Object.entries(responses)) {
+    // Elysia writes a `null` response (a 204) as the schema itself where its media types belong: no body, no content.
+    if ((response.content as Json | undefined)?.type === "null")
+      responses[status] = { description: response.description };
+  }
   if (responses["405"]) responses["405"] = { ...responses["405"], headers: ALLOW };
   for (const status of ["429", "503"]) {
     const response = responses[status];
