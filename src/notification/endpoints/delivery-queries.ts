@@ -39,6 +39,29 @@ type ClaimRow = {
   traceparent: string | null;
 };
 
+function toClaimed(r: ClaimRow): ClaimedDelivery {
+  return {
+    endpointId: r.endpoint_id,
+    notificationId: r.notification_id,
+    attemptCount: r.attempt_count,
+    url: r.url,
+    secretCiphertext: r.secret_ciphertext,
+    previousSecretCiphertext: r.previous_secret_ciphertext,
+    previousSecretUntil: r.previous_secret_until,
+    notification:
+      r.event_id === null || r.payload === null
+        ? null
+        : {
+            eventId: r.event_id,
+            userId: r.user_id,
+            type: r.type,
+            occurredAt: r.occurred_at,
+            payload: JSON.parse(r.payload) as Record<string, unknown>,
+            traceparent: r.traceparent,
+          },
+  };
+}
+
 /**
  * Claims due deliveries of enabled endpoints: PENDING ones whose time came and PROCESSING ones whose lease ended (a
  * claim moves next_attempt_at to the lease's end). `free` gives the slots left of endpoints with deliveries in flight;
@@ -84,26 +107,7 @@ export async function claimDeliveries(
     from claimed c
     join webhook_endpoints e on e.endpoint_id = c.endpoint_id
     left join notifications n on n.notification_id = c.notification_id`;
-  return rows.map((r) => ({
-    endpointId: r.endpoint_id,
-    notificationId: r.notification_id,
-    attemptCount: r.attempt_count,
-    url: r.url,
-    secretCiphertext: r.secret_ciphertext,
-    previousSecretCiphertext: r.previous_secret_ciphertext,
-    previousSecretUntil: r.previous_secret_until,
-    notification:
-      r.event_id === null || r.payload === null
-        ? null
-        : {
-            eventId: r.event_id,
-            userId: r.user_id,
-            type: r.type,
-            occurredAt: r.occurred_at,
-            payload: JSON.parse(r.payload) as Record<string, unknown>,
-            traceparent: r.traceparent,
-          },
-  }));
+  return rows.map(toClaimed);
 }
 
 /** The end of one attempt: SENT, FAILED, or PENDING again at `nextAttemptAt`; `attempted` false when none was made. */

@@ -51,7 +51,8 @@ const MISSING = errorSchema("NOT_FOUND: no endpoint has this id");
 /** The endpoint id of a request to `pattern`, decoded strictly. */
 const idOf = (request: Request, pattern: string) => checkEndpointId(pathParam(request, pattern, "endpoint_id"));
 
-export function endpointRoutes(deps: EndpointServiceDeps) {
+/** Register and list. */
+function endpointCollectionRoutes(deps: EndpointServiceDeps) {
   return new Elysia({ name: "webhook-endpoint-routes", strictPath: true })
     .use(scopeMacro)
     .post(
@@ -81,7 +82,13 @@ export function endpointRoutes(deps: EndpointServiceDeps) {
         summary: "The webhook endpoints, oldest first, paged",
         ...DOC,
       },
-    })
+    });
+}
+
+/** Read, change and delete one endpoint. */
+function endpointItemRoutes(deps: EndpointServiceDeps) {
+  return new Elysia({ name: "webhook-endpoint-item-routes", strictPath: true })
+    .use(scopeMacro)
     .get(ONE, ({ request }) => getEndpoint(deps, idOf(request, ONE)), {
       scope: "read",
       params: EndpointParams,
@@ -116,7 +123,13 @@ export function endpointRoutes(deps: EndpointServiceDeps) {
           ...DOC,
         },
       },
-    )
+    );
+}
+
+/** Rotation, the attempts log and replay. */
+function endpointOperationRoutes(deps: EndpointServiceDeps) {
+  return new Elysia({ name: "webhook-endpoint-operation-routes", strictPath: true })
+    .use(scopeMacro)
     .post(ROTATE, ({ request, body }) => rotateSecret(deps, idOf(request, ROTATE), body ?? {}), {
       scope: "write",
       params: EndpointParams,
@@ -163,4 +176,11 @@ export function endpointRoutes(deps: EndpointServiceDeps) {
         },
       },
     );
+}
+
+export function endpointRoutes(deps: EndpointServiceDeps) {
+  return new Elysia({ name: "webhook-endpoint-routes" })
+    .use(endpointCollectionRoutes(deps))
+    .use(endpointItemRoutes(deps))
+    .use(endpointOperationRoutes(deps));
 }
