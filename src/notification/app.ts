@@ -8,6 +8,7 @@ import type { TokenEntry } from "../shared/auth/tokens.ts";
 import type { ConsoleSettings } from "../shared/console/config.ts";
 import { ping, type Sql } from "../shared/db.ts";
 import { createHttpApp } from "../shared/http/app.ts";
+import { ApiError } from "../shared/http/errors.ts";
 import type { ApiDocumentation } from "../shared/http/openapi.ts";
 import { requestPath } from "../shared/http/path.ts";
 import type { Logger } from "../shared/logger.ts";
@@ -51,6 +52,9 @@ export type AppDeps = {
   endpoints?: { tokens: readonly TokenEntry[]; service: EndpointServiceDeps };
 };
 
+/** The admin API's bodies are a few hundred bytes; a declared length beyond this is refused before it is read. */
+const MAX_ADMIN_BODY_BYTES = 16 * 1024;
+
 /**
  * Only the routes that declare a scope (the admin API) ask for a token: every other path (probes, metrics, the debug
  * inbox with its own token, the console) is as it was. The request's path is read by one call, the router's.
@@ -61,7 +65,11 @@ function adminAuthentication(app: { routes: readonly { method: string; path: str
     const path = requestPath(request);
     scopes ??= routeScopes(app.routes);
     const scope = scopeOf(scopes, request.method, path);
-    if (scope) await authenticate(settings, scope, request.headers.get("authorization"));
+    if (!scope) return;
+    await authenticate(settings, scope, request.headers.get("authorization"));
+    if (Number(request.headers.get("content-length") ?? 0) > MAX_ADMIN_BODY_BYTES) {
+      throw new ApiError(413, "PAYLOAD_TOO_LARGE", `request body must be at most ${MAX_ADMIN_BODY_BYTES} bytes`);
+    }
   };
 }
 

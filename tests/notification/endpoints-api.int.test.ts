@@ -1,7 +1,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createApp } from "../../src/notification/app.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
-import { endpointApp, READER } from "./endpoints.helpers.ts";
+import { endpointApp, READER, WRITER } from "./endpoints.helpers.ts";
 import { testMetrics, useDatabase } from "./helpers.ts";
 
 setDefaultTimeout(30_000);
@@ -86,6 +86,18 @@ describe("webhook endpoints admin API", () => {
     expect((await call("POST", "/v1/webhook-endpoints", { url: "not a url" })).body.code).toBe("BAD_REQUEST");
     const types = await call("POST", "/v1/webhook-endpoints", { url: "http://127.0.0.1:9/", event_types: [] });
     expect(types.status).toBe(400);
+    const body = JSON.stringify({ url: "http://127.0.0.1:9/", description: "x".repeat(20_000) });
+    const { app } = endpointApp(f.sql);
+    const headers = { authorization: `Bearer ${WRITER}`, "content-type": "application/json" };
+    const large = await app.handle(
+      new Request("http://localhost/v1/webhook-endpoints", {
+        method: "POST",
+        headers: { ...headers, "content-length": String(body.length) },
+        body,
+      }),
+    );
+    expect(large.status, "a declared body over 16 KiB is refused before it is read").toBe(413);
+    expect(((await large.json()) as { code: string }).code).toBe("PAYLOAD_TOO_LARGE");
   });
 
   test("secret rotation answers a new secret; the overlap is at most 7d", async () => {
