@@ -1,19 +1,17 @@
 // The Notification HTTP app, shared by main and the tests: health, readiness (database and JetStream consumer),
 // metrics, OpenAPI, the debug inbox when enabled, and the webhook endpoints admin API when it has tokens.
 import type { Registry } from "prom-client";
-import { type AuthSettings, authenticate } from "../shared/auth/guard.ts";
+import type { AuthSettings } from "../shared/auth/guard.ts";
 import { createRefusalReporter } from "../shared/auth/refusal.ts";
-import { type RouteScopes, routeScopes, scopeOf } from "../shared/auth/scope.ts";
 import type { TokenEntry } from "../shared/auth/tokens.ts";
 import type { ConsoleSettings } from "../shared/console/config.ts";
 import { ping, type Sql } from "../shared/db.ts";
 import { createHttpApp } from "../shared/http/app.ts";
-import { ApiError } from "../shared/http/errors.ts";
 import type { ApiDocumentation } from "../shared/http/openapi.ts";
-import { requestPath } from "../shared/http/path.ts";
 import type { Logger } from "../shared/logger.ts";
 import { createReadiness } from "../shared/readiness.ts";
 import { notificationConsole } from "./console/routes.ts";
+import { guardAdminRoutes } from "./endpoints/edge.ts";
 import { endpointRoutes } from "./endpoints/routes.ts";
 import type { EndpointServiceDeps } from "./endpoints/service.ts";
 import { inboxRoutes } from "./inbox/routes.ts";
@@ -52,27 +50,6 @@ export type AppDeps = {
   endpoints?: { tokens: readonly TokenEntry[]; service: EndpointServiceDeps };
 };
 
-/** The admin API's bodies are a few hundred bytes; a declared length beyond this is refused before it is read. */
-const MAX_ADMIN_BODY_BYTES = 16 * 1024;
-
-/**
- * Only the routes that declare a scope (the admin API) ask for a token: every other path (probes, metrics, the debug
- * inbox with its own token, the console) is as it was. The request's path is read by one call, the router's.
- */
-function adminAuthentication(app: { routes: readonly { method: string; path: string }[] }, settings: AuthSettings) {
-  let scopes: RouteScopes | undefined;
-  return async ({ request }: { request: Request }) => {
-    const path = requestPath(request);
-    scopes ??= routeScopes(app.routes);
-    const scope = scopeOf(scopes, request.method, path);
-    if (!scope) return;
-    await authenticate(settings, scope, request.headers.get("authorization"));
-    if (Number(request.headers.get("content-length") ?? 0) > MAX_ADMIN_BODY_BYTES) {
-      throw new ApiError(413, "PAYLOAD_TOO_LARGE", `request body must be at most ${MAX_ADMIN_BODY_BYTES} bytes`);
-    }
-  };
-}
-
 export function createApp(deps: AppDeps) {
   // The database's answer is cached (a flood of /readyz costs at most one probe a second) and bounded in time; the
   // consumer's state is read on every call, it costs nothing.
@@ -92,7 +69,7 @@ export function createApp(deps: AppDeps) {
   if (endpoints && endpoints.tokens.length > 0) {
     const onRefusal = createRefusalReporter({ registry: deps.registry, log: deps.log, service: "notification" });
     const settings: AuthSettings = { disabled: false, tokens: endpoints.tokens, metricsPublic: true, onRefusal };
-    app.onRequest(adminAuthentication(app, settings)).use(endpointRoutes(endpoints.service));
+    guardAdminRoutes(app, settings, deps.log).use(endpointRoutes(endpoints.service));
   }
   if (deps.console?.enabled) {
     const service = deps.endpoints?.service;

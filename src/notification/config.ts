@@ -37,7 +37,7 @@ import {
   consumerSettings,
   consumerVariables,
 } from "./consumer/settings.ts";
-import { EndpointVariables, endpointRules, endpointSettings } from "./endpoints/config.ts";
+import { EndpointVariables, endpointRules, endpointSettings } from "./endpoint-settings.ts";
 
 /** The matchmaking consumer (the Java original's `notification.matchmaking-nats.*`). */
 const MATCHMAKING = "NOTIFICATION_MATCHMAKING_NATS";

@@ -55,7 +55,12 @@ async function storeAtRate(sql: Sql, waker: Waker): Promise<Map<string, number>>
     const events = Array.from({ length: perTick }, () => ({
       eventId: crypto.randomUUID(),
       notifications: [
-        { userId: `u${tick}`, type: "EntitlementGranted", occurredAt: new Date().toISOString(), payload: { tick } },
+        {
+          userId: `u${tick}`,
+          type: "EntitlementGranted" as const,
+          occurredAt: new Date().toISOString(),
+          payload: { tick },
+        },
       ],
     }));
     await storeEvents(sql, events, new Date());

@@ -1,8 +1,8 @@
 // The relay loop against real PostgreSQL and JetStream: LISTEN wake-up, several relays at once, the lease heartbeat,
 // graceful stop, a relay that never dies, and the measured time from commit to stream append.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import type { Publisher } from "../../src/entitlement/outbox/publisher.ts";
-import { claimOutboxBatch } from "../../src/entitlement/outbox/queries.ts";
+import type { Publisher } from "../../src/entitlement/work/outbox/publisher.ts";
+import { claimOutboxBatch } from "../../src/entitlement/work/outbox/queries.ts";
 import { createSql } from "../../src/shared/db.ts";
 import {
   countByStatus,
@@ -216,6 +216,32 @@ describe("relay loop", () => {
     expect(Math.max(...bursts), "never past the maximum size").toBe(80);
     expect(bursts.reduce((a, b) => a + b, 0)).toBe(303);
     expect(bursts.at(-1), "after the backlog, the configured size again").toBeLessThanOrEqual(10);
+  });
+
+  test("an event that commits late, older than a chain's cursor, is still published, once", async () => {
+    let publishes = 0;
+    let late: string | undefined;
+    const lateCommit: Publisher = {
+      publish: async (...args) => {
+        // In the middle of a chain of full claims: a transaction that began before the backlog's newest events commits.
+        if (++publishes === 25) late = await insertEvent(f.sql, { createdAt: new Date(Date.now() - 60_000) });
+        return f.js.publish(...args);
+      },
+    };
+    const relay = makeRelay(f, {
+      js: lateCommit,
+      settings: { batchSize: 10, maxBatchSize: 10, concurrency: 1, pollIntervalMs: 60_000 },
+    });
+    const backlog = await insertEvents(f.sql, 100);
+    await running([relay], () =>
+      waitFor(async () => (await countByStatus(f.sql)).PUBLISHED === 101, "the backlog and the late event", 30_000),
+    );
+    const stored = (await readStream(f.jsm, f.stream)).map((m) => m.headers["Nats-Msg-Id"]);
+    expect(
+      stored.filter((id) => id === late),
+      "the late event reaches the stream once",
+    ).toHaveLength(1);
+    expect(new Set(stored).size, "and every event of the backlog once").toBe(backlog.length + 1);
   });
 
   test("on abort a concurrent relay finishes every batch in flight, then returns", async () => {

@@ -86,6 +86,11 @@ describe("webhook endpoints admin API", () => {
     expect((await call("POST", "/v1/webhook-endpoints", { url: "not a url" })).body.code).toBe("BAD_REQUEST");
     const types = await call("POST", "/v1/webhook-endpoints", { url: "http://127.0.0.1:9/", event_types: [] });
     expect(types.status).toBe(400);
+    const typo = await call("POST", "/v1/webhook-endpoints", {
+      url: "http://127.0.0.1:9/",
+      event_types: ["EntitlementGrant"],
+    });
+    expect(typo.status, "an unknown notification type is refused").toBe(400);
     const body = JSON.stringify({ url: "http://127.0.0.1:9/", description: "x".repeat(20_000) });
     const { app } = endpointApp(f.sql);
     const headers = { authorization: `Bearer ${WRITER}`, "content-type": "application/json" };

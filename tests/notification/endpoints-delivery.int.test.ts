@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Webhook } from "standardwebhooks";
+import type { NotificationType } from "../../src/notification/consumer/handler.ts";
 import { createLogger } from "../../src/shared/logger.ts";
 import { Waker } from "../../src/shared/runtime.ts";
 import { endpointApp, runEndpointWorker, startReceiver, storeNotifications } from "./endpoints.helpers.ts";
@@ -32,7 +33,7 @@ function start(options: Parameters<typeof runEndpointWorker>[1] = {}) {
 }
 
 /** Stores notifications and wakes this process's worker, as the consumer does after its commit. */
-async function store(drafts: { type?: string }[], waker?: Waker): Promise<string[]> {
+async function store(drafts: { type?: NotificationType }[], waker?: Waker): Promise<string[]> {
   const ids = await storeNotifications(f.sql, drafts);
   waker?.wake();
   return ids;

@@ -2,6 +2,7 @@
 // API, the endpoint delivery worker, and notifications stored through the consumer's own statement.
 import { afterAll } from "bun:test";
 import { createApp } from "../../src/notification/app.ts";
+import type { NotificationType } from "../../src/notification/consumer/handler.ts";
 import { storeEvents } from "../../src/notification/consumer/service.ts";
 import { endpointDeliveryWorker } from "../../src/notification/endpoints/build.ts";
 import { createSecretBox } from "../../src/notification/endpoints/secrets.ts";
@@ -129,7 +130,10 @@ export function runEndpointWorker(
 }
 
 /** Stores notifications through the consumer's statement (the fan-out happens there); returns their ids. */
-export async function storeNotifications(sql: Sql, drafts: { type?: string; userId?: string }[]): Promise<string[]> {
+export async function storeNotifications(
+  sql: Sql,
+  drafts: { type?: NotificationType; userId?: string }[],
+): Promise<string[]> {
   const events = drafts.map((d) => ({
     eventId: crypto.randomUUID(),
     notifications: [

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { loadNotificationConfig } from "../../src/notification/config.ts";
-import { createSecretBox, newSigningSecret, parseSecretKey } from "../../src/notification/endpoints/secrets.ts";
+import { parseSecretKey } from "../../src/notification/endpoint-settings.ts";
+import { createSecretBox, newSigningSecret } from "../../src/notification/endpoints/secrets.ts";
 import { allowedAddresses, isForbiddenAddress, parseEndpointUrl } from "../../src/notification/endpoints/url-guard.ts";
 import type { ConfigError } from "../../src/shared/config.ts";
 

@@ -26,12 +26,14 @@ describe("notification endpoints", () => {
     const { call } = endpointApp(f.sql);
     const created = await call("POST", "/v1/webhook-endpoints", {
       url: "http://127.0.0.1:9/ops",
-      event_types: ["A", "B"],
+      event_types: ["MatchFound", "PointsGranted"],
     });
     const id = created.body.endpoint_id as string;
     const list = ops();
     expect(await printEndpoints(list.deps, 100)).toBe(0);
-    expect(list.lines[0]).toContain(`${id} enabled url=http://127.0.0.1:9/ops types=A+B pending=0 failed=0`);
+    expect(list.lines[0]).toContain(
+      `${id} enabled url=http://127.0.0.1:9/ops types=MatchFound+PointsGranted pending=0 failed=0`,
+    );
     expect(list.lines.at(-1)).toBe("1 webhook endpoint(s)");
 
     const off = ops();
@@ -69,10 +71,10 @@ describe("notification endpoints", () => {
     const since = new Date().toISOString();
     const created = await call("POST", "/v1/webhook-endpoints", {
       url: "http://127.0.0.1:9/replay",
-      event_types: ["Z"],
+      event_types: ["PointsGranted"],
     });
     const id = created.body.endpoint_id as string;
-    await storeNotifications(f.sql, [{ type: "Z" }, { type: "Z" }, { type: "Other" }]);
+    await storeNotifications(f.sql, [{ type: "PointsGranted" }, { type: "PointsGranted" }, { type: "MatchFound" }]);
     await f.sql`update webhook_deliveries set status = 'SENT' where endpoint_id = ${id}`;
     const run = ops();
     const replay = { op: "replay" as const, id, since, onlyFailed: false };

@@ -1,6 +1,6 @@
 // The console's webhook endpoints: the list (state, what waits, what failed), an endpoint's recent attempts, and a
 // replay of a time window. Reads are the operator commands' statements; the replay is the admin API's own.
-import { consoleHref, type Html, html, text } from "../../shared/console/html.ts";
+import { consoleHref, type Html, html, sentence, text } from "../../shared/console/html.ts";
 import type { Action, Page } from "../../shared/console/kit.ts";
 import type { Sql } from "../../shared/db.ts";
 import { badRequest } from "../../shared/http/errors.ts";
@@ -46,8 +46,8 @@ export function endpointPages(sql: Sql): Record<string, Page<Operator>> {
           : html`<table><thead><tr><th>endpoint</th><th>url</th><th>types</th><th>state</th><th>waiting</th><th>failed</th><th>failing since</th><th>disabled because</th></tr></thead><tbody>${rows}</tbody></table>`;
       return { title: "Webhook endpoints", body };
     },
-    "/console/endpoints/attempts": async ({ url, formFields }) => {
-      const endpointId = endpointIdOf(url.searchParams.get("endpoint_id"));
+    "/console/endpoints/attempts": async ({ query, formFields }) => {
+      const endpointId = endpointIdOf(query.get("endpoint_id"));
       const endpoint = await findEndpoint(sql, endpointId);
       if (!endpoint) return { title: "Endpoint", body: html`<p data-testid="no-endpoint">No such endpoint.</p>` };
       const rows = (await listAttempts(sql, { endpointId, limit: SHOWN })).map(
@@ -80,7 +80,7 @@ export function endpointActions(
       );
       const notice = {
         ok: true,
-        text: `replay ${accepted.replay_id}: ${accepted.notifications} notification(s) sent again`,
+        text: sentence`replay ${accepted.replay_id}: ${accepted.notifications} notification(s) sent again`,
       };
       return { redirect: back, notice };
     },

@@ -1,13 +1,12 @@
 // Schemas of the endpoints admin API: one source for validation, types and the OpenAPI document.
-import { type Static, Type } from "@sinclair/typebox";
+import { type Static, type TLiteral, Type } from "@sinclair/typebox";
 import { LimitQuery } from "../../shared/http/paging.ts";
+import { NOTIFICATION_TYPES } from "../consumer/handler.ts";
 
-const EventType = Type.String({
-  minLength: 1,
-  maxLength: 128,
-  pattern: "^[A-Za-z0-9_.:-]+$",
-  examples: ["EntitlementGranted"],
-});
+type Literals<T extends readonly string[]> = { -readonly [K in keyof T]: TLiteral<T[K]> };
+/** One literal per known type, as a tuple: the static type is their union. */
+const TYPE_LITERALS = NOTIFICATION_TYPES.map((t) => Type.Literal(t)) as Literals<typeof NOTIFICATION_TYPES>;
+const EventType = Type.Union(TYPE_LITERALS, { description: "A notification type." });
 const EventTypes = Type.Union([Type.Array(EventType, { minItems: 1, maxItems: 100 }), Type.Null()], {
   description: "The notification types sent to this endpoint; null or absent: every type.",
 });

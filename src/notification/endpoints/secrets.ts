@@ -13,14 +13,6 @@ export type SecretBox = {
   open: (endpointId: string, sealed: string) => string;
 };
 
-/** A key of 32 bytes, given as 64 hex characters or as base64; undefined otherwise. */
-export function parseSecretKey(text: string): Buffer | undefined {
-  const trimmed = text.trim();
-  if (/^[0-9a-fA-F]{64}$/.test(trimmed)) return Buffer.from(trimmed, "hex");
-  const decoded = /^[A-Za-z0-9+/_-]{43}=?$/.test(trimmed) ? Buffer.from(trimmed, "base64") : undefined;
-  return decoded?.length === 32 ? decoded : undefined;
-}
-
 /**
  * Sealed text is `v1.<key id>.<iv>.<tag>.<ciphertext>` (base64url parts). The key id, 8 hex characters of the key's
  * SHA-256, makes a wrong key a clear error instead of a failed tag check.
