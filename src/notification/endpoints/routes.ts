@@ -6,6 +6,7 @@ import { scopeMacro } from "../../shared/auth/scope.ts";
 import { errorSchema } from "../../shared/http/errors.ts";
 import { parseLimit } from "../../shared/http/paging.ts";
 import { pathParam } from "../../shared/http/path.ts";
+import { unavailableOr } from "../inbox/service.ts";
 import {
   AttemptList,
   CreatedEndpoint,
@@ -48,6 +49,9 @@ const URL_REFUSED = errorSchema(
 );
 const MISSING = errorSchema("NOT_FOUND: no endpoint has this id");
 
+/** A database that cannot be reached is 503 with Retry-After, as everywhere else, never a 500. */
+const run = <T>(work: Promise<T>) => work.catch(unavailableOr);
+
 /** The endpoint id of a request to `pattern`, decoded strictly. */
 const idOf = (request: Request, pattern: string) => checkEndpointId(pathParam(request, pattern, "endpoint_id"));
 
@@ -58,7 +62,7 @@ function endpointCollectionRoutes(deps: EndpointServiceDeps) {
     .post(
       COLLECTION,
       async ({ body, set }) => {
-        const created = await createEndpoint(deps, body);
+        const created = await run(createEndpoint(deps, body));
         set.status = 201;
         return created;
       },
@@ -73,29 +77,33 @@ function endpointCollectionRoutes(deps: EndpointServiceDeps) {
         },
       },
     )
-    .get(COLLECTION, ({ query }) => listEndpointPage(deps, { limit: parseLimit(query.limit), cursor: query.cursor }), {
-      scope: "read",
-      query: PageQuery,
-      response: { 200: EndpointList, 400: BAD },
-      detail: {
-        operationId: "listWebhookEndpoints",
-        summary: "The webhook endpoints, oldest first, paged",
-        ...DOC,
+    .get(
+      COLLECTION,
+      ({ query }) => run(listEndpointPage(deps, { limit: parseLimit(query.limit), cursor: query.cursor })),
+      {
+        scope: "read",
+        query: PageQuery,
+        response: { 200: EndpointList, 400: BAD },
+        detail: {
+          operationId: "listWebhookEndpoints",
+          summary: "The webhook endpoints, oldest first, paged",
+          ...DOC,
+        },
       },
-    });
+    );
 }
 
 /** Read, change and delete one endpoint. */
 function endpointItemRoutes(deps: EndpointServiceDeps) {
   return new Elysia({ name: "webhook-endpoint-item-routes", strictPath: true })
     .use(scopeMacro)
-    .get(ONE, ({ request }) => getEndpoint(deps, idOf(request, ONE)), {
+    .get(ONE, ({ request }) => run(getEndpoint(deps, idOf(request, ONE))), {
       scope: "read",
       params: EndpointParams,
       response: { 200: Endpoint, 404: MISSING },
       detail: { operationId: "getWebhookEndpoint", summary: "One webhook endpoint, without its secret", ...DOC },
     })
-    .patch(ONE, ({ request, body }) => changeEndpoint(deps, idOf(request, ONE), body), {
+    .patch(ONE, ({ request, body }) => run(changeEndpoint(deps, idOf(request, ONE), body)), {
       scope: "write",
       params: EndpointParams,
       body: PatchEndpointBody,
@@ -109,7 +117,7 @@ function endpointItemRoutes(deps: EndpointServiceDeps) {
     .delete(
       ONE,
       async ({ request, set }) => {
-        await removeEndpoint(deps, idOf(request, ONE));
+        await run(removeEndpoint(deps, idOf(request, ONE)));
         set.status = 204;
         return null;
       },
@@ -130,7 +138,7 @@ function endpointItemRoutes(deps: EndpointServiceDeps) {
 function endpointOperationRoutes(deps: EndpointServiceDeps) {
   return new Elysia({ name: "webhook-endpoint-operation-routes", strictPath: true })
     .use(scopeMacro)
-    .post(ROTATE, ({ request, body }) => rotateSecret(deps, idOf(request, ROTATE), body ?? {}), {
+    .post(ROTATE, ({ request, body }) => run(rotateSecret(deps, idOf(request, ROTATE), body ?? {})), {
       scope: "write",
       params: EndpointParams,
       body: RotateBody,
@@ -144,7 +152,7 @@ function endpointOperationRoutes(deps: EndpointServiceDeps) {
     .get(
       ATTEMPTS,
       ({ request, query }) =>
-        listAttemptPage(deps, idOf(request, ATTEMPTS), { limit: parseLimit(query.limit), cursor: query.cursor }),
+        run(listAttemptPage(deps, idOf(request, ATTEMPTS), { limit: parseLimit(query.limit), cursor: query.cursor })),
       {
         scope: "read",
         params: EndpointParams,
@@ -160,7 +168,7 @@ function endpointOperationRoutes(deps: EndpointServiceDeps) {
     .post(
       REPLAY,
       async ({ request, body, set }) => {
-        const accepted = await replay(deps, idOf(request, REPLAY), body);
+        const accepted = await run(replay(deps, idOf(request, REPLAY), body));
         set.status = 202;
         return accepted;
       },
