@@ -67,6 +67,7 @@ describe("webhook endpoints admin API", () => {
     expect(every.body.event_types, "no event_types: every type").toBeNull();
     const first = await call("GET", "/v1/webhook-endpoints?limit=1");
     expect(first.body.endpoints).toHaveLength(1);
+    expect(first.body.endpoints[0].secret, "the list shows no secret").toBeUndefined();
     expect(first.body.next_cursor).toBeString();
     const second = await call("GET", `/v1/webhook-endpoints?limit=1&cursor=${first.body.next_cursor}`);
     expect(second.body.endpoints[0].endpoint_id).not.toBe(first.body.endpoints[0].endpoint_id);
