@@ -2,7 +2,18 @@
 // the SSRF guard's one exception, auto-disable, and how many deliveries run at once. Beside config.ts, not in
 // endpoints/, since the endpoints' code reads the configuration.
 import { parseTokenEntries } from "../shared/auth/tokens.ts";
-import { Bool, Duration, Int, Optional, type Rule } from "../shared/config.ts";
+import {
+  Bool,
+  backoffPolicy,
+  backoffRules,
+  backoffVariables,
+  Duration,
+  Int,
+  Optional,
+  type Rule,
+} from "../shared/config.ts";
+
+const BACKOFF = "NOTIFICATION_ENDPOINT";
 
 const TOKENS = "NOTIFICATION_AUTH_TOKENS";
 
@@ -34,6 +45,16 @@ export const EndpointVariables = {
     minimum: 1,
     description: "An endpoint whose every attempt has failed for this long is disabled.",
   }),
+  NOTIFICATION_ENDPOINT_MAX_ATTEMPTS: Int(15, {
+    minimum: 1,
+    description:
+      "Attempts of one delivery to an endpoint before it ends FAILED. With the endpoint backoff's defaults the last " +
+      "comes some 3 hours (1.5 to 4.5) after the first, so a receiver down for an hour or two misses nothing.",
+  }),
+  ...backoffVariables(BACKOFF),
+  NOTIFICATION_ENDPOINT_BACKOFF_MAX: Duration("1h", {
+    description: "Cap of the exponential backoff of endpoint deliveries, before jitter.",
+  }),
   NOTIFICATION_ENDPOINT_CONCURRENCY: Int(8, {
     minimum: 1,
     maximum: 1000,
@@ -46,11 +67,12 @@ export const EndpointVariables = {
   }),
 };
 
-type EndpointEnv = {
+type EndpointEnv = Parameters<typeof backoffPolicy<typeof BACKOFF>>[1] & {
   NOTIFICATION_AUTH_TOKENS?: string;
   NOTIFICATION_ENDPOINT_SECRET_KEY?: string;
   NOTIFICATION_ENDPOINT_ALLOW_PRIVATE: boolean;
   NOTIFICATION_ENDPOINT_DISABLE_AFTER: number;
+  NOTIFICATION_ENDPOINT_MAX_ATTEMPTS: number;
   NOTIFICATION_ENDPOINT_CONCURRENCY: number;
   NOTIFICATION_ENDPOINT_MAX_IN_FLIGHT: number;
 };
@@ -68,7 +90,7 @@ const keyIsValid: Rule<EndpointEnv> = (e) => {
   return undefined;
 };
 
-export const endpointRules = [tokensAreValid, keyIsValid];
+export const endpointRules: Rule<EndpointEnv>[] = [tokensAreValid, keyIsValid, ...backoffRules(BACKOFF)];
 
 export function endpointSettings(e: EndpointEnv) {
   const key = e.NOTIFICATION_ENDPOINT_SECRET_KEY ? parseSecretKey(e.NOTIFICATION_ENDPOINT_SECRET_KEY) : undefined;
@@ -79,6 +101,8 @@ export function endpointSettings(e: EndpointEnv) {
     secretKey: key,
     allowPrivate: e.NOTIFICATION_ENDPOINT_ALLOW_PRIVATE,
     disableAfterMs: e.NOTIFICATION_ENDPOINT_DISABLE_AFTER,
+    maxAttempts: e.NOTIFICATION_ENDPOINT_MAX_ATTEMPTS,
+    backoff: backoffPolicy(BACKOFF, e),
     perEndpoint: e.NOTIFICATION_ENDPOINT_CONCURRENCY,
     maxInFlight: e.NOTIFICATION_ENDPOINT_MAX_IN_FLIGHT,
   };

@@ -103,7 +103,13 @@ describe("endpoint configuration", () => {
     expect(problems({ NOTIFICATION_ENDPOINT_SECRET_KEY: "too-short" }).join("\n")).toContain("32 bytes");
   });
 
-  test("auto-disable defaults to 5 days", () => {
-    expect(loadNotificationConfig({}).endpoints.disableAfterMs).toBe(5 * 86_400_000);
+  test("auto-disable defaults to 5 days; endpoints retry 15 times, backing off up to an hour", () => {
+    const endpoints = loadNotificationConfig({}).endpoints;
+    expect(endpoints.disableAfterMs).toBe(5 * 86_400_000);
+    expect(endpoints.maxAttempts).toBe(15);
+    expect(endpoints.backoff).toMatchObject({ baseMs: 1_000, maxMs: 3_600_000, minMs: 1_000 });
+    expect(problems({ NOTIFICATION_ENDPOINT_BACKOFF_MIN: "2h" }).join("\n")).toContain(
+      "NOTIFICATION_ENDPOINT_BACKOFF_MIN",
+    );
   });
 });
