@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
 import pkg from "../../package.json" with { type: "json" };
-import type { ServiceName } from "../../scripts/build.ts";
+import type { ServiceName } from "../../tools/build.ts";
 import { postgresAdminUrl, uniqueName } from "../support/infra.ts";
 import { runCommand } from "../support/process.ts";
 import { builtBinary, repoRoot } from "./support.ts";
