@@ -36,6 +36,11 @@ export const EndpointVariables = {
       "32 bytes (64 hex characters or base64) that encrypt the endpoints' signing secrets in the database; required " +
       "with NOTIFICATION_AUTH_TOKENS and by every replica that delivers to endpoints. Generate: openssl rand -hex 32.",
   }),
+  NOTIFICATION_ENDPOINT_PREVIOUS_SECRET_KEYS: Optional({
+    description:
+      "Keys that sealed secrets before NOTIFICATION_ENDPOINT_SECRET_KEY replaced them, comma-separated: they only open. " +
+      "Drop them once `notification endpoints reseal` has sealed every secret with the current key.",
+  }),
   NOTIFICATION_ENDPOINT_ALLOW_PRIVATE: Bool(false, {
     description:
       "Let endpoints reach loopback, private and link-local addresses (tests, receivers on a private network): the " +
@@ -70,6 +75,7 @@ export const EndpointVariables = {
 type EndpointEnv = Parameters<typeof backoffPolicy<typeof BACKOFF>>[1] & {
   NOTIFICATION_AUTH_TOKENS?: string;
   NOTIFICATION_ENDPOINT_SECRET_KEY?: string;
+  NOTIFICATION_ENDPOINT_PREVIOUS_SECRET_KEYS?: string;
   NOTIFICATION_ENDPOINT_ALLOW_PRIVATE: boolean;
   NOTIFICATION_ENDPOINT_DISABLE_AFTER: number;
   NOTIFICATION_ENDPOINT_MAX_ATTEMPTS: number;
@@ -83,6 +89,10 @@ const keyIsValid: Rule<EndpointEnv> = (e) => {
   const key = e.NOTIFICATION_ENDPOINT_SECRET_KEY;
   if (key !== undefined && key !== "" && !parseSecretKey(key)) {
     return "NOTIFICATION_ENDPOINT_SECRET_KEY must be 32 bytes: 64 hex characters or base64 (openssl rand -hex 32)";
+  }
+  const previous = (e.NOTIFICATION_ENDPOINT_PREVIOUS_SECRET_KEYS ?? "").split(",").filter((k) => k.trim() !== "");
+  if (previous.some((k) => !parseSecretKey(k))) {
+    return "NOTIFICATION_ENDPOINT_PREVIOUS_SECRET_KEYS must be keys of 32 bytes (64 hex characters or base64), comma-separated";
   }
   if (e.NOTIFICATION_AUTH_TOKENS?.trim() && !key) {
     return "NOTIFICATION_ENDPOINT_SECRET_KEY must be set when NOTIFICATION_AUTH_TOKENS is (it seals the endpoints' secrets)";
@@ -99,6 +109,10 @@ export function endpointSettings(e: EndpointEnv) {
     tokens: parseTokenEntries(e.NOTIFICATION_AUTH_TOKENS ?? "", TOKENS).entries,
     /** Undefined: no endpoint can be registered or delivered to by this process. */
     secretKey: key,
+    /** Keys that only open secrets sealed before the current key. */
+    previousSecretKeys: (e.NOTIFICATION_ENDPOINT_PREVIOUS_SECRET_KEYS ?? "")
+      .split(",")
+      .flatMap((k) => parseSecretKey(k) ?? []),
     allowPrivate: e.NOTIFICATION_ENDPOINT_ALLOW_PRIVATE,
     disableAfterMs: e.NOTIFICATION_ENDPOINT_DISABLE_AFTER,
     maxAttempts: e.NOTIFICATION_ENDPOINT_MAX_ATTEMPTS,

@@ -21,9 +21,9 @@ import { createWorkers } from "./workers.ts";
 
 /** The admin API's dependencies, when it has tokens (the configuration then guarantees the key). */
 function endpointAdmin(config: NotificationConfig, sql: Sql, waker: Waker) {
-  const { tokens, secretKey, allowPrivate } = config.endpoints;
+  const { tokens, secretKey, previousSecretKeys, allowPrivate } = config.endpoints;
   if (tokens.length === 0 || !secretKey) return undefined;
-  const box = createSecretBox(secretKey);
+  const box = createSecretBox(secretKey, previousSecretKeys);
   return { tokens, service: { sql, now: systemClock, box, allowPrivate, onDue: () => waker.wake() } };
 }
 

@@ -22,6 +22,15 @@ describe("sealed endpoint secrets", () => {
     expect(() => createSecretBox(Buffer.alloc(32, 8)).open("e1", sealed)).toThrow(/another key/);
   });
 
+  test("a previous key still opens what it sealed; sealing uses the current key", () => {
+    const old = Buffer.alloc(32, 3);
+    const sealedBefore = createSecretBox(old).seal("e1", "whsec_before");
+    const box = createSecretBox(KEY, [old]);
+    expect(box.open("e1", sealedBefore)).toBe("whsec_before");
+    expect(box.isCurrent(sealedBefore)).toBe(false);
+    expect(box.isCurrent(box.seal("e1", "whsec_after"))).toBe(true);
+  });
+
   test("keys are 64 hex characters or base64 of 32 bytes", () => {
     expect(parseSecretKey("ab".repeat(32))?.length).toBe(32);
     expect(parseSecretKey(KEY.toString("base64"))?.length).toBe(32);

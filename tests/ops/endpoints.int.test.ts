@@ -1,6 +1,7 @@
 // The webhook endpoint commands on real rows: list, disable and enable (what waited goes out again), replay; each safe
 // to run twice.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { createSecretBox } from "../../src/notification/endpoints/secrets.ts";
 import {
   ENDPOINTS_USAGE,
   endpointsCommand,
@@ -9,7 +10,8 @@ import {
   replayEndpoint,
   setEnabled,
 } from "../../src/notification/ops/endpoints.ts";
-import { endpointApp, endpointConfig, storeNotifications } from "../notification/endpoints.helpers.ts";
+import { resealSecrets } from "../../src/notification/ops/reseal.ts";
+import { endpointApp, endpointConfig, SECRET_KEY, storeNotifications } from "../notification/endpoints.helpers.ts";
 import { useDatabase } from "../notification/helpers.ts";
 
 setDefaultTimeout(30_000);
@@ -84,6 +86,31 @@ describe("notification endpoints", () => {
     const [row] = await f.sql<{ n: number }[]>`
       select count(*)::int as n from webhook_deliveries where endpoint_id = ${id} and status = 'PENDING'`;
     expect(row?.n).toBe(2);
+  });
+
+  test("reseal seals every secret with the current key, the secrets unchanged; a second run does nothing", async () => {
+    const { call } = endpointApp(f.sql);
+    const created = await call("POST", "/v1/webhook-endpoints", { url: "http://127.0.0.1:9/reseal" });
+    const id = created.body.endpoint_id as string;
+    const rotated = await call("POST", `/v1/webhook-endpoints/${id}/secret/rotate`, { overlap: "1h" });
+    const newKey = "b".repeat(64);
+    const config = endpointConfig({
+      NOTIFICATION_ENDPOINT_SECRET_KEY: newKey,
+      NOTIFICATION_ENDPOINT_PREVIOUS_SECRET_KEYS: SECRET_KEY,
+    });
+    const first = ops();
+    expect(await resealSecrets({ ...first.deps, config })).toBe(0);
+    expect(first.lines).toContain(`endpoint ${id}: sealed with the current key`);
+    const again = ops();
+    expect(await resealSecrets({ ...again.deps, config })).toBe(0);
+    expect(again.lines).toEqual(["every endpoint secret is sealed with the current key: nothing to do"]);
+    const [row] = await f.sql<{ secret_ciphertext: string; previous_secret_ciphertext: string }[]>`
+      select secret_ciphertext, previous_secret_ciphertext from webhook_endpoints where endpoint_id = ${id}`;
+    const onlyNew = createSecretBox(Buffer.from(newKey, "hex"));
+    expect(onlyNew.open(id, row?.secret_ciphertext ?? ""), "the same secret, under the new key").toBe(
+      rotated.body.secret,
+    );
+    expect(onlyNew.open(id, row?.previous_secret_ciphertext ?? "")).toBe(created.body.secret);
   });
 
   test("arguments: anything else is the usage line and exit 2", async () => {

@@ -38,7 +38,7 @@ export function endpointDeliveryWorker(deps: {
     log,
     now,
     metrics: deps.metrics,
-    sign: createSigner(createSecretBox(e.secretKey)),
+    sign: createSigner(createSecretBox(e.secretKey, e.previousSecretKeys)),
     record: createOutcomeRecorder({ sql, lockedBy: deps.workerId, onFailures }),
     maxAttempts: e.maxAttempts,
     backoff: e.backoff,

@@ -139,3 +139,25 @@ export async function listEndpointSummaries(db: Db, input: { limit: number }): P
     from webhook_endpoints e
     order by created_at, endpoint_id limit ${input.limit}`;
 }
+
+export type SealedSecrets = {
+  endpoint_id: string;
+  secret_ciphertext: string;
+  previous_secret_ciphertext: string | null;
+};
+
+/** Every endpoint's sealed secrets, for sealing them again with the current key. */
+export async function listSealedSecrets(db: Db): Promise<SealedSecrets[]> {
+  return db<SealedSecrets[]>`
+    select endpoint_id, secret_ciphertext, previous_secret_ciphertext from webhook_endpoints order by endpoint_id`;
+}
+
+/** Replaces an endpoint's sealed secrets, only if they are still the ones read (a rotation meanwhile wins). */
+export async function replaceSealedSecrets(db: Db, before: SealedSecrets, after: SealedSecrets): Promise<boolean> {
+  const result = await db`
+    update webhook_endpoints
+    set secret_ciphertext = ${after.secret_ciphertext}, previous_secret_ciphertext = ${after.previous_secret_ciphertext}
+    where endpoint_id = ${before.endpoint_id} and secret_ciphertext = ${before.secret_ciphertext}
+      and previous_secret_ciphertext is not distinct from ${before.previous_secret_ciphertext}`;
+  return result.count === 1;
+}

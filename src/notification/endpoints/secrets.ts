@@ -11,15 +11,28 @@ export function newSigningSecret(): string {
 export type SecretBox = {
   seal: (endpointId: string, secret: string) => string;
   open: (endpointId: string, sealed: string) => string;
+  /** Whether `sealed` was sealed with the current key (what `endpoints reseal` changes when it was not). */
+  isCurrent: (sealed: string) => boolean;
 };
+
+const keyIdOf = (key: Buffer) => createHash("sha256").update(key).digest("hex").slice(0, 8);
+
+function openWith(key: Buffer, endpointId: string, iv: string, tag: string, body: string): string {
+  const decipher = createDecipheriv("aes-256-gcm", key, Buffer.from(iv, "base64url"));
+  decipher.setAAD(Buffer.from(endpointId));
+  decipher.setAuthTag(Buffer.from(tag, "base64url"));
+  return Buffer.concat([decipher.update(Buffer.from(body, "base64url")), decipher.final()]).toString("utf8");
+}
 
 /**
  * Sealed text is `v1.<key id>.<iv>.<tag>.<ciphertext>` (base64url parts). The key id, 8 hex characters of the key's
- * SHA-256, makes a wrong key a clear error instead of a failed tag check.
+ * SHA-256, picks the key that opens it among the current one and `previous` (NOTIFICATION_ENDPOINT_PREVIOUS_SECRET_KEYS,
+ * kept while secrets sealed with them remain), and makes a missing key a clear error instead of a failed tag check.
  */
-export function createSecretBox(key: Buffer): SecretBox {
-  if (key.length !== 32) throw new Error("the endpoint secret key must be 32 bytes");
-  const keyId = createHash("sha256").update(key).digest("hex").slice(0, 8);
+export function createSecretBox(key: Buffer, previous: readonly Buffer[] = []): SecretBox {
+  if ([key, ...previous].some((k) => k.length !== 32)) throw new Error("an endpoint secret key must be 32 bytes");
+  const keyId = keyIdOf(key);
+  const keys = new Map([...previous, key].map((k) => [keyIdOf(k), k]));
   return {
     seal: (endpointId, secret) => {
       const iv = randomBytes(12);
@@ -31,16 +44,14 @@ export function createSecretBox(key: Buffer): SecretBox {
         .join(".");
     },
     open: (endpointId, sealed) => {
-      const [version, id, iv, tag, body] = sealed.split(".");
+      const [version, id = "", iv, tag, body] = sealed.split(".");
       if (version !== "v1" || iv === undefined || tag === undefined || body === undefined) {
         throw new Error("the stored endpoint secret is not in a known format");
       }
-      if (id !== keyId)
-        throw new Error(`the endpoint secret was sealed with another key (${id}, this one is ${keyId})`);
-      const decipher = createDecipheriv("aes-256-gcm", key, Buffer.from(iv, "base64url"));
-      decipher.setAAD(Buffer.from(endpointId));
-      decipher.setAuthTag(Buffer.from(tag, "base64url"));
-      return Buffer.concat([decipher.update(Buffer.from(body, "base64url")), decipher.final()]).toString("utf8");
+      const opener = keys.get(id);
+      if (!opener) throw new Error(`the endpoint secret was sealed with another key (${id}, this one is ${keyId})`);
+      return openWith(opener, endpointId, iv, tag, body);
     },
+    isCurrent: (sealed) => sealed.split(".")[1] === keyId,
   };
 }

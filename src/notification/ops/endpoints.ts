@@ -8,14 +8,16 @@ import type { NotificationConfig } from "../config.ts";
 import { findEndpoint, listEndpointSummaries } from "../endpoints/queries.ts";
 import { changeEndpoint, type EndpointChangeDeps, replay } from "../endpoints/service.ts";
 import { type OpsEnv, parseLimit, withOps } from "./context.ts";
+import { resealSecrets } from "./reseal.ts";
 
 export const ENDPOINTS_USAGE =
   "usage: notification endpoints list [--limit N] | disable <endpoint_id> | enable <endpoint_id> | " +
-  "replay <endpoint_id> --since <ISO-8601> [--until <ISO-8601>] [--only-failed]";
+  "replay <endpoint_id> --since <ISO-8601> [--until <ISO-8601>] [--only-failed] | reseal";
 
 type Ops = OpsDeps & { config: NotificationConfig };
 type Parsed =
   | { op: "list"; limit: number }
+  | { op: "reseal" }
   | { op: "disable" | "enable"; id: string }
   | { op: "replay"; id: string; since: string; until?: string; onlyFailed: boolean };
 
@@ -84,6 +86,7 @@ function parseReplay(id: string, rest: string[]): Parsed | undefined {
 
 export function parseEndpointsArgs(args: string[]): Parsed | undefined {
   const [op, id, ...rest] = args;
+  if (op === "reseal") return args.length === 1 ? { op } : undefined;
   if (op === "list") {
     const limit = parseLimit(args.slice(1));
     return limit === undefined ? undefined : { op, limit };
@@ -97,7 +100,7 @@ export function endpointsCommand(env: OpsEnv = process.env): Command {
   return {
     name: "endpoints",
     summary:
-      "endpoints list | disable <id> | enable <id> | replay <id> --since T   (webhook endpoints, docs/operations.md)",
+      "endpoints list | disable <id> | enable <id> | replay <id> --since T | reseal   (webhook endpoints, docs/operations.md)",
     run: async (args) => {
       const parsed = parseEndpointsArgs(args);
       if (!parsed) {
@@ -106,6 +109,7 @@ export function endpointsCommand(env: OpsEnv = process.env): Command {
       }
       return withOps(env, `endpoints ${args.join(" ")}`, (ops) => {
         if (parsed.op === "list") return printEndpoints(ops, parsed.limit);
+        if (parsed.op === "reseal") return resealSecrets(ops);
         if (parsed.op === "replay") return replayEndpoint(ops, parsed);
         return setEnabled(ops, parsed.id, parsed.op === "enable");
       });
