@@ -221,6 +221,22 @@ describe("delivery to registered endpoints", () => {
     await waitFor(async () => hitsFor(granted, waiting as string)[0], "what waited is sent");
   });
 
+  test("a secret no configured key opens fails the attempt on the service's side: logged, but not the endpoint's failure", async () => {
+    const { call, worker } = start();
+    const created = await call("POST", "/v1/webhook-endpoints", { url: granted.url });
+    const id = created.body.endpoint_id as string;
+    await f.sql`update webhook_endpoints set secret_ciphertext = 'v1.0badc0de.aaaa.bbbb.cccc' where endpoint_id = ${id}`;
+    await store([{}], worker.waker);
+    const attempt = await waitFor(async () => {
+      const page = await call("GET", `/v1/webhook-endpoints/${id}/attempts`);
+      return page.body.attempts[0];
+    }, "the attempt");
+    expect(attempt.error).toContain("sealed with another key");
+    expect(granted.hits, "nothing unsigned is sent").toHaveLength(0);
+    const endpoint = await call("GET", `/v1/webhook-endpoints/${id}`);
+    expect(endpoint.body.failing_since, "the endpoint is not blamed for the service's key").toBeNull();
+  });
+
   test("deleting an endpoint stops its deliveries", async () => {
     const { call, worker } = start();
     const created = await call("POST", "/v1/webhook-endpoints", { url: granted.url });

@@ -50,6 +50,7 @@ test("a claim that is never finalized is taken over after its lease; the first w
         statusCode: 500,
         durationMs: 1,
         excerpt: null,
+        endpointFault: true,
       },
     ],
   });

@@ -28,26 +28,36 @@ export type EndpointDeliveryDeps = {
   random?: () => number;
 };
 
-type Attempt = { at: Date; durationMs: number; result?: PostResult; error?: unknown };
+/** `ownFault`: the service could not even sign (a sealed secret no configured key opens), the endpoint is not to blame. */
+type Attempt = { at: Date; durationMs: number; result?: PostResult; error?: unknown; ownFault?: boolean };
+
+function signedHeaders(deps: EndpointDeliveryDeps, d: ClaimedDelivery, at: Date, body: string) {
+  const traceparent = traceparentOf();
+  return {
+    "content-type": "application/json",
+    "user-agent": "notification-webhooks",
+    "webhook-id": d.notificationId,
+    "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
+    "webhook-signature": deps.sign(d, d.notificationId, at, body),
+    ...(traceparent ? { traceparent } : {}),
+  };
+}
 
 async function attempt(deps: EndpointDeliveryDeps, d: ClaimedDelivery): Promise<Attempt> {
   const n = d.notification as NonNullable<ClaimedDelivery["notification"]>;
   const at = deps.now();
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
+  const body = webhookBody({ notificationId: d.notificationId, ...n });
+  let headers: Record<string, string>;
+  try {
+    headers = signedHeaders(deps, d, at, body);
+  } catch (error) {
+    return { at, durationMs: 0, error, ownFault: true };
+  }
   try {
     const url = parseEndpointUrl(d.url);
     const addresses = await allowedAddresses(url, { allowPrivate: deps.allowPrivate, resolve: deps.resolve });
-    const body = webhookBody({ notificationId: d.notificationId, ...n });
-    const traceparent = traceparentOf();
-    const headers: Record<string, string> = {
-      "content-type": "application/json",
-      "user-agent": "notification-webhooks",
-      "webhook-id": d.notificationId,
-      "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
-      "webhook-signature": deps.sign(d, d.notificationId, at, body),
-      ...(traceparent ? { traceparent } : {}),
-    };
     const result = await postToEndpoint({ url, addresses, headers, body, timeoutMs: deps.timeoutMs });
     return { at, durationMs: elapsed(), result };
   } catch (error) {
@@ -56,7 +66,13 @@ async function attempt(deps: EndpointDeliveryDeps, d: ClaimedDelivery): Promise<
 }
 
 function outcomeOf(deps: EndpointDeliveryDeps, d: ClaimedDelivery, a: Attempt): DeliveryOutcome {
-  const base = { endpointId: d.endpointId, notificationId: d.notificationId, attempt: d.attemptCount, at: a.at };
+  const base = {
+    endpointId: d.endpointId,
+    notificationId: d.notificationId,
+    attempt: d.attemptCount,
+    at: a.at,
+    endpointFault: !a.ownFault,
+  };
   const measured = { durationMs: a.durationMs, statusCode: a.result?.statusCode ?? null };
   const excerpt = a.result ? a.result.body.slice(0, EXCERPT_LENGTH) : null;
   const code = a.result?.statusCode;
@@ -73,7 +89,7 @@ function outcomeOf(deps: EndpointDeliveryDeps, d: ClaimedDelivery, a: Attempt): 
 
 /** An outcome without a request: the notification is gone, or earlier claims used up every attempt. */
 function unattempted(deps: EndpointDeliveryDeps, d: ClaimedDelivery, error: string): DeliveryOutcome {
-  const common = { durationMs: null, statusCode: null, excerpt: null, nextAttemptAt: null };
+  const common = { durationMs: null, statusCode: null, excerpt: null, nextAttemptAt: null, endpointFault: false };
   return {
     endpointId: d.endpointId,
     notificationId: d.notificationId,
@@ -109,8 +125,9 @@ export function deliverToEndpoint(
     const log = deps.log.child({ endpoint_id: d.endpointId, notification_id: d.notificationId });
     try {
       if (!(await deps.record(outcome))) log.warn("lease lost before the delivery's outcome was recorded");
-      else if (outcome.status !== "SENT")
-        log.warn({ error: outcome.error, status: outcome.status }, "endpoint delivery failed");
+      // A dead endpoint fails every attempt: its retries are in the attempts log (debug here), its end is a warning.
+      else if (outcome.status === "FAILED") log.warn({ error: outcome.error }, "endpoint delivery FAILED");
+      else if (outcome.status === "PENDING") log.debug({ error: outcome.error }, "endpoint delivery retry scheduled");
       return outcome;
     } catch (error) {
       log.error({ err: error }, "could not record an endpoint delivery; it is tried again when its lease ends");

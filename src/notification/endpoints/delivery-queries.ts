@@ -122,6 +122,8 @@ export type DeliveryOutcome = {
   statusCode: number | null;
   durationMs: number | null;
   excerpt: string | null;
+  /** Whether the outcome says something about the endpoint (its run of failures, auto-disable). */
+  endpointFault: boolean;
 };
 
 /**
@@ -141,8 +143,10 @@ export async function finalizeDeliveries(
         ${o.map((x) => x.status)}::text[], ${o.map((x) => x.attempt)}::int[],
         ${o.map((x) => x.at.toISOString())}::timestamptz[],
         ${o.map((x) => x.nextAttemptAt?.toISOString() ?? null)}::timestamptz[], ${o.map((x) => x.error)}::text[],
-        ${o.map((x) => x.statusCode)}::int[], ${o.map((x) => x.durationMs)}::int[], ${o.map((x) => x.excerpt)}::text[]
-      ) as o(endpoint_id, notification_id, status, attempt, at, next_attempt_at, error, status_code, duration_ms, excerpt)
+        ${o.map((x) => x.statusCode)}::int[], ${o.map((x) => x.durationMs)}::int[], ${o.map((x) => x.excerpt)}::text[],
+        ${o.map((x) => String(x.endpointFault))}::text[]
+      ) as o(endpoint_id, notification_id, status, attempt, at, next_attempt_at, error, status_code, duration_ms, excerpt,
+             endpoint_fault)
     ), done as (
       update webhook_deliveries d
       set status = o.status, next_attempt_at = coalesce(o.next_attempt_at, o.at), locked_by = null,
@@ -161,7 +165,7 @@ export async function finalizeDeliveries(
     ), health as (
       select o.endpoint_id, bool_or(o.status = 'SENT') as ok, min(o.at) as first_at
       from o join done on done.endpoint_id = o.endpoint_id and done.notification_id = o.notification_id
-      where o.duration_ms is not null
+      where o.status = 'SENT' or o.endpoint_fault::boolean
       group by o.endpoint_id
     ), marked as (
       update webhook_endpoints e

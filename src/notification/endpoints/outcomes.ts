@@ -30,8 +30,9 @@ export function createOutcomeRecorder(deps: {
       for (const w of group) w.reject(error);
       return;
     }
-    const failed = [...new Set(group.filter((w) => w.outcome.status !== "SENT").map((w) => w.outcome.endpointId))];
-    if (failed.length > 0) await deps.onFailures?.(failed);
+    const failed = group.filter((w) => w.outcome.status !== "SENT" && w.outcome.endpointFault);
+    const endpoints = [...new Set(failed.map((w) => w.outcome.endpointId))];
+    if (endpoints.length > 0) await deps.onFailures?.(endpoints);
   }
 
   async function flush(): Promise<void> {
