@@ -3,6 +3,7 @@
 // other endpoint its slots (delivery-queries.ts). Woken at once when this process stores notifications or when
 // another process NOTIFYs (a replay, an endpoint enabled again), polling as the safety net, never dying on a
 // transient error.
+import type { Sql } from "../../shared/db.ts";
 import { listenInBackground } from "../../shared/listen.ts";
 import type { Logger } from "../../shared/logger.ts";
 import { idleSleepMs } from "../../shared/periodic.ts";
@@ -14,7 +15,7 @@ import { type ClaimedDelivery, claimDeliveries, nextDeliveryDueAt } from "./deli
 import { ENDPOINT_DUE_CHANNEL } from "./queries.ts";
 
 export type EndpointWorkerDeps = EndpointDeliveryDeps & {
-  sql: Parameters<typeof claimDeliveries>[0] & Parameters<typeof listenInBackground>[0];
+  sql: Sql;
   metrics: NotificationMetrics;
   workerId: string;
   waker: Waker;
