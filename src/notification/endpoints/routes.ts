@@ -48,6 +48,13 @@ const URL_REFUSED = errorSchema(
   "BAD_REQUEST: the body is malformed; ENDPOINT_URL_NOT_ALLOWED: the URL is not http(s), carries user info, or its host is or resolves to a loopback, private, link-local or unspecified address",
 );
 const MISSING = errorSchema("NOT_FOUND: no endpoint has this id");
+/** What every admin route may answer besides its own outcomes. */
+const ADMIN_ERRORS = {
+  401: errorSchema("UNAUTHORIZED: no bearer token, or one that is not in NOTIFICATION_AUTH_TOKENS"),
+  403: errorSchema("FORBIDDEN: the token lacks the route's scope (read for GET, write for the rest)"),
+  413: errorSchema("PAYLOAD_TOO_LARGE: the body is declared over 16 KiB"),
+  503: errorSchema("NOT_READY: the database is unavailable, retry after Retry-After"),
+};
 
 /** A database that cannot be reached is 503 with Retry-After, as everywhere else, never a 500. */
 const run = <T>(work: Promise<T>) => work.catch(unavailableOr);
@@ -69,7 +76,7 @@ function endpointCollectionRoutes(deps: EndpointServiceDeps) {
       {
         scope: "write",
         body: CreateEndpointBody,
-        response: { 201: CreatedEndpoint, 400: URL_REFUSED },
+        response: { ...ADMIN_ERRORS, 201: CreatedEndpoint, 400: URL_REFUSED },
         detail: {
           operationId: "createWebhookEndpoint",
           summary: "Register a webhook endpoint (its secret is shown once)",
@@ -83,7 +90,7 @@ function endpointCollectionRoutes(deps: EndpointServiceDeps) {
       {
         scope: "read",
         query: PageQuery,
-        response: { 200: EndpointList, 400: BAD },
+        response: { ...ADMIN_ERRORS, 200: EndpointList, 400: BAD },
         detail: {
           operationId: "listWebhookEndpoints",
           summary: "The webhook endpoints, oldest first, paged",
@@ -100,14 +107,14 @@ function endpointItemRoutes(deps: EndpointServiceDeps) {
     .get(ONE, ({ request }) => run(getEndpoint(deps, idOf(request, ONE))), {
       scope: "read",
       params: EndpointParams,
-      response: { 200: Endpoint, 404: MISSING },
+      response: { ...ADMIN_ERRORS, 200: Endpoint, 404: MISSING },
       detail: { operationId: "getWebhookEndpoint", summary: "One webhook endpoint, without its secret", ...DOC },
     })
     .patch(ONE, ({ request, body }) => run(changeEndpoint(deps, idOf(request, ONE), body)), {
       scope: "write",
       params: EndpointParams,
       body: PatchEndpointBody,
-      response: { 200: Endpoint, 400: URL_REFUSED, 404: MISSING },
+      response: { ...ADMIN_ERRORS, 200: Endpoint, 400: URL_REFUSED, 404: MISSING },
       detail: {
         operationId: "changeWebhookEndpoint",
         summary: "Change an endpoint's url, description, event types or enabled (enabling again sends what waited)",
@@ -124,7 +131,7 @@ function endpointItemRoutes(deps: EndpointServiceDeps) {
       {
         scope: "write",
         params: EndpointParams,
-        response: { 204: Type.Null({ description: "Deleted: no body." }), 404: MISSING },
+        response: { ...ADMIN_ERRORS, 204: Type.Null({ description: "Deleted: no body." }), 404: MISSING },
         detail: {
           operationId: "deleteWebhookEndpoint",
           summary: "Delete an endpoint: nothing more is sent to it",
@@ -142,7 +149,7 @@ function endpointOperationRoutes(deps: EndpointServiceDeps) {
       scope: "write",
       params: EndpointParams,
       body: RotateBody,
-      response: { 200: RotatedSecret, 400: BAD, 404: MISSING },
+      response: { ...ADMIN_ERRORS, 200: RotatedSecret, 400: BAD, 404: MISSING },
       detail: {
         operationId: "rotateWebhookEndpointSecret",
         summary: "A new signing secret; the old one is signed with too until the overlap ends",
@@ -157,7 +164,7 @@ function endpointOperationRoutes(deps: EndpointServiceDeps) {
         scope: "read",
         params: EndpointParams,
         query: PageQuery,
-        response: { 200: AttemptList, 400: BAD, 404: MISSING },
+        response: { ...ADMIN_ERRORS, 200: AttemptList, 400: BAD, 404: MISSING },
         detail: {
           operationId: "listWebhookEndpointAttempts",
           summary: "An endpoint's delivery attempts, newest first",
@@ -176,7 +183,7 @@ function endpointOperationRoutes(deps: EndpointServiceDeps) {
         scope: "write",
         params: EndpointParams,
         body: ReplayBody,
-        response: { 202: ReplayAccepted, 400: BAD, 404: MISSING },
+        response: { ...ADMIN_ERRORS, 202: ReplayAccepted, 400: BAD, 404: MISSING },
         detail: {
           operationId: "replayWebhookEndpoint",
           summary: "Send the notifications of a time window to the endpoint again, with their original webhook-id",
