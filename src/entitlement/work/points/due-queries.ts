@@ -1,6 +1,7 @@
 // SQL of the scheduler's point-reservation kind (due-work.ts), one statement per function, handle first. Every
 // finalize is guarded by `locked_by = me and status = 'PROCESSING'`, so a worker that lost its lease changes nothing.
 import type { Db } from "../../../shared/db.ts";
+import { claimAssignments, exhaustedColumn } from "../scheduler/kind.ts";
 
 export type ClaimedReservation = {
   reservationId: string;
@@ -33,25 +34,17 @@ export async function claimDueReservations(
   db: Db,
   args: { now: Date; leaseUntil: Date; lockedBy: string; limit: number; maxAttempts: number },
 ): Promise<ClaimedReservation[]> {
-  const { now, maxAttempts } = args;
+  const { now } = args;
   const rows = await db<ClaimedRecord[]>`
     with due as materialized (
-      select reservation_id, status = 'PROCESSING' and attempt_count >= ${maxAttempts} as exhausted
+      select reservation_id, ${exhaustedColumn(db, args.maxAttempts)}
       from point_reservations
       where status in ('PENDING', 'PROCESSING') and due_at <= ${now} and execute_at <= ${now}
       order by due_at limit ${args.limit}
       for update skip locked
     ), claimed as (
       update point_reservations r
-      set status = case when due.exhausted then 'FAILED' else 'PROCESSING' end,
-          attempt_count = case when due.exhausted then r.attempt_count else r.attempt_count + 1 end,
-          locked_by = case when due.exhausted then null else ${args.lockedBy} end,
-          locked_at = case when due.exhausted then null else ${now}::timestamptz end,
-          due_at = case when due.exhausted then r.due_at else ${args.leaseUntil}::timestamptz end,
-          last_error = case when due.exhausted
-            then 'lease expired on attempt ' || r.attempt_count || ': the scheduler stopped before finalizing'
-            else r.last_error end,
-          updated_at = ${now}
+      set ${claimAssignments(db, args)}
       from due
       where r.reservation_id = due.reservation_id
       returning r.reservation_id, r.user_id, r.point_amount::float8 as point_amount, r.execute_at, r.reason,
