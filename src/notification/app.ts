@@ -15,23 +15,31 @@ import { guardAdminRoutes } from "./endpoints/edge.ts";
 import { endpointRoutes } from "./endpoints/routes.ts";
 import type { EndpointServiceDeps } from "./endpoints/service.ts";
 import { inboxRoutes } from "./inbox/routes.ts";
+import { PLAYER_API_OPERATIONS, type PlayerRouteDeps, playerRoutes } from "./players/routes.ts";
 
 const NOTIFICATION_API: ApiDocumentation = {
   description: [
     "Notification consumes entitlement and matchmaking events from NATS JetStream and delivers them; its HTTP side is for the",
     "platform (probes, metrics), the webhook endpoints admin API when NOTIFICATION_AUTH_TOKENS is set (404",
     "otherwise) and, when NOTIFICATION_DEBUG_API_ENABLED=true, a debug inbox (404 otherwise).",
+    "Players read their own notifications under /v1/me/ with their OpenID Connect access token, when",
+    "NOTIFICATION_PLAYER_JWT_ISSUER is set (404 otherwise).",
   ].join(" "),
   bearerSchemes: {
     debugToken: "NOTIFICATION_DEBUG_API_TOKEN (at least 16 characters, required when the debug API is on).",
     adminToken: "One of NOTIFICATION_AUTH_TOKENS: read for GET, write for the rest.",
+    playerToken:
+      "A player's access token (a JWT) from NOTIFICATION_PLAYER_JWT_ISSUER for NOTIFICATION_PLAYER_JWT_AUDIENCE; " +
+      "its NOTIFICATION_PLAYER_JWT_USER_CLAIM (sub) is the user_id.",
   },
   security: [],
   tags: [
     { name: "debug", description: "For tests and troubleshooting; off by default." },
     { name: "operations", description: "Probes and metrics for the platform that runs the service." },
     { name: "webhook endpoints", description: "Receivers of the notifications, their secrets, attempts and replays." },
+    { name: "players", description: "A player's own inbox and live stream." },
   ],
+  refinements: { operations: PLAYER_API_OPERATIONS },
 };
 
 export type AppDeps = {
@@ -48,6 +56,8 @@ export type AppDeps = {
   console?: ConsoleSettings;
   /** The endpoints admin API: served when it has tokens (NOTIFICATION_AUTH_TOKENS). */
   endpoints?: { tokens: readonly TokenEntry[]; service: EndpointServiceDeps };
+  /** The players' routes; absent (no issuer configured): /v1/me/ answers 404. */
+  players?: PlayerRouteDeps;
 };
 
 export function createApp(deps: AppDeps) {
@@ -67,7 +77,11 @@ export function createApp(deps: AppDeps) {
   });
   const endpoints = deps.endpoints;
   if (endpoints && endpoints.tokens.length > 0) {
-    const onRefusal = createRefusalReporter({ registry: deps.registry, log: deps.log, service: "notification" });
+    const onRefusal = createRefusalReporter({
+      registry: deps.registry,
+      metricPrefix: "notification_auth",
+      log: deps.log,
+    });
     const settings: AuthSettings = { disabled: false, tokens: endpoints.tokens, metricsPublic: true, onRefusal };
     guardAdminRoutes(app, settings, deps.log).use(endpointRoutes(endpoints.service));
   }
@@ -84,5 +98,6 @@ export function createApp(deps: AppDeps) {
       }),
     );
   }
+  if (deps.players) app.use(playerRoutes(deps.players));
   return deps.debugApi.enabled ? app.use(inboxRoutes({ sql: deps.sql, token: deps.debugApi.token })) : app;
 }

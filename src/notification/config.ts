@@ -38,6 +38,7 @@ import {
   consumerVariables,
 } from "./consumer/settings.ts";
 import { EndpointVariables, endpointRules, endpointSettings } from "./endpoint-settings.ts";
+import { PlayerEnv, playerRules, playerSettings } from "./players/config.ts";
 
 /** The matchmaking consumer's variables. */
 const MATCHMAKING = "NOTIFICATION_MATCHMAKING_NATS";
@@ -164,6 +165,7 @@ export const NotificationEnv = Type.Object({
   }),
   ...consoleVariables("NOTIFICATION", "NOTIFICATION_DEBUG_API_TOKEN"),
   ...EndpointVariables,
+  ...PlayerEnv,
 });
 export type NotificationEnv = Static<typeof NotificationEnv>;
 
@@ -217,7 +219,8 @@ export function loadNotificationConfig(env: Record<string, string | undefined>) 
     natsSecurityRule,
     natsInboxPrefixRule,
     streamsDiffer,
-    ...endpointRules,
+    ...(endpointRules as Rule<NotificationEnv>[]),
+    ...(playerRules as Rule<NotificationEnv>[]),
   ]);
   return {
     env: e,
@@ -248,6 +251,7 @@ export function loadNotificationConfig(env: Record<string, string | undefined>) 
     debugApi: { enabled: e.NOTIFICATION_DEBUG_API_ENABLED, token: e.NOTIFICATION_DEBUG_API_TOKEN },
     endpoints: endpointSettings(e),
     console: consoleSettings("NOTIFICATION", e),
+    players: playerSettings(e),
     tracing: { exportSpans: exportRequested(e) },
   };
 }

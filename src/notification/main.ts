@@ -17,6 +17,7 @@ import { eventPipelines } from "./handlers/registry.ts";
 import { createNotificationMetrics } from "./metrics.ts";
 import { migrations, SCHEMA } from "./migrations.ts";
 import { notificationOpsCommands } from "./ops/commands.ts";
+import { createPlayers } from "./players/setup.ts";
 import { createWorkers } from "./workers.ts";
 
 /** The admin API's dependencies, when it has tokens (the configuration then guarantees the key). */
@@ -61,6 +62,8 @@ const spec: ServiceSpec<NotificationConfig> = {
       : undefined;
     if (!link) log.warn("NATS_ENABLED=false: no events are consumed");
     else natsConnectedMetric(registry, link.connected);
+    const id = workerId(config.workerId);
+    const players = createPlayers({ config, sql, log, registry, now: systemClock, link });
     const endpointWaker = new Waker();
     const workers = createWorkers({
       endpointWaker,
@@ -70,9 +73,10 @@ const spec: ServiceSpec<NotificationConfig> = {
       now: systemClock,
       metrics,
       waker: new Waker(),
-      workerId: workerId(config.workerId),
+      workerId: id,
       link,
       health,
+      players,
     });
     const app = createApp({
       sql,
@@ -82,13 +86,15 @@ const spec: ServiceSpec<NotificationConfig> = {
       consumerReady: link ? () => allBound(health, sources) && link.connected() : undefined,
       debugApi: config.debugApi,
       console: config.console,
+      players: players.routes,
       endpoints: endpointAdmin(config, sql, endpointWaker),
     });
     const close = async () => {
       await link?.close();
       await tracing.shutdown();
     };
-    return { app, workers, close };
+    // Live streams never end by themselves: they are closed before the server stops taking requests.
+    return { app, workers, close, beforeStop: () => players.hub.closeAll("shutdown") };
   },
 };
 

@@ -13,6 +13,7 @@ import { endpointDeliveryWorker } from "./endpoints/build.ts";
 import type { Resolve } from "./endpoints/url-guard.ts";
 import { eventPipelines } from "./handlers/registry.ts";
 import type { NotificationMetrics } from "./metrics.ts";
+import type { Players } from "./players/setup.ts";
 import { createRetentionWorker } from "./retention/worker.ts";
 
 /** Events per consumer transaction; the client keeps at most this many unacknowledged messages buffered. */
@@ -35,6 +36,8 @@ export type WorkerDeps = {
   endpointWaker?: Waker;
   /** Replaces DNS for the endpoints' SSRF guard (tests). */
   resolve?: Resolve;
+  /** The players' side: told of every commit's users; its workers run with the others. */
+  players?: Players;
 };
 
 function natsWorkers(deps: WorkerDeps, link: NatsLink): Worker[] {
@@ -57,6 +60,7 @@ function natsWorkers(deps: WorkerDeps, link: NatsLink): Worker[] {
           deps.waker.wake();
           deps.endpointWaker?.wake();
         },
+        onStored: deps.players?.stored,
       }),
     ),
     ...advisories.map((advisory) =>
@@ -106,6 +110,7 @@ export function createWorkers(deps: WorkerDeps): Worker[] {
   const r = config.retention;
   return [
     ...(deps.link ? natsWorkers(deps, deps.link) : []),
+    ...(deps.players?.workers ?? []),
     ...(config.delivery.enabled ? [deliveryWorker(deps)] : []),
     ...endpointWorkers(deps),
     ...(r.enabled
