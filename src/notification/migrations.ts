@@ -6,6 +6,7 @@ import m005 from "../../db/notification/005_runtime_role.sql" with { type: "text
 import m006 from "../../db/notification/006_drop_unused_status_indexes.sql" with { type: "text" };
 import m007 from "../../db/notification/007_notifications_due_idx.sql" with { type: "text" };
 import m008 from "../../db/notification/008_player_inbox.sql" with { type: "text" };
+import m009 from "../../db/notification/009_webhook_endpoints.sql" with { type: "text" };
 import p008 from "../../db/notification/prepare/008_player_inbox.sql" with { type: "text" };
 import { migrationList } from "../shared/migrate.ts";
 
@@ -21,6 +22,7 @@ export const migrations = migrationList(
     "006_drop_unused_status_indexes.sql": m006,
     "007_notifications_due_idx.sql": m007,
     "008_player_inbox.sql": m008,
+    "009_webhook_endpoints.sql": m009,
   },
   // Numbers the stored notifications before 008 takes its lock (db/notification/prepare/).
   { "008_player_inbox.sql": p008 },
