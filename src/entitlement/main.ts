@@ -14,7 +14,7 @@ import { installTracing } from "../shared/tracing.ts";
 import { createApp } from "./app.ts";
 import { tokenCommand } from "./auth/command.ts";
 import { type EntitlementConfig, loadEntitlementConfig, SECRET_VARIABLES } from "./config.ts";
-import { migrations, SCHEMA } from "./migrations.ts";
+import { SCHEMA, schemaText } from "./migrations.ts";
 import { entitlementOpsCommands } from "./ops/commands.ts";
 import { createWakeups } from "./wakeups/wakeups.ts";
 import { createWorkers } from "./workers.ts";
@@ -22,7 +22,7 @@ import { createWorkers } from "./workers.ts";
 const spec: ServiceSpec<EntitlementConfig> = {
   name: "entitlement",
   schema: SCHEMA,
-  migrations,
+  schemaText,
   loadConfig: loadEntitlementConfig,
   database: (config) => config.database,
   http: (config) => config.http,

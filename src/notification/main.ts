@@ -13,14 +13,14 @@ import { loadNotificationConfig, type NotificationConfig, SECRET_VARIABLES } fro
 import { allBound, type ConsumerHealth } from "./consumer/worker.ts";
 import { eventPipelines } from "./handlers/registry.ts";
 import { createNotificationMetrics } from "./metrics.ts";
-import { migrations, SCHEMA } from "./migrations.ts";
+import { SCHEMA, schemaText } from "./migrations.ts";
 import { notificationOpsCommands } from "./ops/commands.ts";
 import { createWorkers } from "./workers.ts";
 
 const spec: ServiceSpec<NotificationConfig> = {
   name: "notification",
   schema: SCHEMA,
-  migrations,
+  schemaText,
   loadConfig: loadNotificationConfig,
   database: (c) => c.database,
   http: (c) => c.http,

@@ -5,7 +5,7 @@ import m004 from "../../db/notification/004_notifications_per_event_user.sql" wi
 import m005 from "../../db/notification/005_runtime_role.sql" with { type: "text" };
 import m006 from "../../db/notification/006_drop_unused_status_indexes.sql" with { type: "text" };
 import m007 from "../../db/notification/007_notifications_due_idx.sql" with { type: "text" };
-import { migrationList } from "../shared/migrate.ts";
+import { migrationList, type SchemaText } from "../shared/migrate.ts";
 
 export const SCHEMA = "notification";
 /** Every file of db/notification/, in order (a test checks this list against the folder). */
@@ -18,3 +18,6 @@ export const migrations = migrationList({
   "006_drop_unused_status_indexes.sql": m006,
   "007_notifications_due_idx.sql": m007,
 });
+
+/** The notification schema as the migration runner applies it: no SQL functions of its own. */
+export const schemaText: SchemaText = { migrations, functions: [] };

@@ -8,11 +8,11 @@
 import postgres from "postgres";
 import { listEntitlementsOfUser } from "../../src/entitlement/entitlements/queries.ts";
 import { listAuditOfEntitlement } from "../../src/entitlement/history/queries.ts";
-import { migrations as entitlementMigrations } from "../../src/entitlement/migrations.ts";
+import { schemaText as entitlementSchema } from "../../src/entitlement/migrations.ts";
 import { listTransactions } from "../../src/entitlement/points/ledger-queries.ts";
 import { deleteExpiredIdempotencyKeys, deletePublishedOutboxEvents } from "../../src/entitlement/retention/queries.ts";
 import { findInbox } from "../../src/notification/inbox/queries.ts";
-import { migrations as notificationMigrations } from "../../src/notification/migrations.ts";
+import { schemaText as notificationSchema } from "../../src/notification/migrations.ts";
 import { deleteFinishedNotifications, deleteProcessedEvents } from "../../src/notification/retention/queries.ts";
 import { migrate } from "../../src/shared/migrate.ts";
 import { untilShortBatch } from "../../src/shared/periodic.ts";
@@ -161,8 +161,8 @@ export async function measureGrowth(args: {
     const e = postgres(url, { max: 1, onnotice: () => {}, connection: { search_path: "entitlement" } });
     const n = postgres(url, { max: 1, onnotice: () => {}, connection: { search_path: "notification" } });
     try {
-      await migrate(admin, "entitlement", entitlementMigrations);
-      await migrate(admin, "notification", notificationMigrations);
+      await migrate(admin, "entitlement", entitlementSchema);
+      await migrate(admin, "notification", notificationSchema);
       args.progress(`growth: populating ${rows} rows per table`);
       const t = performance.now();
       const shape = shapeOf(rows);

@@ -2,8 +2,8 @@
 // URLs when given, else Testcontainers, local servers or the machine's binaries). Each test file gets its own
 // database, cloned from a template that holds every migration, and its own stream names.
 import postgres from "postgres";
-import { SCHEMA as ENTITLEMENT, migrations as entitlementMigrations } from "../../src/entitlement/migrations.ts";
-import { SCHEMA as NOTIFICATION, migrations as notificationMigrations } from "../../src/notification/migrations.ts";
+import { SCHEMA as ENTITLEMENT, schemaText as entitlementSchema } from "../../src/entitlement/migrations.ts";
+import { SCHEMA as NOTIFICATION, schemaText as notificationSchema } from "../../src/notification/migrations.ts";
 import { migrate } from "../../src/shared/migrate.ts";
 
 function required(name: "DATABASE_URL" | "NATS_URL"): Promise<string> {
@@ -34,7 +34,10 @@ export function uniqueName(prefix: string): string {
 }
 
 function templateName(): string {
-  const all = [...entitlementMigrations, ...notificationMigrations].map((m) => m.sql).join("\n--\n");
+  const all = [entitlementSchema, notificationSchema]
+    .flatMap((s) => [...s.migrations, ...s.functions])
+    .map((m) => m.sql)
+    .join("\n--\n");
   return `tpl_${new Bun.CryptoHasher("sha256").update(all).digest("hex").slice(0, 16)}`;
 }
 
@@ -49,8 +52,8 @@ async function ensureTemplate(admin: postgres.Sql, base: string): Promise<string
     await admin.unsafe(`create database "${building}"`);
     const sql = postgres(withDatabase(base, building), { max: 1, onnotice: () => {} });
     try {
-      await migrate(sql, ENTITLEMENT, entitlementMigrations);
-      await migrate(sql, NOTIFICATION, notificationMigrations);
+      await migrate(sql, ENTITLEMENT, entitlementSchema);
+      await migrate(sql, NOTIFICATION, notificationSchema);
     } finally {
       await sql.end();
     }
