@@ -67,13 +67,22 @@ async function ensureTemplate(admin: postgres.Sql, base: string): Promise<string
 export type TestDatabase = { url: string; name: string; drop: () => Promise<void> };
 
 /** A fresh, fully migrated database for one test file. Call `drop()` in afterAll. */
-export async function createTestDatabase(label = "t"): Promise<TestDatabase> {
+export function createTestDatabase(label = "t"): Promise<TestDatabase> {
+  return createDatabase(label, true);
+}
+
+/** A fresh database without any schema, for a test that migrates it itself (an upgrade). Call `drop()` in afterAll. */
+export function createEmptyTestDatabase(label = "t"): Promise<TestDatabase> {
+  return createDatabase(label, false);
+}
+
+async function createDatabase(label: string, migrated: boolean): Promise<TestDatabase> {
   const base = await postgresAdminUrl();
   const admin = postgres(base, { max: 1, onnotice: () => {} });
   try {
-    const template = await ensureTemplate(admin, base);
+    const template = migrated ? `template "${await ensureTemplate(admin, base)}"` : "";
     const name = uniqueName(`test_${label}`).slice(0, 63);
-    await admin.unsafe(`create database "${name}" template "${template}"`);
+    await admin.unsafe(`create database "${name}" ${template}`);
     return {
       name,
       url: withDatabase(base, name),
