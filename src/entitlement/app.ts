@@ -2,7 +2,15 @@
 // Every request passes the edge in this order: header limits, authentication and scope (docs/security.md), the caller's
 // rate limit; only then are its headers and body validated, and only then does it wait for a database slot.
 import type { Registry } from "prom-client";
-import { type AuthSettings, authenticate, type Caller, callerName, requiredAccess } from "../shared/auth/guard.ts";
+import {
+  type AuthSettings,
+  authenticate,
+  type Caller,
+  callerName,
+  type EdgeDecision,
+  requiredAccess,
+  routeAllowed,
+} from "../shared/auth/guard.ts";
 import { createRefusalReporter } from "../shared/auth/refusal.ts";
 import { type RouteScopes, routeScopes } from "../shared/auth/scope.ts";
 import type { ConsoleSettings } from "../shared/console/config.ts";
@@ -73,6 +81,9 @@ export type AppDeps = {
 /** The console signs its users in itself (console/routes.ts); its paths skip the bearer check of the API. */
 const isConsolePath = (path: string) => path === "/console" || path.startsWith("/console/");
 
+/** A console path may reach only console routes, which check their own session. */
+const CONSOLE: EdgeDecision = { access: "open", route: undefined };
+
 export function createApp(deps: AppDeps) {
   const registry = deps.registry ?? createRegistry("entitlement");
   const limits = deps.limits ?? {};
@@ -87,6 +98,7 @@ export function createApp(deps: AppDeps) {
     requestTimeoutMs,
   });
   const callers = new WeakMap<Request, Caller>();
+  const decisions = new WeakMap<Request, EdgeDecision>();
   const auth: AuthSettings = { ...deps.auth, onRefusal: createRefusalReporter({ registry, log: deps.log }) };
   // Read from the routes' own declarations once every route is mounted, i.e. at the first request.
   let scopes: RouteScopes | undefined;
@@ -119,16 +131,23 @@ export function createApp(deps: AppDeps) {
     .onRequest(async ({ request }) => {
       checkHeaderLimits(request.headers);
       const path = requestPath(request);
-      if (deps.console?.enabled && isConsolePath(path)) return;
+      if (deps.console?.enabled && isConsolePath(path)) return void decisions.set(request, CONSOLE);
       scopes ??= routeScopes(app.routes);
-      const access = requiredAccess(scopes, request.method, path, auth.metricsPublic);
-      const caller = await authenticate(auth, access, request.headers.get("authorization"));
+      const decision = requiredAccess(scopes, request.method, path, auth.metricsPublic);
+      decisions.set(request, decision);
+      const caller = await authenticate(auth, decision.access, request.headers.get("authorization"));
       if (!caller) return;
       callers.set(request, caller);
       const wait = limiter?.take(caller.name);
       if (wait !== undefined) {
         throw new ApiError(429, "RATE_LIMITED", "rate limit exceeded, retry later", { "retry-after": String(wait) });
       }
+    })
+    .onBeforeHandle({ as: "global" }, ({ request, route }) => {
+      const decision = decisions.get(request);
+      if (decision === CONSOLE ? route.startsWith("/console") : routeAllowed(decision, route)) return;
+      deps.log.error({ route }, "a request reached a route the edge did not authorise");
+      throw new ApiError(404, "NOT_FOUND", "no such resource");
     })
     .use(entitlementRoutes(routeDeps))
     .use(historyRoutes(routeDeps))

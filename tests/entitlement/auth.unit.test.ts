@@ -28,7 +28,7 @@ const appRoutes = createApp({
 const scopes = routeScopes(appRoutes);
 /** What a request needs, by the scopes the real routes declare. */
 const accessOf = (method: string, path: string, metricsPublic = false) =>
-  requiredAccess(scopes, method, path, metricsPublic);
+  requiredAccess(scopes, method, path, metricsPublic).access;
 
 function problemsOf(fn: () => unknown): string[] {
   try {

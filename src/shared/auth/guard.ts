@@ -26,6 +26,12 @@ export type AuthSettings = {
 /** What a request needs: nothing, a token with a scope, or any valid token (unknown paths: 404 only for callers). */
 export type Access = "open" | Scope | "authenticated";
 
+/**
+ * The edge's decision for one request: the access it needs and the only route it may then reach (its declared path);
+ * `route` undefined: no route may run (an unknown path or method: 404/405 follow).
+ */
+export type EdgeDecision = { access: Access; route: string | undefined };
+
 /** The probes and documents of the shared HTTP skeleton (shared/http/app.ts), which declares no scopes. */
 const OPEN = new Set(PROBE_PATHS);
 const DOCS = new Set(["/metrics", "/openapi.json"]);
@@ -40,10 +46,25 @@ const BEARER = /^Bearer +([\x21-\x7e]+) *$/i;
  */
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
-export function requiredAccess(scopes: RouteScopes, method: string, path: string, metricsPublic: boolean): Access {
-  if (OPEN.has(path)) return "open";
-  if (DOCS.has(path)) return metricsPublic ? "open" : "read";
-  return scopeOf(scopes, method, path) ?? "authenticated";
+export function requiredAccess(
+  scopes: RouteScopes,
+  method: string,
+  path: string,
+  metricsPublic: boolean,
+): EdgeDecision {
+  const route = method === "GET" || method === "HEAD" ? path : undefined;
+  if (OPEN.has(path)) return { access: "open", route };
+  if (DOCS.has(path)) return { access: metricsPublic ? "open" : "read", route };
+  const scoped = scopeOf(scopes, method, path);
+  return scoped ? { access: scoped.scope, route: scoped.route } : { access: "authenticated", route: undefined };
+}
+
+/**
+ * Whether the route Elysia matched is the one the edge decided on: the last line of defence should the router and
+ * the edge ever read a request differently (they share one canonical path, shared/http/path.ts).
+ */
+export function routeAllowed(decision: EdgeDecision | undefined, matched: string): boolean {
+  return decision !== undefined && decision.route === matched;
 }
 
 export const looksLikeJwt = (token: string) => JWT_SHAPE.test(token);

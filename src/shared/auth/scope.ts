@@ -18,7 +18,7 @@ export const scopeMacro = new Elysia({ name: "entitlement-scope" }).macro({
 });
 
 /** The declared scope of every route, for matching a request before Elysia has routed it. */
-export type RouteScopes = readonly { method: string; pattern: RegExp; scope: Scope }[];
+export type RouteScopes = readonly { method: string; path: string; pattern: RegExp; scope: Scope }[];
 
 type DeclaredRoute = { method: string; path: string; hooks?: { detail?: unknown } };
 
@@ -26,17 +26,24 @@ export function routeScopes(routes: readonly DeclaredRoute[]): RouteScopes {
   return routes.flatMap((route) => {
     const scope = (route.hooks?.detail as Record<string, unknown> | undefined)?.[SCOPE_KEY];
     return scope === "read" || scope === "write"
-      ? [{ method: route.method, pattern: routePattern(route.path), scope }]
+      ? [{ method: route.method, path: route.path, pattern: routePattern(route.path), scope }]
       : [];
   });
 }
 
+/** What the edge decided a request may reach: the scope it needs and the one route (its declared path) it is for. */
+export type RouteScope = { scope: Scope; route: string | undefined };
+
 /**
- * The scope a request needs: its route's, or, for a method the path does not have (a 405 to come), the scope of the
- * path's first route, so that a caller without that scope learns nothing about the path. Undefined: no route declares
- * one.
+ * The scope a request needs and its route: the route's own, or, for a method the path does not have (a 405 to come,
+ * no route runs), the scope of the path's first route, so that a caller without that scope learns nothing about the
+ * path. Undefined: no route declares the path.
  */
-export function scopeOf(scopes: RouteScopes, method: string, path: string): Scope | undefined {
+export function scopeOf(scopes: RouteScopes, method: string, path: string): RouteScope | undefined {
   const onPath = scopes.filter((s) => s.pattern.test(path));
-  return (onPath.find((s) => s.method === method) ?? onPath[0])?.scope;
+  // Elysia answers HEAD with the GET route of the path.
+  const routed = method === "HEAD" ? "GET" : method;
+  const own = onPath.find((s) => s.method === routed);
+  if (own) return { scope: own.scope, route: own.path };
+  return onPath[0] && { scope: onPath[0].scope, route: undefined };
 }

@@ -10,6 +10,7 @@ import { createReadinessLog } from "../readiness.ts";
 import { errorReply } from "./error-reply.ts";
 import { errorResponse, errorSchema, jsonResponse } from "./errors.ts";
 import { type ApiDocumentation, openapiRoute } from "./openapi.ts";
+import { canonicalRequest } from "./path.ts";
 import { createHttpTracing } from "./tracing.ts";
 
 export type HttpDeps = {
@@ -49,6 +50,22 @@ export const READINESS_ALIAS = "/actuator/health/readiness";
 export const PROBE_PATHS: readonly string[] = ["/healthz", "/readyz", LIVENESS_ALIAS, READINESS_ALIAS];
 
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+
+type Fetch = (request: Request) => unknown;
+
+/**
+ * Elysia's `wrap`, around everything else: the request is made canonical (shared/http/path.ts) before any hook, route
+ * or span sees it, so every one of them reads the same path; a target that is not a path is 400 before any route.
+ */
+function canonicalWrap(tracing: ReturnType<typeof createHttpTracing>) {
+  return (fetch: Fetch) => {
+    const traced = tracing.wrap(fetch);
+    return (request: Request): unknown => {
+      const canonical = canonicalRequest(request);
+      return canonical ? traced(canonical) : errorResponse(400, "BAD_REQUEST", "the request target must be a path");
+    };
+  };
+}
 
 /**
  * Request ids, timing and the status each request was answered with, for the HTTP metrics. The status of an error
@@ -110,11 +127,14 @@ export function createHttpApp(deps: HttpDeps) {
   const app = new Elysia({
     name: `${deps.service}-http`,
     strictPath: true,
+    // One router: Bun's own (which Elysia would otherwise hand the static routes to) would route requests before the
+    // canonical request exists, on its own reading of the target.
+    systemRouter: false,
     ...(deps.serve ? { serve: deps.serve } : {}),
   })
     .use(openapiRoute(deps.service, deps.version, deps.documentation))
     // biome-ignore lint/suspicious/noExplicitAny: Elysia types `wrap` for any function; ours takes and returns a fetch.
-    .wrap(tracing.wrap as any)
+    .wrap(canonicalWrap(tracing) as any)
     .onRequest(({ request, set }) => tracking.start(request, set))
     .onError(({ code, error, request, path, set }) => {
       // `app.routes` is read when a request fails, after every route of the service is mounted (405 needs them all).
