@@ -1,8 +1,9 @@
 // `bun run stack`: the whole system on this machine, in a database and streams of its own (scripts/stack-state.ts).
 // Uses DATABASE_URL / NATS_URL when they answer, otherwise starts PostgreSQL and nats-server from the machine's
 // binaries (data in .data/), builds both executables when their sources changed, starts them, waits for /readyz and
-// prints ready-to-paste commands that work on every run (a fresh demo user each time). Ctrl-C stops everything it
-// started, and only that. `bun run stack --reset` drops the stack's database and streams (or its .data/ servers).
+// prints ready-to-paste commands that work on every run (a fresh demo user each time; scripts/stack-usage.ts). Ctrl-C
+// stops everything it started, and only that. `bun run stack --reset` drops the stack's database and streams (or its
+// .data/ servers); `--help` says so and exits.
 import { randomBytes } from "node:crypto";
 import { closeSync, existsSync, mkdirSync, openSync, rmSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
@@ -27,6 +28,7 @@ import {
   stackNames,
   stackNatsEnv,
 } from "./stack-state.ts";
+import { HELP, redact, summary } from "./stack-usage.ts";
 
 const root = resolve(import.meta.dir, "..");
 const dataRoot = process.env.STACK_DATA_DIR ? resolve(process.env.STACK_DATA_DIR) : join(root, ".data");
@@ -75,13 +77,6 @@ async function ensureInfrastructure(): Promise<{ databaseUrl: string; natsUrl: s
   }
   if (await ensureDatabase(databaseUrl, names)) console.log(`created database ${names.database}`);
   return { databaseUrl: stackDatabaseUrl(databaseUrl, names), natsUrl };
-}
-
-/** A URL without its password, for the terminal. */
-function redact(url: string): string {
-  const u = new URL(url.split(",")[0] as string);
-  if (u.password) u.password = "***";
-  return u.toString();
 }
 
 /** `--reset`: what the stack made goes, on the servers it would use; nothing else is touched. */
@@ -160,35 +155,17 @@ async function pick(service: string, preferred: number): Promise<number> {
   return port;
 }
 
-function printUsage(entitlement: string, notification: string): void {
-  // A user of its own for every run: the printed grant is a first grant, never "already ACTIVE".
-  const run = Date.now().toString(36);
-  const user = `u_demo_${run}`;
-  const api = `-H 'Authorization: Bearer ${tokens.api}'`;
-  const debug = `-H 'Authorization: Bearer ${tokens.debug}'`;
-  console.log(`
-stack is up
-  entitlement   ${entitlement}  (logs: ${shown(join(logDir, "entitlement.log"))})
-  notification  ${notification}  (logs: ${shown(join(logDir, "notification.log"))})
-  metrics       ${entitlement}/metrics (token needed)  ${notification}/metrics
-  API token     ${tokens.api}  (caller "stack", read+write, valid for this run only)
-  debug token   ${tokens.debug}  (debug inbox)
-  state         database ${names.database}, streams ${names.natsPrefix}-events… (bun run stack --reset drops them)
-
-grant an item:
-  curl -s -X POST ${entitlement}/v1/entitlements/grants ${api} -H 'Content-Type: application/json' -H 'Idempotency-Key: demo-${run}' -d '{"user_id":"${user}","stock_keeping_unit":"item1","reason":"purchase","purchase_id":"p_${run}"}'
-see it, and its notification (SENT after a moment):
-  curl -s ${api} ${entitlement}/v1/users/${user}/entitlements
-  curl -s ${debug} ${notification}/debug/notification/inbox/${user}
-
-the examples of docs/api.md run with these set:
-  export ENTITLEMENT=${entitlement} NOTIFICATION=${notification} TOKEN=${tokens.api} DEBUG_TOKEN=${tokens.debug} USER_ID=u_${run}
-
-Ctrl-C stops everything this command started.`);
-}
-
 async function main(): Promise<void> {
-  if (Bun.argv.includes("--reset")) return reset();
+  const args = Bun.argv.slice(2);
+  if (args.includes("--help") || args.includes("-h")) {
+    console.log(HELP);
+    return;
+  }
+  if (args.some((arg) => arg !== "--reset")) {
+    console.error(`unknown argument ${args.find((arg) => arg !== "--reset")}\n\n${HELP}`);
+    process.exit(2);
+  }
+  if (args.includes("--reset")) return reset();
   process.on("SIGINT", () => void shutdown("interrupted", 0));
   process.on("SIGTERM", () => void shutdown("terminated", 0));
   const { databaseUrl, natsUrl } = await ensureInfrastructure();
@@ -196,17 +173,31 @@ async function main(): Promise<void> {
   const common = { DATABASE_URL: databaseUrl, NATS_URL: natsUrl, ...stackNatsEnv(names) };
   const ePort = await pick("entitlement", 8080);
   const nPort = await pick("notification", 8081);
-  await startService("entitlement", ePort, {
+  const entitlementEnv = {
     ...common,
     ENTITLEMENT_AUTH_TOKENS: tokenEntryLine("stack", tokens.api, "read+write"),
     ENTITLEMENT_AUTH_DISABLED: "false",
-  });
-  await startService("notification", nPort, {
+  };
+  const notificationEnv = {
     ...common,
     NOTIFICATION_DEBUG_API_ENABLED: "true",
     NOTIFICATION_DEBUG_API_TOKEN: tokens.debug,
-  });
-  printUsage(`http://127.0.0.1:${ePort}`, `http://127.0.0.1:${nPort}`);
+  };
+  await startService("entitlement", ePort, entitlementEnv);
+  await startService("notification", nPort, notificationEnv);
+  const logOf = (service: string) => shown(join(logDir, `${service}.log`));
+  console.log(
+    summary({
+      entitlement: `http://127.0.0.1:${ePort}`,
+      notification: `http://127.0.0.1:${nPort}`,
+      logs: { entitlement: logOf("entitlement"), notification: logOf("notification") },
+      tokens,
+      names,
+      databaseUrl,
+      env: process.env,
+      setByStack: new Set([...Object.keys(entitlementEnv), ...Object.keys(notificationEnv)]),
+    }),
+  );
   await new Promise<never>(() => {});
 }
 

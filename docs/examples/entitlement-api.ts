@@ -795,7 +795,12 @@ export interface operations {
   getHealthz: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description W3C trace context: the request's span continues this trace, and so do the events a command publishes. Ignored when malformed. */
+        traceparent?: string;
+        /** @description Echoed in the response's X-Request-Id and logged with the request; any other value is replaced by a new id. */
+        "x-request-id"?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -804,6 +809,8 @@ export interface operations {
       /** @description UP, and what is running */
       200: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -818,6 +825,8 @@ export interface operations {
            * @example POST
            */
           Allow?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -827,6 +836,8 @@ export interface operations {
       /** @description BAD_REQUEST: the request's headers are over 8 KiB in total, or more than 64 */
       431: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -838,7 +849,12 @@ export interface operations {
   getReadyz: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description W3C trace context: the request's span continues this trace, and so do the events a command publishes. Ignored when malformed. */
+        traceparent?: string;
+        /** @description Echoed in the response's X-Request-Id and logged with the request; any other value is replaced by a new id. */
+        "x-request-id"?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -847,6 +863,8 @@ export interface operations {
       /** @description UP */
       200: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -861,6 +879,8 @@ export interface operations {
            * @example POST
            */
           Allow?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -870,6 +890,8 @@ export interface operations {
       /** @description BAD_REQUEST: the request's headers are over 8 KiB in total, or more than 64 */
       431: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -884,6 +906,8 @@ export interface operations {
            * @example 1
            */
           "Retry-After"?: number;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -895,7 +919,12 @@ export interface operations {
   getActuatorHealthLiveness: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description W3C trace context: the request's span continues this trace, and so do the events a command publishes. Ignored when malformed. */
+        traceparent?: string;
+        /** @description Echoed in the response's X-Request-Id and logged with the request; any other value is replaced by a new id. */
+        "x-request-id"?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -904,6 +933,8 @@ export interface operations {
       /** @description UP, and what is running */
       200: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -918,6 +949,8 @@ export interface operations {
            * @example POST
            */
           Allow?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -927,6 +960,8 @@ export interface operations {
       /** @description BAD_REQUEST: the request's headers are over 8 KiB in total, or more than 64 */
       431: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -938,7 +973,12 @@ export interface operations {
   getActuatorHealthReadiness: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description W3C trace context: the request's span continues this trace, and so do the events a command publishes. Ignored when malformed. */
+        traceparent?: string;
+        /** @description Echoed in the response's X-Request-Id and logged with the request; any other value is replaced by a new id. */
+        "x-request-id"?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -947,6 +987,8 @@ export interface operations {
       /** @description UP */
       200: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -961,6 +1003,8 @@ export interface operations {
            * @example POST
            */
           Allow?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -970,6 +1014,8 @@ export interface operations {
       /** @description BAD_REQUEST: the request's headers are over 8 KiB in total, or more than 64 */
       431: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -984,6 +1030,8 @@ export interface operations {
            * @example 1
            */
           "Retry-After"?: number;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -995,7 +1043,12 @@ export interface operations {
   getMetrics: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description W3C trace context: the request's span continues this trace, and so do the events a command publishes. Ignored when malformed. */
+        traceparent?: string;
+        /** @description Echoed in the response's X-Request-Id and logged with the request; any other value is replaced by a new id. */
+        "x-request-id"?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -1004,6 +1057,8 @@ export interface operations {
       /** @description Prometheus text exposition format */
       200: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1013,6 +1068,13 @@ export interface operations {
       /** @description UNAUTHORIZED: no bearer token, one the service does not know, or a JWT access token that fails a check (`WWW-Authenticate: Bearer error="invalid_token"`) */
       401: {
         headers: {
+          /**
+           * @description The bearer challenge: `Bearer`, or `Bearer error="invalid_token"` for a token that fails a check.
+           * @example Bearer error="invalid_token"
+           */
+          "WWW-Authenticate"?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1022,6 +1084,10 @@ export interface operations {
       /** @description FORBIDDEN: the token lacks the scope the route needs */
       403: {
         headers: {
+          /** @description The bearer challenge naming the scope the token lacks: `Bearer error="insufficient_scope", scope="…"`. */
+          "WWW-Authenticate"?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1036,6 +1102,8 @@ export interface operations {
            * @example POST
            */
           Allow?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1045,6 +1113,8 @@ export interface operations {
       /** @description BAD_REQUEST: the request's headers are over 8 KiB in total, or more than 64 */
       431: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1059,6 +1129,10 @@ export interface operations {
       header: {
         "idempotency-key": string;
         "x-trace-id"?: string;
+        /** @description W3C trace context: the request's span continues this trace, and so do the events a command publishes. Ignored when malformed. */
+        traceparent?: string;
+        /** @description Echoed in the response's X-Request-Id and logged with the request; any other value is replaced by a new id. */
+        "x-request-id"?: string;
       };
       path?: never;
       cookie?: never;
@@ -1072,6 +1146,8 @@ export interface operations {
       /** @description Response for status 200 */
       200: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1081,6 +1157,8 @@ export interface operations {
       /** @description BAD_REQUEST: a missing, blank, too long or malformed header, path parameter or field */
       400: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1090,6 +1168,13 @@ export interface operations {
       /** @description UNAUTHORIZED: no bearer token, one the service does not know, or a JWT access token that fails a check (`WWW-Authenticate: Bearer error="invalid_token"`) */
       401: {
         headers: {
+          /**
+           * @description The bearer challenge: `Bearer`, or `Bearer error="invalid_token"` for a token that fails a check.
+           * @example Bearer error="invalid_token"
+           */
+          "WWW-Authenticate"?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1099,6 +1184,10 @@ export interface operations {
       /** @description FORBIDDEN: the token lacks the scope the route needs */
       403: {
         headers: {
+          /** @description The bearer challenge naming the scope the token lacks: `Bearer error="insufficient_scope", scope="…"`. */
+          "WWW-Authenticate"?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1108,6 +1197,8 @@ export interface operations {
       /** @description NOT_FOUND: no such resource */
       404: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1122,6 +1213,8 @@ export interface operations {
            * @example POST
            */
           Allow?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1131,6 +1224,8 @@ export interface operations {
       /** @description IDEMPOTENCY_KEY_CONFLICT: the key was used for a different request; ENTITLEMENT_STATE_CONFLICT: the entitlement is already in the requested state */
       409: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1140,6 +1235,8 @@ export interface operations {
       /** @description PAYLOAD_TOO_LARGE: the body is over 16 KiB */
       413: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1149,6 +1246,8 @@ export interface operations {
       /** @description UNSUPPORTED_MEDIA_TYPE: a body that is not application/json */
       415: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1163,6 +1262,8 @@ export interface operations {
            * @example 1
            */
           "Retry-After"?: number;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1172,6 +1273,8 @@ export interface operations {
       /** @description BAD_REQUEST: the request's headers are over 8 KiB in total, or more than 64 */
       431: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1181,6 +1284,8 @@ export interface operations {
       /** @description INTERNAL_ERROR: a fault of the service; nothing was committed */
       500: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1195,6 +1300,8 @@ export interface operations {
            * @example 1
            */
           "Retry-After"?: number;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1209,6 +1316,10 @@ export interface operations {
       header: {
         "idempotency-key": string;
         "x-trace-id"?: string;
+        /** @description W3C trace context: the request's span continues this trace, and so do the events a command publishes. Ignored when malformed. */
+        traceparent?: string;
+        /** @description Echoed in the response's X-Request-Id and logged with the request; any other value is replaced by a new id. */
+        "x-request-id"?: string;
       };
       path?: never;
       cookie?: never;
@@ -1222,6 +1333,8 @@ export interface operations {
       /** @description Response for status 200 */
       200: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1231,6 +1344,8 @@ export interface operations {
       /** @description BAD_REQUEST: a missing, blank, too long or malformed header, path parameter or field */
       400: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1240,6 +1355,13 @@ export interface operations {
       /** @description UNAUTHORIZED: no bearer token, one the service does not know, or a JWT access token that fails a check (`WWW-Authenticate: Bearer error="invalid_token"`) */
       401: {
         headers: {
+          /**
+           * @description The bearer challenge: `Bearer`, or `Bearer error="invalid_token"` for a token that fails a check.
+           * @example Bearer error="invalid_token"
+           */
+          "WWW-Authenticate"?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1249,6 +1371,10 @@ export interface operations {
       /** @description FORBIDDEN: the token lacks the scope the route needs */
       403: {
         headers: {
+          /** @description The bearer challenge naming the scope the token lacks: `Bearer error="insufficient_scope", scope="…"`. */
+          "WWW-Authenticate"?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1258,6 +1384,8 @@ export interface operations {
       /** @description NOT_FOUND: no such resource */
       404: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1272,6 +1400,8 @@ export interface operations {
            * @example POST
            */
           Allow?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1281,6 +1411,8 @@ export interface operations {
       /** @description IDEMPOTENCY_KEY_CONFLICT: the key was used for a different request; ENTITLEMENT_STATE_CONFLICT: the entitlement is already in the requested state */
       409: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1290,6 +1422,8 @@ export interface operations {
       /** @description PAYLOAD_TOO_LARGE: the body is over 16 KiB */
       413: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1299,6 +1433,8 @@ export interface operations {
       /** @description UNSUPPORTED_MEDIA_TYPE: a body that is not application/json */
       415: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1313,6 +1449,8 @@ export interface operations {
            * @example 1
            */
           "Retry-After"?: number;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1322,6 +1460,8 @@ export interface operations {
       /** @description BAD_REQUEST: the request's headers are over 8 KiB in total, or more than 64 */
       431: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1331,6 +1471,8 @@ export interface operations {
       /** @description INTERNAL_ERROR: a fault of the service; nothing was committed */
       500: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1345,6 +1487,8 @@ export interface operations {
            * @example 1
            */
           "Retry-After"?: number;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1359,7 +1503,12 @@ export interface operations {
         limit?: number;
         cursor?: string;
       };
-      header?: never;
+      header?: {
+        /** @description W3C trace context: the request's span continues this trace, and so do the events a command publishes. Ignored when malformed. */
+        traceparent?: string;
+        /** @description Echoed in the response's X-Request-Id and logged with the request; any other value is replaced by a new id. */
+        "x-request-id"?: string;
+      };
       path: {
         user_id: string;
       };
@@ -1370,6 +1519,8 @@ export interface operations {
       /** @description Response for status 200 */
       200: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1379,6 +1530,8 @@ export interface operations {
       /** @description BAD_REQUEST: a missing, blank, too long or malformed header, path parameter or field */
       400: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1388,6 +1541,13 @@ export interface operations {
       /** @description UNAUTHORIZED: no bearer token, one the service does not know, or a JWT access token that fails a check (`WWW-Authenticate: Bearer error="invalid_token"`) */
       401: {
         headers: {
+          /**
+           * @description The bearer challenge: `Bearer`, or `Bearer error="invalid_token"` for a token that fails a check.
+           * @example Bearer error="invalid_token"
+           */
+          "WWW-Authenticate"?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1397,6 +1557,10 @@ export interface operations {
       /** @description FORBIDDEN: the token lacks the scope the route needs */
       403: {
         headers: {
+          /** @description The bearer challenge naming the scope the token lacks: `Bearer error="insufficient_scope", scope="…"`. */
+          "WWW-Authenticate"?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1406,6 +1570,8 @@ export interface operations {
       /** @description NOT_FOUND: no such resource */
       404: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1420,6 +1586,8 @@ export interface operations {
            * @example POST
            */
           Allow?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1434,6 +1602,8 @@ export interface operations {
            * @example 1
            */
           "Retry-After"?: number;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1443,6 +1613,8 @@ export interface operations {
       /** @description BAD_REQUEST: the request's headers are over 8 KiB in total, or more than 64 */
       431: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1452,6 +1624,8 @@ export interface operations {
       /** @description INTERNAL_ERROR: a fault of the service; nothing was committed */
       500: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1466,6 +1640,8 @@ export interface operations {
            * @example 1
            */
           "Retry-After"?: number;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1483,6 +1659,10 @@ export interface operations {
          * @example "3"
          */
         "If-None-Match"?: string;
+        /** @description W3C trace context: the request's span continues this trace, and so do the events a command publishes. Ignored when malformed. */
+        traceparent?: string;
+        /** @description Echoed in the response's X-Request-Id and logged with the request; any other value is replaced by a new id. */
+        "x-request-id"?: string;
       };
       path: {
         user_id: string;
@@ -1500,6 +1680,8 @@ export interface operations {
            * @example "3"
            */
           ETag?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1514,6 +1696,8 @@ export interface operations {
            * @example "3"
            */
           ETag?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content?: never;
@@ -1521,6 +1705,8 @@ export interface operations {
       /** @description BAD_REQUEST: a missing, blank, too long or malformed header, path parameter or field */
       400: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1530,6 +1716,13 @@ export interface operations {
       /** @description UNAUTHORIZED: no bearer token, one the service does not know, or a JWT access token that fails a check (`WWW-Authenticate: Bearer error="invalid_token"`) */
       401: {
         headers: {
+          /**
+           * @description The bearer challenge: `Bearer`, or `Bearer error="invalid_token"` for a token that fails a check.
+           * @example Bearer error="invalid_token"
+           */
+          "WWW-Authenticate"?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1539,6 +1732,10 @@ export interface operations {
       /** @description FORBIDDEN: the token lacks the scope the route needs */
       403: {
         headers: {
+          /** @description The bearer challenge naming the scope the token lacks: `Bearer error="insufficient_scope", scope="…"`. */
+          "WWW-Authenticate"?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1548,6 +1745,8 @@ export interface operations {
       /** @description NOT_FOUND: no such resource */
       404: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1562,6 +1761,8 @@ export interface operations {
            * @example POST
            */
           Allow?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1576,6 +1777,8 @@ export interface operations {
            * @example 1
            */
           "Retry-After"?: number;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1585,6 +1788,8 @@ export interface operations {
       /** @description BAD_REQUEST: the request's headers are over 8 KiB in total, or more than 64 */
       431: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1594,6 +1799,8 @@ export interface operations {
       /** @description INTERNAL_ERROR: a fault of the service; nothing was committed */
       500: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1608,6 +1815,8 @@ export interface operations {
            * @example 1
            */
           "Retry-After"?: number;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1622,7 +1831,12 @@ export interface operations {
         limit?: number;
         cursor?: string;
       };
-      header?: never;
+      header?: {
+        /** @description W3C trace context: the request's span continues this trace, and so do the events a command publishes. Ignored when malformed. */
+        traceparent?: string;
+        /** @description Echoed in the response's X-Request-Id and logged with the request; any other value is replaced by a new id. */
+        "x-request-id"?: string;
+      };
       path: {
         user_id: string;
         stock_keeping_unit: string;
@@ -1634,6 +1848,8 @@ export interface operations {
       /** @description Response for status 200 */
       200: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1643,6 +1859,8 @@ export interface operations {
       /** @description BAD_REQUEST: a missing, blank, too long or malformed header, path parameter or field */
       400: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1652,6 +1870,13 @@ export interface operations {
       /** @description UNAUTHORIZED: no bearer token, one the service does not know, or a JWT access token that fails a check (`WWW-Authenticate: Bearer error="invalid_token"`) */
       401: {
         headers: {
+          /**
+           * @description The bearer challenge: `Bearer`, or `Bearer error="invalid_token"` for a token that fails a check.
+           * @example Bearer error="invalid_token"
+           */
+          "WWW-Authenticate"?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1661,6 +1886,10 @@ export interface operations {
       /** @description FORBIDDEN: the token lacks the scope the route needs */
       403: {
         headers: {
+          /** @description The bearer challenge naming the scope the token lacks: `Bearer error="insufficient_scope", scope="…"`. */
+          "WWW-Authenticate"?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1670,6 +1899,8 @@ export interface operations {
       /** @description NOT_FOUND: no such resource */
       404: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1684,6 +1915,8 @@ export interface operations {
            * @example POST
            */
           Allow?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1698,6 +1931,8 @@ export interface operations {
            * @example 1
            */
           "Retry-After"?: number;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1707,6 +1942,8 @@ export interface operations {
       /** @description BAD_REQUEST: the request's headers are over 8 KiB in total, or more than 64 */
       431: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1716,6 +1953,8 @@ export interface operations {
       /** @description INTERNAL_ERROR: a fault of the service; nothing was committed */
       500: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1730,6 +1969,8 @@ export interface operations {
            * @example 1
            */
           "Retry-After"?: number;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1744,6 +1985,10 @@ export interface operations {
       header: {
         "idempotency-key": string;
         "x-trace-id"?: string;
+        /** @description W3C trace context: the request's span continues this trace, and so do the events a command publishes. Ignored when malformed. */
+        traceparent?: string;
+        /** @description Echoed in the response's X-Request-Id and logged with the request; any other value is replaced by a new id. */
+        "x-request-id"?: string;
       };
       path?: never;
       cookie?: never;
@@ -1757,6 +2002,8 @@ export interface operations {
       /** @description Response for status 200 */
       200: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1766,6 +2013,8 @@ export interface operations {
       /** @description BAD_REQUEST: a missing, blank, too long or malformed header, path parameter or field */
       400: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1775,6 +2024,13 @@ export interface operations {
       /** @description UNAUTHORIZED: no bearer token, one the service does not know, or a JWT access token that fails a check (`WWW-Authenticate: Bearer error="invalid_token"`) */
       401: {
         headers: {
+          /**
+           * @description The bearer challenge: `Bearer`, or `Bearer error="invalid_token"` for a token that fails a check.
+           * @example Bearer error="invalid_token"
+           */
+          "WWW-Authenticate"?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1784,6 +2040,10 @@ export interface operations {
       /** @description FORBIDDEN: the token lacks the scope the route needs */
       403: {
         headers: {
+          /** @description The bearer challenge naming the scope the token lacks: `Bearer error="insufficient_scope", scope="…"`. */
+          "WWW-Authenticate"?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1793,6 +2053,8 @@ export interface operations {
       /** @description NOT_FOUND: no such resource */
       404: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1807,6 +2069,8 @@ export interface operations {
            * @example POST
            */
           Allow?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1816,6 +2080,8 @@ export interface operations {
       /** @description IDEMPOTENCY_KEY_CONFLICT: the key was used for a different request; ENTITLEMENT_STATE_CONFLICT: the entitlement is already in the requested state */
       409: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1825,6 +2091,8 @@ export interface operations {
       /** @description PAYLOAD_TOO_LARGE: the body is over 16 KiB */
       413: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1834,6 +2102,8 @@ export interface operations {
       /** @description UNSUPPORTED_MEDIA_TYPE: a body that is not application/json */
       415: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1848,6 +2118,8 @@ export interface operations {
            * @example 1
            */
           "Retry-After"?: number;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1857,6 +2129,8 @@ export interface operations {
       /** @description BAD_REQUEST: the request's headers are over 8 KiB in total, or more than 64 */
       431: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1866,6 +2140,8 @@ export interface operations {
       /** @description INTERNAL_ERROR: a fault of the service; nothing was committed */
       500: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1880,6 +2156,8 @@ export interface operations {
            * @example 1
            */
           "Retry-After"?: number;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1894,6 +2172,10 @@ export interface operations {
       header: {
         "idempotency-key": string;
         "x-trace-id"?: string;
+        /** @description W3C trace context: the request's span continues this trace, and so do the events a command publishes. Ignored when malformed. */
+        traceparent?: string;
+        /** @description Echoed in the response's X-Request-Id and logged with the request; any other value is replaced by a new id. */
+        "x-request-id"?: string;
       };
       path?: never;
       cookie?: never;
@@ -1907,6 +2189,8 @@ export interface operations {
       /** @description Response for status 200 */
       200: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1916,6 +2200,8 @@ export interface operations {
       /** @description BAD_REQUEST: a missing, blank, too long or malformed header, path parameter or field */
       400: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1925,6 +2211,13 @@ export interface operations {
       /** @description UNAUTHORIZED: no bearer token, one the service does not know, or a JWT access token that fails a check (`WWW-Authenticate: Bearer error="invalid_token"`) */
       401: {
         headers: {
+          /**
+           * @description The bearer challenge: `Bearer`, or `Bearer error="invalid_token"` for a token that fails a check.
+           * @example Bearer error="invalid_token"
+           */
+          "WWW-Authenticate"?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1934,6 +2227,10 @@ export interface operations {
       /** @description FORBIDDEN: the token lacks the scope the route needs */
       403: {
         headers: {
+          /** @description The bearer challenge naming the scope the token lacks: `Bearer error="insufficient_scope", scope="…"`. */
+          "WWW-Authenticate"?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1943,6 +2240,8 @@ export interface operations {
       /** @description NOT_FOUND: no such resource */
       404: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1957,6 +2256,8 @@ export interface operations {
            * @example POST
            */
           Allow?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1966,6 +2267,8 @@ export interface operations {
       /** @description IDEMPOTENCY_KEY_CONFLICT: the key was used for a different request; ENTITLEMENT_STATE_CONFLICT: the entitlement is already in the requested state */
       409: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1975,6 +2278,8 @@ export interface operations {
       /** @description PAYLOAD_TOO_LARGE: the body is over 16 KiB */
       413: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1984,6 +2289,8 @@ export interface operations {
       /** @description UNSUPPORTED_MEDIA_TYPE: a body that is not application/json */
       415: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1998,6 +2305,8 @@ export interface operations {
            * @example 1
            */
           "Retry-After"?: number;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2007,6 +2316,8 @@ export interface operations {
       /** @description BAD_REQUEST: the request's headers are over 8 KiB in total, or more than 64 */
       431: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2016,6 +2327,8 @@ export interface operations {
       /** @description INTERNAL_ERROR: a fault of the service; nothing was committed */
       500: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2030,6 +2343,8 @@ export interface operations {
            * @example 1
            */
           "Retry-After"?: number;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2044,6 +2359,10 @@ export interface operations {
       header: {
         "idempotency-key": string;
         "x-trace-id"?: string;
+        /** @description W3C trace context: the request's span continues this trace, and so do the events a command publishes. Ignored when malformed. */
+        traceparent?: string;
+        /** @description Echoed in the response's X-Request-Id and logged with the request; any other value is replaced by a new id. */
+        "x-request-id"?: string;
       };
       path?: never;
       cookie?: never;
@@ -2057,6 +2376,8 @@ export interface operations {
       /** @description Response for status 201 */
       201: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2066,6 +2387,8 @@ export interface operations {
       /** @description BAD_REQUEST: a missing, blank, too long or malformed header, path parameter or field */
       400: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2075,6 +2398,13 @@ export interface operations {
       /** @description UNAUTHORIZED: no bearer token, one the service does not know, or a JWT access token that fails a check (`WWW-Authenticate: Bearer error="invalid_token"`) */
       401: {
         headers: {
+          /**
+           * @description The bearer challenge: `Bearer`, or `Bearer error="invalid_token"` for a token that fails a check.
+           * @example Bearer error="invalid_token"
+           */
+          "WWW-Authenticate"?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2084,6 +2414,10 @@ export interface operations {
       /** @description FORBIDDEN: the token lacks the scope the route needs */
       403: {
         headers: {
+          /** @description The bearer challenge naming the scope the token lacks: `Bearer error="insufficient_scope", scope="…"`. */
+          "WWW-Authenticate"?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2093,6 +2427,8 @@ export interface operations {
       /** @description NOT_FOUND: no such resource */
       404: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2107,6 +2443,8 @@ export interface operations {
            * @example POST
            */
           Allow?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2116,6 +2454,8 @@ export interface operations {
       /** @description IDEMPOTENCY_KEY_CONFLICT: the key was used for a different request; RESERVATION_STATE_CONFLICT: the reservation is no longer PENDING, so it cannot be cancelled; POINTS_BALANCE_LIMIT: the reservation would take the user's balance past 9007199254740991 (2^53 − 1) */
       409: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2125,6 +2465,8 @@ export interface operations {
       /** @description PAYLOAD_TOO_LARGE: the body is over 16 KiB */
       413: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2134,6 +2476,8 @@ export interface operations {
       /** @description UNSUPPORTED_MEDIA_TYPE: a body that is not application/json */
       415: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2148,6 +2492,8 @@ export interface operations {
            * @example 1
            */
           "Retry-After"?: number;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2157,6 +2503,8 @@ export interface operations {
       /** @description BAD_REQUEST: the request's headers are over 8 KiB in total, or more than 64 */
       431: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2166,6 +2514,8 @@ export interface operations {
       /** @description INTERNAL_ERROR: a fault of the service; nothing was committed */
       500: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2180,6 +2530,8 @@ export interface operations {
            * @example 1
            */
           "Retry-After"?: number;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2194,6 +2546,10 @@ export interface operations {
       header: {
         "idempotency-key": string;
         "x-trace-id"?: string;
+        /** @description W3C trace context: the request's span continues this trace, and so do the events a command publishes. Ignored when malformed. */
+        traceparent?: string;
+        /** @description Echoed in the response's X-Request-Id and logged with the request; any other value is replaced by a new id. */
+        "x-request-id"?: string;
       };
       path: {
         reservation_id: string;
@@ -2205,6 +2561,8 @@ export interface operations {
       /** @description Response for status 200 */
       200: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2214,6 +2572,8 @@ export interface operations {
       /** @description BAD_REQUEST: a missing, blank, too long or malformed header, path parameter or field */
       400: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2223,6 +2583,13 @@ export interface operations {
       /** @description UNAUTHORIZED: no bearer token, one the service does not know, or a JWT access token that fails a check (`WWW-Authenticate: Bearer error="invalid_token"`) */
       401: {
         headers: {
+          /**
+           * @description The bearer challenge: `Bearer`, or `Bearer error="invalid_token"` for a token that fails a check.
+           * @example Bearer error="invalid_token"
+           */
+          "WWW-Authenticate"?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2232,6 +2599,10 @@ export interface operations {
       /** @description FORBIDDEN: the token lacks the scope the route needs */
       403: {
         headers: {
+          /** @description The bearer challenge naming the scope the token lacks: `Bearer error="insufficient_scope", scope="…"`. */
+          "WWW-Authenticate"?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2241,6 +2612,8 @@ export interface operations {
       /** @description NOT_FOUND: no such resource */
       404: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2255,6 +2628,8 @@ export interface operations {
            * @example POST
            */
           Allow?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2264,6 +2639,8 @@ export interface operations {
       /** @description IDEMPOTENCY_KEY_CONFLICT: the key was used for a different request; RESERVATION_STATE_CONFLICT: the reservation is no longer PENDING, so it cannot be cancelled; POINTS_BALANCE_LIMIT: the reservation would take the user's balance past 9007199254740991 (2^53 − 1) */
       409: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2278,6 +2655,8 @@ export interface operations {
            * @example 1
            */
           "Retry-After"?: number;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2287,6 +2666,8 @@ export interface operations {
       /** @description BAD_REQUEST: the request's headers are over 8 KiB in total, or more than 64 */
       431: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2296,6 +2677,8 @@ export interface operations {
       /** @description INTERNAL_ERROR: a fault of the service; nothing was committed */
       500: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2310,6 +2693,8 @@ export interface operations {
            * @example 1
            */
           "Retry-After"?: number;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2321,7 +2706,12 @@ export interface operations {
   getReservation: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description W3C trace context: the request's span continues this trace, and so do the events a command publishes. Ignored when malformed. */
+        traceparent?: string;
+        /** @description Echoed in the response's X-Request-Id and logged with the request; any other value is replaced by a new id. */
+        "x-request-id"?: string;
+      };
       path: {
         reservation_id: string;
       };
@@ -2332,6 +2722,8 @@ export interface operations {
       /** @description Response for status 200 */
       200: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2341,6 +2733,8 @@ export interface operations {
       /** @description BAD_REQUEST: a missing, blank, too long or malformed header, path parameter or field */
       400: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2350,6 +2744,13 @@ export interface operations {
       /** @description UNAUTHORIZED: no bearer token, one the service does not know, or a JWT access token that fails a check (`WWW-Authenticate: Bearer error="invalid_token"`) */
       401: {
         headers: {
+          /**
+           * @description The bearer challenge: `Bearer`, or `Bearer error="invalid_token"` for a token that fails a check.
+           * @example Bearer error="invalid_token"
+           */
+          "WWW-Authenticate"?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2359,6 +2760,10 @@ export interface operations {
       /** @description FORBIDDEN: the token lacks the scope the route needs */
       403: {
         headers: {
+          /** @description The bearer challenge naming the scope the token lacks: `Bearer error="insufficient_scope", scope="…"`. */
+          "WWW-Authenticate"?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2368,6 +2773,8 @@ export interface operations {
       /** @description NOT_FOUND: no such resource */
       404: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2382,6 +2789,8 @@ export interface operations {
            * @example POST
            */
           Allow?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2396,6 +2805,8 @@ export interface operations {
            * @example 1
            */
           "Retry-After"?: number;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2405,6 +2816,8 @@ export interface operations {
       /** @description BAD_REQUEST: the request's headers are over 8 KiB in total, or more than 64 */
       431: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2414,6 +2827,8 @@ export interface operations {
       /** @description INTERNAL_ERROR: a fault of the service; nothing was committed */
       500: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2428,6 +2843,8 @@ export interface operations {
            * @example 1
            */
           "Retry-After"?: number;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2442,7 +2859,12 @@ export interface operations {
         limit?: number;
         cursor?: string;
       };
-      header?: never;
+      header?: {
+        /** @description W3C trace context: the request's span continues this trace, and so do the events a command publishes. Ignored when malformed. */
+        traceparent?: string;
+        /** @description Echoed in the response's X-Request-Id and logged with the request; any other value is replaced by a new id. */
+        "x-request-id"?: string;
+      };
       path: {
         user_id: string;
       };
@@ -2453,6 +2875,8 @@ export interface operations {
       /** @description Response for status 200 */
       200: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2462,6 +2886,8 @@ export interface operations {
       /** @description BAD_REQUEST: a missing, blank, too long or malformed header, path parameter or field */
       400: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2471,6 +2897,13 @@ export interface operations {
       /** @description UNAUTHORIZED: no bearer token, one the service does not know, or a JWT access token that fails a check (`WWW-Authenticate: Bearer error="invalid_token"`) */
       401: {
         headers: {
+          /**
+           * @description The bearer challenge: `Bearer`, or `Bearer error="invalid_token"` for a token that fails a check.
+           * @example Bearer error="invalid_token"
+           */
+          "WWW-Authenticate"?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2480,6 +2913,10 @@ export interface operations {
       /** @description FORBIDDEN: the token lacks the scope the route needs */
       403: {
         headers: {
+          /** @description The bearer challenge naming the scope the token lacks: `Bearer error="insufficient_scope", scope="…"`. */
+          "WWW-Authenticate"?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2489,6 +2926,8 @@ export interface operations {
       /** @description NOT_FOUND: no such resource */
       404: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2503,6 +2942,8 @@ export interface operations {
            * @example POST
            */
           Allow?: string;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2517,6 +2958,8 @@ export interface operations {
            * @example 1
            */
           "Retry-After"?: number;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2526,6 +2969,8 @@ export interface operations {
       /** @description BAD_REQUEST: the request's headers are over 8 KiB in total, or more than 64 */
       431: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2535,6 +2980,8 @@ export interface operations {
       /** @description INTERNAL_ERROR: a fault of the service; nothing was committed */
       500: {
         headers: {
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2549,6 +2996,8 @@ export interface operations {
            * @example 1
            */
           "Retry-After"?: number;
+          /** @description The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID). */
+          "X-Request-Id"?: string;
           [name: string]: unknown;
         };
         content: {

@@ -18,11 +18,14 @@ docker_build() {
 image_present() { docker image inspect "$1" >/dev/null 2>&1; }
 
 # pick_image VARIABLE PUBLIC: the image to use for VARIABLE (POSTGRES_IMAGE, NATS_IMAGE, BUN_IMAGE): its value when
-# set; else PUBLIC when it is local or can be pulled; else the stand-in standins.env names when it is local; else PUBLIC
-# (whatever uses it then fails saying it cannot be pulled). The test backend applies the same rule.
+# set; else the image local.env names (standins.sh found it runs) when it is local; else PUBLIC when it is local or can
+# be pulled; else the stand-in standins.env names when it is local; else PUBLIC (whatever uses it then fails saying it
+# cannot be pulled). The test backend applies the same rule.
 pick_image() {
-  local variable="$1" public="$2" standin
+  local variable="$1" public="$2" standin chosen
   if [ -n "${!variable:-}" ]; then echo "${!variable}"; return; fi
+  chosen="$(sed -n "s/^$variable=//p" "$(dirname "${BASH_SOURCE[0]}")/local.env" 2>/dev/null || true)"
+  if [ -n "$chosen" ] && image_present "$chosen"; then echo "$chosen"; return; fi
   if image_present "$public" || docker pull -q "$public" >/dev/null 2>&1; then echo "$public"; return; fi
   standin="$(sed -n "s/^$variable=//p" "$(dirname "${BASH_SOURCE[0]}")/standins.env")"
   if [ -n "$standin" ] && image_present "$standin"; then echo "$standin"; return; fi

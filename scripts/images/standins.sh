@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Makes the images the tests, the Dockerfile and compose.yml need when the public ones cannot be pulled (no access to
 # Docker Hub). For each of postgres:16-alpine, nats:2.11-alpine, oven/bun:1.4.4 and prom/prometheus (compose.yml's
-# observability profile): nothing to do when the image is
-# already local or `docker pull` gets it (directly or through the daemon's registry mirror); otherwise a stand-in is
-# built from Debian packages on a base image made with debootstrap from the machine's Debian mirror, and tagged with
-# the name in standins.env. Idempotent: stand-ins that exist are kept (`--rebuild` makes them again).
+# observability profile): nothing to do when the image is already local or `docker pull` gets it (directly or through
+# the daemon's registry mirror) and it runs (`<program> --version` in a container); otherwise a stand-in is built from
+# Debian packages on a base image made with debootstrap from the machine's Debian mirror, and tagged with the name in
+# standins.env. Idempotent: stand-ins that exist and run are kept (`--rebuild` makes them again).
+# Writes scripts/images/local.env (not committed): for each image variable, the image this machine has that runs,
+# public or stand-in, for compose (`--env-file scripts/images/local.env`) and scripts/compose-up.sh.
 #
 # Usage: scripts/images/standins.sh [--rebuild]      (root, for debootstrap; needs a running Docker engine)
-# Then:  set -a; . scripts/images/standins.env; set +a   (only if stand-ins were made; the tests find them anyway)
+# Then:  docker-compose --env-file scripts/images/local.env up -d, or set -a; . scripts/images/local.env; set +a
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 . "$here/common.sh"
@@ -60,18 +62,41 @@ build_standin() {
   rm -rf "$context"
 }
 
+# runs IMAGE PROGRAM: whether a container of IMAGE starts and `PROGRAM --version` exits 0 in it (an image can be listed
+# and still not run: a half-written layer, another architecture, a broken stand-in).
+runs() { docker run --rm --network none --entrypoint "$2" "$1" --version >/dev/null 2>&1; }
+
+chosen=()
+# ensure VARIABLE PUBLIC FOLDER TAG PROGRAM: the public image when it is (or can be pulled and then is) runnable, else
+# the stand-in TAG, built from FOLDER unless it is there and runs; the one used goes into local.env as VARIABLE.
 ensure() {
-  local public="$1" name="$2" tag="$3"
-  if image_present "$public"; then echo "$public: present"; return; fi
-  if docker pull -q "$public" >/dev/null 2>&1; then echo "$public: pulled"; return; fi
-  if image_present "$tag" && ! $rebuild; then echo "$public: cannot be pulled, stand-in $tag present"; return; fi
+  local variable="$1" public="$2" name="$3" tag="$4" program="$5"
+  if image_present "$public"; then
+    if runs "$public" "$program"; then echo "$public: present"; chosen+=("$variable=$public"); return; fi
+    echo "$public: present but does not run ($program --version failed in it)"
+  elif docker pull -q "$public" >/dev/null 2>&1 && runs "$public" "$program"; then
+    echo "$public: pulled"; chosen+=("$variable=$public"); return
+  fi
+  if image_present "$tag" && ! $rebuild; then
+    if runs "$tag" "$program"; then
+      echo "$public: not usable, stand-in $tag present"; chosen+=("$variable=$tag"); return
+    fi
+    echo "stand-in $tag: present but does not run: building it again"
+  fi
   make_base
   build_standin "$name" "$tag"
-  echo "$public: cannot be pulled, stand-in $tag built"
+  runs "$tag" "$program" || { echo "stand-in $tag: built, but $program --version fails in it" >&2; exit 1; }
+  echo "$public: not usable, stand-in $tag built"
+  chosen+=("$variable=$tag")
 }
 
 docker info >/dev/null 2>&1 || { echo "no Docker engine answers (docker info failed)" >&2; exit 1; }
-ensure postgres:16-alpine postgres "$POSTGRES_IMAGE"
-ensure nats:2.11-alpine nats "$NATS_IMAGE"
-ensure oven/bun:1.4.4 bun "$BUN_IMAGE"
-ensure "$PROMETHEUS_PUBLIC" prometheus "$PROMETHEUS_IMAGE"
+ensure POSTGRES_IMAGE postgres:16-alpine postgres "$POSTGRES_IMAGE" postgres
+ensure NATS_IMAGE nats:2.11-alpine nats "$NATS_IMAGE" nats-server
+ensure BUN_IMAGE oven/bun:1.4.4 bun "$BUN_IMAGE" bun
+ensure PROMETHEUS_IMAGE "$PROMETHEUS_PUBLIC" prometheus "$PROMETHEUS_IMAGE" prometheus
+{
+  echo "# Written by scripts/images/standins.sh: the images this machine has that run (public or stand-in)."
+  printf '%s\n' "${chosen[@]}"
+} >"$here/local.env"
+echo "wrote scripts/images/local.env: docker-compose --env-file scripts/images/local.env up -d (scripts/compose-up.sh reads it)"

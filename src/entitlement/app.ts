@@ -23,18 +23,18 @@ import type { Logger } from "../shared/logger.ts";
 import { createRegistry } from "../shared/metrics.ts";
 import { createReadiness } from "../shared/readiness.ts";
 import type { Clock } from "../shared/runtime.ts";
-import { bundleRoutes } from "./bundles/routes.ts";
-import { ENTITLEMENT_API } from "./commands/api-doc.ts";
-import { createCommandMetrics } from "./commands/metrics.ts";
-import { createUnavailableReporter, type RouteDeps } from "./commands/route-deps.ts";
 import { entitlementConsole } from "./console/routes.ts";
-import { entitlementRoutes } from "./entitlements/routes.ts";
-import { extensionRoutes } from "./extensions/routes.ts";
-import { historyRoutes } from "./history/routes.ts";
-import { createGate } from "./limits/gate.ts";
-import { checkHeaderLimits } from "./limits/headers.ts";
-import { pointsRoutes } from "./points/routes.ts";
-import type { CommittedWork } from "./wakeups/wakeups.ts";
+import { ENTITLEMENT_API } from "./edge/api-doc.ts";
+import { createGate } from "./edge/limits/gate.ts";
+import { checkHeaderLimits } from "./edge/limits/headers.ts";
+import { createUnavailableReporter, type RouteDeps } from "./edge/route-deps.ts";
+import { bundleRoutes } from "./features/bundles/routes.ts";
+import { entitlementRoutes } from "./features/entitlements/routes.ts";
+import { extensionRoutes } from "./features/extensions/routes.ts";
+import { historyRoutes } from "./features/history/routes.ts";
+import { pointsRoutes } from "./features/points/routes.ts";
+import type { CommittedWork } from "./write/committed.ts";
+import { createCommandMetrics } from "./write/metrics.ts";
 
 export type Limits = {
   /** false: no rate limit (ENTITLEMENT_RATE_LIMIT_ENABLED=false). Default 1000/s, burst 2000. */

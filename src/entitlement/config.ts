@@ -31,7 +31,7 @@ import {
   natsSecurityRule,
 } from "../shared/nats-security.ts";
 import { exportRequested } from "../shared/tracing.ts";
-import { SchedulerEnv, schedulerConfig, schedulerRules } from "./scheduler/config.ts";
+import { SchedulerEnv, schedulerConfig, schedulerRules } from "./work/scheduler/config.ts";
 
 export const EntitlementEnv = Type.Object({
   ...CommonConfig,

@@ -12,11 +12,11 @@ import { systemClock, workerId } from "../shared/runtime.ts";
 import { lifecycleCommands, type ServiceSpec } from "../shared/service.ts";
 import { installTracing } from "../shared/tracing.ts";
 import { createApp } from "./app.ts";
-import { tokenCommand } from "./auth/command.ts";
 import { type EntitlementConfig, loadEntitlementConfig, SECRET_VARIABLES } from "./config.ts";
 import { SCHEMA, schemaText } from "./migrations.ts";
 import { entitlementOpsCommands } from "./ops/commands.ts";
-import { createWakeups } from "./wakeups/wakeups.ts";
+import { tokenCommand } from "./ops/tokens.ts";
+import { createWakeups } from "./work/wakeups.ts";
 import { createWorkers } from "./workers.ts";
 
 const spec: ServiceSpec<EntitlementConfig> = {

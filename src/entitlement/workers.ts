@@ -7,16 +7,16 @@ import type { Logger } from "../shared/logger.ts";
 import type { NatsLink } from "../shared/nats.ts";
 import type { Clock, Worker } from "../shared/runtime.ts";
 import type { EntitlementConfig } from "./config.ts";
-import { entitlementExpiryDue } from "./expiry/due-work.ts";
-import { createOutboxWorker } from "./outbox/worker.ts";
-import { createPartitionMetrics } from "./partitions/metrics.ts";
-import { createPartitionWorker } from "./partitions/worker.ts";
-import { type PointsDueSettings, pointReservationsDue } from "./points/due-work.ts";
-import { createPointsRetentionWorker } from "./points/retention.ts";
-import { createRetentionWorker } from "./retention/worker.ts";
-import type { DueWorkKind } from "./scheduler/kind.ts";
-import { createSchedulerWorker } from "./scheduler/worker.ts";
-import type { Wakeups } from "./wakeups/wakeups.ts";
+import { entitlementExpiryDue } from "./work/expiry/due-work.ts";
+import { createOutboxWorker } from "./work/outbox/worker.ts";
+import { createPartitionMetrics } from "./work/partitions/metrics.ts";
+import { createPartitionWorker } from "./work/partitions/worker.ts";
+import { type PointsDueSettings, pointReservationsDue } from "./work/points/due-work.ts";
+import { createPointsRetentionWorker } from "./work/points/retention.ts";
+import { createRetentionWorker } from "./work/retention/worker.ts";
+import type { DueWorkKind } from "./work/scheduler/kind.ts";
+import { createSchedulerWorker } from "./work/scheduler/worker.ts";
+import type { Wakeups } from "./work/wakeups.ts";
 
 export type WorkerDeps = {
   config: EntitlementConfig;

@@ -1,4 +1,4 @@
--- The write set of one API grant (src/entitlement/entitlements/service.ts), as pgbench runs it: the same statements in
+-- The write set of one API grant (src/entitlement/features/entitlements/service.ts), as pgbench runs it: the same statements in
 -- the same order in one transaction, on fresh keys. Outbox payloads are valid events, so the relay and the consumer do
 -- the same background work as for the API's grants. No colon may appear in a literal: in prepared mode pgbench turns
 -- every colon-prefixed word into a parameter.

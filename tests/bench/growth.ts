@@ -6,11 +6,14 @@
 // the cold figure at 100,000 rows already is, since that whole database fits in shared_buffers). Retention: one run
 // of each table's bounded delete loop, in ms per 1,000 deleted rows. Each size gets its own database on the bench's PostgreSQL, dropped afterwards.
 import postgres from "postgres";
-import { listEntitlementsOfUser } from "../../src/entitlement/entitlements/queries.ts";
-import { listAuditOfEntitlement } from "../../src/entitlement/history/queries.ts";
+import { listEntitlementsOfUser } from "../../src/entitlement/features/entitlements/queries.ts";
+import { listAuditOfEntitlement } from "../../src/entitlement/features/history/queries.ts";
+import { listTransactions } from "../../src/entitlement/features/points/ledger-queries.ts";
 import { schemaText as entitlementSchema } from "../../src/entitlement/migrations.ts";
-import { listTransactions } from "../../src/entitlement/points/ledger-queries.ts";
-import { deleteExpiredIdempotencyKeys, deletePublishedOutboxEvents } from "../../src/entitlement/retention/queries.ts";
+import {
+  deleteExpiredIdempotencyKeys,
+  deletePublishedOutboxEvents,
+} from "../../src/entitlement/work/retention/queries.ts";
 import { findInbox } from "../../src/notification/inbox/queries.ts";
 import { schemaText as notificationSchema } from "../../src/notification/migrations.ts";
 import { deleteFinishedNotifications, deleteProcessedEvents } from "../../src/notification/retention/queries.ts";

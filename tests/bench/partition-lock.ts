@@ -7,7 +7,7 @@
 //   bun run tests/bench/partition-lock.ts [--rows 10000000] [--no-prepare]   (DATABASE_URL's server; the database is dropped after)
 import { parseArgs } from "node:util";
 import postgres from "postgres";
-import { listAuditOfEntitlement } from "../../src/entitlement/history/queries.ts";
+import { listAuditOfEntitlement } from "../../src/entitlement/features/history/queries.ts";
 import { migrations } from "../../src/entitlement/migrations.ts";
 import { migrate } from "../../src/shared/migrate.ts";
 

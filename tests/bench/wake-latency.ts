@@ -1,9 +1,9 @@
 // How long work committed on one replica waits before another replica's worker hears of it, by the debounced NOTIFY
-// after commit (src/entitlement/wakeups/wakeups.ts), against what polling would cost for the same latency: the
+// after commit (src/entitlement/work/wakeups.ts), against what polling would cost for the same latency: the
 // database time of one empty claim of the relay. Two pools stand for two replicas. Run:
 //   DATABASE_URL=postgres://... bun run tests/bench/wake-latency.ts
-import { claimOutboxBatch } from "../../src/entitlement/outbox/queries.ts";
-import { createWakeups } from "../../src/entitlement/wakeups/wakeups.ts";
+import { claimOutboxBatch } from "../../src/entitlement/work/outbox/queries.ts";
+import { createWakeups } from "../../src/entitlement/work/wakeups.ts";
 import { createSql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createTestDatabase } from "../support/infra.ts";

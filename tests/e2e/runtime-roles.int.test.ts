@@ -8,7 +8,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import postgres from "postgres";
 import { schemaText as entitlementSchema } from "../../src/entitlement/migrations.ts";
-import { analyzeOutbox } from "../../src/entitlement/outbox/queries.ts";
+import { analyzeOutbox } from "../../src/entitlement/work/outbox/queries.ts";
 import { schemaText as notificationSchema } from "../../src/notification/migrations.ts";
 import { migrate } from "../../src/shared/migrate.ts";
 import { postGrant, waitReady, waitSent } from "../support/grant-flow.ts";

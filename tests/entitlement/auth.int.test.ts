@@ -2,7 +2,7 @@
 // own database. Each control is shown working and failing closed: a refused request writes nothing.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { type AppDeps, createApp } from "../../src/entitlement/app.ts";
-import { idempotencyLockKey } from "../../src/entitlement/commands/idempotency/lock-key.ts";
+import { idempotencyLockKey } from "../../src/entitlement/write/idempotency/lock-key.ts";
 import { parseTokenEntries, tokenEntryLine } from "../../src/shared/auth/tokens.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { type ApiFixture, AUTH_DISABLED, commandRequest, countRows, openApi, send, vectorBody } from "./api.helpers.ts";

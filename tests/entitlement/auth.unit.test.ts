@@ -2,9 +2,9 @@
 // the token bucket on a fake clock, the database gate, the configuration rules and the token subcommand.
 import { describe, expect, test } from "bun:test";
 import { createApp } from "../../src/entitlement/app.ts";
-import { tokenCommand } from "../../src/entitlement/auth/command.ts";
 import { loadEntitlementConfig } from "../../src/entitlement/config.ts";
-import { createGate } from "../../src/entitlement/limits/gate.ts";
+import { createGate } from "../../src/entitlement/edge/limits/gate.ts";
+import { tokenCommand } from "../../src/entitlement/ops/tokens.ts";
 import { loadNotificationConfig } from "../../src/notification/config.ts";
 import { authenticate, bearerToken, requiredAccess } from "../../src/shared/auth/guard.ts";
 import { routeScopes } from "../../src/shared/auth/scope.ts";
@@ -186,6 +186,15 @@ describe("rate limit (token bucket, fake clock)", () => {
     const limiter = createRateLimiter({ ratePerSecond: 0.1, burst: 1 }, () => 0);
     expect(limiter.take("a")).toBeUndefined();
     expect(limiter.take("a")).toBe(10);
+  });
+
+  test("keyed by what traffic brings, it keeps at most maxKeys buckets, forgetting the one used the longest ago", () => {
+    const limiter = createRateLimiter({ ratePerSecond: 0.001, burst: 1 }, () => 0, { maxKeys: 2 });
+    expect([limiter.take("a"), limiter.take("b")]).toEqual([undefined, undefined]);
+    expect(limiter.take("a"), "a's bucket is empty").toBe(1000);
+    expect(limiter.take("c"), "a third key evicts b, used the longest ago").toBeUndefined();
+    expect(limiter.take("a"), "a was kept").toBe(1000);
+    expect(limiter.take("b"), "b starts full again").toBeUndefined();
   });
 });
 

@@ -2,7 +2,7 @@
 // idempotent replay.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { inlineSchemas } from "../../scripts/compat.ts";
-import { requestHash } from "../../src/entitlement/commands/idempotency/hash.ts";
+import { requestHash } from "../../src/entitlement/write/idempotency/hash.ts";
 import { type ApiFixture, commandCount, commandRequest, countRows, openApi, send, vectorBody } from "./api.helpers.ts";
 
 let f: ApiFixture;

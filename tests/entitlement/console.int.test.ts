@@ -6,6 +6,7 @@ import { type AppDeps, createApp } from "../../src/entitlement/app.ts";
 import type { Caller } from "../../src/shared/auth/guard.ts";
 import type { Refusal } from "../../src/shared/auth/refusal.ts";
 import { parseTokenEntries, tokenEntryLine } from "../../src/shared/auth/tokens.ts";
+import { createSql } from "../../src/shared/db.ts";
 import { createLogger } from "../../src/shared/logger.ts";
 import { type ConsoleClient, consoleClient, hiddenField, signIn } from "../support/console-client.ts";
 import { type ApiFixture, countRows, openApi } from "./api.helpers.ts";
@@ -116,7 +117,7 @@ describe("entitlement console", () => {
     expect(again.status, "the double submit is answered too").toBe(303);
     const page = await userPage(admin, "player-1");
     expect(page.text).toMatch(/data-testid="entitlement-row">[\s\S]*sword\.gold[\s\S]*ACTIVE/);
-    expect(page.text).toContain("granted sword.gold: ACTIVE, version 0");
+    expect(page.text).toContain("granted <bdi>sword.gold</bdi>: ACTIVE, version 0");
     expect(await countRows(f.sql), "a double submit of one form is one change").toMatchObject({
       entitlements: 1,
       audit: 1,
@@ -162,19 +163,19 @@ describe("entitlement console", () => {
       { stock_keeping_unit: "cape", reason: "sorry", expires_at: later },
       'data-testid="extend-form"',
     );
-    expect(extended).toContain("extended cape: ACTIVE, version 1");
+    expect(extended).toContain("extended <bdi>cape</bdi>: ACTIVE, version 1");
     const revoked = await act(
       "/console/actions/revoke",
       { stock_keeping_unit: "cape", reason: "refund" },
       'data-testid="revoke-form"',
     );
-    expect(revoked).toContain("revoked cape: REVOKED, version 2");
+    expect(revoked).toContain("revoked <bdi>cape</bdi>: REVOKED, version 2");
     const bad = await act(
       "/console/actions/grant",
       { stock_keeping_unit: "x", reason: "r", expires_at: "tomorrow" },
       'data-testid="grant-form"',
     );
-    expect(bad).toContain("expires_at must be an ISO-8601 date-time");
+    expect(bad).toContain("<bdi>expires_at must be an ISO-8601 date-time");
 
     const [reservation] = await f.sql<{ reservation_id: string }[]>`
       insert into point_reservations (reservation_id, user_id, point_amount, execute_at, status, due_at, created_at, updated_at)
@@ -182,7 +183,7 @@ describe("entitlement console", () => {
       returning reservation_id::text`;
     const id = reservation?.reservation_id ?? "";
     const cancelled = await act("/console/actions/cancel", { reservation_id: id }, 'action="/console/actions/cancel"');
-    expect(cancelled).toContain(`cancelled reservation ${id}: CANCELLED`);
+    expect(cancelled).toContain(`cancelled reservation <bdi>${id}</bdi>: CANCELLED`);
     const [row] = await f.sql`select status from point_reservations where reservation_id = ${id}::uuid`;
     expect(row?.status).toBe("CANCELLED");
     const [audit] =
@@ -217,16 +218,109 @@ describe("entitlement console", () => {
     expect(page.text).toContain("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;\u202E&#39;");
   });
 
-  test("rate limits apply to a token's console requests and to sign-in attempts", async () => {
+  test("a token's console requests share its API rate; refused sign-ins are limited, the right token never", async () => {
     const limited = build({ limits: { rateLimit: { ratePerSecond: 0.001, burst: 3 } } });
     const client = consoleClient((r) => limited.handle(r));
     await signIn(client, TOKENS.reader);
     for (let i = 0; i < 3; i++) expect((await client.get("/console/users")).status).toBe(200);
-    expect((await client.get("/console/users")).status, "the token's bucket is empty").toBe(429);
+    const slow = await client.get("/console/users");
+    expect([slow.status, Number(slow.headers.get("retry-after")) >= 1], "the token's bucket is empty").toEqual([
+      429,
+      true,
+    ]);
     const guesser = consoleClient((r) => limited.handle(r));
-    const statuses = [];
-    for (let i = 0; i < 4; i++) statuses.push((await signIn(guesser, "ent_guess")).status);
-    expect(statuses, "the sign-in attempts share one bucket (the first took one token)").toEqual([401, 401, 429, 429]);
+    const statuses = new Set<number>();
+    for (let i = 0; i < 40; i++) {
+      const reply = await signIn(guesser, `ent_guess-${i}`);
+      statuses.add(reply.status);
+      if (reply.status === 429) expect(Number(reply.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    }
+    expect([...statuses], "refusals, then 429 with Retry-After once over the allowance").toEqual([401, 429]);
+    const operator = consoleClient((r) => limited.handle(r));
+    expect((await signIn(operator, TOKENS.admin)).status, "the right token gets in through any flood").toBe(303);
+  });
+
+  test("a token without the read scope opens no session (the pages all need it)", async () => {
+    const writerOnly = build({
+      auth: { ...auth, tokens: parseTokenEntries(tokenEntryLine("pipeline", "ent_write-only-token", "write")).entries },
+    });
+    const client = consoleClient((r) => writerOnly.handle(r));
+    const reply = await signIn(client, "ent_write-only-token");
+    expect(reply.status).toBe(403);
+    expect(reply.text).toContain("does not have the read scope");
+    expect(client.jar.has("entitlement_console_session")).toBe(false);
+    const zeroScope = build({
+      auth: {
+        ...auth,
+        jwt: async (): Promise<Caller | Refusal> => ({
+          name: "jwt:nobody",
+          scopes: new Set(),
+          scopeNames: { read: "entitlements.read", write: "entitlements.write" },
+        }),
+      },
+    });
+    const jwtClient = consoleClient((r) => zeroScope.handle(r));
+    const refused = await signIn(jwtClient, "eyJ.no.scope");
+    expect(refused.status, "a JWT without scopes neither").toBe(403);
+    expect(refused.text, "named as its issuer names it").toContain("does not have the entitlements.read scope");
+  });
+
+  test("a JWT that cannot be checked yet (the issuer's keys never fetched) is 503 with Retry-After, not a refusal", async () => {
+    const jwtApp = build({
+      auth: { ...auth, jwt: async (): Promise<Caller | Refusal> => ({ refused: "keys_unavailable" }) },
+    });
+    const client = consoleClient((r) => jwtApp.handle(r));
+    const reply = await signIn(client, "eyJ.early.sig");
+    expect([reply.status, reply.headers.get("retry-after")]).toEqual([503, "5"]);
+  });
+
+  test("a session opened with a JWT ends at the next request once the token stops verifying (its key withdrawn)", async () => {
+    const issuer = { keyPublished: true };
+    const jwtApp = build({
+      auth: {
+        ...auth,
+        jwt: async (): Promise<Caller | Refusal> =>
+          issuer.keyPublished ? { name: "jwt:carol", scopes: new Set(["read"] as const) } : { refused: "unknown_key" },
+      },
+    });
+    const client = consoleClient((r) => jwtApp.handle(r));
+    expect((await signIn(client, "eyJ.carol.sig")).status).toBe(303);
+    expect((await client.get("/console/users")).status).toBe(200);
+    issuer.keyPublished = false;
+    expect((await client.get("/console/users")).location).toBe("/console/sign-in");
+    issuer.keyPublished = true;
+    expect((await client.get("/console/users")).location, "ended for good: sign in again").toBe("/console/sign-in");
+  });
+
+  test("a SKU with a right-to-left override cannot reorder the notice around it", async () => {
+    const admin = await signedIn(TOKENS.admin);
+    await grantFromForm(admin, "player-6", "sku\u202E");
+    const page = await userPage(admin, "player-6");
+    expect(page.text).toContain("granted <bdi>sku\u202E</bdi>: ACTIVE, version 0");
+  });
+
+  test("a user id with a malformed percent escape is 400, not a lookup of U+FFFD", async () => {
+    const admin = await signedIn(TOKENS.admin);
+    const page = await admin.get("/console/users?user_id=u-%ff");
+    expect(page.status).toBe(400);
+    expect(page.text).not.toContain("u-\uFFFD");
+  });
+
+  test("during a database outage every page is 503 with Retry-After", async () => {
+    const down = build({
+      sql: createSql({
+        url: "postgres://postgres@127.0.0.1:9/none",
+        schema: "entitlement",
+        max: 1,
+        applicationName: "t",
+      }),
+    });
+    const client = consoleClient((r) => down.handle(r));
+    await signIn(client, TOKENS.admin);
+    for (const path of ["/console/users?user_id=u1", "/console/outbox", "/console/history?user_id=u1&sku=s"]) {
+      const page = await client.get(path);
+      expect([page.status, page.headers.get("retry-after")], path).toEqual([503, "1"]);
+    }
   });
 
   test("a JWT access token signs in through the API's JWT check, as the caller it stands for", async () => {

@@ -1,7 +1,12 @@
-// The SQL of the expiry kind of due work (src/entitlement/expiry/queries.ts) against a real PostgreSQL: never claimed
+// The SQL of the expiry kind of due work (src/entitlement/work/expiry/queries.ts) against a real PostgreSQL: never claimed
 // early, claims of two workers disjoint, executed once, a lost lease changes nothing, a stale expiry revokes nothing.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { claimDueExpiries, executeExpiry, failExpiry, nextExpiryDueAt } from "../../src/entitlement/expiry/queries.ts";
+import {
+  claimDueExpiries,
+  executeExpiry,
+  failExpiry,
+  nextExpiryDueAt,
+} from "../../src/entitlement/work/expiry/queries.ts";
 import { type ApiFixture, openApi, send, vectorBody } from "./api.helpers.ts";
 
 let f: ApiFixture;

@@ -1,7 +1,7 @@
 // GET /v1/users/{user_id}/entitlements/{stock_keeping_unit}/history: the audit log of one
 // entitlement, newest first, paged with an opaque cursor.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { encodeCursor } from "../../src/entitlement/history/paging.ts";
+import { encodeCursor } from "../../src/entitlement/features/history/paging.ts";
 import { type ApiFixture, commandRequest, openApi, send, vectorBody } from "./api.helpers.ts";
 
 let f: ApiFixture;

@@ -119,6 +119,28 @@ describe("refusals", () => {
     });
   });
 
+  test("the challenge of a JWT caller names the OAuth scope its issuer grants, not the service's own name", async () => {
+    const reader = fakeJwt({
+      name: "jwt:reports",
+      scopes: new Set(["read"]),
+      scopeNames: { read: "entitlements.read", write: "entitlements.write" },
+    }).jwt;
+    const told: Refusal[] = [];
+    const refused = await refusalOf(() =>
+      authenticate(
+        settings(reader, (r) => told.push(r)),
+        "write",
+        `Bearer ${A_JWT}`,
+      ),
+    );
+    expect([refused.status, refused.headers["www-authenticate"], refused.message]).toEqual([
+      403,
+      'Bearer error="insufficient_scope", scope="entitlements.write"',
+      "this token does not have the entitlements.write scope",
+    ]);
+    expect(told[0], "the refusal's own reason keeps the service's scope").toMatchObject({ scope: "write" });
+  });
+
   test("the reason labels a metric and a log line, at most one line per reason per quiet spell; never the token", async () => {
     const registry = new Registry();
     const lines: Record<string, unknown>[] = [];
@@ -215,5 +237,15 @@ describe("the JWT variables", () => {
         ENTITLEMENT_AUTH_DISABLED: "true",
       })[0],
     ).toContain("set only one of them");
+  });
+
+  test("a scope name is an OAuth scope-token: a quote or a backslash could not be quoted in the 403 challenge", () => {
+    const base = { ENTITLEMENT_AUTH_JWT_ISSUER: "https://idp.example.com", ENTITLEMENT_AUTH_JWT_AUDIENCE: "a" };
+    expect(problemsOf({ ...base, ENTITLEMENT_AUTH_JWT_WRITE_SCOPE: "api://ent/write" })).toEqual([]);
+    for (const name of ['ent"write', "ent\\write"]) {
+      expect(problemsOf({ ...base, ENTITLEMENT_AUTH_JWT_WRITE_SCOPE: name })[0], name).toContain(
+        "ENTITLEMENT_AUTH_JWT_WRITE_SCOPE",
+      );
+    }
   });
 });

@@ -134,8 +134,8 @@ describe("a client-credentials token from the provider", () => {
     const refused = await challenge(app, token);
     expect(refused).toEqual({
       status: 403,
-      header: 'Bearer error="insufficient_scope", scope="write"',
-      body: { code: "FORBIDDEN", message: "this token does not have the write scope" },
+      header: 'Bearer error="insufficient_scope", scope="entitlements.write"',
+      body: { code: "FORBIDDEN", message: "this token does not have the entitlements.write scope" },
     });
     expect((await countRows(f.sql)).entitlements).toBe(0);
     const list = await app.handle(

@@ -87,6 +87,7 @@ describe("the checks of a JWT access token", () => {
       name: "jwt:payments",
       scopes: new Set(["read", "write"]),
       expiresAtMs: Number(payload.exp) * 1000,
+      scopeNames: { read: "entitlements.read", write: "entitlements.write" },
     });
   });
 
@@ -110,6 +111,7 @@ describe("the checks of a JWT access token", () => {
       ["another audience", await sign(key, claims({ aud: "https://other-service.test" })), "audience"],
       ["expired beyond the tolerance", await sign(key, claims({ exp: nowS() - 120 })), "expired"],
       ["not valid yet beyond the tolerance", await sign(key, claims({ nbf: nowS() + 120 })), "not_yet_valid"],
+      ["issued in the future beyond the tolerance", await sign(key, claims({ iat: nowS() + 3_600 })), "not_yet_valid"],
       ["no exp", await sign(key, { ...claims(), exp: undefined }), "claims"],
       ["an ID token (typ header)", await sign(key, claims(), { typ: "id_token+jwt" }), "type"],
       ["a Keycloak ID token (typ claim)", await sign(key, claims({ typ: "ID" }), { typ: "JWT" }), "type"],
@@ -131,6 +133,7 @@ describe("the checks of a JWT access token", () => {
     for (const token of [
       await sign(key, claims({ exp: nowS() - 10 })),
       await sign(key, claims({ nbf: nowS() + 10 })),
+      await sign(key, claims({ iat: nowS() + 10 })),
       await sign(key, claims({ typ: "Bearer" }), { typ: "JWT" }),
       await sign(key, claims(), { typ: "application/at+jwt" }),
       await sign(key, claims(), { typ: undefined }),
@@ -279,6 +282,47 @@ describe("the issuer's keys", () => {
       s.issuer.state.discovery = discovery;
       expect(reason(await s.verify(await sign(s.key, claims())))).toBe("keys_unavailable");
     }
+  });
+
+  test("a published key that cannot be imported is an unknown key (401), told once per key set", async () => {
+    const key = await newSigningKey("key-1");
+    const issuer = fakeIssuer([key]);
+    issuer.state.keys = [{ ...key, publicJwk: { ...key.publicJwk, n: "!!not-a-modulus!!" } }];
+    const { lines, log } = capture();
+    const source = createKeySource(settings, { registry: new Registry(), log, fetch: issuer.fetcher, now: () => 0 });
+    const verify = createJwtAuthenticator(settings, source);
+    for (let i = 0; i < 3; i++) {
+      expect(reason(await verify(await sign(key, claims({ jti: `t-${i}` })))), "refused, never thrown").toBe(
+        "unknown_key",
+      );
+    }
+    expect(lines.map((l) => [l.msg, l.kid])).toEqual([
+      ["a key of the issuer's key set cannot be imported: tokens naming it are refused", "key-1"],
+    ]);
+  });
+
+  test("the key set is read with a byte limit as it arrives: an endless reply is cut off, never held whole", async () => {
+    const key = await newSigningKey("key-1");
+    const issuer = fakeIssuer([key]);
+    let pulled = 0;
+    const chunk = new TextEncoder().encode(`{"keys":[${" ".repeat(64 * 1024)}`);
+    const endless = (async (input: string | URL | Request) => {
+      if (String(input) !== `${ISSUER}/certs`) return issuer.fetcher(input);
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          pulled += 1;
+          if (pulled > 1_000) controller.close();
+          else controller.enqueue(chunk);
+        },
+      });
+      return new Response(body, { headers: { "content-type": "application/json" } });
+    }) as typeof fetch;
+    const { lines, log } = capture();
+    const source = createKeySource(settings, { registry: new Registry(), log, fetch: endless, now: () => 0 });
+    const verify = createJwtAuthenticator(settings, source);
+    expect(reason(await verify(await sign(key, claims())))).toBe("keys_unavailable");
+    expect(pulled, "reading stopped at the limit (256 KiB), not at the end of 64 MB").toBeLessThan(10);
+    expect(String(lines[0]?.reason)).toContain("more than 262144 bytes");
   });
 
   test("ENTITLEMENT_AUTH_JWT_JWKS_URL skips discovery", async () => {

@@ -1,8 +1,8 @@
 // The relay loop against real PostgreSQL and JetStream: LISTEN wake-up, several relays at once, the lease heartbeat,
 // graceful stop, a relay that never dies, and the measured time from commit to stream append.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import type { Publisher } from "../../src/entitlement/outbox/publisher.ts";
-import { claimOutboxBatch } from "../../src/entitlement/outbox/queries.ts";
+import type { Publisher } from "../../src/entitlement/work/outbox/publisher.ts";
+import { claimOutboxBatch } from "../../src/entitlement/work/outbox/queries.ts";
 import { createSql } from "../../src/shared/db.ts";
 import {
   countByStatus,

@@ -4,8 +4,8 @@
 import { afterAll, beforeAll, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { Registry } from "prom-client";
-import { createOutboxWorker } from "../../src/entitlement/outbox/worker.ts";
-import { createWakeups } from "../../src/entitlement/wakeups/wakeups.ts";
+import { createOutboxWorker } from "../../src/entitlement/work/outbox/worker.ts";
+import { createWakeups } from "../../src/entitlement/work/wakeups.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { connectNats, createNatsLink, type NatsConnection } from "../../src/shared/nats.ts";

@@ -8,7 +8,7 @@ import {
   markOutboxFailures,
   markOutboxPublished,
   markOutboxPublishedAndClaim,
-} from "../../src/entitlement/outbox/queries.ts";
+} from "../../src/entitlement/work/outbox/queries.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
 import { insertEvent, readEvent } from "./outbox.helpers.ts";

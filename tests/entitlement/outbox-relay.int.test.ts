@@ -3,7 +3,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { fromBinary } from "@bufbuild/protobuf";
 import { headers as natsHeaders } from "@nats-io/transport-node";
-import { claimOutboxBatch, markOutboxPublished } from "../../src/entitlement/outbox/queries.ts";
+import { claimOutboxBatch, markOutboxPublished } from "../../src/entitlement/work/outbox/queries.ts";
 import { EntitlementEventSchema } from "../../src/gen/entitlement_event_pb.ts";
 import {
   failingFirst,

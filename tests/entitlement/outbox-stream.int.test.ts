@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { type JetStreamManager, jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { ensureEntitlementStream, validateStreamSettings } from "../../src/entitlement/outbox/stream.ts";
+import { ensureEntitlementStream, validateStreamSettings } from "../../src/entitlement/work/outbox/stream.ts";
 import { natsUrl, uniqueName } from "../support/infra.ts";
 
 // Real PostgreSQL and NATS on a loaded 2-core CI machine: waits are polled, but the whole test may take a while.

@@ -1,8 +1,8 @@
 // Encoding and failure arithmetic of the relay, without I/O.
 import { describe, expect, test } from "bun:test";
 import { fromBinary } from "@bufbuild/protobuf";
-import { EventEncodingError, encodeOutboxEvent, type OutboxRow } from "../../src/entitlement/outbox/encode.ts";
-import { planFailure, planRelease } from "../../src/entitlement/outbox/policy.ts";
+import { EventEncodingError, encodeOutboxEvent, type OutboxRow } from "../../src/entitlement/work/outbox/encode.ts";
+import { planFailure, planRelease } from "../../src/entitlement/work/outbox/policy.ts";
 import { EntitlementEvent_EventType, EntitlementEventSchema } from "../../src/gen/entitlement_event_pb.ts";
 import { payloadFor, settingsFor } from "./outbox.helpers.ts";
 

@@ -5,8 +5,8 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import postgres from "postgres";
 import { migrations, schemaText } from "../../src/entitlement/migrations.ts";
-import { monthStart, runPartitionMaintenanceOnce } from "../../src/entitlement/partitions/maintenance.ts";
-import { listHistoryPartitions } from "../../src/entitlement/partitions/queries.ts";
+import { monthStart, runPartitionMaintenanceOnce } from "../../src/entitlement/work/partitions/maintenance.ts";
+import { listHistoryPartitions } from "../../src/entitlement/work/partitions/queries.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { migrate } from "../../src/shared/migrate.ts";

@@ -8,7 +8,7 @@ import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import fc from "fast-check";
 import { createApp } from "../../src/entitlement/app.ts";
-import { ensureEntitlementStream } from "../../src/entitlement/outbox/stream.ts";
+import { ensureEntitlementStream } from "../../src/entitlement/work/outbox/stream.ts";
 import { parseTokenEntries, tokenEntryLine } from "../../src/shared/auth/tokens.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { natsUrl, uniqueName } from "../support/infra.ts";

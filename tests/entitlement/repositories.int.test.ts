@@ -3,10 +3,10 @@
 // costs one statement.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import postgres from "postgres";
-import { executeBundle } from "../../src/entitlement/bundles/service.ts";
-import type { IdempotencyArgs } from "../../src/entitlement/commands/run.ts";
-import { changeEntitlements } from "../../src/entitlement/entitlements/change-queries.ts";
-import type { Action } from "../../src/entitlement/entitlements/model.ts";
+import { executeBundle } from "../../src/entitlement/features/bundles/service.ts";
+import type { Action } from "../../src/entitlement/features/entitlements/model.ts";
+import { changeEntitlements } from "../../src/entitlement/write/change-queries.ts";
+import type { IdempotencyArgs } from "../../src/entitlement/write/run.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
 

@@ -1,7 +1,10 @@
 // Retention: inclusive bounds, only PUBLISHED outbox rows, bounded batches.
 import { afterAll, beforeAll, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
-import { deleteExpiredIdempotencyKeys, deletePublishedOutboxEvents } from "../../src/entitlement/retention/queries.ts";
-import { createRetentionWorker, runRetentionOnce } from "../../src/entitlement/retention/worker.ts";
+import {
+  deleteExpiredIdempotencyKeys,
+  deletePublishedOutboxEvents,
+} from "../../src/entitlement/work/retention/queries.ts";
+import { createRetentionWorker, runRetentionOnce } from "../../src/entitlement/work/retention/worker.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createTestDatabase, type TestDatabase } from "../support/infra.ts";

@@ -2,7 +2,7 @@
 import { expect, test } from "bun:test";
 import { Writable } from "node:stream";
 import pino from "pino";
-import { createUnavailableReporter } from "../../src/entitlement/commands/route-deps.ts";
+import { createUnavailableReporter } from "../../src/entitlement/edge/route-deps.ts";
 
 function capture() {
   const lines: Record<string, unknown>[] = [];

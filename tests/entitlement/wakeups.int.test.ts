@@ -2,7 +2,7 @@
 // debounce window, sent after commit on the pool; and no write transaction of the service sends a NOTIFY.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Glob } from "bun";
-import { createWakeups, OUTBOX_CHANNEL } from "../../src/entitlement/wakeups/wakeups.ts";
+import { createWakeups, OUTBOX_CHANNEL } from "../../src/entitlement/work/wakeups.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
@@ -71,7 +71,7 @@ describe("nothing global on a commit", () => {
   });
 
   test("the service sends NOTIFY only from the after-commit signal and the operators' requeue commands", async () => {
-    const allowed = new Set(["wakeups/wakeups.ts", "ops/queries.ts", "points/ops-queries.ts"]);
+    const allowed = new Set(["work/wakeups.ts", "ops/queries.ts", "ops/points-queries.ts"]);
     const offenders: string[] = [];
     for await (const file of new Glob("**/*.ts").scan("src/entitlement")) {
       const text = await Bun.file(`src/entitlement/${file}`).text();
@@ -79,9 +79,9 @@ describe("nothing global on a commit", () => {
         offenders.push(file);
       }
     }
-    expect(offenders, "a NOTIFY belongs after commit (wakeups/wakeups.ts), never in a command's statement").toEqual([]);
+    expect(offenders, "a NOTIFY belongs after commit (work/wakeups.ts), never in a command's statement").toEqual([]);
     expect(
-      await Bun.file("src/entitlement/wakeups/wakeups.ts").text(),
+      await Bun.file("src/entitlement/work/wakeups.ts").text(),
       "sent on the pool, not in a transaction",
     ).not.toMatch(/\.begin\(/);
   });

@@ -14,7 +14,7 @@ import { createNatsLink } from "../../src/shared/nats.ts";
 import type { Worker } from "../../src/shared/runtime.ts";
 import { systemClock } from "../../src/shared/runtime.ts";
 import { createTestDatabase, natsUrl, type TestDatabase } from "../support/infra.ts";
-import { startTcpProxy } from "../support/tcp-proxy.ts";
+import { startTcpProxyFor } from "../support/tcp-proxy.ts";
 import {
   consumerBound,
   consumerOf,
@@ -131,10 +131,8 @@ describe("database failure", () => {
   test("an unreachable database holds the batch: no nak, no MAX_DELIVERIES, stored once the database is back", async () => {
     // max_deliver 2 and ack_wait 2s: the old nak-on-failure behaviour would give this event up within seconds.
     const c = config({ NOTIFICATION_NATS_MAX_DELIVER: "2", NOTIFICATION_NATS_ACK_WAIT: "2s" });
-    const target = new URL(db.url);
-    const proxy = startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
-    target.host = `127.0.0.1:${proxy.port}`;
-    const viaProxy = notificationSql(target.toString(), 1);
+    const proxy = startTcpProxyFor(db.url);
+    const viaProxy = notificationSql(proxy.url, 1);
     try {
       const { health, metrics } = start(c, { eventsSql: viaProxy });
       await bound(health);

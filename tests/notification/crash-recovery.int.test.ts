@@ -12,7 +12,7 @@ import { createNatsLink } from "../../src/shared/nats.ts";
 import { systemClock } from "../../src/shared/runtime.ts";
 import { natsUrl } from "../support/infra.ts";
 import { serve } from "../support/serve.ts";
-import { startTcpProxy } from "../support/tcp-proxy.ts";
+import { startTcpProxyFor } from "../support/tcp-proxy.ts";
 import { waitUntil } from "../support/wait.ts";
 import {
   consumerBound,
@@ -96,11 +96,9 @@ describe("a consumer killed with kill -9", () => {
     const ackWaitMs = c.nats.ackWaitMs;
     expect(ackWaitMs, "the default ack wait is well below the old one").toBeLessThan(OLD_ACK_WAIT_MS / 2);
     // The child reaches PostgreSQL through a proxy: cut, it holds what it received (an outage is not a failure).
-    const target = new URL(f.db.url);
-    const proxy = startTcpProxy({ host: target.hostname, port: Number(target.port) });
+    const proxy = startTcpProxyFor(f.db.url);
     stops.push(async () => proxy.stop());
-    target.port = String(proxy.port);
-    const env = serveEnv(c, { database: target.toString(), nats: await natsUrl() });
+    const env = serveEnv(c, { database: proxy.url, nats: await natsUrl() });
     const child = serve(MAIN, "notification", { ...env, NOTIFICATION_DELIVERY_ENABLED: "false" });
     stops.push(async () => void child.child.kill("SIGKILL"));
     const base = `http://127.0.0.1:${await child.port}`;

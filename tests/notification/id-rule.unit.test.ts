@@ -3,11 +3,12 @@
 // the same ones. Property-based over strings rich in control, format and blank characters.
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { UserId } from "../../src/entitlement/entitlements/model.ts";
-import { checkField } from "../../src/entitlement/entitlements/validation.ts";
+import { UserId } from "../../src/entitlement/features/entitlements/model.ts";
+import { checkField } from "../../src/entitlement/features/entitlements/validation.ts";
 import { decodeEntitlementEvent } from "../../src/notification/handlers/entitlement.ts";
 import { decodeMatchmakingEvent } from "../../src/notification/handlers/matchmaking.ts";
 import { decodePointsEvent } from "../../src/notification/handlers/points.ts";
+import { validUserId } from "../../src/notification/inbox/service.ts";
 import { eventBytes, matchBytes, pointsBytes } from "./helpers.ts";
 
 const apiAccepts = (id: string) => {
@@ -21,6 +22,15 @@ const apiAccepts = (id: string) => {
 const pointsAccepts = (userId: string) => decodePointsEvent(pointsBytes({ userId })).ok;
 const matchAccepts = (userId: string) => decodeMatchmakingEvent(matchBytes({ userIds: [userId] })).ok;
 const entitlementAccepts = (userId: string) => decodeEntitlementEvent(eventBytes({ userId })).ok;
+/** The debug inbox's and the console's rule (both call validUserId). */
+const lookupAccepts = (userId: string) => {
+  try {
+    validUserId(userId);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 /** Characters where the rules could part: C0, DEL, C1, blanks of either trim, bidi and zero-width marks, surrogates. */
 const edgy = fc.constantFrom(
@@ -67,6 +77,15 @@ describe("one id rule for both services", () => {
     );
   });
 
+  test("the debug inbox and the console look up every user id the API accepts, and refuse the same ones", () => {
+    fc.assert(
+      fc.property(id, (userId) => {
+        expect(lookupAccepts(userId), JSON.stringify(userId)).toBe(apiAccepts(userId));
+      }),
+      { numRuns: 1_000 },
+    );
+  });
+
   test.each(["u\u0085x", "\u0080", "u\u009f"])(
     "a C1 control %p is refused by the API and by the consumer",
     (userId) => {
@@ -81,6 +100,7 @@ describe("one id rule for both services", () => {
       expect(apiAccepts(userId)).toBe(true);
       expect(pointsAccepts(userId)).toBe(true);
       expect(entitlementAccepts(userId)).toBe(true);
+      expect(lookupAccepts(userId), "the inbox and the console find that user too").toBe(true);
     },
   );
 });

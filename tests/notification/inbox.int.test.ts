@@ -1,6 +1,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createApp } from "../../src/notification/app.ts";
 import { allBound, type ConsumerHealth } from "../../src/notification/consumer/worker.ts";
+import { createSql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { seedNotification, testMetrics, useDatabase } from "./helpers.ts";
 
@@ -85,6 +86,38 @@ describe("debug inbox", () => {
       expect(res.status, `${id}: bad input is the client's error`).toBe(400);
       expect(await res.json()).toEqual({ code: "BAD_REQUEST", message });
     }
+  });
+
+  test("a user id the API accepts (an ideographic or no-break space) is looked up, not refused", async () => {
+    const a = app({ enabled: true });
+    for (const userId of ["\u3000", "\u00a0x"]) {
+      const id = await seedNotification(f.sql, { userId });
+      const res = await get(a, `/debug/notification/inbox/${encodeURIComponent(userId)}`);
+      expect(res.status, JSON.stringify(userId)).toBe(200);
+      const body = (await res.json()) as { notifications: { notification_id: string }[] };
+      expect(body.notifications.map((n) => n.notification_id)).toEqual([id]);
+    }
+  });
+
+  test("during a database outage: 503 NOT_READY with Retry-After, not a 500", async () => {
+    const down = createSql({
+      url: "postgres://postgres@127.0.0.1:9/none",
+      schema: "notification",
+      max: 1,
+      applicationName: "t",
+    });
+    const a = createApp({
+      sql: down,
+      log: silentLogger,
+      registry: testMetrics().registry,
+      version: "test",
+      consumerReady: undefined,
+      debugApi: { enabled: true, token: undefined },
+    });
+    const res = await get(a, "/debug/notification/inbox/u1");
+    expect([res.status, res.headers.get("retry-after")]).toEqual([503, "1"]);
+    expect(await res.json()).toEqual({ code: "NOT_READY", message: "database unavailable, retry later" });
+    await down.end();
   });
 
   test("with a token: 401 + WWW-Authenticate without it, 200 with it", async () => {

@@ -9,7 +9,7 @@ import {
   partitionsCommand,
   printPartitions,
 } from "../../src/entitlement/ops/partitions.ts";
-import { monthStart } from "../../src/entitlement/partitions/maintenance.ts";
+import { monthStart } from "../../src/entitlement/work/partitions/maintenance.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
 

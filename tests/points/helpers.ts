@@ -2,12 +2,16 @@
 // schedulers wired as the service wires them (with their own locked_by, so two of them are two replicas).
 import { afterAll, beforeAll, beforeEach } from "bun:test";
 import { Registry } from "prom-client";
-import { idempotencyLockKey } from "../../src/entitlement/commands/idempotency/lock-key.ts";
-import { runPointCommand } from "../../src/entitlement/points/command-queries.ts";
-import { createSchedulerMetrics } from "../../src/entitlement/scheduler/metrics.ts";
-import { createScheduler, type Scheduler, type SchedulerSettings } from "../../src/entitlement/scheduler/scheduler.ts";
-import { createWakeups } from "../../src/entitlement/wakeups/wakeups.ts";
+import { createSchedulerMetrics } from "../../src/entitlement/work/scheduler/metrics.ts";
+import {
+  createScheduler,
+  type Scheduler,
+  type SchedulerSettings,
+} from "../../src/entitlement/work/scheduler/scheduler.ts";
+import { createWakeups } from "../../src/entitlement/work/wakeups.ts";
 import { dueWorkKinds } from "../../src/entitlement/workers.ts";
+import { idempotencyLockKey } from "../../src/entitlement/write/idempotency/lock-key.ts";
+import { runPointCommand } from "../../src/entitlement/write/point-commands.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import type { Clock } from "../../src/shared/runtime.ts";

@@ -2,8 +2,8 @@
 // in key order, never more lanes than asked for. These properties are what keep two transactions from deadlocking.
 import { expect, test } from "bun:test";
 import fc from "fast-check";
-import { lanesByLockKey } from "../../src/entitlement/scheduler/execute.ts";
-import type { ClaimedItem } from "../../src/entitlement/scheduler/kind.ts";
+import { lanesByLockKey } from "../../src/entitlement/work/scheduler/execute.ts";
+import type { ClaimedItem } from "../../src/entitlement/work/scheduler/kind.ts";
 
 const item = (id: number, lockKey: string): ClaimedItem => ({
   id: String(id),

@@ -2,7 +2,7 @@
 // twice, prints stored text escaped; retention deletes only old DONE and CANCELLED reservations, never the ledger.
 import { describe, expect, test } from "bun:test";
 import { POINTS_USAGE, pointsCommand, printPointsStats, requeuePoints } from "../../src/entitlement/ops/points.ts";
-import { runPointsRetentionOnce } from "../../src/entitlement/points/retention.ts";
+import { runPointsRetentionOnce } from "../../src/entitlement/work/points/retention.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createReplica, ledgerProblems, reserve, usePointsDatabase } from "./helpers.ts";
 

@@ -2,8 +2,8 @@
 // points subject (its own stream), with Nats-Msg-Id = event id, while entitlement events keep their subject.
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { fromBinary } from "@bufbuild/protobuf";
-import { EventEncodingError, encodeOutboxEvent } from "../../src/entitlement/outbox/encode.ts";
-import { ensureEntitlementStream } from "../../src/entitlement/outbox/stream.ts";
+import { EventEncodingError, encodeOutboxEvent } from "../../src/entitlement/work/outbox/encode.ts";
+import { ensureEntitlementStream } from "../../src/entitlement/work/outbox/stream.ts";
 import { PointsEvent_EventType, PointsEventSchema } from "../../src/gen/points_event_pb.ts";
 import { insertEvent, makeRelay, readStream, useFixture } from "../entitlement/outbox.helpers.ts";
 import { createReplica, reserve } from "./helpers.ts";

@@ -2,11 +2,11 @@
 // back full and go back to the configured size after, and the next claim runs while the current batch executes.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Registry } from "prom-client";
-import { pointReservationsDue } from "../../src/entitlement/points/due-work.ts";
-import type { DueWorkKind } from "../../src/entitlement/scheduler/kind.ts";
-import { createSchedulerMetrics } from "../../src/entitlement/scheduler/metrics.ts";
-import { createScheduler } from "../../src/entitlement/scheduler/scheduler.ts";
-import { createWakeups } from "../../src/entitlement/wakeups/wakeups.ts";
+import { pointReservationsDue } from "../../src/entitlement/work/points/due-work.ts";
+import type { DueWorkKind } from "../../src/entitlement/work/scheduler/kind.ts";
+import { createSchedulerMetrics } from "../../src/entitlement/work/scheduler/metrics.ts";
+import { createScheduler } from "../../src/entitlement/work/scheduler/scheduler.ts";
+import { createWakeups } from "../../src/entitlement/work/wakeups.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { waitUntil } from "../support/wait.ts";
 import {

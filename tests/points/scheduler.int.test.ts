@@ -2,7 +2,7 @@
 // replicas, a lost claim taken over, the seed's manual checks (a forced double execution, work reserved while the
 // scheduler was down), and retries that end FAILED.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { executeReservation } from "../../src/entitlement/points/due-queries.ts";
+import { executeReservation } from "../../src/entitlement/write/point-execute.ts";
 import { waitUntil } from "../support/wait.ts";
 import { createReplica, ledgerProblems, POINTS_SUBJECT, reserve, statusCounts, usePointsDatabase } from "./helpers.ts";
 

@@ -1,9 +1,10 @@
 // The import boundaries, enforced rather than remembered: src/entitlement and src/notification never import each
 // other, and src/shared imports neither (the services talk only through the protobuf contract on JetStream); no
-// source file reaches itself through its imports; and the shared rooms of Entitlement (commands/, scheduler/,
-// wakeups/) import no feature, whose files build on them.
+// source file reaches itself through its imports, nor a folder or a root file of a service through another's; the
+// rooms of Entitlement import only the rooms below them; and only Entitlement's write/ calls the SQL functions that
+// write.
 import { describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 
 const ROOT = resolve(import.meta.dir, "../..");
@@ -81,36 +82,140 @@ describe("import boundaries", () => {
     expect(circles, "two files that need each other are one piece of code, or share a third").toEqual([]);
   });
 
-  test("commands/, scheduler/ and wakeups/ import none of Entitlement's features", () => {
-    const features = ["entitlements", "bundles", "extensions", "expiry", "points", "history", "outbox", "ops"];
-    const shared = ["commands", "scheduler", "wakeups"].map((room) => `src/entitlement/${room}`);
-    const back = shared.flatMap((room) =>
-      crossing(
-        room,
-        features.map((f) => `src/entitlement/${f}`),
-      ),
-    );
-    expect(back, "the features build on these rooms; the composition (workers.ts, app.ts) wires them").toEqual([]);
+  test("no two folders or root files of a service import each other, directly or in a circle", () => {
+    expect(roomCircles(edges), "folders in a circle are one room, or share a third below both").toEqual([]);
   });
 
-  test("no two folders of a service import each other, directly or in a circle", () => {
-    /** src/<service>/<folder>, or undefined for a file at a service's root (the composition) or in shared/. */
-    const folderOf = (file: string) => /^(src\/(?:entitlement|notification)\/[^/]+)\//.exec(file)?.[1];
-    const next = new Map<string, Set<string>>();
-    for (const e of edges) {
-      const [from, to] = [folderOf(e.file), folderOf(e.target)];
-      if (from && to && from !== to) next.set(from, (next.get(from) ?? new Set()).add(to));
-    }
-    const reaches = (from: string, to: string, seen = new Set<string>()): boolean => {
-      for (const n of next.get(from) ?? []) {
-        if (n === to) return true;
-        if (seen.has(n)) continue;
-        seen.add(n);
-        if (reaches(n, to, seen)) return true;
-      }
-      return false;
-    };
-    const circles = [...next.keys()].filter((folder) => reaches(folder, folder));
-    expect(circles, "folders in a circle are one room, or share a third below both").toEqual([]);
+  test("the circle check sees a circle through a service's root file", () => {
+    const sample = [
+      { file: "src/s/a/worker.ts", target: "src/s/config.ts" },
+      { file: "src/s/config.ts", target: "src/s/b/settings.ts" },
+      { file: "src/s/b/settings.ts", target: "src/s/a/parse.ts" },
+    ];
+    expect(roomCircles(sample)).toEqual(["src/s/a", "src/s/b", "src/s/config.ts"]);
   });
 });
+
+/**
+ * The folders and root files of a service that reach themselves through their imports. A root file (config.ts,
+ * metrics.ts) is a node of its own, so a circle through it is seen too.
+ */
+export function roomCircles(graph: { file: string; target: string }[]): string[] {
+  const nodeOf = (file: string) => /^(src\/\w+\/[^/]+)/.exec(file)?.[1];
+  const next = new Map<string, Set<string>>();
+  for (const e of graph) {
+    const [from, to] = [nodeOf(e.file), nodeOf(e.target)];
+    if (from && to && from !== to && !under(e.file, "src/shared")) {
+      next.set(from, (next.get(from) ?? new Set()).add(to));
+    }
+  }
+  const reaches = (from: string, to: string, seen = new Set<string>()): boolean => {
+    for (const n of next.get(from) ?? []) {
+      if (n === to) return true;
+      if (seen.has(n)) continue;
+      seen.add(n);
+      if (reaches(n, to, seen)) return true;
+    }
+    return false;
+  };
+  return [...next.keys()].filter((node) => reaches(node, node)).sort();
+}
+
+// Entitlement's rooms, top to bottom, and the rooms each may import. A request enters through a feature's route
+// (features/, built on the HTTP kit in edge/), which writes only through write/; the background work (work/) and the
+// operators' tools (ops/, console/) stand on the same rooms. edge/ is the HTTP kit, not the composition: app.ts,
+// workers.ts and main.ts at the root wire the rooms together and nothing but main.ts imports them. Rooms may read the
+// root's settings (config.ts, migrations.ts), which gather what the rooms declare; a circle through them is caught by
+// the circle check.
+const SERVICE = "src/entitlement";
+const ROOMS: Record<string, string[]> = {
+  console: ["ops", "features", "edge", "write"],
+  ops: ["work", "features", "write"],
+  work: ["features", "write"],
+  features: ["edge", "write"],
+  edge: ["write"],
+  write: [],
+};
+const COMPOSITION = ["main.ts", "app.ts", "workers.ts"];
+const SETTINGS = ["config.ts", "migrations.ts"];
+
+/** The room (folder) or root file of a path of Entitlement, or undefined outside it. */
+const entryOf = (file: string) => (under(file, SERVICE) ? file.slice(SERVICE.length + 1).split("/")[0] : undefined);
+
+describe("Entitlement's rooms", () => {
+  test("the top level is the composition, the settings and the rooms, at most twelve entries", () => {
+    const top = readdirSync(join(ROOT, SERVICE)).sort();
+    expect(top).toEqual([...COMPOSITION, ...SETTINGS, ...Object.keys(ROOMS)].sort());
+    expect(top.length).toBeLessThanOrEqual(12);
+  });
+
+  test("a room imports only the rooms below it, the root's settings and itself; only main.ts imports the composition", () => {
+    const wrong = edges.flatMap((e) => {
+      const [from, to] = [entryOf(e.file), entryOf(e.target)];
+      if (!from || !to || from === to) return [];
+      if (COMPOSITION.includes(to)) return from === "main.ts" ? [] : [`${e.file} imports ${e.target}`];
+      if (COMPOSITION.includes(from) || SETTINGS.includes(from)) return [];
+      const allowed = [...(ROOMS[from] ?? []), ...SETTINGS];
+      return allowed.includes(to) ? [] : [`${e.file} imports ${e.target}`];
+    });
+    expect(wrong, "a lower room never imports a higher one; move the shared piece down").toEqual([]);
+  });
+
+  test("only write/ calls the SQL functions that write", () => {
+    const writers = writeFunctions(sqlFiles(`db/entitlement`));
+    const calls = files
+      .filter((file) => under(file, SERVICE))
+      .flatMap((file) => writeCalls(readFileSync(join(ROOT, file), "utf8"), writers).map((f) => `${file} calls ${f}`));
+    expect(
+      calls.filter((c) => !under(c, `${SERVICE}/write`)),
+      "call the write/ file that makes the call",
+    ).toEqual([]);
+    expect(calls.length, "the write path calls them from write/").toBeGreaterThan(0);
+  });
+
+  test("the write-function check knows what writes and sees a call", () => {
+    const writers = writeFunctions([
+      "create or replace function w(p int) returns void language sql as $$ insert into t values (p) $$;",
+      "create function v(p int) returns void language plpgsql as $body$ begin perform w(p); end $body$;",
+      "create function r(p int) returns int language sql stable as $$ select p $$;",
+      "create function u(p int) returns void language sql as $$ update t x set a = p $$;",
+    ]);
+    expect([...writers].sort()).toEqual(["u", "v", "w"]);
+    expect(
+      writeCalls("// one call of w(x)\nawait db`select * from v($1, $2)`; await db`select r(1)`", writers),
+    ).toEqual(["v"]);
+    const real = writeFunctions(sqlFiles("db/entitlement"));
+    expect(real.has("entitlement_change") && real.has("point_execute")).toBe(true);
+  });
+});
+
+/** The text of every SQL file under `folder`, numbered migrations first: a later definition replaces an earlier. */
+function sqlFiles(folder: string): string[] {
+  return [...new Bun.Glob(`${folder}/**/*.sql`).scanSync(ROOT)].sort().map((f) => readFileSync(join(ROOT, f), "utf8"));
+}
+
+const DEFINITION = /create\s+(?:or\s+replace\s+)?function\s+(?:\w+\.)?(\w+)\s*\([\s\S]*?\bas\s+(\$\w*\$)([\s\S]*?)\2/gi;
+const WRITES = /\b(?:insert\s+into|delete\s+from|update\s+\w+(?:\s+(?:as\s+)?\w+)?\s+set)\b/i;
+
+/** The SQL functions that write a row, themselves or through another function that does. */
+export function writeFunctions(sqlTexts: string[]): Set<string> {
+  const bodies = new Map<string, string>();
+  // String literals are left out: the partition maintenance's dynamic statements move rows, they record nothing.
+  for (const text of sqlTexts) {
+    for (const m of text.matchAll(DEFINITION)) bodies.set(m[1] as string, (m[3] as string).replace(/'[^']*'/g, "''"));
+  }
+  const writers = new Set([...bodies].filter(([, body]) => WRITES.test(body)).map(([name]) => name));
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [name, body] of bodies) {
+      if (!writers.has(name) && writeCalls(body, writers).length > 0) grew = writers.add(name).size > 0;
+    }
+  }
+  return writers;
+}
+
+/** The write functions a source text calls (a name followed by its parenthesis), comments left out. */
+export function writeCalls(text: string, writers: Set<string>): string[] {
+  const code = text.replace(/\/\*[\s\S]*?\*\/|\/\/.*$|--.*$/gm, "");
+  return [...writers].filter((name) => new RegExp(`\\b${name}\\s*\\(`).test(code)).sort();
+}

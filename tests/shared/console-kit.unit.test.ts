@@ -3,9 +3,11 @@
 import { describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
 import { cookie, isSecureRequest, sameSecret } from "../../src/shared/console/cookies.ts";
-import { escapeHtml, html, text } from "../../src/shared/console/html.ts";
-import { type ConsoleOptions, consoleRoutes } from "../../src/shared/console/kit.ts";
+import { decodeForm } from "../../src/shared/console/form.ts";
+import { escapeHtml, html, sentence, text } from "../../src/shared/console/html.ts";
+import { ConsoleForbidden, type ConsoleOptions, consoleRoutes } from "../../src/shared/console/kit.ts";
 import { createSessionStore } from "../../src/shared/console/session.ts";
+import { ApiError } from "../../src/shared/http/errors.ts";
 import { createLogger } from "../../src/shared/logger.ts";
 import { consoleClient, hiddenField, signIn } from "../support/console-client.ts";
 
@@ -13,6 +15,8 @@ const TOKEN = "the-secret-console-token-0123456789";
 
 function kit(overrides: Partial<ConsoleOptions<{ name: string }>> = {}) {
   const clock = { now: 1_000_000 };
+  /** What /console/broken throws. */
+  const broken: { error: unknown } = { error: new Error("boom") };
   const lines: string[] = [];
   const actions: string[] = [];
   const app = new Elysia().use(
@@ -25,6 +29,7 @@ function kit(overrides: Partial<ConsoleOptions<{ name: string }>> = {}) {
         idleMs: 60_000,
         alwaysSecure: false,
         now: () => clock.now,
+        tokenLabel: "Demo token",
         signIn: (token) => (token === TOKEN ? { name: "alice" } : undefined),
         nameOf: (p) => p.name,
         limit: () => undefined,
@@ -33,23 +38,26 @@ function kit(overrides: Partial<ConsoleOptions<{ name: string }>> = {}) {
       },
       {
         pages: {
-          "/console/home": async ({ url, formFields }) => ({
+          "/console/home": async ({ query, formFields }) => ({
             title: "Home",
-            body: html`<p data-testid="echo">${text(url.searchParams.get("q"))}</p>
+            body: html`<p data-testid="echo">${text(query.get("q"))}</p>
 <form method="post" action="/console/act">${formFields()}<button>go</button></form>`,
           }),
+          "/console/broken": async () => {
+            throw broken.error;
+          },
         },
         actions: {
           "/console/act": async ({ formToken }) => {
             actions.push(formToken);
-            return { redirect: "/console/home", notice: { ok: true, text: "done <b>" } };
+            return { redirect: "/console/home", notice: { ok: true, text: sentence`done ${"<b>\u202E"}` } };
           },
         },
       },
     ),
   );
   const client = consoleClient((r) => app.handle(r));
-  return { app, client, clock, lines, actions };
+  return { app, client, clock, lines, actions, broken };
 }
 
 describe("console skeleton", () => {
@@ -131,8 +139,8 @@ describe("console skeleton", () => {
     expect(ok.status).toBe(303);
     expect(actions).toEqual([formToken]);
     const after = await client.get("/console/home");
-    expect(after.text, "the notice is shown once, escaped").toContain("done &lt;b&gt;");
-    expect((await client.get("/console/home")).text).not.toContain("done &lt;b&gt;");
+    expect(after.text, "the notice is shown once, escaped and isolated").toContain("done <bdi>&lt;b&gt;\u202E</bdi>");
+    expect((await client.get("/console/home")).text).not.toContain("done <bdi>");
   });
 
   test("a session ends after the idle timeout and at sign-out", async () => {
@@ -177,7 +185,138 @@ describe("console skeleton", () => {
   });
 });
 
+describe("console sign-in", () => {
+  test("a right token always gets in, however many wrong ones came before; refusals over the allowance are 429 with Retry-After", async () => {
+    const { client, lines } = kit();
+    const statuses: number[] = [];
+    const waits: (string | null)[] = [];
+    for (let i = 0; i < 30; i++) {
+      const reply = await signIn(client, `wrong-${i}`);
+      statuses.push(reply.status);
+      if (reply.status === 429) waits.push(reply.headers.get("retry-after"));
+    }
+    expect(statuses.slice(0, 10), "the first refusals are 401").toEqual(Array(10).fill(401));
+    expect(statuses.slice(10), "then the client is told to slow down").toEqual(Array(20).fill(429));
+    expect(
+      waits.every((w) => Number(w) >= 1),
+      "every 429 says when to come back",
+    ).toBe(true);
+    expect((await signIn(client, TOKEN)).status, "the right token is never limited").toBe(303);
+    expect((await client.get("/console/home")).status).toBe(200);
+    const refusals = lines.map((l) => JSON.parse(l)).filter((l) => l.msg === "console sign-in refused");
+    expect(refusals, "thirty refusals, one line per quiet spell").toHaveLength(1);
+    const refusedLine = lines.find((l) => l.includes("console sign-in refused")) ?? "";
+    expect(refusedLine.split('"service"').length - 1, "the logger names the service; the line adds no second one").toBe(
+      1,
+    );
+  });
+
+  test("a valid token the console refuses (ConsoleForbidden) is a 403 saying why, and opens no session", async () => {
+    const { client } = kit({
+      signIn: (token) => {
+        if (token === TOKEN) throw new ConsoleForbidden(sentence`The token ${"w\u202Eriter"} cannot read.`);
+        return undefined;
+      },
+    });
+    const reply = await signIn(client, TOKEN);
+    expect(reply.status).toBe(403);
+    expect(reply.text).toContain("The token <bdi>w\u202Eriter</bdi> cannot read.");
+    expect(client.jar.has("demo_console_session")).toBe(false);
+  });
+
+  test("the form names the token it takes", async () => {
+    const { client } = kit();
+    expect((await client.get("/console/sign-in")).text).toContain("<label>Demo token <input");
+  });
+
+  test("signing in again ends the browser's previous session", async () => {
+    const { client } = kit();
+    await signIn(client, TOKEN);
+    const first = client.jar.get("demo_console_session") ?? "";
+    await signIn(client, TOKEN);
+    const second = client.jar.get("demo_console_session") ?? "";
+    expect(second).not.toBe(first);
+    expect((await client.get("/console/home")).status).toBe(200);
+    client.jar.set("demo_console_session", first);
+    expect((await client.get("/console/home")).location, "the replaced session opens nothing").toBe("/console/sign-in");
+  });
+});
+
+describe("console sessions and failures", () => {
+  test("a session whose credential no longer holds ends at its next request, for good", async () => {
+    const valid = { now: true };
+    const { client, lines } = kit({ recheck: () => valid.now });
+    await signIn(client, TOKEN);
+    expect((await client.get("/console/home")).status).toBe(200);
+    valid.now = false;
+    expect((await client.get("/console/home")).location).toBe("/console/sign-in");
+    valid.now = true;
+    expect((await client.get("/console/home")).location, "the ended session stays ended").toBe("/console/sign-in");
+    const ended = lines.map((l) => JSON.parse(l)).filter((l) => l.msg?.startsWith("console session ended"));
+    expect(ended.map((l) => l.token_name)).toEqual(["alice"]);
+  });
+
+  test("a database that cannot be reached is 503 with Retry-After, logged once per quiet spell; an ApiError 503 too", async () => {
+    const { client, broken, lines } = kit();
+    await signIn(client, TOKEN);
+    broken.error = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" });
+    for (let i = 0; i < 3; i++) {
+      const page = await client.get("/console/broken");
+      expect([page.status, page.headers.get("retry-after")]).toEqual([503, "1"]);
+      expect(page.text).not.toContain("ECONNREFUSED");
+    }
+    const warned = lines
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.msg === "console request found the database unavailable");
+    expect(warned.map((l) => [l.code, l.err])).toEqual([["ECONNREFUSED", undefined]]);
+    broken.error = new ApiError(503, "NOT_READY", "database unavailable, retry later");
+    const gated = await client.get("/console/broken");
+    expect([gated.status, gated.headers.get("retry-after")]).toEqual([503, "1"]);
+  });
+
+  test("a malformed percent escape in a page's query or an action's form is 400, never U+FFFD", async () => {
+    const { app, client, actions } = kit();
+    await signIn(client, TOKEN);
+    const page = await client.get("/console/home?q=u-%ff");
+    expect(page.status).toBe(400);
+    expect(page.text).not.toContain("\uFFFD");
+    expect((await client.get("/console/home?q=u-%C3%A9+x")).text).toContain("<bdi>u-\u00e9 x</bdi>");
+    const home = await client.get("/console/home");
+    const reply = await client.post("/console/act", {
+      csrf: hiddenField(home.text, "csrf"),
+      form_token: hiddenField(home.text, "form_token"),
+    });
+    expect(reply.status).toBe(303);
+    const raw = await client.get("/console/home");
+    const bad = await app.handle(
+      new Request("http://localhost/console/act", {
+        method: "POST",
+        headers: {
+          cookie: `demo_console_session=${client.jar.get("demo_console_session")}`,
+          "content-type": "application/x-www-form-urlencoded",
+        },
+        body: `csrf=${hiddenField(raw.text, "csrf")}&form_token=${hiddenField(raw.text, "form_token")}&id=u-%ff`,
+      }),
+    );
+    expect(bad.status).toBe(400);
+    expect(actions, "the malformed form ran nothing").toHaveLength(1);
+  });
+});
+
 describe("console pieces", () => {
+  test("forms decode strictly: + is a space, an escape must be whole UTF-8", () => {
+    expect([...(decodeForm("a=x+y%20z&b=&c&=d") ?? [])]).toEqual([
+      ["a", "x y z"],
+      ["b", ""],
+      ["c", ""],
+      ["", "d"],
+    ]);
+    for (const bad of ["a=%ff", "a=%e3%80", "a=%ED%A0%80", "a=%zz", "a=%", "%ff=1"]) {
+      expect(decodeForm(bad), bad).toBeUndefined();
+    }
+    expect(decodeForm("a=%E3%80%80")?.get("a")).toBe("\u3000");
+  });
+
   test("escapeHtml escapes the five characters", () => {
     expect(escapeHtml(`<a href="x" onclick='y'>&</a>`)).toBe(
       "&lt;a href=&quot;x&quot; onclick=&#39;y&#39;&gt;&amp;&lt;/a&gt;",

@@ -3,7 +3,7 @@
 // server list moves to another node when its own dies.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { type JetStreamManager, jetstream, jetstreamManager } from "@nats-io/jetstream";
-import { ensureEntitlementStream } from "../../src/entitlement/outbox/stream.ts";
+import { ensureEntitlementStream } from "../../src/entitlement/work/outbox/stream.ts";
 import { ensureDurable, ensureOwnedStream, ensureStreamExists } from "../../src/notification/nats/streams.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { type NatsConnection, type NatsLink, openNatsLink } from "../../src/shared/nats.ts";

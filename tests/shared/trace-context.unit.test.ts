@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { traceIdOf } from "../../src/entitlement/commands/headers.ts";
+import { traceIdOf } from "../../src/entitlement/edge/headers.ts";
 import { traceIdFromLegacy } from "../../src/shared/trace-context.ts";
 
 test("X-Trace-Id names a W3C trace when it is 32 hex digits or a UUID, never when all zeros or anything else", () => {

@@ -1,8 +1,10 @@
 // What makes docs/openapi*.json generate good clients (src/shared/http/openapi-refine.ts): named schemas, typed query
-// values, the conditional GET, Retry-After, 405 and 431, and per-route error codes as enums with an example.
+// values, the conditional GET, Retry-After, 405 and 431, per-route error codes as enums with an example, the headers
+// every request and response may carry, and the enum of notification types.
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { OPENAPI_DOCS } from "../../scripts/docs-openapi.ts";
+import { NOTIFICATION_TYPES } from "../../src/notification/consumer/handler.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: a parsed JSON document, read by path.
 type Json = Record<string, any>;
@@ -45,7 +47,7 @@ test("limit is an integer from 1 to 1000 on every paged route", () => {
 test("the check route declares If-None-Match, the ETag and 304", () => {
   const check = entitlement.paths["/v1/users/{user_id}/entitlements/{stock_keeping_unit}"].get;
   expect(check.parameters.map((p: Json) => `${p.in} ${p.name}`)).toContain("header If-None-Match");
-  expect(Object.keys(check.responses["200"].headers)).toEqual(["ETag"]);
+  expect(Object.keys(check.responses["200"].headers)).toEqual(["ETag", "X-Request-Id"]);
   expect(check.responses["304"].headers.ETag).toBeDefined();
 });
 
@@ -81,4 +83,28 @@ test("each error response lists its codes as an enum, with an example of one of 
     "ENTITLEMENT_STATE_CONFLICT",
   ]);
   expect(schemaOf(entitlement, grant["404"]).properties.code.enum).toEqual(["NOT_FOUND"]);
+});
+
+test("every operation takes traceparent and X-Request-Id; every response names its X-Request-Id, every 401 and 403 its challenge", () => {
+  for (const doc of [entitlement, notification]) {
+    for (const { name, op } of operations(doc)) {
+      const headers = ((op.parameters ?? []) as Json[]).filter((p) => p.in === "header").map((p) => p.name);
+      expect(headers, name).toEqual(expect.arrayContaining(["traceparent", "x-request-id"]));
+      for (const [status, response] of Object.entries(op.responses as Json)) {
+        expect((response as Json).headers?.["X-Request-Id"], `${name} ${status}`).toBeDefined();
+        if (status === "401" || status === "403") {
+          expect((response as Json).headers?.["WWW-Authenticate"], `${name} ${status}`).toBeDefined();
+        }
+      }
+    }
+  }
+  const grant = entitlement.paths["/v1/entitlements/grants"].post.responses;
+  expect(Object.keys(grant["401"].headers)).toContain("WWW-Authenticate");
+  expect(Object.keys(grant["403"].headers)).toContain("WWW-Authenticate");
+});
+
+test("a notification's type is the enum of the types the service produces", () => {
+  const type = notification.components.schemas.NotificationSummary.properties.type;
+  expect(type.enum).toEqual([...NOTIFICATION_TYPES]);
+  expect(type.enum).toContain(type.example);
 });

@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { DescFile } from "@bufbuild/protobuf";
 import { OPENAPI_DOCS } from "../../scripts/docs-openapi.ts";
-import { ENTITLEMENT_ERROR_CODES } from "../../src/entitlement/entitlements/model.ts";
+import { ENTITLEMENT_ERROR_CODES } from "../../src/entitlement/features/entitlements/model.ts";
 import { ERROR_CODES } from "../../src/shared/http/errors.ts";
 
 const docs = resolve(import.meta.dir, "../../docs");

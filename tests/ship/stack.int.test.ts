@@ -1,7 +1,9 @@
 // `bun run stack` end to end, twice on the same state, as a new user would: each run's printed curl grant answers 200
 // (a fresh demo user, never "already ACTIVE"), the grant becomes a SENT notification, the second run does not rebuild,
 // docs/api.md's examples run after it with the variables it prints, a terminal's Ctrl-C (SIGINT to the whole process
-// group) stops it with exit 0 and each service hears one signal, and `--reset` drops its database and streams.
+// group) stops it with exit 0 and each service hears one signal, and `--reset` drops its database and streams. The
+// curls and the export line name one demo user, the printed operator commands reach the stack's database, the console
+// and other settings passed through from the environment are shown, and `--help` starts nothing.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -82,13 +84,16 @@ async function waitForSent(output: string): Promise<string> {
 }
 
 /** One run: up, the printed grant, then `during` while it is up; then Ctrl-C as a terminal sends it. */
-async function runStack(during: (output: string) => Promise<void>): Promise<string> {
+async function runStack(
+  during: (output: string) => Promise<void>,
+  extraEnv: Record<string, string> = {},
+): Promise<string> {
   const logs = ["entitlement", "notification"].map((service) => join(dataDir, "logs", `${service}.log`));
   const before = logs.map((log) => (existsSync(log) ? readFileSync(log, "utf8").length : 0));
   // Its own process group, as a shell gives a foreground job: the SIGINT below goes to every process in it.
   const stack = Bun.spawn([process.execPath, "run", "stack"], {
     cwd: repoRoot,
-    env: { ...(await stackEnv()), STACK_DATA_DIR: dataDir },
+    env: { ...(await stackEnv()), STACK_DATA_DIR: dataDir, ...extraEnv },
     detached: true,
     stdout: "pipe",
     stderr: "inherit",
@@ -114,12 +119,53 @@ async function runStack(during: (output: string) => Promise<void>): Promise<stri
   return output;
 }
 
+/** The printed operator commands, run by a shell as printed (the admin URL's password where the stack hid it). */
+async function runOperatorCommands(output: string): Promise<string[]> {
+  const lines = [...output.matchAll(/^ {2}(DATABASE_URL='\S+' dist\/\S+ .+)$/gm)].map((m) => m[1] as string);
+  expect(lines.length, "the stack prints operator commands with the stack's DATABASE_URL").toBeGreaterThan(0);
+  const password = new URL(await postgresAdminUrl()).password;
+  const failed: string[] = [];
+  for (const line of lines) {
+    const proc = Bun.spawn(["bash", "-c", line.replace(":***@", `:${password}@`)], {
+      cwd: repoRoot,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    if ((await proc.exited) !== 0) failed.push(`${line}: ${await new Response(proc.stderr).text()}`);
+  }
+  return failed;
+}
+
+test("--help prints the usage and starts nothing; an unknown argument is a usage error", async () => {
+  const help = Bun.spawn([process.execPath, "run", "stack", "--help"], { cwd: repoRoot, stdout: "pipe" });
+  const [code, out] = await Promise.all([help.exited, new Response(help.stdout).text()]);
+  expect(code).toBe(0);
+  expect(out).toContain("usage: bun run stack");
+  expect(out).not.toContain("using PostgreSQL");
+  const wrong = Bun.spawn([process.execPath, "run", "stack", "--nope"], { cwd: repoRoot, stderr: "pipe" });
+  const [wrongCode, err] = await Promise.all([wrong.exited, new Response(wrong.stderr).text()]);
+  expect(wrongCode).toBe(2);
+  expect(err).toContain("unknown argument --nope");
+});
+
 test("twice on the same state: the printed curl answers 200 each time, api.md's examples run, --reset cleans", async () => {
+  const passed = { ENTITLEMENT_CONSOLE_ENABLED: "true", NOTIFICATION_WEBHOOK_TIMEOUT: "7s" };
   const first = await runStack(async (output) => {
     const url = /curl -s -X POST (\S+\/v1\/entitlements\/grants)/.exec(output)?.[1] as string;
     expect((await fetch(url, { method: "POST", body: "{}" })).status, "the API requires the printed token").toBe(401);
-  });
+    expect(await runOperatorCommands(output), "the printed operator commands run").toEqual([]);
+  }, passed);
   expect(first, "the stack names its own database").toContain(`database ${names.STACK_DATABASE}`);
+  expect(first, "the console it was told to serve is shown").toMatch(/console +http:\S+\/console/);
+  expect(first, "settings from the environment are shown").toContain("ENTITLEMENT_CONSOLE_ENABLED=true");
+  expect(first).toContain("NOTIFICATION_WEBHOOK_TIMEOUT=7s");
+  const curlUsers = [...first.matchAll(/"user_id":"([^"]+)"|\/users\/([^/\s]+)\/|inbox\/(\S+)/g)].map(
+    (m) => m[1] ?? m[2] ?? m[3],
+  );
+  const exported = /^ {2}export .*USER_ID=(\S+)/m.exec(first)?.[1];
+  expect(new Set([...curlUsers, exported]), "the curls and the export line name one demo user").toEqual(
+    new Set([exported]),
+  );
 
   const second = await runStack(async (output) => {
     const exports = /^ {2}export (.+)$/m.exec(output)?.[1] as string;

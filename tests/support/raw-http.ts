@@ -4,10 +4,11 @@ import { connect } from "node:net";
 
 export type RawReply = { status: number; head: string; body: string };
 
-export function rawRequest(port: number, text: string, timeoutMs = 10_000): Promise<RawReply> {
+/** `localAddress` picks the client's own address (any of 127.0.0.0/8 on Linux), to be another client to the server. */
+export function rawRequest(port: number, text: string, timeoutMs = 10_000, localAddress?: string): Promise<RawReply> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    const socket = connect(port, "127.0.0.1", () => socket.write(text, "latin1"));
+    const socket = connect({ port, host: "127.0.0.1", localAddress }, () => socket.write(text, "latin1"));
     const timer = setTimeout(() => {
       socket.destroy();
       reject(new Error(`no complete reply within ${timeoutMs}ms to ${JSON.stringify(text.slice(0, 60))}`));

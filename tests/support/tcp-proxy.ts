@@ -1,5 +1,7 @@
 // A TCP proxy in front of a real server, for outage tests: `down()` drops every connection and refuses new ones,
-// `up()` accepts again on the same port. The server itself (the shared PostgreSQL) is never touched.
+// `up()` accepts again on the same port. The server itself (the shared PostgreSQL) is never touched. The proxy listens
+// on 127.0.0.1 only, wherever the server is (Testcontainers may report it at the bridge gateway, 172.17.0.1): a client
+// goes through it by the proxy's own address, host and port (`startTcpProxyFor` gives the rewritten URL).
 //
 // A Bun socket's write() may take only part of a chunk when the kernel buffer is full (a loaded machine, a large
 // result): what it did not take waits in the side's backlog and goes out, in order, on the socket's drain event.
@@ -10,7 +12,29 @@ import type { Socket, TCPSocketListener } from "bun";
 type Side = { socket?: Socket<Pair>; backlog: Uint8Array[]; ending?: boolean };
 type Pair = { client: Side; upstream: Side };
 
-export type TcpProxy = { port: number; down: () => void; up: () => void; stop: () => void };
+export type TcpProxy = { host: string; port: number; down: () => void; up: () => void; stop: () => void };
+
+const LISTEN_HOST = "127.0.0.1";
+
+/** The server `url` names: its host (an IPv6 address without its brackets) and port, `defaultPort` when it has none. */
+export function targetOf(url: string, defaultPort: number): { host: string; port: number } {
+  const parsed = new URL(url);
+  return { host: parsed.hostname.replace(/^\[(.*)\]$/, "$1"), port: Number(parsed.port || defaultPort) };
+}
+
+/** `url` through the proxy: its host and port replaced by the proxy's own, everything else kept. */
+export function throughProxy(url: string, proxy: { host: string; port: number }): string {
+  const rewritten = new URL(url);
+  rewritten.hostname = proxy.host;
+  rewritten.port = String(proxy.port);
+  return rewritten.toString();
+}
+
+/** A proxy in front of the server `url` names (PostgreSQL's port when it names none), and the URL that goes through it. */
+export function startTcpProxyFor(url: string, defaultPort = 5432): TcpProxy & { url: string } {
+  const proxy = startTcpProxy(targetOf(url, defaultPort));
+  return { ...proxy, url: throughProxy(url, proxy) };
+}
 
 /** Sends `chunk` to `side` after whatever is still waiting there; keeps the unwritten rest for the next drain. */
 function send(side: Side, chunk: Uint8Array) {
@@ -49,7 +73,7 @@ export function startTcpProxy(target: { host: string; port: number }): TcpProxy 
 
   const listen = () => {
     listener = Bun.listen<Pair>({
-      hostname: "127.0.0.1",
+      hostname: LISTEN_HOST,
       port,
       socket: {
         open(client) {
@@ -107,6 +131,7 @@ export function startTcpProxy(target: { host: string; port: number }): TcpProxy 
     pairs.clear();
   };
   return {
+    host: LISTEN_HOST,
     port,
     down,
     up: () => {

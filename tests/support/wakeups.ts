@@ -1,6 +1,6 @@
 // Rows the tests write directly with SQL are announced as another replica's commit would announce them: by the
-// debounced NOTIFY after commit (src/entitlement/wakeups/wakeups.ts), which the relays and schedulers under test hear.
-import { createWakeups, type Wakeups } from "../../src/entitlement/wakeups/wakeups.ts";
+// debounced NOTIFY after commit (src/entitlement/work/wakeups.ts), which the relays and schedulers under test hear.
+import { createWakeups, type Wakeups } from "../../src/entitlement/work/wakeups.ts";
 import type { Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 

@@ -4,13 +4,14 @@
 
 import type { Caller } from "../../shared/auth/guard.ts";
 import { field } from "../../shared/console/form.ts";
-import { consoleHref } from "../../shared/console/html.ts";
+import { consoleHref, type Html, html, sentence } from "../../shared/console/html.ts";
 import type { Action, ActionContext } from "../../shared/console/kit.ts";
+import type { Notice } from "../../shared/console/session.ts";
 import { ApiError, badRequest } from "../../shared/http/errors.ts";
 import { isUuid } from "../../shared/ids.ts";
-import { type RouteDeps, unavailableOr } from "../commands/route-deps.ts";
-import { UserId } from "../entitlements/model.ts";
-import { checkExpiresAt, checkField, checkFields } from "../entitlements/validation.ts";
+import { type RouteDeps, unavailableOr } from "../edge/route-deps.ts";
+import { UserId } from "../features/entitlements/model.ts";
+import { checkExpiresAt, checkField, checkFields } from "../features/entitlements/validation.ts";
 import { requeueFailedOutboxEvents } from "../ops/queries.ts";
 import { type CommandOutcome, type ConsoleActor, cancel, consoleCaller, extend, grant, revoke } from "./commands.ts";
 import { requireScope } from "./pages.ts";
@@ -27,16 +28,19 @@ function commandBody(form: URLSearchParams) {
   });
 }
 
-function summary(done: string, outcome: CommandOutcome) {
+/** The notice of a command: `done` (made with `sentence`) and what the command answered. */
+function summary(done: Html, outcome: CommandOutcome) {
   const body = outcome.body as { code?: string; message?: string; status?: string; version?: number };
-  if (outcome.status >= 300) return { ok: false, text: `${done} refused: ${body.code}: ${body.message}` };
-  return { ok: true, text: `${done}: ${body.status}${body.version === undefined ? "" : `, version ${body.version}`}` };
+  // The code and the status are this service's own words; the message may quote what was sent.
+  if (outcome.status >= 300) {
+    return { ok: false, text: sentence`${done} refused: ${html`${body.code}`}: ${body.message}` };
+  }
+  const version = body.version === undefined ? "" : sentence`, version ${body.version}`;
+  return { ok: true, text: sentence`${done}: ${html`${body.status}`}${version}` };
 }
 
 /** Runs an action on a user's page: its refusals (bad input, a conflict) become the notice on that page. */
-function onUserPage(
-  act: (context: ActionContext<Caller>, actor: ConsoleActor) => Promise<{ ok: boolean; text: string }>,
-): Action<Caller> {
+function onUserPage(act: (context: ActionContext<Caller>, actor: ConsoleActor) => Promise<Notice>): Action<Caller> {
   return async (context) => {
     requireScope(context.principal, "write");
     const userId = context.form.get("user_id") ?? "";
@@ -47,7 +51,7 @@ function onUserPage(
       return { redirect: back, notice };
     } catch (error) {
       if (error instanceof ApiError && error.status === 400)
-        return { redirect: back, notice: { ok: false, text: error.message } };
+        return { redirect: back, notice: { ok: false, text: sentence`${error.message}` } };
       throw error;
     }
   };
@@ -60,30 +64,30 @@ export function entitlementActions(deps: RouteDeps): Record<string, Action<Calle
       const expiresAt = field(form, "expires_at");
       const withExpiry =
         expiresAt === undefined ? body : { ...body, expires_at: checkExpiresAt(expiresAt, deps.now()) };
-      return summary(`granted ${body.stock_keeping_unit}`, await grant(deps, actor, withExpiry));
+      return summary(sentence`granted ${body.stock_keeping_unit}`, await grant(deps, actor, withExpiry));
     }),
     "/console/actions/revoke": onUserPage(async ({ form }, actor) => {
       const body = commandBody(form);
-      return summary(`revoked ${body.stock_keeping_unit}`, await revoke(deps, actor, body));
+      return summary(sentence`revoked ${body.stock_keeping_unit}`, await revoke(deps, actor, body));
     }),
     "/console/actions/extend": onUserPage(async ({ form }, actor) => {
       const body = commandBody(form);
       const expiresAt = checkExpiresAt(field(form, "expires_at"), deps.now());
       return summary(
-        `extended ${body.stock_keeping_unit}`,
+        sentence`extended ${body.stock_keeping_unit}`,
         await extend(deps, actor, { ...body, expires_at: expiresAt }),
       );
     }),
     "/console/actions/cancel": onUserPage(async ({ form }, actor) => {
       const id = form.get("reservation_id") ?? "";
       if (!isUuid(id)) throw badRequest("reservation_id must be a UUID");
-      return summary(`cancelled reservation ${id}`, await cancel(deps, actor, id.toLowerCase()));
+      return summary(sentence`cancelled reservation ${id}`, await cancel(deps, actor, id.toLowerCase()));
     }),
     "/console/outbox/requeue": async ({ principal, form }) => {
       requireScope(principal, "write");
       const id = form.get("event_id") ?? "";
       const back = "/console/outbox";
-      if (!isUuid(id)) return { redirect: back, notice: { ok: false, text: "event_id must be a UUID" } };
+      if (!isUuid(id)) return { redirect: back, notice: { ok: false, text: sentence`event_id must be a UUID` } };
       const rows = await deps.gate
         .run(() => requeueFailedOutboxEvents(deps.sql, { eventId: id.toLowerCase() }))
         .catch((error) => unavailableOr(deps, error));
@@ -91,7 +95,8 @@ export function entitlementActions(deps: RouteDeps): Record<string, Action<Calle
         { caller: consoleCaller(principal.name), event_id: id, requeued: rows.length },
         "console outbox requeue",
       );
-      const text = rows.length > 0 ? `requeued ${id}: FAILED -> PENDING` : `${id} is not FAILED: nothing to do`;
+      const text =
+        rows.length > 0 ? sentence`requeued ${id}: FAILED -> PENDING` : sentence`${id} is not FAILED: nothing to do`;
       return { redirect: back, notice: { ok: rows.length > 0, text } };
     },
   };

@@ -4,13 +4,13 @@
 // signed-in token's name marked as the console, `console:<name>`. Only this file knows the command path's signatures.
 
 import { ApiError } from "../../shared/http/errors.ts";
-import { traceIdOf } from "../commands/headers.ts";
-import { type RouteDeps, unavailableOr } from "../commands/route-deps.ts";
-import type { CommandBody } from "../entitlements/model.ts";
-import { executeCommand } from "../entitlements/service.ts";
-import type { ExtensionBody } from "../extensions/model.ts";
-import { executeExtension } from "../extensions/service.ts";
-import { cancelReservation } from "../points/service.ts";
+import { traceIdOf } from "../edge/headers.ts";
+import { type RouteDeps, unavailableOr } from "../edge/route-deps.ts";
+import type { CommandBody } from "../features/entitlements/model.ts";
+import { executeCommand } from "../features/entitlements/service.ts";
+import type { ExtensionBody } from "../features/extensions/model.ts";
+import { executeExtension } from "../features/extensions/service.ts";
+import { cancelReservation } from "../features/points/service.ts";
 
 /** Who acts, and the form that carries the change. */
 export type ConsoleActor = { tokenName: string; formToken: string };

@@ -1,6 +1,6 @@
 // SQL only the console reads: a user's open point reservations and the outbox's FAILED events.
 import type { Db } from "../../shared/db.ts";
-import type { ReservationStatus } from "../points/reservation-queries.ts";
+import type { ReservationStatus } from "../features/points/reservation-queries.ts";
 
 export type OpenReservation = {
   reservation_id: string;

@@ -1,8 +1,8 @@
 // The tables and forms of the Entitlement console's user page. Every value from the database goes through `text` (or
 // the `html` template's escaping): ids may hold any printable Unicode.
 import { consoleHref, type Html, html, text } from "../../shared/console/html.ts";
-import type { EntitlementSummary } from "../entitlements/model.ts";
-import type { PointsResponse } from "../points/model.ts";
+import type { EntitlementSummary } from "../features/entitlements/model.ts";
+import type { PointsResponse } from "../features/points/model.ts";
 import type { OpenReservation } from "./queries.ts";
 
 const instant = (value: Date | string | null) =>

@@ -8,7 +8,7 @@ import {
   dropDetachedHistoryPartition,
   listHistoryPartitions,
   type PartitionRow,
-} from "../partitions/queries.ts";
+} from "../work/partitions/queries.ts";
 import { type OpsEnv, withOps } from "./context.ts";
 
 export const PARTITIONS_USAGE = "usage: entitlement partitions list | detach <partition> | drop <partition>";

@@ -3,8 +3,8 @@
 import { type Command, EXIT_USAGE } from "../../shared/cli.ts";
 import { isUuid } from "../../shared/ids.ts";
 import { type OpsDeps, printable } from "../../shared/ops.ts";
-import { findReservationStatus, readPointsStats, requeueFailedReservations } from "../points/ops-queries.ts";
 import { type OpsEnv, withOps } from "./context.ts";
+import { findReservationStatus, readPointsStats, requeueFailedReservations } from "./points-queries.ts";
 
 export const POINTS_USAGE = "usage: entitlement points stats | requeue <reservation_id> | requeue --failed";
 

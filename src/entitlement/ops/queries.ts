@@ -1,6 +1,6 @@
 // SQL of the outbox operator commands (docs/operations.md): the runbook's statements, each touching only its rows.
 import type { Db } from "../../shared/db.ts";
-import { OUTBOX_CHANNEL } from "../wakeups/wakeups.ts";
+import { OUTBOX_CHANNEL } from "../work/wakeups.ts";
 
 export type OutboxStats = {
   byStatus: Record<"PENDING" | "IN_FLIGHT" | "PUBLISHED" | "FAILED", number>;

@@ -4,14 +4,16 @@
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsLink } from "../../shared/nats.ts";
 import type { Worker } from "../../shared/runtime.ts";
-import type { NotificationConfig } from "../config.ts";
 import { createPullWorker } from "../nats/pull.ts";
 import { ensureDurable, ensureOwnedStream } from "../nats/streams.ts";
 import { type AdvisoryHandlerDeps, createAdvisoryHandler } from "./handler.ts";
 import type { AdvisoryKind } from "./parse.ts";
 
+/** One kind's advisory stream and its durable, as configured (config.ts builds them). */
+export type AdvisoryStreamSettings = { kind: AdvisoryKind; stream: string; durable: string; replicas: number };
+
 /** One advisory stream and its durable, with the consumers it watches. */
-export type AdvisorySpec = Omit<NotificationConfig["nats"]["advisories"][number], "subject"> & {
+export type AdvisorySpec = AdvisoryStreamSettings & {
   /** The advisory subject of each event consumer, with that consumer's stream and source (for the metric label). */
   watches: { subject: string; stream: string; source: string }[];
 };
@@ -24,7 +26,7 @@ type WatchedPipeline = {
 
 /** The advisory streams for these pipelines: each kind's stream takes the advisory subject of every pipeline. */
 export function advisorySpecs(
-  advisories: NotificationConfig["nats"]["advisories"],
+  advisories: (AdvisoryStreamSettings & { subject: string })[],
   pipelines: WatchedPipeline[],
 ): AdvisorySpec[] {
   return advisories.map(({ subject: _, ...a }) => ({

@@ -5,6 +5,8 @@ export type UserNotification = {
   notification_id: string;
   event_id: string;
   type: string;
+  /** The item of an entitlement notification; null for the other kinds. */
+  stock_keeping_unit: string | null;
   status: "PENDING" | "PROCESSING" | "SENT" | "FAILED";
   attempt_count: number;
   last_error: string | null;
@@ -19,7 +21,8 @@ export async function listUserNotifications(
   args: { userId: string; limit: number },
 ): Promise<UserNotification[]> {
   return db<UserNotification[]>`
-    select notification_id, event_id, type, status, attempt_count, last_error, next_retry_at, created_at, sent_at
+    select notification_id, event_id, type, payload_json ->> 'stock_keeping_unit' as stock_keeping_unit, status,
+           attempt_count, last_error, next_retry_at, created_at, sent_at
     from notifications
     where user_id = ${args.userId}
     order by created_at desc, notification_id desc

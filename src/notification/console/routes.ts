@@ -1,5 +1,6 @@
 // /console on Notification (NOTIFICATION_CONSOLE_ENABLED): the shared console skeleton with this service's pages.
-// Signing in takes NOTIFICATION_DEBUG_API_TOKEN, checked by the debug inbox's own check (inbox/service.ts).
+// Signing in takes NOTIFICATION_DEBUG_API_TOKEN, checked by the debug inbox's own check (inbox/service.ts); the form
+// says so, since this service has no API tokens of its own.
 import type { ConsoleSettings } from "../../shared/console/config.ts";
 import { consoleRoutes } from "../../shared/console/kit.ts";
 import type { Sql } from "../../shared/db.ts";
@@ -8,7 +9,7 @@ import type { Logger } from "../../shared/logger.ts";
 import { requireBearer } from "../inbox/service.ts";
 import { notificationActions, notificationPages, type Operator } from "./pages.ts";
 
-/** Notification has no API rate limit of its own; the console's two keys (sign-in, the operator) get this one. */
+/** Notification has no API rate limit of its own; the operator's console requests get this one. */
 const CONSOLE_RATE = { ratePerSecond: 20, burst: 60 };
 const OPERATOR: Operator = { name: "debug" };
 
@@ -32,6 +33,7 @@ export function notificationConsole(deps: {
       idleMs: deps.settings.idleMs,
       alwaysSecure: deps.settings.alwaysSecure,
       now: deps.now,
+      tokenLabel: "Debug token (NOTIFICATION_DEBUG_API_TOKEN)",
       signIn: (token) => {
         // Without a configured token requireBearer lets everything through; the console never does.
         if (!deps.token) return undefined;
@@ -43,7 +45,7 @@ export function notificationConsole(deps: {
         }
       },
       nameOf: (operator) => operator.name,
-      limit: (key) => limiter.take(key),
+      limit: (name) => limiter.take(name),
       log: deps.log,
     },
     { pages: notificationPages(deps.sql), actions: notificationActions(deps.sql, deps.log) },

@@ -5,11 +5,20 @@
 // handlers/registry.ts).
 import type { ConsumerSettings } from "./settings.ts";
 
+/** Every notification `type` the handlers produce (the debug inbox documents them as its `type` values). */
+export const NOTIFICATION_TYPES = [
+  "EntitlementGranted",
+  "EntitlementRevoked",
+  "EntitlementExtended",
+  "MatchFound",
+  "PointsGranted",
+] as const;
+export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
+
 /** One notification an event yields; the loop adds the ids, the status and the timestamps. */
 export type NotificationDraft = {
   userId: string;
-  /** The notification `type` (e.g. `EntitlementGranted`, `MatchFound`). */
-  type: string;
+  type: NotificationType;
   /** The event's instant, as sent (ISO-8601, already validated). */
   occurredAt: string;
   /** Stored as `payload_json`; it is what the delivery channel sends. */

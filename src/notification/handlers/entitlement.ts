@@ -8,15 +8,15 @@ import {
   EntitlementEventSchema,
 } from "../../gen/entitlement_event_pb.ts";
 import { isBlank, isUuid } from "../../shared/ids.ts";
-import type { DecodedEvent, EventHandler } from "../consumer/handler.ts";
+import type { DecodedEvent, EventHandler, NotificationType } from "../consumer/handler.ts";
 import { isIsoInstant } from "./fields.ts";
 
-export type NotificationType = "EntitlementGranted" | "EntitlementRevoked" | "EntitlementExtended";
+type EntitlementNotificationType = Extract<NotificationType, `Entitlement${string}`>;
 
 /** The stored payload_json, in the Java original's shape (snake_case keys, copied from the event). */
 export type EventPayload = {
   event_id: string;
-  event_type: NotificationType;
+  event_type: EntitlementNotificationType;
   occurred_at: string;
   user_id: string;
   stock_keeping_unit: string;
@@ -28,7 +28,7 @@ export type EventPayload = {
   expires_at?: string;
 };
 
-const TYPES: Record<number, NotificationType> = {
+const TYPES: Record<number, EntitlementNotificationType> = {
   [EntitlementEvent_EventType.ENTITLEMENT_GRANTED]: "EntitlementGranted",
   [EntitlementEvent_EventType.ENTITLEMENT_REVOKED]: "EntitlementRevoked",
   [EntitlementEvent_EventType.ENTITLEMENT_EXTENDED]: "EntitlementExtended",

@@ -5,7 +5,7 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { type PointsEvent, PointsEvent_EventType, PointsEventSchema } from "../../gen/points_event_pb.ts";
 import { isUuid } from "../../shared/ids.ts";
-import type { DecodedEvent, EventHandler } from "../consumer/handler.ts";
+import type { DecodedEvent, EventHandler, NotificationDraft } from "../consumer/handler.ts";
 import { isIsoInstant, isPlainText } from "./fields.ts";
 
 /** The amounts a reservation can carry (docs/api.md). */
@@ -44,7 +44,12 @@ export function decodePointsEvent(body: Uint8Array): DecodedEvent {
     point_amount: Number(event.pointAmount),
     balance_after: Number(event.balanceAfter),
   };
-  const notification = { userId: event.userId, type: "PointsGranted", occurredAt: event.occurredAt, payload };
+  const notification: NotificationDraft = {
+    userId: event.userId,
+    type: "PointsGranted",
+    occurredAt: event.occurredAt,
+    payload,
+  };
   return { ok: true, event: { eventId: event.eventId.toLowerCase(), notifications: [notification] } };
 }
 

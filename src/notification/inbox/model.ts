@@ -1,5 +1,7 @@
 // The debug inbox response (as in the Java original): one schema for validation, types and OpenAPI.
 import { type Static, Type } from "@sinclair/typebox";
+import { DOCUMENTED_AS } from "../../shared/http/openapi-refine.ts";
+import { NOTIFICATION_TYPES } from "../consumer/handler.ts";
 
 export const InboxParams = Type.Object({ user_id: Type.String() });
 
@@ -7,7 +9,11 @@ export const NotificationSummary = Type.Object(
   {
     notification_id: Type.String({ format: "uuid" }),
     event_id: Type.String({ format: "uuid" }),
-    type: Type.String({ examples: ["EntitlementGranted"] }),
+    // Read as any text: a row a newer release stored during a rolling upgrade may carry a type this one does not know.
+    type: Type.String({
+      [DOCUMENTED_AS]: { type: "string", enum: [...NOTIFICATION_TYPES], example: "EntitlementGranted" },
+      description: "The kind of event the notification is for; a later release may add types.",
+    }),
     status: Type.Union([
       Type.Literal("PENDING"),
       Type.Literal("PROCESSING"),

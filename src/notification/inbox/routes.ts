@@ -22,6 +22,7 @@ export function inboxRoutes(deps: { sql: Sql; token: string | undefined }) {
       200: InboxResponse,
       400: errorSchema("BAD_REQUEST: a blank user id, one over 128 characters or with control characters"),
       401: errorSchema("UNAUTHORIZED: the bearer token is missing or not NOTIFICATION_DEBUG_API_TOKEN"),
+      503: errorSchema("NOT_READY: the database is unavailable; retry after Retry-After seconds"),
     },
     detail: {
       operationId: "readInbox",

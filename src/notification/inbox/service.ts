@@ -1,7 +1,8 @@
 // Debug inbox rules: who may read it, which user ids are acceptable, and the response shape.
 import { createHash, timingSafeEqual } from "node:crypto";
-import type { Db } from "../../shared/db.ts";
+import { type Db, isTransientDbError } from "../../shared/db.ts";
 import { ApiError, badRequest } from "../../shared/http/errors.ts";
+import { isPlainText } from "../../shared/ids.ts";
 import type { InboxResponse } from "./model.ts";
 import { findInbox } from "./queries.ts";
 
@@ -18,15 +19,25 @@ export function requireBearer(header: string | null, token: string | undefined):
   throw new ApiError(401, "UNAUTHORIZED", "a valid bearer token is required", { "www-authenticate": "Bearer" });
 }
 
+/**
+ * The one id rule of both services (shared/ids.ts), so the inbox and the console find every user the consumer stores
+ * notifications for: an id of ideographic or no-break spaces is one the API accepts and the consumer notifies.
+ */
 export function validUserId(userId: string): string {
-  if (userId.trim() === "" || userId.length > USER_ID_MAX) {
-    throw badRequest(`user_id must be 1 to ${USER_ID_MAX} characters and not blank`);
+  if (!isPlainText(userId, 1, USER_ID_MAX)) {
+    throw badRequest(`user_id must be 1 to ${USER_ID_MAX} characters, not blank, without control characters`);
   }
   return userId;
 }
 
+/** A database that cannot be reached, or a transaction to retry, is a 503 with Retry-After, never a 500. */
+export function unavailableOr(error: unknown): never {
+  if (isTransientDbError(error)) throw new ApiError(503, "NOT_READY", "database unavailable, retry later");
+  throw error;
+}
+
 export async function readInbox(db: Db, userId: string): Promise<InboxResponse> {
-  const rows = await findInbox(db, { userId, limit: INBOX_LIMIT });
+  const rows = await findInbox(db, { userId, limit: INBOX_LIMIT }).catch(unavailableOr);
   return {
     user_id: userId,
     notifications: rows.map((r) => ({

@@ -12,7 +12,7 @@ export async function countStaleActive(db: Db, threshold: Date): Promise<number>
 /**
  * Deletes at most `limit` SENT/FAILED notifications created before the threshold, oldest first, from where the run's
  * previous batch stopped (`resume`, src/shared/periodic.ts); returns how many. Rows are deleted by their physical
- * address (a TID scan), not looked up again through the primary key (src/entitlement/retention/queries.ts).
+ * address (a TID scan), not looked up again through the primary key (src/entitlement/work/retention/queries.ts).
  */
 export async function deleteFinishedNotifications(
   db: Db,

@@ -89,13 +89,17 @@ export function verifyToken(settings: AuthSettings, token: string): Caller | Ref
   return entry ? { name: entry.name, scopes: entry.scopes } : { refused: "unknown_token" };
 }
 
+/** The caller's issuer's name for `scope` (a JWT's OAuth scope), when it has one. */
+const scopeNameOf = (caller: Caller, scope: Scope) =>
+  caller.scopeNames ? { scopeName: caller.scopeNames[scope] } : {};
+
 /** Throws the refusal's HTTP error (told to onRefusal first), or returns the caller when it has the access needed. */
 function admit(settings: AuthSettings, verdict: Caller | Refusal, access: Exclude<Access, "open">): Caller {
   const refusal: Refusal | undefined =
     "refused" in verdict
       ? verdict
       : access !== "authenticated" && !verdict.scopes.has(access)
-        ? { refused: "insufficient_scope", scope: access, caller: verdict.name }
+        ? { refused: "insufficient_scope", scope: access, caller: verdict.name, ...scopeNameOf(verdict, access) }
         : undefined;
   if (refusal === undefined) return verdict as Caller;
   settings.onRefusal?.(refusal);

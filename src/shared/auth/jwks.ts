@@ -4,6 +4,7 @@
 // requests keep using the keys at hand), so a key the issuer withdrew stops working within that age.
 import { createLocalJWKSet, errors, type FlattenedJWSInput, type JSONWebKeySet, type JWSHeaderParameters } from "jose";
 import { Counter, Gauge, type Registry } from "prom-client";
+import { readBodyAtMost } from "../http/body.ts";
 import type { Logger } from "../logger.ts";
 import { isTrustedUrl, type JwtSettings } from "./jwt-config.ts";
 
@@ -42,7 +43,7 @@ export type KeySourceDeps = {
 
 /**
  * The fetches' metrics, and their log: one warning when fetching starts to fail (an outage), one line when it works
- * again, nothing for the failures in between.
+ * again, nothing for the failures in between; one warning per key that cannot be imported, per key set fetched.
  */
 function createFetchReport(registry: Registry, log: Logger) {
   const fetches = new Counter({
@@ -57,12 +58,21 @@ function createFetchReport(registry: Registry, log: Logger) {
     registers: [registry],
   });
   let failing = false;
+  /** Key ids whose key could not be imported, told once each until the next fetch. */
+  const unusable = new Set<string | undefined>();
   return {
     ok(): void {
       fetches.inc({ outcome: "ok" });
       unreachable.set(0);
+      unusable.clear();
       if (failing) log.info("the issuer's signing keys were fetched again");
       failing = false;
+    },
+    unusable(kid: string | undefined, error: unknown): void {
+      if (unusable.has(kid)) return;
+      unusable.add(kid);
+      const reason = error instanceof Error ? error.message : String(error);
+      log.warn({ kid, reason }, "a key of the issuer's key set cannot be imported: tokens naming it are refused");
     },
     failed(error: unknown, keysHeld: boolean): void {
       fetches.inc({ outcome: "error" });
@@ -87,10 +97,14 @@ async function getJson(fetcher: typeof fetch, url: string): Promise<Record<strin
     redirect: "error",
     signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
   });
-  if (!response.ok) throw new Error(`${url} answered ${response.status}`);
-  const text = await response.text();
-  if (text.length > MAX_DOCUMENT_BYTES) throw new Error(`${url} answered more than ${MAX_DOCUMENT_BYTES} bytes`);
-  const body: unknown = JSON.parse(text);
+  if (!response.ok) {
+    await response.body?.cancel();
+    throw new Error(`${url} answered ${response.status}`);
+  }
+  // Counted as it arrives: an endless or huge reply is cut off at the limit, never held whole.
+  const bytes = await readBodyAtMost(response, MAX_DOCUMENT_BYTES);
+  if (bytes === undefined) throw new Error(`${url} answered more than ${MAX_DOCUMENT_BYTES} bytes`);
+  const body: unknown = JSON.parse(new TextDecoder().decode(bytes));
   if (typeof body !== "object" || body === null) throw new Error(`${url} did not answer a JSON object`);
   return body as Record<string, unknown>;
 }
@@ -109,6 +123,25 @@ async function discoverJwksUrl(fetcher: typeof fetch, issuer: string): Promise<s
 async function fetchKeySet(fetcher: typeof fetch, settings: JwtSettings) {
   const url = settings.jwksUrl ?? (await discoverJwksUrl(fetcher, settings.issuer));
   return createLocalJWKSet((await getJson(fetcher, url)) as unknown as JSONWebKeySet);
+}
+
+/**
+ * The token's key from `set`. A published key that WebCrypto cannot import (a malformed modulus or point: a
+ * DOMException, not a JOSE error) is no key at all, so the token is refused as naming an unknown key (401), not a 500.
+ */
+async function importable(
+  set: ReturnType<typeof createLocalJWKSet>,
+  header: JWSHeaderParameters,
+  token: FlattenedJWSInput,
+  report: Pick<ReturnType<typeof createFetchReport>, "unusable">,
+): Promise<CryptoKey> {
+  try {
+    return await set(header, token);
+  } catch (error) {
+    if (error instanceof errors.JOSEError) throw error;
+    report.unusable(header.kid, error);
+    throw new errors.JWKSNoMatchingKey("a key of the issuer's key set cannot be imported", { cause: error });
+  }
 }
 
 export function createKeySource(settings: JwtSettings, deps: KeySourceDeps): KeySource {
@@ -153,13 +186,13 @@ export function createKeySource(settings: JwtSettings, deps: KeySourceDeps): Key
     const held = keys;
     if (!held) throw new KeysUnavailable();
     try {
-      return await held(header, token);
+      return await importable(held, header, token, report);
     } catch (error) {
       // A key id never seen: the issuer may have rotated; look again (or wait for the fetch under way), unless we
       // did within the cooldown.
       if (!(error instanceof errors.JWKSNoMatchingKey) || (coolingDown() && !inFlight)) throw error;
       await refresh();
-      return (keys ?? held)(header, token);
+      return importable(keys ?? held, header, token, report);
     }
   }
 

@@ -3,7 +3,8 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { Duration, Optional, type Rule, Str } from "../config.ts";
 
-const SCOPE_NAME = "^[\\x21-\\x7e]+$";
+/** An OAuth scope-token (RFC 6749): printable ASCII without `"` or a backslash, so a 403 challenge can quote it as it is. */
+const SCOPE_NAME = "^[\\x21\\x23-\\x5b\\x5d-\\x7e]+$";
 
 export const JwtEnv = {
   ENTITLEMENT_AUTH_JWT_ISSUER: Optional({

@@ -11,7 +11,7 @@ import type { Caller, Scope } from "./tokens.ts";
  * could sign a token with it as the secret (algorithm confusion).
  */
 export const JWT_ALGORITHMS = ["RS256", "PS256", "ES256", "EdDSA"];
-/** Seconds of clock difference with the issuer tolerated on `exp` and `nbf`. */
+/** Seconds of clock difference with the issuer tolerated on `exp`, `nbf` and `iat`. */
 const CLOCK_TOLERANCE_S = 30;
 /** The `typ` header of an access token (RFC 9068), or the plain `JWT` of issuers such as Keycloak. */
 const HEADER_TYPES = new Set(["at+jwt", "jwt"]);
@@ -72,6 +72,14 @@ function callerNameOf(payload: JWTPayload): string | undefined {
   return undefined;
 }
 
+/**
+ * `iat` later than now (beyond the tolerance): the token claims to be issued in the future, which no issuer with a
+ * sane clock does; jose checks `iat` only against a maximum age, which we do not set.
+ */
+function issuedInFuture(payload: JWTPayload, nowMs: number): boolean {
+  return typeof payload.iat === "number" && payload.iat > nowMs / 1000 + CLOCK_TOLERANCE_S;
+}
+
 /** OAuth scopes from `scope` (space separated) and `scp` (a string or an array), mapped to ours. */
 export function scopesOf(payload: JWTPayload, settings: Pick<JwtSettings, "readScope" | "writeScope">): Set<Scope> {
   const granted = new Set<string>();
@@ -95,6 +103,7 @@ export function createJwtAuthenticator(
   wallClock: () => number = Date.now,
 ): JwtAuthenticator {
   const remembered = new Map<string, Remembered>();
+  const scopeNames = { read: settings.readScope, write: settings.writeScope };
   const options = {
     algorithms: JWT_ALGORITHMS,
     issuer: settings.issuer,
@@ -114,12 +123,18 @@ export function createJwtAuthenticator(
       return refusalOf(error);
     }
     const { protectedHeader, payload } = verified;
+    if (issuedInFuture(payload, wallClock())) return { refused: "not_yet_valid" };
     if (!isAccessToken(protectedHeader, payload)) return { refused: "type" };
     const name = callerNameOf(payload);
     if (name === undefined) return { refused: "no_caller" };
     // exp is required, so it is a number here; no tolerance is added, so a remembered token ends no later than its exp.
     const expiresAtMs = Number(payload.exp) * 1000;
-    const caller = { name: `${JWT_CALLER_PREFIX}${name}`, scopes: scopesOf(payload, settings), expiresAtMs };
+    const caller = {
+      name: `${JWT_CALLER_PREFIX}${name}`,
+      scopes: scopesOf(payload, settings),
+      expiresAtMs,
+      scopeNames,
+    };
     if (remembered.size >= REMEMBERED_MAX) remembered.delete(remembered.keys().next().value as string);
     remembered.set(token, { caller, expiresAtMs, generation: keys.generation() });
     return caller;

@@ -2,6 +2,7 @@
 // the one mapping to the HTTP answer. The token itself never reaches either.
 import { Counter, type Registry } from "prom-client";
 import { ApiError } from "../http/errors.ts";
+import { createLogThrottle } from "../log-throttle.ts";
 import type { Logger } from "../logger.ts";
 import type { Scope } from "./tokens.ts";
 
@@ -28,8 +29,11 @@ export type Refusal =
   | { refused: JwtReason }
   /** A JWT whose keys could not be had: the issuer was never reached. 503, retry later. */
   | { refused: "keys_unavailable" }
-  /** A valid token without the scope the request needs: 403 `insufficient_scope`. */
-  | { refused: "insufficient_scope"; scope: Scope; caller: string };
+  /**
+   * A valid token without the scope the request needs: 403 `insufficient_scope`. `scopeName` is that scope as the
+   * caller's issuer names it (`entitlements.write`), which the challenge gives when set.
+   */
+  | { refused: "insufficient_scope"; scope: Scope; caller: string; scopeName?: string };
 
 export type RefusalReason = Refusal["refused"];
 
@@ -42,10 +46,12 @@ export function refusalError(refusal: Refusal): ApiError {
     case "missing":
     case "unknown_token":
       return new ApiError(401, "UNAUTHORIZED", "a valid bearer token is required", { "www-authenticate": "Bearer" });
-    case "insufficient_scope":
-      return new ApiError(403, "FORBIDDEN", `this token does not have the ${refusal.scope} scope`, {
-        "www-authenticate": `Bearer error="insufficient_scope", scope="${refusal.scope}"`,
+    case "insufficient_scope": {
+      const scope = refusal.scopeName ?? refusal.scope;
+      return new ApiError(403, "FORBIDDEN", `this token does not have the ${scope} scope`, {
+        "www-authenticate": `Bearer error="insufficient_scope", scope="${scope}"`,
       });
+    }
     case "keys_unavailable":
       return new ApiError(503, "NOT_READY", "the token issuer's keys are not available yet, retry later", {
         "retry-after": String(KEYS_RETRY_AFTER_S),
@@ -74,22 +80,12 @@ export function createRefusalReporter(options: {
     labelNames: ["reason"] as const,
     registers: [options.registry],
   });
-  const quietMs = options.quietMs ?? 10_000;
-  const now = options.now ?? (() => performance.now());
-  const lastLogged = new Map<RefusalReason, { at: number; skipped: number }>();
+  const quiet = createLogThrottle<RefusalReason>(options);
   return (refusal) => {
     refusals.inc({ reason: refusal.refused });
-    const at = now();
-    const last = lastLogged.get(refusal.refused);
-    if (last && at - last.at < quietMs) {
-      last.skipped += 1;
-      return;
-    }
-    lastLogged.set(refusal.refused, { at, skipped: 0 });
+    const logNow = quiet(refusal.refused);
+    if (logNow === undefined) return;
     const caller = refusal.refused === "insufficient_scope" ? { caller: refusal.caller } : {};
-    options.log.info(
-      { reason: refusal.refused, ...caller, ...(last?.skipped ? { skipped: last.skipped } : {}) },
-      "request refused",
-    );
+    options.log.info({ reason: refusal.refused, ...caller, ...logNow }, "request refused");
   };
 }

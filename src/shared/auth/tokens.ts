@@ -82,6 +82,14 @@ export function findTokenEntry(entries: readonly TokenEntry[], token: string): T
   return found;
 }
 
-/** An authenticated caller: the token name ('' when authentication is disabled) and what it may do. */
-/** Who is calling; `expiresAtMs` (epoch ms) when the credential ends by itself (a JWT's exp). */
-export type Caller = { name: string; scopes: ReadonlySet<Scope>; expiresAtMs?: number };
+/**
+ * An authenticated caller: the token name ('' when authentication is disabled) and what it may do; `expiresAtMs`
+ * (epoch ms) when the credential ends by itself (a JWT's exp); `scopeNames` when its issuer names our scopes otherwise
+ * (a JWT's OAuth scopes), so that a 403 tells the client which scope to ask its issuer for.
+ */
+export type Caller = {
+  name: string;
+  scopes: ReadonlySet<Scope>;
+  expiresAtMs?: number;
+  scopeNames?: Readonly<Record<Scope, string>>;
+};

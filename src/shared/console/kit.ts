@@ -1,8 +1,8 @@
 // The console skeleton both services mount at /console: sign-in with one of the service's tokens, a server-side
-// session in a cookie, a CSRF token on every form, rate limits, and pages and actions that a service supplies. A page
-// is a GET that renders HTML for a signed-in session; an action is a POST whose form carries the session's CSRF token
-// and a one-time form token (an action may derive its idempotency key from it, so a double submit is one change), and
-// that answers with a redirect and a notice (post/redirect/get).
+// session in a cookie (re-checked on every request), a CSRF token on every form, rate limits, and pages and actions
+// that a service supplies. A page is a GET that renders HTML for a signed-in session; an action is a POST whose form
+// carries the session's CSRF token and a one-time form token (an action may derive its idempotency key from it, so a
+// double submit is one change), and that answers with a redirect and a notice (post/redirect/get).
 import { Elysia } from "elysia";
 import type { Action, ConsoleOptions, Page } from "./model.ts";
 import { createConsoleRequests } from "./requests.ts";

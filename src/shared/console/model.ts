@@ -18,20 +18,31 @@ export type ConsoleOptions<P> = {
   alwaysSecure: boolean;
   /** Milliseconds, for the idle timeout (default Date.now). */
   now?: () => number;
-  /** The principal a presented token signs in as, or undefined; through the service's own token check. */
+  /** What the sign-in form asks for: "API token". */
+  tokenLabel: string;
+  /**
+   * The principal a presented token signs in as, or undefined; through the service's own token check. Throws
+   * ConsoleForbidden for a valid token that may not use the console (one without the read scope).
+   */
   signIn: (token: string) => P | undefined | Promise<P | undefined>;
   nameOf: (principal: P) => string;
   /** When the credential behind a principal stops being valid (a JWT's exp, epoch ms): its session ends then too. */
   expiresAtOf?: (principal: P) => number | undefined;
-  /** Seconds to wait when `key` (a token name, or "console sign-in") is over its rate; undefined when allowed. */
-  limit: (key: string) => number | undefined;
+  /**
+   * Whether the credential a session was opened with still holds, asked on every request of the session: a JWT whose
+   * signing key the issuer withdrew ends its session at the next request, not at its exp.
+   */
+  recheck?: (principal: P) => boolean | Promise<boolean>;
+  /** Seconds to wait when the signed-in token `name` is over its rate; undefined when allowed. */
+  limit: (name: string) => number | undefined;
   log: Logger;
 };
 
 /** What a page or an action knows of its request. */
 export type ConsoleContext<P> = {
   principal: P;
-  url: URL;
+  /** The request's query, strictly decoded (shared/console/form.ts): never `url.searchParams`, which is lenient. */
+  query: URLSearchParams;
   /** The hidden inputs every form of the page carries: the CSRF token and a fresh one-time form token. */
   formFields: () => Html;
 };

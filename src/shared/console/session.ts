@@ -1,10 +1,12 @@
-// Console sessions, held in this process's memory: the browser keeps only a random id in a cookie, never the API token.
-// A session ends after `idleMs` without a request, when the credential it was opened with expires (a JWT's exp), at
-// sign-out, or when the process restarts (sign in again). Several
-// replicas behind one address need sticky sessions, since each knows only its own.
+// Console sessions, held in this process's memory: the browser keeps only a random id in a cookie, never the token.
+// A session ends after `idleMs` without a request, when the credential it was opened with expires (a JWT's exp) or no
+// longer verifies (requests.ts asks on every request), at sign-out, when its browser signs in again, or when the process
+// restarts (sign in again). Several replicas behind one address need sticky sessions, since each knows only its own.
 import { randomBytes } from "node:crypto";
+import type { Html } from "./html.ts";
 
-export type Notice = { ok: boolean; text: string };
+/** The text is Html made with `sentence`, so every id or SKU in it is isolated text. */
+export type Notice = { ok: boolean; text: Html };
 
 export type Session<P> = {
   id: string;

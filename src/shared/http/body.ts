@@ -1,12 +1,12 @@
-// A request body read with a byte limit: the declared Content-Length is checked first, then the bytes as they arrive,
-// so an over-long body (declared or not) is never held in memory. Shared by the API's JSON commands and the console's
-// forms.
+// A body read with a byte limit: the declared Content-Length is checked first, then the bytes as they arrive, so an
+// over-long body (declared or not) is never held in memory. Shared by the API's JSON commands, the console's forms and
+// the replies of a JWT issuer (its discovery document and key set).
 
 /** The body's bytes, or undefined when it is (or says it is) longer than `limit`. No body is zero bytes. */
-export async function readBodyAtMost(request: Request, limit: number): Promise<Uint8Array | undefined> {
-  if (Number(request.headers.get("content-length") ?? 0) > limit) return undefined;
-  if (!request.body) return new Uint8Array();
-  const reader = request.body.getReader();
+export async function readBodyAtMost(message: Request | Response, limit: number): Promise<Uint8Array | undefined> {
+  if (Number(message.headers.get("content-length") ?? 0) > limit) return undefined;
+  if (!message.body) return new Uint8Array();
+  const reader = message.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {

@@ -1,8 +1,9 @@
 // What the generated /openapi.json needs beyond Elysia's rendering of the route schemas, so that a generated client is
 // a good one: query values typed as what they mean (`limit` an integer, though read as text), the responses every
 // route may give (405, and 431 where headers are limited), `Retry-After` on 429 and 503, what a route declares outside
-// its schemas (the conditional GET's headers and 304), and every titled schema as a named component that responses
-// refer to, so that clients get one named type per schema instead of an anonymous copy per use.
+// its schemas (the conditional GET's headers and 304), the headers every request may send and every response carries
+// (`traceparent`, `X-Request-Id`, `WWW-Authenticate` on 401 and 403), and every titled schema as a named component
+// that responses refer to, so that clients get one named type per schema instead of an anonymous copy per use.
 import type { TObject } from "@sinclair/typebox";
 
 /** A schema option: read the value as the route's schema says, document it as this schema. */
@@ -28,6 +29,52 @@ const RETRY_AFTER = {
 };
 
 const ALLOW = { Allow: { description: "The methods the path has.", schema: { type: "string" }, example: "POST" } };
+
+/** Every request may send these (shared/http/app.ts, shared/http/tracing.ts); an invalid value is ignored, not refused. */
+const REQUEST_HEADERS: Json[] = [
+  {
+    name: "traceparent",
+    in: "header",
+    required: false,
+    description:
+      "W3C trace context: the request's span continues this trace, and so do the events a command publishes. Ignored when malformed.",
+    schema: { type: "string", example: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" },
+  },
+  {
+    name: "x-request-id",
+    in: "header",
+    required: false,
+    description:
+      "Echoed in the response's X-Request-Id and logged with the request; any other value is replaced by a new id.",
+    schema: { type: "string", pattern: "^[\\x21-\\x7e]{1,128}$", example: "req-7f3a" },
+  },
+];
+
+/** On every response: the id the request is logged under. */
+const REQUEST_ID = {
+  "X-Request-Id": {
+    description: "The request's X-Request-Id when it sent a valid one, otherwise one the service made (a UUID).",
+    schema: { type: "string" },
+  },
+};
+
+/** The bearer challenge (RFC 6750) that comes with every refusal of a token. */
+const CHALLENGES: Record<string, Json> = {
+  "401": {
+    "WWW-Authenticate": {
+      description: 'The bearer challenge: `Bearer`, or `Bearer error="invalid_token"` for a token that fails a check.',
+      schema: { type: "string" },
+      example: 'Bearer error="invalid_token"',
+    },
+  },
+  "403": {
+    "WWW-Authenticate": {
+      description:
+        'The bearer challenge naming the scope the token lacks: `Bearer error="insufficient_scope", scope="…"`.',
+      schema: { type: "string" },
+    },
+  },
+};
 
 const isObject = (value: unknown): value is Json =>
   typeof value === "object" && value !== null && !Array.isArray(value);
@@ -56,6 +103,13 @@ function errorResponse(schema: TObject): Json {
   return { description: schema.description, content: { "application/json": { schema: structuredClone(schema) } } };
 }
 
+/** The headers a response of this status carries beyond its route's own. */
+function statusHeaders(status: string): Json {
+  if (status === "405") return ALLOW;
+  if (status === "429" || status === "503") return RETRY_AFTER;
+  return CHALLENGES[status] ?? {};
+}
+
 function refineOperation(operation: Json, refinements: Refinements): Json {
   const responses = { ...(operation.responses as Record<string, Json>) };
   for (const [status, schema] of Object.entries(refinements.everyOperation ?? {})) {
@@ -67,13 +121,16 @@ function refineOperation(operation: Json, refinements: Refinements): Json {
     const headers = { ...(current.headers as Json | undefined), ...(response.headers as Json | undefined) };
     responses[status] = { ...current, ...response, ...(Object.keys(headers).length > 0 ? { headers } : {}) };
   }
-  if (responses["405"]) responses["405"] = { ...responses["405"], headers: ALLOW };
-  for (const status of ["429", "503"]) {
-    const response = responses[status];
-    if (response) responses[status] = { ...response, headers: { ...(response.headers as Json), ...RETRY_AFTER } };
+  for (const [status, response] of Object.entries(responses)) {
+    const headers = { ...(response.headers as Json | undefined), ...statusHeaders(status), ...REQUEST_ID };
+    responses[status] = { ...response, headers };
   }
-  const parameters = [...((operation.parameters as Json[] | undefined) ?? []), ...(extra?.parameters ?? [])];
-  return { ...operation, ...(parameters.length > 0 ? { parameters } : {}), responses };
+  const parameters = [
+    ...((operation.parameters as Json[] | undefined) ?? []),
+    ...(extra?.parameters ?? []),
+    ...structuredClone(REQUEST_HEADERS),
+  ];
+  return { ...operation, parameters, responses };
 }
 
 /** JSON with the keys of every object sorted: equal for equal schemas whatever order their keys came in. */

@@ -1,0 +1,113 @@
+// What `bun run stack` prints: its --help, and the summary once both services are ready (URLs, tokens, the settings
+// it passed through from the environment, ready-to-paste commands for one demo user, the operator commands' database).
+
+export const HELP = `usage: bun run stack [--reset | --help]
+
+Brings Entitlement and Notification up on this machine (ports 8080 and 8081, or free ones), each with a fresh API token
+and debug-inbox token, and prints ready-to-paste commands. Ctrl-C stops everything it started.
+
+  --reset   drop the stack's database and streams (or the .data/ servers it started) and exit
+  --help    print this and exit
+
+environment:
+  DATABASE_URL, NATS_URL            the servers to use (default postgres://postgres@127.0.0.1:5432/postgres and
+                                    nats://127.0.0.1:4222); when nothing answers there, the machine's own binaries
+                                    are started with their data in .data/ (STACK_DATA_DIR names another folder)
+  STACK_DATABASE, STACK_NATS_PREFIX the stack's database (entitlement_stack) and stream prefix (stack)
+  ENTITLEMENT_*, NOTIFICATION_*     passed to the services as they are (docs/configuration.md), and shown once up:
+                                    e.g. ENTITLEMENT_CONSOLE_ENABLED=true, NOTIFICATION_DELIVERY_CHANNEL=webhook`;
+
+/** A URL without its password, for the terminal. */
+export function redact(url: string): string {
+  const u = new URL(url.split(",")[0] as string);
+  if (u.password) u.password = "***";
+  return u.toString();
+}
+
+/** A value that is a URL with a password, with the password hidden; any other value as it is. */
+function withoutPassword(value: string): string {
+  try {
+    return new URL(value).password ? redact(value) : value;
+  } catch {
+    return value;
+  }
+}
+
+const SECRET_NAME = /SECRET|TOKEN|PASSWORD|KEY|CREDENTIALS/;
+const isOn = (value: string | undefined) => /^(true|1)$/i.test(value ?? "");
+
+/** The services' settings that come from the environment rather than from the stack, secrets hidden. */
+export function passedThrough(env: Record<string, string | undefined>, setByStack: Set<string>): string[] {
+  return Object.entries(env)
+    .filter(
+      ([name, value]) => /^(ENTITLEMENT|NOTIFICATION)_/.test(name) && value !== undefined && !setByStack.has(name),
+    )
+    .map(([name, value]) => `${name}=${SECRET_NAME.test(name) ? "***" : withoutPassword(value as string)}`)
+    .sort();
+}
+
+export type Summary = {
+  entitlement: string;
+  notification: string;
+  logs: { entitlement: string; notification: string };
+  tokens: { api: string; debug: string };
+  names: { database: string; natsPrefix: string };
+  databaseUrl: string;
+  env: Record<string, string | undefined>;
+  setByStack: Set<string>;
+};
+
+/** The console and delivery lines: what the settings passed through switched on. */
+function extras(s: Summary): string[] {
+  const lines: string[] = [];
+  if (isOn(s.env.ENTITLEMENT_CONSOLE_ENABLED)) {
+    lines.push(`  console       ${s.entitlement}/console  (sign in with the API token)`);
+  }
+  if (isOn(s.env.NOTIFICATION_CONSOLE_ENABLED)) {
+    lines.push(`  console       ${s.notification}/console  (sign in with the debug token)`);
+  }
+  const channel = s.env.NOTIFICATION_DELIVERY_CHANNEL || "log";
+  const target =
+    channel === "webhook"
+      ? ` to ${withoutPassword(s.env.NOTIFICATION_WEBHOOK_URL ?? "(NOTIFICATION_WEBHOOK_URL unset)")}`
+      : "";
+  lines.push(`  delivery      ${channel}${target}`);
+  const given = passedThrough(s.env, s.setByStack);
+  if (given.length > 0) lines.push(`  from your environment: ${given.join(" ")}`);
+  return lines;
+}
+
+export function summary(s: Summary): string {
+  // A user of its own for every run: the printed grant is a first grant, never "already ACTIVE". The same user is
+  // USER_ID of the export line; its SKU is not one docs/api.md's examples grant, so they still run after it.
+  const run = Date.now().toString(36);
+  const user = `u_demo_${run}`;
+  const api = `-H 'Authorization: Bearer ${s.tokens.api}'`;
+  const debug = `-H 'Authorization: Bearer ${s.tokens.debug}'`;
+  const database = redact(s.databaseUrl);
+  const passwordNote = database === s.databaseUrl ? "" : " (*** stands for your DATABASE_URL's password)";
+  return `
+stack is up
+  entitlement   ${s.entitlement}  (logs: ${s.logs.entitlement})
+  notification  ${s.notification}  (logs: ${s.logs.notification})
+  metrics       ${s.entitlement}/metrics (token needed)  ${s.notification}/metrics
+  API token     ${s.tokens.api}  (caller "stack", read+write, valid for this run only)
+  debug token   ${s.tokens.debug}  (debug inbox)
+${extras(s).join("\n")}
+  state         database ${s.names.database}, streams ${s.names.natsPrefix}-events… (bun run stack --reset drops them)
+
+grant an item:
+  curl -s -X POST ${s.entitlement}/v1/entitlements/grants ${api} -H 'Content-Type: application/json' -H 'Idempotency-Key: demo-${run}' -d '{"user_id":"${user}","stock_keeping_unit":"starter_pack","reason":"purchase","purchase_id":"p_${run}"}'
+see it, and its notification (SENT after a moment):
+  curl -s ${api} ${s.entitlement}/v1/users/${user}/entitlements
+  curl -s ${debug} ${s.notification}/debug/notification/inbox/${user}
+
+the examples of docs/api.md run with these set:
+  export ENTITLEMENT=${s.entitlement} NOTIFICATION=${s.notification} TOKEN=${s.tokens.api} DEBUG_TOKEN=${s.tokens.debug} USER_ID=${user}
+
+operator commands (docs/operations.md) read the stack's database from DATABASE_URL${passwordNote}:
+  DATABASE_URL='${database}' dist/entitlement outbox stats
+  DATABASE_URL='${database}' dist/notification dlq list
+
+Ctrl-C stops everything this command started.`;
+}

@@ -1,0 +1,51 @@
+// A bundle grant (docs/api.md): a grant of 1–100 items of one user under one idempotency record, one call of
+// `entitlement_change` as a single grant is (a grant is a bundle of one). Every item that is not ACTIVE is granted
+// with its own audit row and event; the reply lists every item in the request's order.
+
+import { type CommandDeps, type CommandReply, recordCommand } from "../../write/run.ts";
+import { runEntitlementCommand } from "../entitlements/change.ts";
+import { eventPayload } from "../entitlements/outbox-event.ts";
+import { bundleRequestHash } from "./hash.ts";
+import { type BundleBody, BundleResponse } from "./model.ts";
+
+export type BundleCommand = { body: BundleBody; idempotencyKey: string; traceId: string; caller: string };
+
+export type BundleReply = CommandReply<BundleResponse>;
+
+/** Runs a bundle grant; throws only on database trouble (the call is then rolled back as a whole). */
+export function executeBundle(deps: CommandDeps, command: BundleCommand): Promise<BundleReply> {
+  const dueAt = command.body.expires_at === undefined ? undefined : new Date(command.body.expires_at);
+  return recordCommand(
+    deps,
+    "BUNDLE_GRANT",
+    () => runBundle(deps, command),
+    () => ({ events: true, dueAt }),
+  );
+}
+
+function runBundle(deps: CommandDeps, command: BundleCommand): Promise<BundleReply> {
+  const { body } = command;
+  return runEntitlementCommand<BundleResponse>(deps, command, {
+    hash: bundleRequestHash(body),
+    ok: BundleResponse,
+    expiresAt: body.expires_at,
+    change: (now) => ({
+      action: "GRANT",
+      userId: body.user_id,
+      skus: body.stock_keeping_units,
+      bundle: true,
+      reason: body.reason,
+      purchaseId: body.purchase_id,
+      expiresAt: body.expires_at === undefined ? null : new Date(body.expires_at),
+      payload: eventPayload("GRANT", body, command.traceId, now),
+      detail: {
+        user_id: body.user_id,
+        reason: body.reason,
+        purchase_id: body.purchase_id,
+        bundle_size: body.stock_keeping_units.length,
+      },
+      // The function builds the reply: every item in the request's order.
+      reply: null,
+    }),
+  });
+}

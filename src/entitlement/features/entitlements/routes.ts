@@ -1,0 +1,102 @@
+// The Entitlement routes: grant and revoke (each a commandRoute, command-route.ts), the list and the check of one
+// entitlement. Each declares the scope it needs (`scope: "read"`, see shared/auth/scope.ts), which the edge (app.ts) checks
+// before anything else. Input is checked in the parse/transform hooks (validation.ts) so that every bad request gets
+// its precise `{code, message}`; the schemas also feed /openapi.json. Database work runs through the gate.
+import { Elysia } from "elysia";
+import { scopeMacro } from "../../../shared/auth/scope.ts";
+import { ApiError } from "../../../shared/http/errors.ts";
+import { parseLimit } from "../../../shared/http/paging.ts";
+import { ERRORS } from "../../edge/api-doc.ts";
+import { commandRoute } from "../../edge/command-route.ts";
+import { type RouteDeps, unavailableOr } from "../../edge/route-deps.ts";
+import { checkEntitlement, etagOf, noneMatchHits } from "./check.ts";
+import {
+  type Action,
+  CommandBody,
+  type CommandReplyBody,
+  EntitlementDetail,
+  EntitlementResponse,
+  EntitlementsResponse,
+  GrantBody,
+  ItemParams,
+  ListQuery,
+  renderCommandReply,
+  UserParams,
+} from "./model.ts";
+import { executeCommand, listEntitlements, readListCursor } from "./service.ts";
+import { checkSku, checkUserId, readCommandBody } from "./validation.ts";
+
+const LIST_PATH = "/v1/users/:user_id/entitlements";
+const ITEM_PATH = "/v1/users/:user_id/entitlements/:stock_keeping_unit";
+const GRANT_SUMMARY = "Grant an entitlement (idempotent per Idempotency-Key)";
+const REVOKE_SUMMARY = "Revoke an entitlement (idempotent per Idempotency-Key)";
+
+export function entitlementRoutes(deps: RouteDeps) {
+  const command = (action: Action, path: string, operationId: string, summary: string) =>
+    commandRoute<CommandBody>(deps, {
+      path,
+      operationId,
+      summary,
+      read: (request) => readCommandBody(request, action === "GRANT" ? { now: deps.now() } : undefined),
+      body: action === "GRANT" ? GrantBody : CommandBody,
+      response: EntitlementResponse,
+      execute: (input) => executeCommand(deps, { action, ...input }),
+      render: (status, body) => renderCommandReply(status, body as CommandReplyBody),
+    });
+
+  return new Elysia({ name: "entitlement-routes", strictPath: true })
+    .use(scopeMacro)
+    .use(command("GRANT", "/v1/entitlements/grants", "grantEntitlement", GRANT_SUMMARY))
+    .use(command("REVOKE", "/v1/entitlements/revokes", "revokeEntitlement", REVOKE_SUMMARY))
+    .get(
+      LIST_PATH,
+      ({ params, query }) => {
+        const input = { userId: params.user_id, limit: parseLimit(query.limit), after: readListCursor(query.cursor) };
+        return deps.gate.run(() => listEntitlements(deps.sql, input)).catch((error) => unavailableOr(deps, error));
+      },
+      {
+        scope: "read",
+        transform: ({ params, request }) => {
+          params.user_id = checkUserId(request, LIST_PATH);
+        },
+        params: UserParams,
+        query: ListQuery,
+        response: { 200: EntitlementsResponse, ...ERRORS },
+        detail: {
+          operationId: "listEntitlements",
+          summary: "A user's entitlements, newest first, paged",
+          tags: ["entitlements"],
+        },
+      },
+    )
+    .get(
+      ITEM_PATH,
+      async ({ params, request }) => {
+        const found = await deps.gate
+          .run(() => checkEntitlement(deps.sql, { userId: params.user_id, sku: params.stock_keeping_unit }))
+          .catch((error) => unavailableOr(deps, error));
+        if (!found) throw new ApiError(404, "NOT_FOUND", "entitlement not found");
+        const etag = etagOf(found.version);
+        if (noneMatchHits(request.headers.get("if-none-match"), etag)) {
+          return new Response(null, { status: 304, headers: { etag } });
+        }
+        return new Response(JSON.stringify(found), { headers: { "content-type": "application/json", etag } });
+      },
+      {
+        scope: "read",
+        transform: ({ params, request }) => {
+          params.user_id = checkUserId(request, ITEM_PATH);
+          params.stock_keeping_unit = checkSku(request, ITEM_PATH);
+        },
+        params: ItemParams,
+        response: { 200: EntitlementDetail, ...ERRORS },
+        detail: {
+          operationId: "checkEntitlement",
+          // A bodiless status has no schema to validate; it is documented here only.
+          responses: { 304: { description: "Not Modified: If-None-Match names the current ETag; no body." } },
+          summary: "Check one entitlement (ETag = version; If-None-Match → 304); never granted → 404",
+          tags: ["entitlements"],
+        },
+      },
+    );
+}

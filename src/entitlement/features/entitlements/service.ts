@@ -1,0 +1,106 @@
+// Grant, revoke and list (docs/api.md). A grant or a revoke is one call of `entitlement_change`
+// (change-queries.ts), its own transaction, run as every command is (commands/run.ts).
+import { Value } from "@sinclair/typebox/value";
+import type { Sql } from "postgres";
+import { badRequest } from "../../../shared/http/errors.ts";
+import { decodeCursor, pageOf } from "../../../shared/http/paging.ts";
+import { parseInstant } from "../../../shared/instant.ts";
+import { requestHash } from "../../write/idempotency/hash.ts";
+import { type CommandDeps, type CommandReply, recordCommand } from "../../write/run.ts";
+import { runEntitlementCommand } from "./change.ts";
+import { toEntitlementDetail, toEntitlementResponse } from "./detail.ts";
+import {
+  type Action,
+  type CommandBody,
+  EntitlementResponse,
+  type EntitlementsResponse,
+  StockKeepingUnit,
+  TARGET_STATUS,
+} from "./model.ts";
+import { eventPayload } from "./outbox-event.ts";
+import { listEntitlementsOfUser } from "./queries.ts";
+
+export type Command = {
+  action: Action;
+  body: CommandBody;
+  idempotencyKey: string;
+  traceId: string;
+  /** The token name: whose key space the Idempotency-Key lives in; '' when authentication is disabled. */
+  caller: string;
+};
+
+export type GrantReply = CommandReply<EntitlementResponse>;
+
+/** Runs a grant or revoke; throws only on database trouble (the call is then rolled back as a whole). */
+export function executeCommand(deps: CommandDeps, command: Command): Promise<GrantReply> {
+  const dueAt = command.body.expires_at === undefined ? undefined : new Date(command.body.expires_at);
+  return recordCommand(
+    deps,
+    command.action,
+    () => runCommand(deps, command),
+    () => ({ events: true, dueAt }),
+  );
+}
+
+/**
+ * One call: the lock, the lookup, then either nothing (a live record: replay or key conflict; an expiry not ahead:
+ * 400) or the state change with everything that commits with it, or only the 409 of a refused transition.
+ */
+function runCommand(deps: CommandDeps, command: Command): Promise<GrantReply> {
+  const { action, body } = command;
+  const row = { user_id: body.user_id, stock_keeping_unit: body.stock_keeping_unit, status: TARGET_STATUS[action] };
+  return runEntitlementCommand<EntitlementResponse>(deps, command, {
+    hash: requestHash({ action, ...body }),
+    ok: EntitlementResponse,
+    expiresAt: body.expires_at,
+    change: (now) => ({
+      action,
+      userId: body.user_id,
+      skus: [body.stock_keeping_unit],
+      bundle: false,
+      reason: body.reason,
+      purchaseId: body.purchase_id,
+      expiresAt: body.expires_at === undefined ? null : new Date(body.expires_at),
+      payload: eventPayload(action, body, command.traceId, now),
+      detail: { ...body },
+      // The reply as for a new row; the function sets the version the change produced.
+      reply: {
+        ...toEntitlementResponse({ ...row, version: 0, updated_at: now }),
+        // A grant that sets an expiry says so in its reply, normalised to UTC as the check route shows it.
+        ...(body.expires_at === undefined ? {} : { expires_at: new Date(body.expires_at).toISOString() }),
+      },
+    }),
+  });
+}
+
+/** One page of the user's entitlements, newest first; an unknown user has none. */
+export async function listEntitlements(
+  sql: Sql,
+  input: { userId: string; limit: number; after?: ListCursor },
+): Promise<EntitlementsResponse> {
+  const rows = await listEntitlementsOfUser(sql, { ...input, limit: input.limit + 1 });
+  const page = pageOf(rows, input.limit, (row) => [row.updated_key, row.stock_keeping_unit]);
+  return {
+    user_id: input.userId,
+    entitlements: page.items.map((row) => {
+      const { user_id: _, ...item } = toEntitlementDetail(row);
+      return item;
+    }),
+    next_cursor: page.nextCursor,
+  };
+}
+
+const CURSOR_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+
+export type ListCursor = { updatedAt: string; sku: string };
+
+/** The key a previous page ended with; anything this service did not make is 400. */
+export function readListCursor(cursor: string | undefined): ListCursor | undefined {
+  const key = decodeCursor(cursor, 2);
+  if (!key) return undefined;
+  const [updatedAt = "", sku = ""] = key;
+  if (!CURSOR_INSTANT.test(updatedAt) || !parseInstant(updatedAt) || !Value.Check(StockKeepingUnit, sku)) {
+    throw badRequest("cursor is invalid");
+  }
+  return { updatedAt, sku };
+}

@@ -1,0 +1,48 @@
+// SQL of reservations outside the commands (which are one call of `point_command`, command-queries.ts): the read of
+// one, and retention. Handle first.
+import type { Db } from "../../../shared/db.ts";
+
+export type ReservationStatus = "PENDING" | "PROCESSING" | "DONE" | "FAILED" | "CANCELLED";
+
+/** point_amount is bigint; read as float8 it is a number, exact below 2^53 (amounts are at most 1e9). */
+export type ReservationRow = {
+  reservation_id: string;
+  user_id: string;
+  point_amount: number;
+  execute_at: Date;
+  reason: string | null;
+  status: ReservationStatus;
+  created_at: Date;
+  updated_at: Date;
+  executed_at: Date | null;
+  transaction_id: string | null;
+  last_error: string | null;
+};
+
+const COLUMNS = (db: Db) => db`
+  reservation_id, user_id, point_amount::float8 as point_amount, execute_at, reason, status, created_at, updated_at,
+  executed_at, transaction_id, last_error`;
+
+export async function findReservation(db: Db, reservationId: string): Promise<ReservationRow | undefined> {
+  const [row] = await db<ReservationRow[]>`
+    select ${COLUMNS(db)} from point_reservations where reservation_id = ${reservationId}`;
+  return row;
+}
+
+/**
+ * Retention: DONE and CANCELLED reservations last updated at or before `threshold`, at most `limit` per statement
+ * (ids collected once, as in retention/queries.ts); PENDING, PROCESSING and FAILED ones, the ledger and the balances
+ * are never touched. Returns how many it deleted.
+ */
+export async function deleteFinishedReservations(db: Db, args: { threshold: Date; limit: number }): Promise<number> {
+  const result = await db`
+    delete from point_reservations
+    where reservation_id = any(array(
+      select reservation_id from point_reservations
+      where status in ('DONE', 'CANCELLED') and updated_at <= ${args.threshold}
+      limit ${args.limit}
+      for update skip locked
+    ))
+    and status in ('DONE', 'CANCELLED') and updated_at <= ${args.threshold}`;
+  return result.count;
+}

@@ -1,0 +1,190 @@
+// One relay batch: claim, encode, publish everything at once, then finalize with one statement for the successes and
+// one for the failures. A batch never throws for a publish failure; it throws only when the database fails, and then
+// the claimed rows simply wait for their lease to expire. The claim is its own step so that the relay loop can start
+// more lanes as soon as a claim comes back full (relay.ts).
+import type { Sql } from "../../../shared/db.ts";
+import type { Logger } from "../../../shared/logger.ts";
+import type { Clock } from "../../../shared/runtime.ts";
+import type { EncodedEvent, OutboxRow } from "./encode.ts";
+import { loadEncoder } from "./encoder.ts";
+import { withLeaseHeartbeat } from "./heartbeat.ts";
+import type { OutboxMetrics } from "./metrics.ts";
+import { planFailure, planRelease, type RelaySettings } from "./policy.ts";
+import { type Publisher, type PublishOutcome, publishEvents } from "./publisher.ts";
+import {
+  type ClaimArgs,
+  claimOutboxBatch,
+  failExhaustedOutboxClaims,
+  markOutboxFailures,
+  markOutboxPublished,
+  markOutboxPublishedAndClaim,
+  type OutboxFailure,
+} from "./queries.ts";
+
+export type RelayDeps = {
+  sql: Sql;
+  js: Publisher;
+  log: Logger;
+  now: Clock;
+  metrics: OutboxMetrics;
+  settings: RelaySettings;
+  /** The locked_by of this relay (src/shared/runtime.ts workerId). */
+  lockedBy: string;
+  /** False while NATS is disconnected: failures then are the outage's, and do not use up attempts. */
+  isConnected: () => boolean;
+  random?: () => number;
+};
+
+export type BatchReport = { claimed: number; published: number; retried: number; failed: number; lost: number };
+
+/**
+ * A claimed batch: the rows are this relay's (IN_FLIGHT, leased) until `publishClaimedBatch` finalizes them. `ms`: how
+ * long the statement that claimed it took (for the planner-statistics check, statistics.ts).
+ */
+export type Claim = { rows: OutboxRow[]; claimedAt: Date; ms: number };
+
+type Encoded = { row: OutboxRow; event: EncodedEvent };
+
+async function encodeAll(rows: OutboxRow[], deps: RelayDeps, now: Date) {
+  const { encodeOutboxEvent } = await loadEncoder();
+  const encoded: Encoded[] = [];
+  const poison: OutboxFailure[] = [];
+  for (const row of rows) {
+    try {
+      encoded.push({ row, event: encodeOutboxEvent(row) });
+    } catch (error) {
+      poison.push(planFailure(deps.settings, row, error, now, { permanent: true }));
+    }
+  }
+  return { encoded, poison };
+}
+
+function claimArgs(deps: RelayDeps, claimedAt: Date, limit: number): ClaimArgs {
+  const { settings } = deps;
+  return {
+    now: claimedAt,
+    leaseUntil: new Date(claimedAt.getTime() + settings.leaseMs),
+    lockedBy: deps.lockedBy,
+    limit,
+    maxAttempts: settings.maxAttempts,
+  };
+}
+
+/** Claims one batch of at most `limit` events (default: the configured batch size). */
+export async function claimBatch(deps: RelayDeps, limit = deps.settings.batchSize): Promise<Claim> {
+  const claimedAt = deps.now();
+  const started = performance.now();
+  const rows = await claimOutboxBatch(deps.sql, claimArgs(deps, claimedAt, limit));
+  return { rows, claimedAt, ms: performance.now() - started };
+}
+
+/**
+ * Publishes a claimed batch and finalizes it, keeping its lease alive meanwhile. With `claimNext` (the next batch's
+ * size) the finalize also claims the next batch, in the same statement, and returns it as `next`.
+ */
+export async function publishClaimedBatch(
+  deps: RelayDeps,
+  rows: OutboxRow[],
+  claimedAt: Date,
+  claimNext = 0,
+): Promise<BatchReport & { next?: Claim }> {
+  if (rows.length === 0) return { claimed: 0, published: 0, retried: 0, failed: 0, lost: 0 };
+  return withLeaseHeartbeat(deps, rows, async () => {
+    const { encoded, poison } = await encodeAll(rows, deps, claimedAt);
+    for (const { event } of encoded) deps.metrics.observeBacklogAge(event.occurredAt, claimedAt);
+    const outcomes = await publishEvents(deps.js, {
+      subject: deps.settings.subject,
+      events: encoded.map((e) => e.event),
+      now: deps.now,
+    });
+    return finalize(deps, rows, outcomes, poison, claimNext);
+  });
+}
+
+export async function relayOutboxBatch(deps: RelayDeps): Promise<BatchReport> {
+  const { rows, claimedAt } = await claimBatch(deps);
+  return publishClaimedBatch(deps, rows, claimedAt);
+}
+
+/** Claims that used every attempt without being finalized (their relays died) become FAILED. */
+export async function failExhaustedClaims(deps: RelayDeps): Promise<void> {
+  const failed = await failExhaustedOutboxClaims(deps.sql, { now: deps.now(), maxAttempts: deps.settings.maxAttempts });
+  if (failed.length) {
+    deps.metrics.countPublish("failed", failed.length);
+    deps.log.error({ event_ids: failed }, "outbox events FAILED: every attempt was claimed and never finalized");
+  }
+}
+
+async function finalize(
+  deps: RelayDeps,
+  rows: OutboxRow[],
+  outcomes: PublishOutcome[],
+  poison: OutboxFailure[],
+  claimNext: number,
+): Promise<BatchReport & { next?: Claim }> {
+  const byId = new Map(rows.map((r) => [r.eventId, r]));
+  const acked = outcomes.flatMap((o) => (o.ok ? [o] : []));
+  const connected = deps.isConnected();
+  const failedAt = deps.now();
+  const failures = outcomes.flatMap((o) => {
+    if (o.ok) return [];
+    const row = byId.get(o.event.eventId) as OutboxRow;
+    return [
+      connected
+        ? planFailure(deps.settings, row, o.error, failedAt, { random: deps.random })
+        : planRelease(deps.settings, row, o.error),
+    ];
+  });
+  failures.push(...poison);
+
+  const publishedAt = acked.map((o) => ({ eventId: o.event.eventId, publishedAt: o.ackedAt }));
+  const nextAt = deps.now();
+  const started = performance.now();
+  const [{ published, next }, changed] = await Promise.all([
+    claimNext > 0 && connected
+      ? markOutboxPublishedAndClaim(deps.sql, {
+          lockedBy: deps.lockedBy,
+          published: publishedAt,
+          claim: claimArgs(deps, nextAt, claimNext),
+        }).then((r) => ({
+          published: r.published,
+          next: { rows: r.claimed, claimedAt: nextAt, ms: performance.now() - started },
+        }))
+      : markOutboxPublished(deps.sql, { lockedBy: deps.lockedBy, published: publishedAt }).then((p) => ({
+          published: p,
+          next: undefined,
+        })),
+    markOutboxFailures(deps.sql, { lockedBy: deps.lockedBy, failures }),
+  ]);
+
+  const publishedIds = new Set(published);
+  for (const o of acked)
+    if (publishedIds.has(o.event.eventId)) deps.metrics.observePublishDelay(o.event.occurredAt, o.ackedAt);
+  const changedIds = new Set(changed);
+  const done = failures.filter((f) => changedIds.has(f.eventId));
+  const failed = done.filter((f) => f.status === "FAILED").length;
+  const report = {
+    claimed: rows.length,
+    published: published.length,
+    retried: done.length - failed,
+    failed,
+    lost: rows.length - published.length - done.length,
+  };
+  deps.metrics.countPublish("published", report.published);
+  deps.metrics.countPublish("retry_scheduled", report.retried);
+  deps.metrics.countPublish("failed", report.failed);
+  logBatch(deps.log, report, failures, connected);
+  return next ? { ...report, next } : report;
+}
+
+function logBatch(log: Logger, report: BatchReport, failures: OutboxFailure[], connected: boolean): void {
+  if (report.lost > 0)
+    log.warn({ lost: report.lost }, "outbox lease lost before finalizing; another relay owns those events");
+  for (const f of failures) {
+    const fields = { event_id: f.eventId, attempt: f.attemptCount, error: f.lastError };
+    if (f.status === "FAILED") log.error(fields, "outbox event FAILED; it needs an operator (outbox requeue)");
+    else if (!connected) log.debug(fields, "outbox event released while NATS is disconnected");
+    else log.warn({ ...fields, next_retry_at: f.nextRetryAt }, "outbox publish failed; retry scheduled");
+  }
+  log.debug(report, "outbox batch finalized");
+}

@@ -1,0 +1,53 @@
+// Retention as in the Java original, but on by default here: at start and then every cleanup interval, delete expired
+// idempotency keys and old PUBLISHED outbox events, a bounded batch per statement until none is left.
+import type { Sql } from "../../../shared/db.ts";
+import type { Logger } from "../../../shared/logger.ts";
+import { periodicWorker, type Resume, untilShortBatch } from "../../../shared/periodic.ts";
+import type { Clock, Worker } from "../../../shared/runtime.ts";
+import { deleteExpiredIdempotencyKeys, deletePublishedOutboxEvents } from "./queries.ts";
+
+export type RetentionSettings = { cleanupIntervalMs: number; publishedTtlMs: number; batchSize?: number };
+export type RetentionDeps = { sql: Sql; log: Logger; now: Clock; settings: RetentionSettings };
+export type RetentionReport = { idempotencyKeys: number; outboxEvents: number };
+
+/** 1000 rows take a few milliseconds to delete: short locks, and few round trips for a day's worth of events. */
+const DEFAULT_BATCH = 1000;
+
+/** One cleanup pass with a single `now`, so both bounds refer to the same instant. */
+export async function runRetentionOnce(deps: RetentionDeps, signal?: AbortSignal): Promise<RetentionReport> {
+  const now = deps.now();
+  const limit = deps.settings.batchSize ?? DEFAULT_BATCH;
+  const threshold = new Date(now.getTime() - deps.settings.publishedTtlMs);
+  // Each table's run resumes every batch where the one before stopped (queries.ts).
+  const keys: Resume = {};
+  const events: Resume = {};
+  const idempotencyKeys = await untilShortBatch(
+    (l) => deleteExpiredIdempotencyKeys(deps.sql, { now, limit: l, resume: keys }),
+    limit,
+    signal,
+  );
+  const outboxEvents = await untilShortBatch(
+    (l) => deletePublishedOutboxEvents(deps.sql, { threshold, limit: l, resume: events }),
+    limit,
+    signal,
+  );
+  return { idempotencyKeys, outboxEvents };
+}
+
+export function createRetentionWorker(deps: RetentionDeps): Worker {
+  const log = deps.log.child({ component: "retention" });
+  return periodicWorker({
+    name: "entitlement-retention",
+    intervalMs: deps.settings.cleanupIntervalMs,
+    log,
+    once: async (signal) => {
+      const report = await runRetentionOnce(deps, signal);
+      if (report.idempotencyKeys || report.outboxEvents) {
+        log.info(
+          { idempotency_keys: report.idempotencyKeys, outbox_events: report.outboxEvents },
+          "retention deleted expired rows",
+        );
+      }
+    },
+  });
+}
