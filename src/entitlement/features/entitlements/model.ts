@@ -121,9 +121,9 @@ export const MAX_BODY_BYTES = 16 * 1024;
 export const ENTITLEMENT_ERROR_CODES = [
   "IDEMPOTENCY_KEY_CONFLICT",
   "ENTITLEMENT_STATE_CONFLICT",
-  // A cancel of a point reservation that is no longer PENDING (points/service.ts).
+  // A cancel of a point reservation that is no longer PENDING (features/points/replies.ts).
   "RESERVATION_STATE_CONFLICT",
-  // A reservation that would take the user's balance past 2^53 − 1 (point_command, db/entitlement/).
+  // A reservation that would take the user's balance past 2^53 − 1 (point_reserve, db/entitlement/functions/).
   "POINTS_BALANCE_LIMIT",
 ] as const;
 
