@@ -152,3 +152,119 @@ export async function previousFailReservation(
     select count(*)::int as n from failed`;
   return row?.n ?? 0;
 }
+
+/** The previous release's request-level calls: what its services passed for one request at `now`. */
+export type PreviousRequest =
+  | {
+      kind: "GRANT" | "REVOKE" | "EXTEND";
+      body: { user_id: string; stock_keeping_unit: string; reason: string; purchase_id: string; expires_at?: string };
+    }
+  | {
+      kind: "BUNDLE";
+      body: {
+        user_id: string;
+        stock_keeping_units: string[];
+        reason: string;
+        purchase_id: string;
+        expires_at?: string;
+      };
+    };
+
+const EVENT_TYPE = { GRANT: "EntitlementGranted", REVOKE: "EntitlementRevoked", EXTEND: "EntitlementExtended" };
+
+/** One entitlement command as the previous release's services made its call, under `key` with `hash`. */
+export function previousCommand(
+  db: Db,
+  request: PreviousRequest,
+  key: PreviousKey,
+  now: Date,
+  traceId: string,
+): Promise<PreviousOutcome> {
+  const action = request.kind === "BUNDLE" ? "GRANT" : request.kind;
+  const { body } = request;
+  const expiresAt = body.expires_at === undefined ? null : new Date(body.expires_at);
+  const payload = {
+    event_type: EVENT_TYPE[action],
+    occurred_at: now.toISOString(),
+    user_id: body.user_id,
+    source: body.reason,
+    trace_id: traceId,
+    ...(body.expires_at === undefined ? {} : { expires_at: body.expires_at }),
+  };
+  const common = {
+    action,
+    userId: body.user_id,
+    reason: body.reason,
+    purchaseId: body.purchase_id,
+    expiresAt,
+    now,
+    traceId,
+    traceparent: null,
+    eventType: EVENT_TYPE[action],
+    payload,
+    idempotency: key,
+  } as const;
+  if (request.kind === "BUNDLE") {
+    const { user_id, reason, purchase_id } = request.body;
+    const detail = { user_id, reason, purchase_id, bundle_size: request.body.stock_keeping_units.length };
+    return previousChange(db, { ...common, skus: request.body.stock_keeping_units, bundle: true, detail, reply: null });
+  }
+  const sku = request.body.stock_keeping_unit;
+  const status = request.kind === "REVOKE" ? "REVOKED" : "ACTIVE";
+  const reply = {
+    user_id: body.user_id,
+    stock_keeping_unit: sku,
+    status,
+    version: 0,
+    updated_at: now.toISOString(),
+    ...(expiresAt === null ? {} : { expires_at: expiresAt.toISOString() }),
+  };
+  return previousChange(db, { ...common, skus: [sku], bundle: false, detail: { ...request.body }, reply });
+}
+
+/** The previous release's claim of due reservations, which wrote the audit row of an exhausted one itself. */
+export async function previousClaim(
+  db: Db,
+  args: { now: Date; leaseUntil: Date; lockedBy: string; limit: number; maxAttempts: number },
+): Promise<unknown[]> {
+  const { now, maxAttempts } = args;
+  const rows = await db<Record<string, unknown>[]>`
+    with due as materialized (
+      select reservation_id, status = 'PROCESSING' and attempt_count >= ${maxAttempts} as exhausted
+      from point_reservations
+      where status in ('PENDING', 'PROCESSING') and due_at <= ${now} and execute_at <= ${now}
+      order by due_at limit ${args.limit}
+      for update skip locked
+    ), claimed as (
+      update point_reservations r
+      set status = case when due.exhausted then 'FAILED' else 'PROCESSING' end,
+          attempt_count = case when due.exhausted then r.attempt_count else r.attempt_count + 1 end,
+          locked_by = case when due.exhausted then null else ${args.lockedBy} end,
+          locked_at = case when due.exhausted then null else ${now}::timestamptz end,
+          due_at = case when due.exhausted then r.due_at else ${args.leaseUntil}::timestamptz end,
+          last_error = case when due.exhausted
+            then 'lease expired on attempt ' || r.attempt_count || ': the scheduler stopped before finalizing'
+            else r.last_error end,
+          updated_at = ${now}
+      from due
+      where r.reservation_id = due.reservation_id
+      returning r.reservation_id, r.user_id, r.point_amount::float8 as point_amount, r.execute_at, r.reason,
+                r.trace_id, r.attempt_count, r.status, r.last_error
+    ), audit as (
+      insert into point_audit (audit_id, occurred_at, reservation_id, user_id, action, detail)
+      select gen_random_uuid(), ${now}, reservation_id, user_id, 'FAIL', jsonb_build_object('last_error', last_error)
+      from claimed where status = 'FAILED'
+    )
+    select reservation_id, user_id, point_amount, execute_at, reason, trace_id, attempt_count, status
+    from claimed order by execute_at, reservation_id`;
+  return rows.map((r) => ({
+    reservationId: r.reservation_id,
+    userId: r.user_id,
+    pointAmount: r.point_amount,
+    executeAt: r.execute_at,
+    reason: r.reason,
+    traceId: r.trace_id,
+    attemptCount: r.attempt_count,
+    status: r.status,
+  }));
+}
