@@ -1,7 +1,8 @@
 -- The scheduler's claim of due reservations, oldest due first: PENDING ones (due_at is execute_at or a retry time)
 -- and PROCESSING ones whose lease (due_at) ran out. execute_at <= p_now is checked again so nothing ever runs early.
 -- A lease-expired row that already used every attempt becomes FAILED here, with its audit row, instead of being
--- claimed again; it is returned with status FAILED.
+-- claimed again; it is returned with status FAILED. The expiry claim (work/expiry/) makes the same assignments from
+-- TypeScript: it writes no audit row, and only functions write those.
 create or replace function point_claim(
   p_now timestamptz,
   p_lease_until timestamptz,
