@@ -218,6 +218,32 @@ describe("relay loop", () => {
     expect(bursts.at(-1), "after the backlog, the configured size again").toBeLessThanOrEqual(10);
   });
 
+  test("an event that commits late, older than a chain's cursor, is still published, once", async () => {
+    let publishes = 0;
+    let late: string | undefined;
+    const lateCommit: Publisher = {
+      publish: async (...args) => {
+        // In the middle of a chain of full claims: a transaction that began before the backlog's newest events commits.
+        if (++publishes === 25) late = await insertEvent(f.sql, { createdAt: new Date(Date.now() - 60_000) });
+        return f.js.publish(...args);
+      },
+    };
+    const relay = makeRelay(f, {
+      js: lateCommit,
+      settings: { batchSize: 10, maxBatchSize: 10, concurrency: 1, pollIntervalMs: 60_000 },
+    });
+    const backlog = await insertEvents(f.sql, 100);
+    await running([relay], () =>
+      waitFor(async () => (await countByStatus(f.sql)).PUBLISHED === 101, "the backlog and the late event", 30_000),
+    );
+    const stored = (await readStream(f.jsm, f.stream)).map((m) => m.headers["Nats-Msg-Id"]);
+    expect(
+      stored.filter((id) => id === late),
+      "the late event reaches the stream once",
+    ).toHaveLength(1);
+    expect(new Set(stored).size, "and every event of the backlog once").toBe(backlog.length + 1);
+  });
+
   test("on abort a concurrent relay finishes every batch in flight, then returns", async () => {
     const relay = makeRelay(f, { js: delayed(500), settings: { batchSize: 10, concurrency: 3 } });
     await insertEvents(f.sql, 30);

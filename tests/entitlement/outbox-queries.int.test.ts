@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import {
   claimOutboxBatch,
+  claimOutboxBatchAt,
   extendOutboxLease,
   failExhaustedOutboxClaims,
   markOutboxFailures,
@@ -89,6 +90,29 @@ describe("claimOutboxBatch", () => {
     const row = await readEvent(sql, id);
     expect(row).toMatchObject({ status: "FAILED", attempt_count: 3, locked_by: null, lease_until: null });
     expect(row.last_error).toContain("lease expired on attempt 3");
+  });
+
+  test("a chained claim looks for new events from its cursor on; retries and expired leases whatever their age", async () => {
+    const older = await insertEvent(sql, { createdAt: at(1) });
+    const retry = await insertEvent(sql, { createdAt: at(2), nextRetryAt: at(3) });
+    const expired = await insertEvent(sql, {
+      createdAt: at(3),
+      status: "IN_FLIGHT",
+      lockedBy: "dead",
+      leaseUntil: at(4),
+    });
+    const tied = await insertEvent(sql, { createdAt: at(10) });
+    const newer = await insertEvent(sql, { createdAt: at(11) });
+    const args = { now: at(20), leaseUntil: at(50), lockedBy: "w", limit: 10, maxAttempts: 10, after: at(10) };
+    const { claimed, position } = await claimOutboxBatchAt(sql, args);
+    expect(
+      claimed.map((r) => r.eventId),
+      "a new event older than the cursor waits for a claim without one",
+    ).toEqual([retry, expired, tied, newer]);
+    expect(position, "the newest created_at claimed: where the next chained claim starts").toEqual(at(11));
+    expect((await claimOutboxBatchAt(sql, { ...args, after: undefined })).claimed.map((r) => r.eventId)).toEqual([
+      older,
+    ]);
   });
 
   test("a claim takes no more than its limit", async () => {

@@ -13,7 +13,7 @@ import { planFailure, planRelease, type RelaySettings } from "./policy.ts";
 import { type Publisher, type PublishOutcome, publishEvents } from "./publisher.ts";
 import {
   type ClaimArgs,
-  claimOutboxBatch,
+  claimOutboxBatchAt,
   failExhaustedOutboxClaims,
   markOutboxFailures,
   markOutboxPublished,
@@ -41,7 +41,7 @@ export type BatchReport = { claimed: number; published: number; retried: number;
  * A claimed batch: the rows are this relay's (IN_FLIGHT, leased) until `publishClaimedBatch` finalizes them. `ms`: how
  * long the statement that claimed it took (for the planner-statistics check, statistics.ts).
  */
-export type Claim = { rows: OutboxRow[]; claimedAt: Date; ms: number };
+export type Claim = { rows: OutboxRow[]; claimedAt: Date; ms: number; position: Date | undefined };
 
 type Encoded = { row: OutboxRow; event: EncodedEvent };
 
@@ -59,7 +59,7 @@ async function encodeAll(rows: OutboxRow[], deps: RelayDeps, now: Date) {
   return { encoded, poison };
 }
 
-function claimArgs(deps: RelayDeps, claimedAt: Date, limit: number): ClaimArgs {
+function claimArgs(deps: RelayDeps, claimedAt: Date, limit: number, after?: Date): ClaimArgs {
   const { settings } = deps;
   return {
     now: claimedAt,
@@ -67,6 +67,7 @@ function claimArgs(deps: RelayDeps, claimedAt: Date, limit: number): ClaimArgs {
     lockedBy: deps.lockedBy,
     limit,
     maxAttempts: settings.maxAttempts,
+    after,
   };
 }
 
@@ -74,19 +75,22 @@ function claimArgs(deps: RelayDeps, claimedAt: Date, limit: number): ClaimArgs {
 export async function claimBatch(deps: RelayDeps, limit = deps.settings.batchSize): Promise<Claim> {
   const claimedAt = deps.now();
   const started = performance.now();
-  const rows = await claimOutboxBatch(deps.sql, claimArgs(deps, claimedAt, limit));
-  return { rows, claimedAt, ms: performance.now() - started };
+  const { claimed, position } = await claimOutboxBatchAt(deps.sql, claimArgs(deps, claimedAt, limit));
+  return { rows: claimed, claimedAt, ms: performance.now() - started, position };
 }
 
+/** The next claim chained to a finalize: its size (0: none) and where it looks for new events from. */
+export type NextClaim = { size: number; after?: Date };
+
 /**
- * Publishes a claimed batch and finalizes it, keeping its lease alive meanwhile. With `claimNext` (the next batch's
- * size) the finalize also claims the next batch, in the same statement, and returns it as `next`.
+ * Publishes a claimed batch and finalizes it, keeping its lease alive meanwhile. With `claimNext.size` the finalize
+ * also claims the next batch, in the same statement, and returns it as `next`.
  */
 export async function publishClaimedBatch(
   deps: RelayDeps,
   rows: OutboxRow[],
   claimedAt: Date,
-  claimNext = 0,
+  claimNext: NextClaim = { size: 0 },
 ): Promise<BatchReport & { next?: Claim }> {
   if (rows.length === 0) return { claimed: 0, published: 0, retried: 0, failed: 0, lost: 0 };
   return withLeaseHeartbeat(deps, rows, async () => {
@@ -120,7 +124,7 @@ async function finalize(
   rows: OutboxRow[],
   outcomes: PublishOutcome[],
   poison: OutboxFailure[],
-  claimNext: number,
+  claimNext: NextClaim,
 ): Promise<BatchReport & { next?: Claim }> {
   const byId = new Map(rows.map((r) => [r.eventId, r]));
   const acked = outcomes.flatMap((o) => (o.ok ? [o] : []));
@@ -141,14 +145,14 @@ async function finalize(
   const nextAt = deps.now();
   const started = performance.now();
   const [{ published, next }, changed] = await Promise.all([
-    claimNext > 0 && connected
+    claimNext.size > 0 && connected
       ? markOutboxPublishedAndClaim(deps.sql, {
           lockedBy: deps.lockedBy,
           published: publishedAt,
-          claim: claimArgs(deps, nextAt, claimNext),
+          claim: claimArgs(deps, nextAt, claimNext.size, claimNext.after),
         }).then((r) => ({
           published: r.published,
-          next: { rows: r.claimed, claimedAt: nextAt, ms: performance.now() - started },
+          next: { rows: r.claimed, claimedAt: nextAt, ms: performance.now() - started, position: r.position },
         }))
       : markOutboxPublished(deps.sql, { lockedBy: deps.lockedBy, published: publishedAt }).then((p) => ({
           published: p,

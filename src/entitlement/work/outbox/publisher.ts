@@ -1,7 +1,7 @@
 // Publishes a batch of encoded events to JetStream at once and waits for all the PubAcks together: one round trip
 // for the batch instead of one per event. A duplicate PubAck (the stream already holds that Nats-Msg-Id) is a success.
 import type { JetStreamClient } from "@nats-io/jetstream";
-import { headers as natsHeaders } from "@nats-io/transport-node";
+import { MsgHdrsImpl } from "@nats-io/transport-node";
 import { SpanKind } from "@opentelemetry/api";
 import type { Clock } from "../../../shared/runtime.ts";
 import { contextOfTraceparent, inSpan, traceparentOf } from "../../../shared/trace-context.ts";
@@ -36,14 +36,16 @@ export async function publishEvents(
           attributes: publishAttributes(event),
         },
         async () => {
-          // `append` on a fresh MsgHdrs is `set` without the lookup-and-delete of an earlier value (there is none).
-          const h = natsHeaders();
-          h.append("event_type", event.headers.event_type);
-          h.append("aggregate_key", event.headers.aggregate_key);
-          h.append("occurred_at", event.headers.occurred_at);
-          h.append("trace_id", event.headers.trace_id);
+          // The headers' map is built at once: MsgHdrs' `append` canonicalises each key and scans the keys already there.
           const traceparent = traceparentOf();
-          if (traceparent) h.append("traceparent", traceparent);
+          const h = MsgHdrsImpl.fromRecord({
+            "Nats-Msg-Id": [event.eventId],
+            event_type: [event.headers.event_type],
+            aggregate_key: [event.headers.aggregate_key],
+            occurred_at: [event.headers.occurred_at],
+            trace_id: [event.headers.trace_id],
+            ...(traceparent ? { traceparent: [traceparent] } : {}),
+          });
           const ack = await js.publish(event.subject ?? args.subject, event.body, {
             msgID: event.eventId,
             headers: h,

@@ -13,7 +13,22 @@ type ClaimedRecord = {
   subject: string | null;
 };
 
-export type ClaimArgs = { now: Date; leaseUntil: Date; lockedBy: string; limit: number; maxAttempts: number };
+export type ClaimArgs = {
+  now: Date;
+  leaseUntil: Date;
+  lockedBy: string;
+  limit: number;
+  maxAttempts: number;
+  /**
+   * Where new events are looked for from: a chained claim starts at the newest `created_at` of the full batch before
+   * it, instead of stepping again over the index entries of every event claimed since the last vacuum. Unset: from
+   * the oldest (the relay unsets it at the first claim that is not full, and at least once a second).
+   */
+  after?: Date;
+};
+
+/** A claimed batch and the newest `created_at` in it (undefined when it is empty): a chained claim's `after`. */
+export type ClaimResult = { claimed: OutboxRow[]; position: Date | undefined };
 
 const toRow = (r: ClaimedRecord): OutboxRow => ({
   eventId: r.event_id,
@@ -27,7 +42,12 @@ const toRow = (r: ClaimedRecord): OutboxRow => ({
 
 /** Claims a batch: markOutboxPublishedAndClaim with nothing to finalize. */
 export async function claimOutboxBatch(db: Db, args: ClaimArgs): Promise<OutboxRow[]> {
-  return (await markOutboxPublishedAndClaim(db, { lockedBy: args.lockedBy, published: [], claim: args })).claimed;
+  return (await claimOutboxBatchAt(db, args)).claimed;
+}
+
+/** Claims a batch and says where it ends (a chained claim's `after`). */
+export async function claimOutboxBatchAt(db: Db, args: ClaimArgs): Promise<ClaimResult> {
+  return markOutboxPublishedAndClaim(db, { lockedBy: args.lockedBy, published: [], claim: args });
 }
 
 /**
@@ -43,18 +63,20 @@ export async function claimOutboxBatch(db: Db, args: ClaimArgs): Promise<OutboxR
  * PENDING rows), and picking candidates first and locking them afterwards made concurrent claims (the relay's lanes,
  * relay.ts) pick the same candidates and come back nearly empty. New events use outbox_fresh_idx (migration 002).
  * Each branch is materialized so its limit holds; up to 3 × limit rows are locked and only `limit` are claimed.
+ * With `after`, new events are looked for from that `created_at` on: the index keeps an entry for every event claimed
+ * since the last vacuum, and a scan from the oldest steps over all of them (docs/benchmarks.md, "The relay's claim").
  */
 export async function markOutboxPublishedAndClaim(
   db: Db,
   args: { lockedBy: string; published: { eventId: string; publishedAt: Date }[]; claim: ClaimArgs },
-): Promise<{ published: string[]; claimed: OutboxRow[] }> {
-  const { now, limit, maxAttempts } = args.claim;
+): Promise<{ published: string[] } & ClaimResult> {
+  const { now, limit, maxAttempts, after } = args.claim;
   const ids = args.published.map((p) => p.eventId);
   const times = args.published.map((p) => p.publishedAt.toISOString());
-  const rows = await db<(ClaimedRecord & { kind: "claimed" | "published" })[]>`
+  const rows = await db<(ClaimedRecord & { kind: "claimed" | "published"; created_at: Date | null })[]>`
     with fresh as materialized (
       select event_id, created_at from outbox_events
-      where status = 'PENDING' and next_retry_at is null
+      where status = 'PENDING' and next_retry_at is null ${after ? db`and created_at >= ${after}` : db``}
       order by created_at limit ${limit}
       for update skip locked
     ), retry_due as materialized (
@@ -94,9 +116,11 @@ export async function markOutboxPublishedAndClaim(
     select 'published', event_id, null, null, null, null, null, null, null
     from published
     order by kind, created_at, event_id`;
+  const claimed = rows.filter((r) => r.kind === "claimed");
   return {
     published: rows.filter((r) => r.kind === "published").map((r) => r.event_id),
-    claimed: rows.filter((r) => r.kind === "claimed").map(toRow),
+    claimed: claimed.map(toRow),
+    position: claimed.at(-1)?.created_at ?? undefined,
   };
 }
 

@@ -27,6 +27,9 @@ export type OutboxRelay = Worker & {
   wake(): void;
 };
 
+/** The longest a chain of full claims looks for new events only after its cursor (ClaimArgs.after). */
+const CURSOR_RESET_MS = 1_000;
+
 export function createOutboxRelay(deps: RelayDeps & { wakeups: WakeSource }): OutboxRelay {
   const waker = new Waker();
   const lanes = new Set<Promise<void>>();
@@ -59,7 +62,8 @@ export function createOutboxRelay(deps: RelayDeps & { wakeups: WakeSource }): Ou
    */
   async function claimAndPublish(signal: AbortSignal, main: boolean): Promise<boolean> {
     let size = deps.settings.batchSize;
-    let { rows, claimedAt, ms } = await claimBatch(deps, size);
+    let { rows, claimedAt, ms, position } = await claimBatch(deps, size);
+    let cursorSince = performance.now();
     for (;;) {
       if (main) claimedInPass += rows.length;
       const full = rows.length === size;
@@ -70,9 +74,14 @@ export function createOutboxRelay(deps: RelayDeps & { wakeups: WakeSource }): Ou
       if (full && !signal.aborted) spawnLanes(signal);
       const chain = (main || full) && !signal.aborted && deps.isConnected();
       const nextSize = full ? Math.min(size * 2, maxBatch) : deps.settings.batchSize;
-      const { next } = await publishClaimedBatch(deps, rows, claimedAt, chain ? nextSize : 0);
+      // A full batch's newest event is where the next claim looks from; rows committed late with an older created_at
+      // are found by the first claim that is not full, or by the one after at most CURSOR_RESET_MS.
+      const fresh = !full || performance.now() - cursorSince >= CURSOR_RESET_MS;
+      if (fresh) cursorSince = performance.now();
+      const after = fresh ? undefined : position;
+      const { next } = await publishClaimedBatch(deps, rows, claimedAt, { size: chain ? nextSize : 0, after });
       if (!next || next.rows.length === 0) return full && !next;
-      ({ rows, claimedAt, ms } = next);
+      ({ rows, claimedAt, ms, position } = next);
       size = nextSize;
     }
   }

@@ -9,6 +9,7 @@ import type { NatsConnection, NatsLink } from "../../../shared/nats.ts";
 import { type Clock, sleep, type Worker } from "../../../shared/runtime.ts";
 import type { WakeSource } from "../wakeups.ts";
 import { loadEncoder } from "./encoder.ts";
+import { createJetStreamPublisher } from "./jetstream-publisher.ts";
 import { createOutboxMetrics } from "./metrics.ts";
 import type { RelaySettings } from "./policy.ts";
 import { countFailedOutbox } from "./queries.ts";
@@ -48,10 +49,11 @@ export function createOutboxWorker(deps: OutboxWorkerDeps): Worker {
       const nc = await deps.link.get(signal);
       if (!nc) return;
       let streamReady = false;
-      const js = jetstream(nc);
+      const own = deps.wrapPublisher ? undefined : createJetStreamPublisher(nc, PUBLISH_TIMEOUT);
+      const js = own ?? (deps.wrapPublisher as NonNullable<typeof deps.wrapPublisher>)(jetstream(nc));
       const relay = createOutboxRelay({
         sql: deps.sql,
-        js: deps.wrapPublisher ? deps.wrapPublisher(js) : js,
+        js,
         log,
         now: deps.now,
         metrics,
@@ -72,9 +74,13 @@ export function createOutboxWorker(deps: OutboxWorkerDeps): Worker {
       void bootstrap();
       await relay.run(signal);
       stopWatching();
+      own?.close();
     },
   };
 }
+
+/** The client's own default: an ack that has not come within 5 s is a failed publish (retried with backoff). */
+const PUBLISH_TIMEOUT = { timeoutMs: 5_000 };
 
 const streamsOf = (deps: OutboxWorkerDeps) => [deps.stream, ...(deps.otherStreams ?? [])];
 
