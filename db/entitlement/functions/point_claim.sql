@@ -2,7 +2,8 @@
 -- and PROCESSING ones whose lease (due_at) ran out. execute_at <= p_now is checked again so nothing ever runs early.
 -- A lease-expired row that already used every attempt becomes FAILED here, with its audit row, instead of being
 -- claimed again; it is returned with status FAILED. The expiry claim (work/expiry/) makes the same assignments from
--- TypeScript: it writes no audit row, and only functions write those.
+-- TypeScript: it writes no audit row, and only functions write those. plpgsql, so that the statement's plan is kept
+-- for the session (see entitlement_reply).
 create or replace function point_claim(
   p_now timestamptz,
   p_lease_until timestamptz,
@@ -11,7 +12,10 @@ create or replace function point_claim(
   p_max_attempts int
 ) returns table (reservation_id uuid, user_id text, point_amount bigint, execute_at timestamptz, reason text,
                  trace_id text, attempt_count int, status text)
-language sql volatile as $$
+language plpgsql volatile as $$
+#variable_conflict use_column
+begin
+  return query
   with due as materialized (
     select reservation_id, status = 'PROCESSING' and attempt_count >= p_max_attempts as exhausted
     from point_reservations
@@ -39,5 +43,5 @@ language sql volatile as $$
     from claimed where status = 'FAILED'
   )
   select reservation_id, user_id, point_amount, execute_at, reason, trace_id, attempt_count, status
-  from claimed order by execute_at, reservation_id
-$$;
+  from claimed order by execute_at, reservation_id;
+end $$;

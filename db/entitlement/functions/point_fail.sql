@@ -1,12 +1,16 @@
 -- A failed attempt of a claimed reservation, guarded by the claim: PENDING again, due at p_retry_at (never before
--- execute_at), or FAILED with its audit row when p_retry_at is null. True when the claim still held.
+-- execute_at), or FAILED with its audit row when p_retry_at is null. True when the claim still held. plpgsql,
+-- so that the statement's plan is kept for the session (see entitlement_reply).
 create or replace function point_fail(
   p_reservation_id uuid,
   p_locked_by text,
   p_now timestamptz,
   p_retry_at timestamptz,
   p_last_error text
-) returns boolean language sql volatile as $$
+) returns boolean language plpgsql volatile as $$
+declare
+  v_changed boolean;
+begin
   with failed as (
     update point_reservations
     set status = case when p_retry_at is null then 'FAILED' else 'PENDING' end,
@@ -19,5 +23,6 @@ create or replace function point_fail(
     select gen_random_uuid(), p_now, reservation_id, user_id, 'FAIL', jsonb_build_object('last_error', p_last_error)
     from failed where status = 'FAILED'
   )
-  select exists (select from failed)
-$$;
+  select exists (select from failed) into v_changed;
+  return v_changed;
+end $$;
