@@ -23,25 +23,31 @@ import { everyRow } from "./schema.ts";
 
 type Side = { db: TestDatabase; sql: Sql };
 
-/** A database at the previous release's schema, upgraded by this release's migration run. */
-async function upgraded(label: string): Promise<Side> {
+/** A database at the previous release's schema, upgraded by this release's migration run unless `upgrade` is false. */
+async function atPreviousRelease(label: string, upgrade = true): Promise<Side> {
   const db = await createEmptyTestDatabase(label);
   const sql = createSql({ url: db.url, schema: "entitlement", max: 2, applicationName: `test-${label}` });
   await migrate(sql, "entitlement", { migrations: previousMigrations, functions: [] });
-  await migrate(sql, "entitlement", schemaText);
+  if (upgrade) await migrate(sql, "entitlement", schemaText);
   return { db, sql };
 }
 
+/** The previous release on the upgraded schema, this release on it, and the previous release before the upgrade. */
 let previous: Side;
 let current: Side;
+let original: Side;
 
 beforeAll(async () => {
   expect(migrations.length, "the previous release knew every numbered migration but its rewritten texts").toBe(16);
-  [previous, current] = await Promise.all([upgraded("side_previous"), upgraded("side_current")]);
+  [previous, current, original] = await Promise.all([
+    atPreviousRelease("side_previous"),
+    atPreviousRelease("side_current"),
+    atPreviousRelease("side_original", false),
+  ]);
 });
 
 afterAll(async () => {
-  for (const side of [previous, current]) {
+  for (const side of [previous, current, original]) {
     await side.sql.end({ timeout: 5 });
     await side.db.drop();
   }
@@ -87,7 +93,7 @@ const STEPS: [string, number, Request][] = [
 
 describe("side by side", () => {
   test("the same requests give the same answers and write the same rows", async () => {
-    for (const side of [previous, current]) {
+    for (const side of [previous, current, original]) {
       await side.sql`insert into point_balances (user_id, balance, updated_at) values ('u4', 9007199254740950, ${at(0)})`;
     }
     const reservations: string[] = [];
@@ -99,9 +105,11 @@ describe("side by side", () => {
           ? (answer.body as ReservationResponse).reservation_id
           : undefined;
       if (id) reservations.push(id);
-      expect(answer, `${key} at minute ${minute}: the same answer`).toEqual(
-        await previousAnswer(previous.sql, request, key, now, id),
-      );
+      for (const side of [previous, original]) {
+        expect(answer, `${key} at minute ${minute}: the same answer`).toEqual(
+          await previousAnswer(side.sql, request, key, now, id),
+        );
+      }
     }
     const cancelled = reservations[3];
     for (const [key, minute] of [
@@ -109,13 +117,18 @@ describe("side by side", () => {
       ["k23", 23],
     ] as const) {
       const request: Request = { kind: "CANCEL", reservationId: cancelled as string };
-      expect(await currentAnswer(current.sql, request, key, at(minute)), `${key}: the same cancel`).toEqual(
-        await previousAnswer(previous.sql, request, key, at(minute)),
-      );
+      const answer = await currentAnswer(current.sql, request, key, at(minute));
+      for (const side of [previous, original]) {
+        expect(answer, `${key}: the same cancel`).toEqual(await previousAnswer(side.sql, request, key, at(minute)));
+      }
     }
     await schedulerSteps(reservations);
-    expect(normalized(await everyRow(current.sql, "entitlement")), "the same rows").toEqual(
+    const rows = normalized(await everyRow(current.sql, "entitlement"));
+    expect(rows, "the same rows as the previous release on this schema").toEqual(
       normalized(await everyRow(previous.sql, "entitlement")),
+    );
+    expect(rows, "the same rows as the previous release before the upgrade").toEqual(
+      normalized(await everyRow(original.sql, "entitlement")),
     );
   });
 });
@@ -186,7 +199,7 @@ describe("one database, both releases", () => {
  */
 async function schedulerSteps(reservations: string[]): Promise<void> {
   const [executed, failed, exhausted] = reservations;
-  for (const side of [previous, current]) {
+  for (const side of [previous, current, original]) {
     await side.sql`update entitlement_expiries set status = 'PROCESSING', locked_by = 'w1' where user_id = 'u5'`;
     await side.sql`update point_reservations set status = 'PROCESSING', locked_by = 'w1'
                    where reservation_id in (${executed as string}, ${failed as string})`;
@@ -195,30 +208,31 @@ async function schedulerSteps(reservations: string[]): Promise<void> {
   }
   const expiry = { userId: "u5", sku: "potion", lockedBy: "w1", now: at(40), traceId: "trace-expiry" };
   await executeExpiry(current.sql, expiry);
-  await previousChange(previous.sql, {
-    action: "EXPIRE",
-    userId: "u5",
-    skus: ["potion"],
-    bundle: false,
-    reason: "expiry",
-    purchaseId: null,
-    expiresAt: null,
-    now: at(40),
-    traceId: "trace-expiry",
-    traceparent: null,
-    eventType: "EntitlementRevoked",
-    payload: {
-      event_type: "EntitlementRevoked",
-      occurred_at: at(40).toISOString(),
-      user_id: "u5",
-      source: "expiry",
-      trace_id: "trace-expiry",
-    },
-    detail: {},
-    reply: null,
-    idempotency: null,
-    lockedBy: "w1",
-  });
+  const previousExpiry = (sql: Sql) =>
+    previousChange(sql, {
+      action: "EXPIRE",
+      userId: "u5",
+      skus: ["potion"],
+      bundle: false,
+      reason: "expiry",
+      purchaseId: null,
+      expiresAt: null,
+      now: at(40),
+      traceId: "trace-expiry",
+      traceparent: null,
+      eventType: "EntitlementRevoked",
+      payload: {
+        event_type: "EntitlementRevoked",
+        occurred_at: at(40).toISOString(),
+        user_id: "u5",
+        source: "expiry",
+        trace_id: "trace-expiry",
+      },
+      detail: {},
+      reply: null,
+      idempotency: null,
+      lockedBy: "w1",
+    });
   const execution = {
     reservationId: executed as string,
     lockedBy: "w1",
@@ -228,13 +242,16 @@ async function schedulerSteps(reservations: string[]): Promise<void> {
     payload: { event_type: "PointsGranted", user_id: "u3", point_amount: 100, reservation_id: executed as string },
   };
   await executeReservation(current.sql, { ...execution, subject: "points.events" });
-  await previousPointExecute(previous.sql, execution);
   const failure = { reservationId: failed as string, lockedBy: "w1", now: at(602), lastError: "broker away" };
   await failReservation(current.sql, { ...failure, retryAt: null });
-  await previousFailReservation(previous.sql, failure);
   const claim = { now: at(800), leaseUntil: at(810), lockedBy: "w2", limit: 10, maxAttempts: 3 };
   const claimed: unknown[] = await claimDueReservations(current.sql, claim);
-  expect(claimed, "the same claim").toEqual(await previousClaim(previous.sql, claim));
+  for (const { sql } of [previous, original]) {
+    await previousExpiry(sql);
+    await previousPointExecute(sql, execution);
+    await previousFailReservation(sql, failure);
+    expect(claimed, "the same claim").toEqual(await previousClaim(sql, claim));
+  }
 }
 
 /** Rows without the ids each insert draws at random and the record's created_at (the database's clock). */
