@@ -27,6 +27,7 @@ create or replace function entitlement_grant(
 language plpgsql volatile as $$
 declare
   v_changed jsonb;
+  v_refused boolean;
 begin
   return query select 'stored', o.request_hash, o.response_code, o.response_body, o.expires_at
                from idempotency_open(p_caller, p_idem_key, p_lock_key, p_lock_timeout_ms) o;
@@ -56,9 +57,9 @@ begin
   select coalesce(jsonb_agg(to_jsonb(c)), '[]') into v_changed from c;
   perform entitlement_record('GRANT', p_user_id, v_changed, p_now, p_trace_id, p_traceparent, p_event_type,
                              p_payload, p_detail, p_caller, p_idem_key, p_expires_at);
+  v_refused := v_changed = '[]' and p_applied #> '{body,items}' is null;
   return query select * from idempotency_answer(
-    case when v_changed = '[]' and p_applied #> '{body,items}' is null then 'state_conflict' else 'applied' end,
-    case when v_changed = '[]' and p_applied #> '{body,items}' is null then p_refused
-         else entitlement_reply(p_applied, p_user_id, v_changed) end,
+    case when v_refused then 'state_conflict' else 'applied' end,
+    case when v_refused then p_refused else entitlement_reply(p_applied, p_user_id, v_changed) end,
     p_caller, p_idem_key, p_request_hash, p_record_expires_at);
 end $$;
