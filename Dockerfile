@@ -2,7 +2,7 @@
 # BUN_IMAGE is the builder (default oven/bun:1.4.4); without access to Docker Hub, scripts/images/standins.sh makes a
 # local stand-in and standins.env names it. No `# syntax` line: the engine's built-in frontend builds this offline.
 # The final stage is FROM scratch: the compiled executable plus exactly the runtime files it needs, assembled into one
-# folder by scripts/image-root.ts (the libraries `ldd` lists, the CA bundle) and copied in one step. Each image exposes
+# folder by tools/image-root.ts (the libraries `ldd` lists, the CA bundle) and copied in one step. Each image exposes
 # its own port only: the last stage is `service-${SERVICE}`, the runtime stage plus that service's EXPOSE.
 ARG BUN_IMAGE=oven/bun:1.4.4
 ARG SERVICE=entitlement
@@ -14,7 +14,7 @@ COPY package.json bun.lock bunfig.toml ./
 COPY patches ./patches
 RUN bun install --frozen-lockfile
 COPY tsconfig.json ./
-COPY scripts ./scripts
+COPY tools ./tools
 COPY db ./db
 COPY src ./src
 ARG SERVICE
@@ -22,7 +22,7 @@ ARG SERVICE
 # `--version`, /healthz and build_info report ("unknown" without it).
 ARG BUILD_COMMIT
 RUN bun run build --only "${SERVICE}" --target bun-linux-x64 \
- && bun run scripts/image-root.ts "dist/${SERVICE}" /rootfs
+ && bun run tools/image-root.ts "dist/${SERVICE}" /rootfs
 
 FROM scratch AS runtime
 COPY --from=builder /rootfs/ /

@@ -1,11 +1,11 @@
 // What is running: the service, the project version, the git commit and the Bun runtime, for `--version`, /healthz and
-// the `build_info` metric. scripts/build.ts embeds the commit into the executable with `--define BUILD_COMMIT=...`;
+// the `build_info` metric. tools/build.ts embeds the commit into the executable with `--define BUILD_COMMIT=...`;
 // run from source (bun run, bun test) nothing is defined and the commit reads "unknown".
 declare const BUILD_COMMIT: string | undefined;
 
 export type BuildInfo = { service: string; version: string; commit: string; bun: string };
 
-/** The commit scripts/build.ts embedded, or "unknown" when this code was not built by it. */
+/** The commit tools/build.ts embedded, or "unknown" when this code was not built by it. */
 export function buildCommit(): string {
   return typeof BUILD_COMMIT === "string" && BUILD_COMMIT !== "" ? BUILD_COMMIT : "unknown";
 }

@@ -4,7 +4,8 @@
 // DATABASE_URL's server instead (a managed or remote PostgreSQL, or a quick look on the shared one).
 // The points and pipeline phases start clusters of their own either way (points-phase.ts, pipeline.ts).
 import { dirname } from "node:path";
-import { type PostgresNode, requirePostgresBin, startPostgresNode, stopNode } from "../support/postgres-node.ts";
+import { requirePostgresBin, stopNode } from "../../tools/infra/postgres.ts";
+import { type PostgresNode, startPostgresNode } from "../support/postgres-node.ts";
 
 /** initdb's max_connections. */
 const STOCK_MAX_CONNECTIONS = 100;

@@ -8,7 +8,7 @@ import { expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { answers } from "../../scripts/stack-infra.ts";
+import { answers } from "../../tools/infra/net.ts";
 import { natsUrl } from "../support/infra.ts";
 
 const root = resolve(import.meta.dir, "../..");

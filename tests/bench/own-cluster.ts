@@ -3,8 +3,9 @@
 // The machine's shared PostgreSQL and NATS (which other runs load) are never touched.
 import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { answers, freePort, INSTALL_HINT, waitUntil } from "../../scripts/stack-infra.ts";
-import { postmasterPid, startPostgresNode } from "../support/postgres-node.ts";
+import { natsServer } from "../../tools/infra/nats.ts";
+import { postmasterPid } from "../../tools/infra/postgres.ts";
+import { startPostgresNode } from "../support/postgres-node.ts";
 
 export type OwnPostgres = { url: string; postmasterPid: number; stop: () => void };
 
@@ -28,24 +29,11 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
 export type OwnNats = { url: string; pid: number; stop: () => Promise<void> };
 
 export async function startOwnNats(dir: string): Promise<OwnNats> {
-  const binary = Bun.which("nats-server", { PATH: `${process.env.PATH}:/usr/sbin:/sbin` });
-  if (!binary) throw new Error(`nats-server not found; install it: ${INSTALL_HINT}`);
   const store = join(dir, "nats");
   mkdirSync(store, { recursive: true });
-  const port = freePort();
-  const proc = Bun.spawn([binary, "-js", "-sd", store, "-a", "127.0.0.1", "-p", String(port)], {
-    stdout: "ignore",
-    stderr: Bun.file(join(dir, "nats-server.log")),
-  });
-  await waitUntil(async () => proc.exitCode === null && (await answers("127.0.0.1", port)), 30_000, "nats-server");
-  return {
-    url: `nats://127.0.0.1:${port}`,
-    pid: proc.pid,
-    stop: async () => {
-      proc.kill("SIGTERM");
-      await proc.exited;
-    },
-  };
+  const server = natsServer({ store, log: join(dir, "nats-server.log") });
+  await server.start();
+  return { url: server.url, pid: server.pid() as number, stop: () => server.stop("SIGTERM") };
 }
 
 /** Removes the folder of a stopped cluster and server (as root, PostgreSQL's files belong to `postgres`). */

@@ -6,10 +6,10 @@ import { join, resolve } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import postgres from "postgres";
-import { buildService, defaultTarget } from "../../scripts/build.ts";
-import { freePort } from "../../scripts/stack-infra.ts";
 import { EntitlementEnv } from "../../src/entitlement/config.ts";
 import { newToken, tokenEntryLine } from "../../src/shared/auth/tokens.ts";
+import { buildService, defaultTarget } from "../../tools/build.ts";
+import { freePort } from "../../tools/infra/net.ts";
 
 export const root = resolve(import.meta.dir, "../..");
 

@@ -9,7 +9,7 @@ import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { buildService, defaultTarget } from "../../scripts/build.ts";
+import { buildService, defaultTarget } from "../../tools/build.ts";
 import { formatTable, passed, type ScenarioResult } from "./report.ts";
 import { runScenario } from "./scenario-run.ts";
 import { SCALES, type Scenario, SCENARIOS as SINGLE_MACHINE } from "./scenarios.ts";

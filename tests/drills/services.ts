@@ -1,11 +1,13 @@
 // The compiled services as the drill runs them: two Entitlement replicas and one Notification, with short leases and
 // backoffs so that recovery takes seconds. Each process logs into the drill folder; an exit the drill did not cause
 // is recorded as a finding.
+
 import { closeSync, openSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-import { freePort } from "../../scripts/stack-infra.ts";
 import { tokenEntryLine } from "../../src/shared/auth/tokens.ts";
+import { freePort } from "../../tools/infra/net.ts";
+import { waitUntil } from "../support/wait.ts";
 
 export type ServiceName = "entitlement" | "notification";
 
@@ -41,17 +43,15 @@ const FAST_RECOVERY = {
 };
 
 async function waitReady(url: string, alive: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
+  const ready = async () => {
     if (!alive()) throw new Error(`${url}: the process exited before /readyz answered 200`);
     const status = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2_000) }).then(
       (r) => r.status,
       () => 0,
     );
-    if (status === 200) return;
-    await Bun.sleep(200);
-  }
-  throw new Error(`${url}/readyz did not answer 200 within ${timeoutMs / 1000}s`);
+    return status === 200;
+  };
+  await waitUntil(ready, `${url}/readyz to answer 200`, timeoutMs, 200);
 }
 
 function createService(

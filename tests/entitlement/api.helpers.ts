@@ -2,10 +2,10 @@
 // settable clock, and row counts of the four tables a command writes.
 import { createApp, type Limits } from "../../src/entitlement/app.ts";
 import type { AuthSettings } from "../../src/shared/auth/guard.ts";
-import { createSql, type Sql } from "../../src/shared/db.ts";
+import type { Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createRegistry } from "../../src/shared/metrics.ts";
-import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
+import { openTestDatabase, type TestDatabase } from "../support/infra.ts";
 import { otherReplica } from "../support/wakeups.ts";
 
 export type Body = Record<string, unknown>;
@@ -54,15 +54,17 @@ export type ApiFixture = {
   registry: ReturnType<typeof createRegistry>;
   /** The app's clock; undefined means the real time. */
   clock: { at: Date | undefined };
+  /** Empties Entitlement's tables (resetService): what a file calls before each test. */
+  reset: () => Promise<void>;
   close: () => Promise<void>;
 };
 
+/** The app on a database of its own (openTestDatabase); `close` ends both. */
 export async function openApi(
   label: string,
   options: { statementTimeoutMs?: number; limits?: Limits } = {},
 ): Promise<ApiFixture> {
-  const db = await createTestDatabase(label);
-  const sql = createSql({ url: db.url, schema: "entitlement", max: 10, applicationName: `test-${label}` });
+  const { db, sql, reset, close } = await openTestDatabase(label, { service: "entitlement" });
   const registry = createRegistry("entitlement");
   const clock: { at: Date | undefined } = { at: undefined };
   const app = createApp({
@@ -82,10 +84,8 @@ export async function openApi(
     app,
     registry,
     clock,
-    close: async () => {
-      await sql.end({ timeout: 5 });
-      await db.drop();
-    },
+    reset,
+    close,
   };
 }
 

@@ -1,10 +1,12 @@
 // Authentication, scopes, per-caller idempotency, the audit caller and the abuse limits, through the real app on its
 // own database. Each control is shown working and failing closed: a refused request writes nothing.
+
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { type AppDeps, createApp } from "../../src/entitlement/app.ts";
 import { idempotencyLockKey } from "../../src/entitlement/write/idempotency/lock-key.ts";
 import { parseTokenEntries, tokenEntryLine } from "../../src/shared/auth/tokens.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
+import { waitUntil } from "../support/wait.ts";
 import { type ApiFixture, AUTH_DISABLED, commandRequest, countRows, openApi, send, vectorBody } from "./api.helpers.ts";
 
 const TOKENS = {
@@ -38,7 +40,7 @@ beforeAll(async () => {
 });
 afterAll(() => f.close());
 beforeEach(async () => {
-  await f.sql`truncate entitlements, entitlement_audit, outbox_events, idempotency_keys`;
+  await f.reset();
 });
 
 const get = (path: string, headers: Record<string, string> = {}) =>
@@ -253,12 +255,13 @@ describe("request limits", () => {
       holder.release();
     }
     // The transaction went on once the lock was free; the retry with the same key gets its stored reply.
-    let retry = await grant({ "idempotency-key": "slow", ...bearer(TOKENS.writer) }, vectorBody, bounded);
-    for (let i = 0; i < 20 && retry.status !== 200; i++) {
-      await Bun.sleep(50);
+    let retry: Awaited<ReturnType<typeof grant>> | undefined;
+    const replayed = async () => {
       retry = await grant({ "idempotency-key": "slow", ...bearer(TOKENS.writer) }, vectorBody, bounded);
-    }
-    expect(retry.status).toBe(200);
+      return retry.status === 200;
+    };
+    await waitUntil(replayed, "the retry with the same key to get the stored reply", 30_000, 50).catch(() => undefined);
+    expect(retry?.status).toBe(200);
     expect((await countRows(f.sql)).entitlements).toBe(1);
   });
 

@@ -1,7 +1,7 @@
 // POST /v1/entitlements/bundle-grants: 1–100 items of one user in one transaction under one
 // idempotency record; items not ACTIVE are granted (one audit row and one event each), the others left as they are.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { inlineSchemas } from "../../scripts/compat.ts";
+import { inlineSchemas } from "../../tools/compat.ts";
 import { type ApiFixture, commandRequest, countRows, openApi, send, vectorBody } from "./api.helpers.ts";
 
 let f: ApiFixture;
@@ -13,7 +13,7 @@ beforeAll(async () => {
 afterAll(() => f.close());
 beforeEach(async () => {
   f.clock.at = undefined;
-  await f.sql`truncate entitlements, entitlement_audit, outbox_events, idempotency_keys`;
+  await f.reset();
 });
 
 const bundle = (key: string, body: unknown, headers: Record<string, string> = {}) =>

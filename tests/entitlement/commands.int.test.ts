@@ -1,8 +1,8 @@
 // Grant, revoke and list through the HTTP app on a real database: the state machine, what one command writes, and
 // idempotent replay.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { inlineSchemas } from "../../scripts/compat.ts";
 import { requestHash } from "../../src/entitlement/write/idempotency/hash.ts";
+import { inlineSchemas } from "../../tools/compat.ts";
 import { type ApiFixture, commandCount, commandRequest, countRows, openApi, send, vectorBody } from "./api.helpers.ts";
 
 let f: ApiFixture;
@@ -12,7 +12,7 @@ beforeAll(async () => {
 afterAll(() => f.close());
 beforeEach(async () => {
   f.clock.at = undefined;
-  await f.sql`truncate entitlements, entitlement_audit, outbox_events, idempotency_keys`;
+  await f.reset();
 });
 
 const grant = (key: string, body: object = vectorBody, headers: Record<string, string> = {}) =>

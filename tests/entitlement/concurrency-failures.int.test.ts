@@ -23,7 +23,7 @@ beforeAll(async () => {
 });
 afterAll(() => f.close());
 beforeEach(async () => {
-  await f.sql`truncate entitlements, entitlement_audit, outbox_events, idempotency_keys`;
+  await f.reset();
 });
 
 const grant = (key: string, body: object = vectorBody) =>

@@ -46,7 +46,7 @@ beforeAll(async () => {
 });
 afterAll(() => f.close());
 beforeEach(async () => {
-  await f.sql`truncate entitlements, entitlement_audit, outbox_events, idempotency_keys, point_reservations`;
+  await f.reset();
 });
 
 async function signedIn(token: string): Promise<ConsoleClient> {

@@ -16,7 +16,7 @@ beforeAll(async () => {
 afterAll(() => f.close());
 beforeEach(async () => {
   f.clock.at = undefined;
-  await f.sql`truncate entitlements, entitlement_audit, outbox_events, idempotency_keys, entitlement_expiries`;
+  await f.reset();
 });
 
 const SECOND = 1_000;

@@ -14,7 +14,7 @@ beforeAll(async () => {
 });
 afterAll(() => f.close());
 beforeEach(async () => {
-  await f.sql`truncate entitlements, entitlement_audit, outbox_events, idempotency_keys, entitlement_expiries`;
+  await f.reset();
 });
 
 const inMs = (ms: number) => new Date(Date.now() + ms);

@@ -102,7 +102,7 @@ afterAll(async () => {
 }, 30_000);
 beforeEach(async () => {
   idp.up();
-  await f.sql`truncate entitlements, entitlement_audit, outbox_events, idempotency_keys`;
+  await f.reset();
 });
 
 describe("a client-credentials token from the provider", () => {

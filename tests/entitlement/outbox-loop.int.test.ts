@@ -4,6 +4,7 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Publisher } from "../../src/entitlement/work/outbox/publisher.ts";
 import { claimOutboxBatch } from "../../src/entitlement/work/outbox/queries.ts";
 import { createSql } from "../../src/shared/db.ts";
+import { waitUntil } from "../support/wait.ts";
 import {
   countByStatus,
   failingFirst,
@@ -15,7 +16,6 @@ import {
   readStream,
   streamCount,
   useFixture,
-  waitFor,
 } from "./outbox.helpers.ts";
 
 // Real PostgreSQL and NATS on a loaded 2-core CI machine: waits are polled, but the whole test may take a while.
@@ -70,11 +70,11 @@ describe("relay loop", () => {
         return row.status === "PENDING" && row.next_retry_at ? row.next_retry_at.getTime() : undefined;
       };
       let retryAt = 0;
-      await waitFor(async () => {
+      await waitUntil(async () => {
         retryAt = (await failed()) ?? 0;
         return retryAt > 0;
       }, "the first attempt to fail");
-      await waitFor(async () => (await readEvent(f.sql, id)).status === "PUBLISHED", "the retry", 20_000);
+      await waitUntil(async () => (await readEvent(f.sql, id)).status === "PUBLISHED", "the retry", 20_000);
       const publishedAt = (await readEvent(f.sql, id)).published_at?.getTime() ?? 0;
       expect(publishedAt - retryAt, "published soon after its retry time, not after 60 s").toBeLessThan(15_000);
     });
@@ -86,7 +86,7 @@ describe("relay loop", () => {
       await Bun.sleep(200); // let the first (empty) pass and the LISTEN start
       const started = Date.now();
       const id = await insertEvent(f.sql);
-      await waitFor(async () => (await readEvent(f.sql, id)).status === "PUBLISHED", "published", 15_000);
+      await waitUntil(async () => (await readEvent(f.sql, id)).status === "PUBLISHED", "published", 15_000);
       expect(Date.now() - started, "woken by NOTIFY, not by the 60 s poll").toBeLessThan(15_000);
     });
   });
@@ -96,7 +96,7 @@ describe("relay loop", () => {
     const b = makeRelay(f, { settings: { pollIntervalMs: 200 } });
     const ids = await running([a, b], async () => {
       const ids = await insertEvents(f.sql, 500);
-      await waitFor(async () => (await countByStatus(f.sql)).PUBLISHED === 500, "all 500 PUBLISHED", 60_000);
+      await waitUntil(async () => (await countByStatus(f.sql)).PUBLISHED === 500, "all 500 PUBLISHED", 60_000);
       return ids;
     });
     const messages = await readStream(f.jsm, f.stream);
@@ -118,11 +118,11 @@ describe("relay loop", () => {
     const id = await insertEvent(f.sql);
     const claimedAt = Date.now();
     const batch = slow.runOnce();
-    await waitFor(
+    await waitUntil(
       async () => ((await readEvent(f.sql, id)).lease_until?.getTime() ?? 0) > claimedAt + leaseMs + 200,
       "lease pushed past the original lease",
     );
-    await waitFor(() => Date.now() > claimedAt + leaseMs + 300, "original lease over");
+    await waitUntil(() => Date.now() > claimedAt + leaseMs + 300, "original lease over");
     expect((await other.runOnce()).claimed, "the live batch keeps its lease").toBe(0);
     expect(await batch).toMatchObject({ published: 1, lost: 0 });
     expect(await readEvent(f.sql, id)).toMatchObject({ status: "PUBLISHED", attempt_count: 1 });
@@ -134,7 +134,7 @@ describe("relay loop", () => {
     const id = await insertEvent(f.sql);
     const stop = new AbortController();
     const loop = relay.run(stop.signal);
-    await waitFor(async () => (await readEvent(f.sql, id)).status === "IN_FLIGHT", "claimed");
+    await waitUntil(async () => (await readEvent(f.sql, id)).status === "IN_FLIGHT", "claimed");
     stop.abort();
     await loop;
     expect((await readEvent(f.sql, id)).status, "the batch was finalized before run() returned").toBe("PUBLISHED");
@@ -157,7 +157,7 @@ describe("relay loop", () => {
     const relay = makeRelay(f, { js: counting, settings: { batchSize: 10, concurrency: 3, pollIntervalMs: 60_000 } });
     const ids = await insertEvents(f.sql, 100);
     await running([relay], () =>
-      waitFor(async () => (await countByStatus(f.sql)).PUBLISHED === 100, "all 100 PUBLISHED", 30_000),
+      waitUntil(async () => (await countByStatus(f.sql)).PUBLISHED === 100, "all 100 PUBLISHED", 30_000),
     );
     expect(most, "publishes of more than two batches overlapped").toBeGreaterThan(20);
     expect(most, "at most three batches of 10 in flight").toBeLessThanOrEqual(30);
@@ -183,7 +183,7 @@ describe("relay loop", () => {
     const relay = makeRelay(f, { js: counting, settings: { batchSize: 10, concurrency: 1, pollIntervalMs: 60_000 } });
     await insertEvents(f.sql, 40);
     await running([relay], () =>
-      waitFor(async () => (await countByStatus(f.sql)).PUBLISHED === 40, "all 40 PUBLISHED", 30_000),
+      waitUntil(async () => (await countByStatus(f.sql)).PUBLISHED === 40, "all 40 PUBLISHED", 30_000),
     );
     expect(most, "one batch of 10 at a time").toBeLessThanOrEqual(10);
   });
@@ -208,9 +208,9 @@ describe("relay loop", () => {
     });
     await insertEvents(f.sql, 300);
     await running([relay], async () => {
-      await waitFor(async () => (await countByStatus(f.sql)).PUBLISHED === 300, "all 300 PUBLISHED", 30_000);
+      await waitUntil(async () => (await countByStatus(f.sql)).PUBLISHED === 300, "all 300 PUBLISHED", 30_000);
       await insertEvents(f.sql, 3);
-      await waitFor(async () => (await countByStatus(f.sql)).PUBLISHED === 303, "the trickle PUBLISHED", 30_000);
+      await waitUntil(async () => (await countByStatus(f.sql)).PUBLISHED === 303, "the trickle PUBLISHED", 30_000);
     });
     expect(bursts.slice(0, 4), "each full claim doubles the next one").toEqual([10, 20, 40, 80]);
     expect(Math.max(...bursts), "never past the maximum size").toBe(80);
@@ -234,7 +234,7 @@ describe("relay loop", () => {
     });
     const backlog = await insertEvents(f.sql, 100);
     await running([relay], () =>
-      waitFor(async () => (await countByStatus(f.sql)).PUBLISHED === 101, "the backlog and the late event", 30_000),
+      waitUntil(async () => (await countByStatus(f.sql)).PUBLISHED === 101, "the backlog and the late event", 30_000),
     );
     const stored = (await readStream(f.jsm, f.stream)).map((m) => m.headers["Nats-Msg-Id"]);
     expect(
@@ -249,7 +249,7 @@ describe("relay loop", () => {
     await insertEvents(f.sql, 30);
     const stop = new AbortController();
     const loop = relay.run(stop.signal);
-    await waitFor(async () => (await countByStatus(f.sql)).IN_FLIGHT === 30, "three batches claimed");
+    await waitUntil(async () => (await countByStatus(f.sql)).IN_FLIGHT === 30, "three batches claimed");
     stop.abort();
     await loop;
     expect(await countByStatus(f.sql), "every claimed batch finalized before run() returned").toMatchObject({
@@ -271,7 +271,7 @@ describe("relay loop", () => {
     const relay = makeRelay(f, { sql: slowClaims, settings: { batchSize: 10, concurrency: 2 } });
     await insertEvents(f.sql, 100);
     await running([relay], () =>
-      waitFor(async () => (await countByStatus(f.sql)).PUBLISHED === 100, "all 100 PUBLISHED", 30_000),
+      waitUntil(async () => (await countByStatus(f.sql)).PUBLISHED === 100, "all 100 PUBLISHED", 30_000),
     );
     expect(analyzes, "one analyze for a run of slow claims within a minute").toBe(1);
   });
@@ -282,7 +282,7 @@ describe("relay loop", () => {
     const broken = createSql({ url: u.toString(), schema: "entitlement", max: 1, applicationName: "broken" });
     const relay = makeRelay(f, { sql: broken, settings: { pollIntervalMs: 50 } });
     await running([relay], async () => {
-      await waitFor(
+      await waitUntil(
         async () => ((await metricValue(relay.registry, "entitlement_outbox_relay_errors_total")) ?? 0) >= 3,
         "three failed passes",
       );
@@ -311,7 +311,7 @@ describe("relay loop", () => {
       ],
       { cwd: import.meta.dir, stdout: "ignore", stderr: "inherit" },
     );
-    await waitFor(
+    await waitUntil(
       async () => (await f.sql`select 1 from outbox_events where locked_by = 'doomed-child'`).length === 20,
       "the child claimed the batch",
     );
@@ -319,7 +319,7 @@ describe("relay loop", () => {
     await child.exited;
     const survivor = makeRelay(f, { settings: { leaseMs: 2_000, pollIntervalMs: 100 } });
     await running([survivor], () =>
-      waitFor(async () => (await countByStatus(f.sql)).PUBLISHED === 20, "published by the survivor after the lease"),
+      waitUntil(async () => (await countByStatus(f.sql)).PUBLISHED === 20, "published by the survivor after the lease"),
     );
     const messages = await readStream(f.jsm, f.stream);
     expect(new Set(messages.map((m) => m.msgId)), "every event once").toEqual(new Set(ids));
@@ -342,7 +342,7 @@ describe("relay loop", () => {
     });
     const relay = makeRelay(f, { settings: { maxAttempts: 1, pollIntervalMs: 50 } });
     await running([relay], () =>
-      waitFor(async () => (await readEvent(f.sql, id)).status === "FAILED", "FAILED after its only attempt"),
+      waitUntil(async () => (await readEvent(f.sql, id)).status === "FAILED", "FAILED after its only attempt"),
     );
     expect(await streamCount(f.jsm, f.stream)).toBe(0);
   });
@@ -367,7 +367,7 @@ describe("commit → stream append latency", () => {
         committed.set(id, { sent, returned: nowMicros() });
         await Bun.sleep(5);
       }
-      await waitFor(async () => (await streamCount(f.jsm, f.stream)) === 200, "200 events in the stream", 60_000);
+      await waitUntil(async () => (await streamCount(f.jsm, f.stream)) === 200, "200 events in the stream", 60_000);
     });
     const messages = await readStream(f.jsm, f.stream);
     const quantiles = (key: "sent" | "returned") => {

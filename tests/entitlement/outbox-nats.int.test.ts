@@ -9,9 +9,10 @@ import { createWakeups } from "../../src/entitlement/work/wakeups.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { connectNats, createNatsLink, type NatsConnection } from "../../src/shared/nats.ts";
-import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
+import { createTestDatabase, resetService, type TestDatabase } from "../support/infra.ts";
 import { natsServerBinary, type PrivateNats, privateNats } from "../support/nats-server.ts";
-import { countByStatus, insertEvent, insertEvents, readStream, settingsFor, waitFor } from "./outbox.helpers.ts";
+import { waitUntil } from "../support/wait.ts";
+import { countByStatus, insertEvent, insertEvents, readStream, settingsFor } from "./outbox.helpers.ts";
 
 // Real PostgreSQL and NATS on a loaded 2-core CI machine: waits are polled, but the whole test may take a while.
 setDefaultTimeout(90_000);
@@ -33,7 +34,7 @@ afterAll(async () => {
   await db.drop();
 });
 beforeEach(async () => {
-  await sql`truncate outbox_events`;
+  await resetService(sql, "entitlement");
 });
 
 const stream = "entitlement-events";
@@ -78,7 +79,7 @@ test.skipIf(!NATS_SERVER)(
 
     await broker.start();
     const nc = await nats;
-    await waitFor(async () => (await countByStatus(sql)).PUBLISHED === 20, "backlog published after NATS came up");
+    await waitUntil(async () => (await countByStatus(sql)).PUBLISHED === 20, "backlog published after NATS came up");
     const jsm = await jetstreamManager(nc);
     const info = await jsm.streams.info(stream);
     expect(info.config.duplicate_window, "created by the relay with the configured window").toBe(120_000 * 1_000_000);
@@ -118,7 +119,7 @@ test.skipIf(!NATS_SERVER)(
 
     await broker.start();
     await produce(50);
-    await waitFor(
+    await waitUntil(
       async () => (await countByStatus(sql)).PUBLISHED === 200,
       "all 200 PUBLISHED after the restart",
       60_000,

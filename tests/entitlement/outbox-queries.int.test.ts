@@ -11,7 +11,7 @@ import {
   markOutboxPublishedAndClaim,
 } from "../../src/entitlement/work/outbox/queries.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
-import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
+import { createTestDatabase, resetService, type TestDatabase } from "../support/infra.ts";
 import { insertEvent, readEvent } from "./outbox.helpers.ts";
 
 // Real PostgreSQL and NATS on a loaded 2-core CI machine: waits are polled, but the whole test may take a while.
@@ -33,7 +33,7 @@ afterAll(async () => {
   await db.drop();
 });
 beforeEach(async () => {
-  await sql`truncate outbox_events`;
+  await resetService(sql, "entitlement");
 });
 
 describe("claimOutboxBatch", () => {

@@ -13,15 +13,17 @@ import { countFailedOutbox } from "../../src/entitlement/work/outbox/queries.ts"
 import { createOutboxRelay } from "../../src/entitlement/work/outbox/relay.ts";
 import { ensureEntitlementStream } from "../../src/entitlement/work/outbox/stream.ts";
 import { createWakeups } from "../../src/entitlement/work/wakeups.ts";
-import { createSql, type Sql } from "../../src/shared/db.ts";
+import type { Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
-import { createTestDatabase, natsUrl, type TestDatabase, uniqueName } from "../support/infra.ts";
+import { natsUrl, type TestDatabase, uniqueName, useTestDatabase } from "../support/infra.ts";
 import { waitUntil } from "../support/wait.ts";
 import { otherReplica } from "../support/wakeups.ts";
 
 export type Fixture = {
   db: TestDatabase;
   sql: Sql;
+  /** Empties Entitlement's tables (resetService). */
+  reset: () => Promise<void>;
   nc: NatsConnection;
   js: JetStreamClient;
   jsm: JetStreamManager;
@@ -30,17 +32,13 @@ export type Fixture = {
   close: () => Promise<void>;
 };
 
-export async function openFixture(label: string): Promise<Fixture> {
-  const db = await createTestDatabase(label);
-  const sql = createSql({ url: db.url, schema: "entitlement", max: 10, applicationName: `test-${label}` });
+async function openStream(label: string) {
   const nc = await connect({ servers: await natsUrl() });
   const jsm = await jetstreamManager(nc);
   const stream = uniqueName(`ev_${label}`).replaceAll(".", "_");
   const subject = `${stream}.events`;
   await ensureEntitlementStream(jsm, { stream, subject, duplicateWindowMs: 120_000, replicas: 1 });
   return {
-    db,
-    sql,
     nc,
     js: jetstream(nc),
     jsm,
@@ -49,26 +47,25 @@ export async function openFixture(label: string): Promise<Fixture> {
     close: async () => {
       await jsm.streams.delete(stream).catch(() => false);
       await nc.close();
-      await sql.end({ timeout: 5 });
-      await db.drop();
     },
   };
 }
 
 /**
- * Registers the hooks of one test file: a fixture opened before all tests, an empty outbox and stream before each,
- * everything closed after all. The returned object is filled in by the first hook.
+ * Registers the hooks of one test file: its database (useTestDatabase) and a stream of its own opened before all
+ * tests, emptied before each, closed after all. The returned object is filled in by the first hooks.
  */
 export function useFixture(label: string): Fixture {
+  const database = useTestDatabase(label, { service: "entitlement", resetEach: true });
   const f = {} as Fixture;
   beforeAll(async () => {
-    Object.assign(f, await openFixture(label));
+    const { db, sql, reset } = database;
+    Object.assign(f, { db, sql, reset }, await openStream(label));
   });
   afterAll(async () => {
     await f.close();
   });
   beforeEach(async () => {
-    await f.sql`truncate outbox_events`;
     await f.jsm.streams.purge(f.stream);
   });
   return f;
@@ -247,10 +244,8 @@ export async function streamCount(jsm: JetStreamManager, stream: string): Promis
   return (await jsm.streams.info(stream)).state.messages;
 }
 
-/** Polls `check` until it returns true; the generous timeout is for a loaded 2-core CI machine. */
-export async function waitFor(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 20_000) {
-  await waitUntil(check, what, timeoutMs, 20);
-}
+/** @deprecated The one polling helper is waitUntil (tests/support/wait.ts); this name stays while branches merge. */
+export const waitFor = waitUntil;
 
 export async function metricValue(registry: Registry, name: string, labels: Record<string, string> = {}) {
   const metric = registry.getSingleMetric(name);

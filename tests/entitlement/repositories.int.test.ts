@@ -10,7 +10,7 @@ import { grantEntitlements } from "../../src/entitlement/write/entitlement-grant
 import { revokeEntitlement } from "../../src/entitlement/write/entitlement-revoke.ts";
 import type { IdempotencyArgs } from "../../src/entitlement/write/run.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
-import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
+import { createTestDatabase, resetService, type TestDatabase } from "../support/infra.ts";
 
 let db: TestDatabase;
 let sql: Sql;
@@ -23,7 +23,7 @@ afterAll(async () => {
   await db.drop();
 });
 beforeEach(async () => {
-  await sql`truncate entitlements, entitlement_audit, outbox_events, idempotency_keys`;
+  await resetService(sql, "entitlement");
 });
 
 const t0 = new Date("2026-01-17T00:00:00.123Z");

@@ -7,8 +7,9 @@ import {
 import { createRetentionWorker, runRetentionOnce } from "../../src/entitlement/work/retention/worker.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
-import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
-import { insertEvent, waitFor } from "./outbox.helpers.ts";
+import { createTestDatabase, resetService, type TestDatabase } from "../support/infra.ts";
+import { waitUntil } from "../support/wait.ts";
+import { insertEvent } from "./outbox.helpers.ts";
 
 // Real PostgreSQL and NATS on a loaded 2-core CI machine: waits are polled, but the whole test may take a while.
 setDefaultTimeout(90_000);
@@ -28,7 +29,7 @@ afterAll(async () => {
   await db.drop();
 });
 beforeEach(async () => {
-  await sql`truncate outbox_events, idempotency_keys`;
+  await resetService(sql, "entitlement");
 });
 
 async function insertKey(key: string, expiresAt: Date, caller = "") {
@@ -107,7 +108,7 @@ test("the worker runs at start and every interval, and stops on abort", async ()
   const loop = worker.run(stop.signal);
   await insertKey("soon-expired", new Date(Date.now() + 100));
   await insertKey("alive", new Date(Date.now() + DAY));
-  await waitFor(async () => (await keys()).length === 1, "the expired key deleted by a later pass");
+  await waitUntil(async () => (await keys()).length === 1, "the expired key deleted by a later pass");
   stop.abort();
   await loop;
   expect(await keys()).toEqual(["alive"]);

@@ -2,11 +2,12 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { claimNotifications, countBacklog, markRetry, markSent } from "../../src/notification/delivery/queries.ts";
 import { createSentRecorder } from "../../src/notification/delivery/sent.ts";
 import type { Db } from "../../src/shared/db.ts";
-import { notificationRow, seedNotification, useDatabase } from "./helpers.ts";
+import { useTestDatabase } from "../support/infra.ts";
+import { notificationRow, seedNotification } from "./helpers.ts";
 
 setDefaultTimeout(60_000);
 
-const f = useDatabase("notif_claim", { truncate: ["notifications", "notification_dlq"] });
+const f = useTestDatabase("notif_claim", { service: "notification", resetEach: true });
 
 // An hour ahead of the wall clock, so rows seeded "now" are due.
 const T0 = new Date(Math.floor(Date.now() / 1000) * 1000 + 3_600_000);

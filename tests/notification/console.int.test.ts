@@ -5,12 +5,13 @@ import { createApp } from "../../src/notification/app.ts";
 import { createSql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { consoleClient, hiddenField, signIn } from "../support/console-client.ts";
+import { useTestDatabase } from "../support/infra.ts";
 import { rawRequest } from "../support/raw-http.ts";
-import { seedNotification, testMetrics, useDatabase } from "./helpers.ts";
+import { seedNotification, testMetrics } from "./helpers.ts";
 
 setDefaultTimeout(60_000);
 
-const f = useDatabase("notif_console", { truncate: ["notifications", "notification_dlq"] });
+const f = useTestDatabase("notif_console", { service: "notification", resetEach: true });
 const TOKEN = "debug-token-for-the-console-0123";
 
 function app(enabled = true, sql = f.sql) {

@@ -14,6 +14,7 @@ import { silentLogger } from "../../src/shared/logger.ts";
 import { createNatsLink } from "../../src/shared/nats.ts";
 import { systemClock } from "../../src/shared/runtime.ts";
 import { createTestDatabase, natsUrl, type TestDatabase } from "../support/infra.ts";
+import { waitUntil } from "../support/wait.ts";
 import {
   consumerBound,
   consumerOf,
@@ -22,7 +23,6 @@ import {
   streamsOf,
   testConfig,
   testMetrics,
-  waitFor,
 } from "./helpers.ts";
 
 setDefaultTimeout(180_000);
@@ -153,7 +153,7 @@ test("every well-formed event yields its notification; every other message lands
       const acks = await Promise.all(messages.map((m) => js.publish(config.nats.subject, m.bytes)));
       const validIds = messages.flatMap((m) => (m.kind === "valid" && m.eventId ? [m.eventId] : []));
       const invalidSeqs = messages.flatMap((m, i) => (m.kind === "invalid" ? [acks[i]?.seq ?? 0] : []));
-      await waitFor(
+      await waitUntil(
         async () => {
           const [stored] = await sql<{ n: number }[]>`
           select count(*)::int as n from notifications where event_id = any(${validIds}::uuid[])`;

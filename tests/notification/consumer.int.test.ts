@@ -15,6 +15,7 @@ import type { Worker } from "../../src/shared/runtime.ts";
 import { systemClock } from "../../src/shared/runtime.ts";
 import { createTestDatabase, natsUrl, type TestDatabase } from "../support/infra.ts";
 import { startTcpProxyFor } from "../support/tcp-proxy.ts";
+import { waitUntil } from "../support/wait.ts";
 import {
   consumerBound,
   consumerOf,
@@ -24,7 +25,6 @@ import {
   streamsOf,
   testConfig,
   testMetrics,
-  waitFor,
 } from "./helpers.ts";
 
 setDefaultTimeout(120_000);
@@ -146,7 +146,7 @@ describe("database failure", () => {
       const naks = (await metrics.events.get()).values.find((v) => v.labels.result === "nak");
       expect(naks?.value ?? 0).toBe(0);
       proxy.up();
-      await waitFor(async () => ((await countFor(userId)) === 1 ? true : undefined), "the held event to be stored");
+      await waitUntil(async () => ((await countFor(userId)) === 1 ? true : undefined), "the held event to be stored");
       const info = await jsm.consumers.info(c.nats.stream, c.nats.durable);
       expect(info.num_ack_pending, "acked after the commit").toBe(0);
       expect(
@@ -166,7 +166,7 @@ describe("database failure", () => {
     await bound(health);
     const userId = `nak-${crypto.randomUUID()}`;
     const ack = await jetstream(nc).publish(c.nats.subject, eventBytes({ userId }));
-    const [entry] = await waitFor(async () => {
+    const [entry] = await waitUntil(async () => {
       const rows = await sql<{ kind: string; stream: string; consumer: string; deliveries: number }[]>`
         select kind, stream, consumer, deliveries::int from notification_nats_dlq
         where stream = ${c.nats.stream} and stream_seq = ${ack.seq}`;
@@ -188,7 +188,7 @@ describe("resilience and batches", () => {
     await jsm.consumers.delete(c.nats.stream, c.nats.durable);
     const prefix = `again-${crypto.randomUUID()}`;
     await jetstream(nc).publish(c.nats.subject, eventBytes({ userId: `${prefix}-1` }));
-    await waitFor(async () => ((await countFor(prefix)) === 1 ? true : undefined), "the event after re-creation");
+    await waitUntil(async () => ((await countFor(prefix)) === 1 ? true : undefined), "the event after re-creation");
     expect(health.bound.entitlement).toBe(true);
   });
 
@@ -201,7 +201,7 @@ describe("resilience and batches", () => {
     const events = Array.from({ length: 120 }, (_, i) => eventBytes({ userId: `${prefix}-${i}` }));
     await Promise.all(events.map((e) => js.publish(c.nats.subject, e)));
     await Promise.all(events.slice(0, 30).map((e) => js.publish(c.nats.subject, e)));
-    await waitFor(async () => {
+    await waitUntil(async () => {
       const values = (await metrics.events.get()).values;
       const total = values.reduce((sum, v) => sum + v.value, 0);
       return total >= 150 ? true : undefined;
@@ -244,8 +244,8 @@ describe("poison in a batch", () => {
     try {
       const { health } = start(c, { batchSize: 100 });
       await bound(health);
-      await waitFor(async () => ((await countFor(`${prefix}-ok-`)) === 10 ? true : undefined), "the valid events");
-      const captured = await waitFor(async () => {
+      await waitUntil(async () => ((await countFor(`${prefix}-ok-`)) === 10 ? true : undefined), "the valid events");
+      const captured = await waitUntil(async () => {
         const rows = await dlqKinds(c.nats.stream, poison);
         return rows.length === poison.length ? rows : undefined;
       }, "every poison message in notification_nats_dlq");

@@ -10,7 +10,7 @@ import { type ConsumerHealth, createEventConsumer } from "../../src/notification
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createNatsLink } from "../../src/shared/nats.ts";
 import { systemClock } from "../../src/shared/runtime.ts";
-import { natsUrl } from "../support/infra.ts";
+import { natsUrl, useTestDatabase } from "../support/infra.ts";
 import { serve } from "../support/serve.ts";
 import { startTcpProxyFor } from "../support/tcp-proxy.ts";
 import { waitUntil } from "../support/wait.ts";
@@ -23,7 +23,6 @@ import {
   streamsOf,
   testConfig,
   testMetrics,
-  useDatabase,
 } from "./helpers.ts";
 
 setDefaultTimeout(120_000);
@@ -32,7 +31,7 @@ const MAIN = new URL("../../src/notification/main.ts", import.meta.url).pathname
 /** The ack wait this service had before: a killed process's messages waited this long. */
 const OLD_ACK_WAIT_MS = 10_000;
 
-const f = useDatabase("notif_crash");
+const f = useTestDatabase("notif_crash", { service: "notification" });
 let nc: NatsConnection;
 let js: JetStreamClient;
 let jsm: JetStreamManager;

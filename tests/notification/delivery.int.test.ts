@@ -8,19 +8,13 @@ import { createDeliveryWorker } from "../../src/notification/delivery/worker.ts"
 import { requeueDlqNotification } from "../../src/notification/ops/queries.ts";
 import { createLogger } from "../../src/shared/logger.ts";
 import { Waker } from "../../src/shared/runtime.ts";
-import {
-  dlqCount as countDlq,
-  deliveryDeps,
-  notificationRow,
-  notificationSql,
-  seedNotification,
-  useDatabase,
-  waitFor,
-} from "./helpers.ts";
+import { useTestDatabase } from "../support/infra.ts";
+import { waitUntil } from "../support/wait.ts";
+import { dlqCount as countDlq, deliveryDeps, notificationRow, notificationSql, seedNotification } from "./helpers.ts";
 
 setDefaultTimeout(60_000);
 
-const f = useDatabase("notif_delivery", { truncate: ["notifications", "notification_dlq"] });
+const f = useTestDatabase("notif_delivery", { service: "notification", resetEach: true });
 
 // An hour ahead of the wall clock, so rows seeded "now" are due.
 const T0 = new Date(Math.floor(Date.now() / 1000) * 1000 + 3_600_000);
@@ -150,7 +144,7 @@ describe("leases", () => {
     const slow: Sender = async () => gate;
     const a = deps({ workerId: "worker-a", leaseMs: 1000, send: slow });
     const running = deliverBatch(a);
-    await waitFor(
+    await waitUntil(
       async () => ((await notificationRow(f.sql, id)).locked_by === "worker-a" ? true : undefined),
       "claim",
     );
@@ -205,7 +199,7 @@ describe("metrics and worker loop", () => {
     const stop = new AbortController();
     const worker = createDeliveryWorker({ ...d, waker, pollIntervalMs: 50 });
     const running = worker.run(stop.signal);
-    await waitFor(async () => (d.sent.length === 6 ? true : undefined), "all six sent");
+    await waitUntil(async () => (d.sent.length === 6 ? true : undefined), "all six sent");
     stop.abort();
     await running;
     const sent = (await d.metrics.delivery.get()).values.find((v) => v.labels.result === "sent");
@@ -222,7 +216,7 @@ describe("metrics and worker loop", () => {
     await Bun.sleep(100);
     await seedNotification(f.sql, { createdAt: new Date(Date.now() - 1000) });
     waker.wake();
-    await waitFor(async () => (d.sent.length === 1 ? true : undefined), "the woken delivery", 20_000);
+    await waitUntil(async () => (d.sent.length === 1 ? true : undefined), "the woken delivery", 20_000);
     stop.abort();
     await running;
   });
@@ -240,7 +234,11 @@ describe("metrics and worker loop", () => {
     // Neither a wake nor the idle poll (ten minutes) can deliver them: only the sleep until each falls due.
     const running = createDeliveryWorker({ ...d, waker, pollIntervalMs: 50, idlePollMs: 600_000 }).run(stop.signal);
     try {
-      await waitFor(async () => (d.sent.length === 2 ? true : undefined), "the retry and the lease taken over", 20_000);
+      await waitUntil(
+        async () => (d.sent.length === 2 ? true : undefined),
+        "the retry and the lease taken over",
+        20_000,
+      );
       expect((await notificationRow(f.sql, retry))?.status).toBe("SENT");
       expect((await notificationRow(f.sql, leased))?.status).toBe("SENT");
     } finally {
@@ -259,7 +257,7 @@ describe("metrics and worker loop", () => {
       await Bun.sleep(300); // idle: nothing due, the next look at the table ten minutes away
       expect(d.sent).toEqual([]);
       expect((await requeueDlqNotification(f.sql, id)).kind).toBe("requeued");
-      await waitFor(async () => (d.sent.length === 1 ? true : undefined), "the requeued notification", 20_000);
+      await waitUntil(async () => (d.sent.length === 1 ? true : undefined), "the requeued notification", 20_000);
     } finally {
       stop.abort();
       await running;
@@ -295,10 +293,10 @@ describe("metrics and worker loop", () => {
     try {
       await seedNotification(f.sql, { userId: "hung-receiver", createdAt: new Date(Date.now() - 1000) });
       waker.wake();
-      await waitFor(async () => (inFlight === 1 ? true : undefined), "the hanging delivery to start");
+      await waitUntil(async () => (inFlight === 1 ? true : undefined), "the hanging delivery to start");
       for (let i = 0; i < 12; i++) await seedNotification(f.sql, { userId: `fast-${i}`, createdAt: new Date() });
       waker.wake();
-      await waitFor(
+      await waitUntil(
         async () => (sent.length === 12 ? true : undefined),
         "every later delivery, while the first still hangs",
         20_000,

@@ -4,12 +4,13 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createApp } from "../../src/notification/app.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
+import { useTestDatabase } from "../support/infra.ts";
 import { rawRequest } from "../support/raw-http.ts";
-import { seedNotification, testMetrics, useDatabase } from "./helpers.ts";
+import { seedNotification, testMetrics } from "./helpers.ts";
 
 setDefaultTimeout(60_000);
 
-const f = useDatabase("notif_edge_targets");
+const f = useTestDatabase("notif_edge_targets", { service: "notification" });
 const TOKEN = "debug-token-for-the-edge-test-0123";
 const VICTIM = "edge-victim";
 let port = 0;

@@ -1,6 +1,6 @@
 // Shared set-up for the Notification tests: configuration with unique stream names, a database handle in the
-// notification schema, seeded rows, protobuf events and polling.
-import { afterAll, beforeAll, beforeEach } from "bun:test";
+// notification schema, seeded rows and protobuf events. A test file's own database comes from useTestDatabase
+// (tests/support/infra.ts).
 import { create, toBinary } from "@bufbuild/protobuf";
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
@@ -22,37 +22,11 @@ import { SCHEMA } from "../../src/notification/migrations.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createRegistry } from "../../src/shared/metrics.ts";
-import { createTestDatabase, type TestDatabase, uniqueName } from "../support/infra.ts";
+import { uniqueName, useTestDatabase } from "../support/infra.ts";
 import { waitUntil } from "../support/wait.ts";
 
 export function notificationSql(url: string, max = 8): Sql {
   return createSql({ url, schema: SCHEMA, max, applicationName: "notification-test" });
-}
-
-export type DatabaseFixture = { db: TestDatabase; sql: Sql };
-
-/**
- * The database of one test file (cloned from the migrated template) and a pool in the notification schema, opened
- * before its tests and dropped after them; `truncate` lists the tables emptied before each test. Read `f.sql` and
- * `f.db` inside tests and hooks: they are set once the file's tests start.
- */
-export function useDatabase(label: string, options: { truncate?: string[]; poolMax?: number } = {}): DatabaseFixture {
-  const f = {} as DatabaseFixture;
-  beforeAll(async () => {
-    f.db = await createTestDatabase(label);
-    f.sql = notificationSql(f.db.url, options.poolMax);
-  });
-  afterAll(async () => {
-    await f.sql?.end();
-    await f.db?.drop();
-  });
-  const tables = options.truncate ?? [];
-  if (tables.length > 0) {
-    beforeEach(async () => {
-      await f.sql`truncate ${f.sql(tables)}`;
-    });
-  }
-  return f;
 }
 
 /** Configuration for one test file: its own stream, subject, durables and matching advisory subjects. */
@@ -203,9 +177,17 @@ export async function notificationRow(sql: Sql, id: string) {
   return row;
 }
 
-/** Polls `probe` until it returns a value other than undefined; generous by default for a loaded machine. */
-export const waitFor = <T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 30_000, intervalMs = 100) =>
-  waitUntil(probe, what, timeoutMs, intervalMs);
+/**
+ * @deprecated The database fixture is useTestDatabase(label, { service: "notification", resetEach }), whose reset
+ * needs no table list; this name stays while branches merge.
+ */
+export function useDatabase(label: string, options: { truncate?: string[]; poolMax?: number } = {}) {
+  const resetEach = (options.truncate?.length ?? 0) > 0;
+  return useTestDatabase(label, { service: "notification", poolMax: options.poolMax, resetEach });
+}
+
+/** @deprecated The one polling helper is waitUntil (tests/support/wait.ts); this name stays while branches merge. */
+export const waitFor = waitUntil;
 
 /** Delivery dependencies with max attempts 3, a fixed clock and a sender that records what it was given. */
 export function deliveryDeps(

@@ -3,11 +3,12 @@ import { createApp } from "../../src/notification/app.ts";
 import { allBound, type ConsumerHealth } from "../../src/notification/consumer/worker.ts";
 import { createSql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
-import { seedNotification, testMetrics, useDatabase } from "./helpers.ts";
+import { useTestDatabase } from "../support/infra.ts";
+import { seedNotification, testMetrics } from "./helpers.ts";
 
 setDefaultTimeout(60_000);
 
-const f = useDatabase("notif_inbox");
+const f = useTestDatabase("notif_inbox", { service: "notification" });
 
 function app(debugApi: { enabled: boolean; token?: string }, consumer?: ConsumerHealth) {
   return createApp({

@@ -1,7 +1,9 @@
 // The executable's life cycle: serve (migrations, HTTP, workers) until SIGTERM then exit 0; bad configuration → 78.
+
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { connect } from "@nats-io/transport-node";
 import { createTestDatabase, natsUrl, type TestDatabase } from "../support/infra.ts";
+import { waitUntil } from "../support/wait.ts";
 import { deleteStreams, serveEnv, streamsOf, testConfig } from "./helpers.ts";
 
 setDefaultTimeout(90_000);
@@ -48,13 +50,8 @@ test("serve answers, becomes ready with the consumer bound, and exits 0 on SIGTE
     const match = await readUntil(child.stdout, /"port":(\d+),"msg":"notification listening"/);
     const base = `http://127.0.0.1:${match[1]}`;
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
-    const deadline = Date.now() + 30_000;
-    let ready = 0;
-    while (ready !== 200 && Date.now() < deadline) {
-      ready = (await fetch(`${base}/readyz`)).status;
-      if (ready !== 200) await Bun.sleep(100);
-    }
-    expect(ready).toBe(200);
+    const ready = await waitUntil(async () => (await fetch(`${base}/readyz`)).status === 200, "/readyz to answer 200");
+    expect(ready).toBe(true);
     const inbox = await fetch(`${base}/debug/notification/inbox/nobody`, {
       headers: { authorization: `Bearer ${TOKEN}` },
     });

@@ -14,22 +14,13 @@ import { createSql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createNatsLink } from "../../src/shared/nats.ts";
 import { systemClock, Waker } from "../../src/shared/runtime.ts";
-import { natsUrl } from "../support/infra.ts";
-import {
-  consumerBound,
-  consumerOf,
-  deleteStreams,
-  matchBytes,
-  streamsOf,
-  testConfig,
-  testMetrics,
-  useDatabase,
-  waitFor,
-} from "./helpers.ts";
+import { natsUrl, useTestDatabase } from "../support/infra.ts";
+import { waitUntil } from "../support/wait.ts";
+import { consumerBound, consumerOf, deleteStreams, matchBytes, streamsOf, testConfig, testMetrics } from "./helpers.ts";
 
 setDefaultTimeout(120_000);
 
-const f = useDatabase("notif_matchmaking");
+const f = useTestDatabase("notif_matchmaking", { service: "notification" });
 let nc: NatsConnection;
 let js: JetStreamClient;
 let jsm: JetStreamManager;
@@ -99,7 +90,7 @@ describe("matchmaking consumer", () => {
     await js.publish(mm.subject, matchBytes({ eventId, matchId: "m-63", mode: "rank", userIds: ["p-ann", "p-ben"] }), {
       msgID: eventId,
     });
-    const rows = await waitFor(async () => {
+    const rows = await waitUntil(async () => {
       const r = await notificationsOf(eventId);
       return r.length === 2 && r.every((n) => n.status === "SENT") ? r : undefined;
     }, "both players' notifications to be sent");
@@ -119,7 +110,7 @@ describe("matchmaking consumer", () => {
   test("delivery treats a MatchFound like any other: the failing player's ends FAILED in the DLQ, the other SENT", async () => {
     const eventId = crypto.randomUUID();
     await js.publish(mm.subject, matchBytes({ eventId, userIds: ["p-fail-1", "p-fine-1"] }));
-    const rows = await waitFor(async () => {
+    const rows = await waitUntil(async () => {
       const r = await notificationsOf(eventId);
       return r.length === 2 && r.every((n) => n.status === "SENT" || n.status === "FAILED") ? r : undefined;
     }, "both notifications to reach a final status");
@@ -134,7 +125,7 @@ describe("matchmaking consumer", () => {
   test("an event without players notifies matchmaking-system with only match_id, as the original did", async () => {
     const eventId = crypto.randomUUID();
     await js.publish(mm.subject, matchBytes({ eventId, matchId: "m-system" }));
-    const rows = await waitFor(async () => {
+    const rows = await waitUntil(async () => {
       const r = await notificationsOf(eventId);
       return r.length === 1 ? r : undefined;
     }, "the matchmaking-system notification");
@@ -146,11 +137,11 @@ describe("matchmaking consumer", () => {
     const eventId = crypto.randomUUID();
     const body = matchBytes({ eventId, userIds: ["p-dup-1", "p-dup-2"] });
     await js.publish(mm.subject, body);
-    await waitFor(async () => ((await notificationsOf(eventId)).length === 2 ? true : undefined), "the first copy");
+    await waitUntil(async () => ((await notificationsOf(eventId)).length === 2 ? true : undefined), "the first copy");
     const duplicatesBefore = await counter("duplicate");
     const again = await js.publish(mm.subject, body);
     expect(again.duplicate, "no Nats-Msg-Id: JetStream stores it again").toBe(false);
-    await waitFor(async () => ((await counter("duplicate")) > duplicatesBefore ? true : undefined), "the copy");
+    await waitUntil(async () => ((await counter("duplicate")) > duplicatesBefore ? true : undefined), "the copy");
     expect(await notificationsOf(eventId)).toHaveLength(2);
     const [processed] = await f.sql<{ n: number }[]>`
       select count(*)::int as n from processed_events where event_id = ${eventId}`;
@@ -163,12 +154,12 @@ describe("matchmaking consumer", () => {
       js.publish(mm.subject, matchBytes({ matchId: " " })),
       js.publish(mm.subject, matchBytes({ eventId: good, userIds: ["p-good"] })),
     ]);
-    const [entry] = await waitFor(async () => {
+    const [entry] = await waitUntil(async () => {
       const rows = await natsDlqRow(bad?.seq ?? 0);
       return rows.length ? rows : undefined;
     }, "the MSG_TERMINATED advisory of the matchmaking consumer");
     expect(entry).toEqual({ kind: "MSG_TERMINATED", consumer: mm.durable });
-    await waitFor(async () => ((await notificationsOf(good)).length === 1 ? true : undefined), "the valid event");
+    await waitUntil(async () => ((await notificationsOf(good)).length === 1 ? true : undefined), "the valid event");
     const recorded = (await metrics.natsDlq.get()).values.find((v) => v.labels.source === "matchmaking");
     expect(recorded?.value, "the NATS DLQ metric names the source").toBeGreaterThanOrEqual(1);
   });
@@ -203,7 +194,7 @@ describe("a matchmaking event given up by its consumer", () => {
       await consumerBound(h, "matchmaking");
       const eventId = crypto.randomUUID();
       const ack = await js.publish(cmm.subject, matchBytes({ eventId, userIds: ["p-late"] }), { msgID: eventId });
-      await waitFor(async () => {
+      await waitUntil(async () => {
         const rows = await f.sql`select 1 from notification_nats_dlq
           where stream = ${cmm.stream} and stream_seq = ${ack.seq} and kind = 'MAX_DELIVERIES'`;
         return rows.length ? true : undefined;
@@ -219,7 +210,7 @@ describe("a matchmaking event given up by its consumer", () => {
         { streamSeq: ack.seq, force: false, stream: cmm.stream },
       );
       expect(code, lines.join("\n")).toBe(0);
-      await waitFor(async () => ((await notificationsOf(eventId)).length === 1 ? true : undefined), "the replay");
+      await waitUntil(async () => ((await notificationsOf(eventId)).length === 1 ? true : undefined), "the replay");
       second.abort();
       await healthy;
     } finally {

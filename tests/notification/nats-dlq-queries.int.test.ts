@@ -1,9 +1,9 @@
 // notification_nats_dlq is keyed by (stream, stream_seq): a sequence number is unique only within its stream.
 import { expect, test } from "bun:test";
 import { insertNatsDlqEntry } from "../../src/notification/advisories/queries.ts";
-import { useDatabase } from "./helpers.ts";
+import { useTestDatabase } from "../support/infra.ts";
 
-const f = useDatabase("nats_dlq_q", { poolMax: 2 });
+const f = useTestDatabase("nats_dlq_q", { service: "notification", poolMax: 2 });
 
 const entry = (stream: string | null, kind: "MAX_DELIVERIES" | "MSG_TERMINATED" = "MAX_DELIVERIES") => ({
   streamSeq: 42,

@@ -10,7 +10,8 @@ import { createNatsLink } from "../../src/shared/nats.ts";
 import { systemClock } from "../../src/shared/runtime.ts";
 import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
 import { natsServerBinary, type PrivateNats, privateNats } from "../support/nats-server.ts";
-import { consumerOf, eventBytes, notificationSql, testConfig, testMetrics, waitFor } from "./helpers.ts";
+import { waitUntil } from "../support/wait.ts";
+import { consumerOf, eventBytes, notificationSql, testConfig, testMetrics } from "./helpers.ts";
 
 setDefaultTimeout(120_000);
 
@@ -34,7 +35,7 @@ afterAll(async () => {
 });
 
 async function publishWhenUp(nc: NatsConnection, subject: string, data: Uint8Array): Promise<void> {
-  await waitFor(
+  await waitUntil(
     () =>
       jetstream(nc)
         .publish(subject, data, { timeout: 1_000 })
@@ -67,21 +68,24 @@ test.skipIf(!binary)("the consumer survives a NATS restart and consumes what com
   const count = async (userId: string) =>
     (await sql<{ n: number }[]>`select count(*)::int as n from notifications where user_id = ${userId}`)[0]?.n ?? 0;
   try {
-    await waitFor(
+    await waitUntil(
       async () => (health.bound.entitlement && link.connected() ? true : undefined),
       "the consumer to bind",
     );
     await publishWhenUp(nc, config.nats.subject, eventBytes({ userId: "before-outage" }));
-    await waitFor(async () => ((await count("before-outage")) === 1 ? true : undefined), "the first event");
+    await waitUntil(async () => ((await count("before-outage")) === 1 ? true : undefined), "the first event");
 
     await broker.stop();
-    await waitFor(async () => (link.connected() ? undefined : true), "the link to notice the outage");
+    await waitUntil(async () => (link.connected() ? undefined : true), "the link to notice the outage");
     await broker.start();
 
     await publishWhenUp(nc, config.nats.subject, eventBytes({ userId: "after-outage" }));
-    await waitFor(async () => ((await count("after-outage")) === 1 ? true : undefined), "the event after the restart");
+    await waitUntil(
+      async () => ((await count("after-outage")) === 1 ? true : undefined),
+      "the event after the restart",
+    );
     expect(await count("before-outage")).toBe(1);
-    await waitFor(
+    await waitUntil(
       async () => (health.bound.entitlement && link.connected() ? true : undefined),
       "readiness to come back",
     );

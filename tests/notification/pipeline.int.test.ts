@@ -11,6 +11,7 @@ import { silentLogger } from "../../src/shared/logger.ts";
 import { createNatsLink } from "../../src/shared/nats.ts";
 import { systemClock, Waker } from "../../src/shared/runtime.ts";
 import { createTestDatabase, natsUrl, type TestDatabase } from "../support/infra.ts";
+import { waitUntil } from "../support/wait.ts";
 import {
   consumerBound,
   deleteStreams,
@@ -19,7 +20,6 @@ import {
   streamsOf,
   testConfig,
   testMetrics,
-  waitFor,
 } from "./helpers.ts";
 
 setDefaultTimeout(90_000);
@@ -77,7 +77,7 @@ async function publishEvent(bytes: Uint8Array, msgId?: string) {
 
 /** Waits until the consumer has settled everything up to `seq`, so "nothing else happened" can be asserted. */
 async function consumed(seq: number): Promise<void> {
-  await waitFor(async () => {
+  await waitUntil(async () => {
     const info = await jsm.consumers.info(config.nats.stream, config.nats.durable);
     return info.ack_floor.stream_seq >= seq && info.num_ack_pending === 0 ? true : undefined;
   }, `the consumer to settle stream_seq ${seq}`);
@@ -107,7 +107,7 @@ describe("pipeline", () => {
     const userId = `pipe-${crypto.randomUUID()}`;
     const eventId = crypto.randomUUID();
     await publishEvent(eventBytes({ eventId, userId, stockKeepingUnit: "sku_1", sourceId: "p_1" }), eventId);
-    const [row] = await waitFor(async () => {
+    const [row] = await waitUntil(async () => {
       const rows = await rowsFor(userId);
       return rows[0]?.status === "SENT" ? rows : undefined;
     }, "the notification to be SENT");
@@ -137,14 +137,14 @@ describe("pipeline", () => {
     expect(processed?.n).toBe(1);
     // A later poison message proves the advisory capture is running, so the absence below means something.
     const probe = await publishEvent(new Uint8Array([0x80]));
-    await waitFor(async () => ((await natsDlq(probe.seq)).length ? true : undefined), "the probe's advisory");
+    await waitUntil(async () => ((await natsDlq(probe.seq)).length ? true : undefined), "the probe's advisory");
     expect((await natsDlq(first.seq)).length).toBe(0);
     expect((await natsDlq(second.seq)).length).toBe(0);
   });
 
   test("garbage bytes are terminated and recorded as MSG_TERMINATED with stream and consumer", async () => {
     const ack = await publishEvent(new TextEncoder().encode("\u0080not protobuf at all"));
-    const [entry] = await waitFor(async () => {
+    const [entry] = await waitUntil(async () => {
       const rows = await natsDlq(ack.seq);
       return rows.length ? rows : undefined;
     }, "the terminated advisory");
@@ -159,7 +159,7 @@ describe("pipeline", () => {
   test("an event with an invalid event_id is terminated too, and creates nothing", async () => {
     const userId = `bad-${crypto.randomUUID()}`;
     const ack = await publishEvent(eventBytes({ userId, eventId: "1-1-1-1-1" }));
-    await waitFor(async () => ((await natsDlq(ack.seq)).length ? true : undefined), "the terminated advisory");
+    await waitUntil(async () => ((await natsDlq(ack.seq)).length ? true : undefined), "the terminated advisory");
     expect((await rowsFor(userId)).length).toBe(0);
   });
 
@@ -167,7 +167,7 @@ describe("pipeline", () => {
     const userId = `e2e-dlq-${crypto.randomUUID()}`;
     const eventId = crypto.randomUUID();
     await publishEvent(eventBytes({ userId, eventId }), eventId);
-    const [row] = await waitFor(async () => {
+    const [row] = await waitUntil(async () => {
       const rows = await rowsFor(userId);
       return rows[0]?.status === "FAILED" ? rows : undefined;
     }, "the notification to fail");

@@ -10,21 +10,13 @@ import { createWorkers } from "../../src/notification/workers.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createNatsLink } from "../../src/shared/nats.ts";
 import { systemClock, Waker } from "../../src/shared/runtime.ts";
-import { natsUrl } from "../support/infra.ts";
-import {
-  consumerBound,
-  deleteStreams,
-  pointsBytes,
-  streamsOf,
-  testConfig,
-  testMetrics,
-  useDatabase,
-  waitFor,
-} from "./helpers.ts";
+import { natsUrl, useTestDatabase } from "../support/infra.ts";
+import { waitUntil } from "../support/wait.ts";
+import { consumerBound, deleteStreams, pointsBytes, streamsOf, testConfig, testMetrics } from "./helpers.ts";
 
 setDefaultTimeout(120_000);
 
-const f = useDatabase("notif_points");
+const f = useTestDatabase("notif_points", { service: "notification" });
 let nc: NatsConnection;
 let js: JetStreamClient;
 let jsm: JetStreamManager;
@@ -85,7 +77,7 @@ describe("points consumer", () => {
     const reservationId = crypto.randomUUID();
     const body = pointsBytes({ eventId, userId: "pts-ann", reservationId, pointAmount: 300n, balanceAfter: 700n });
     await js.publish(points.subject, body, { msgID: eventId });
-    const rows = await waitFor(async () => {
+    const rows = await waitUntil(async () => {
       const r = await notificationsOf(eventId);
       return r.length === 1 && r[0]?.status === "SENT" ? r : undefined;
     }, "the PointsGranted notification to be sent");
@@ -102,11 +94,11 @@ describe("points consumer", () => {
     const eventId = crypto.randomUUID();
     const body = pointsBytes({ eventId, userId: "pts-dup" });
     await js.publish(points.subject, body);
-    await waitFor(async () => ((await notificationsOf(eventId)).length === 1 ? true : undefined), "the first copy");
+    await waitUntil(async () => ((await notificationsOf(eventId)).length === 1 ? true : undefined), "the first copy");
     const duplicatesBefore = await counter("duplicate");
     const again = await js.publish(points.subject, body);
     expect(again.duplicate, "no Nats-Msg-Id: JetStream stores it again").toBe(false);
-    await waitFor(async () => ((await counter("duplicate")) > duplicatesBefore ? true : undefined), "the copy");
+    await waitUntil(async () => ((await counter("duplicate")) > duplicatesBefore ? true : undefined), "the copy");
     expect(await notificationsOf(eventId)).toHaveLength(1);
     const [processed] = await f.sql<{ n: number }[]>`
       select count(*)::int as n from processed_events where event_id = ${eventId}`;
@@ -119,13 +111,13 @@ describe("points consumer", () => {
       js.publish(points.subject, pointsBytes({ pointAmount: 0n })),
       js.publish(points.subject, pointsBytes({ eventId: good, userId: "pts-good" })),
     ]);
-    const [entry] = await waitFor(async () => {
+    const [entry] = await waitUntil(async () => {
       const rows = await f.sql<{ kind: string; consumer: string }[]>`select kind, consumer from notification_nats_dlq
         where stream = ${points.stream} and stream_seq = ${bad?.seq ?? 0}`;
       return rows.length ? rows : undefined;
     }, "the MSG_TERMINATED advisory of the points consumer");
     expect(entry).toEqual({ kind: "MSG_TERMINATED", consumer: points.durable });
-    await waitFor(async () => ((await notificationsOf(good)).length === 1 ? true : undefined), "the valid event");
+    await waitUntil(async () => ((await notificationsOf(good)).length === 1 ? true : undefined), "the valid event");
     const [stored] = await f.sql<{ n: number }[]>`
       select count(*)::int as n from notifications where type = 'PointsGranted' and payload_json ->> 'point_amount' = '0'`;
     expect(stored?.n, "nothing stored for the invalid event").toBe(0);

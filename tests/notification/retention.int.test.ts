@@ -6,11 +6,12 @@ import {
 } from "../../src/notification/retention/queries.ts";
 import { runRetention } from "../../src/notification/retention/service.ts";
 import { createLogger, silentLogger } from "../../src/shared/logger.ts";
-import { seedNotification, useDatabase } from "./helpers.ts";
+import { useTestDatabase } from "../support/infra.ts";
+import { seedNotification } from "./helpers.ts";
 
 setDefaultTimeout(60_000);
 
-const f = useDatabase("notif_retention", { truncate: ["notifications", "processed_events"] });
+const f = useTestDatabase("notif_retention", { service: "notification", resetEach: true });
 
 const NOW = new Date("2026-02-16T00:00:00Z");
 const THRESHOLD = new Date(NOW.getTime() - 30 * 86_400_000);

@@ -7,11 +7,12 @@ import { resolve } from "node:path";
 import { type WebhookNotification, webhookReceiver } from "../../docs/examples/webhook-receiver.ts";
 import { createWebhookSender } from "../../src/notification/channels/webhook.ts";
 import { deliverBatch } from "../../src/notification/delivery/service.ts";
-import { deliveryDeps, notificationRow, seedNotification, useDatabase } from "./helpers.ts";
+import { useTestDatabase } from "../support/infra.ts";
+import { deliveryDeps, notificationRow, seedNotification } from "./helpers.ts";
 
 setDefaultTimeout(60_000);
 
-const f = useDatabase("notif_webhook_receiver", { truncate: ["notifications", "notification_dlq"] });
+const f = useTestDatabase("notif_webhook_receiver", { service: "notification", resetEach: true });
 const SECRET = `whsec_${Buffer.from("the receiver's secret, 32 bytes!").toString("base64")}`;
 const docs = resolve(import.meta.dir, "../../docs");
 

@@ -4,11 +4,12 @@ import { createWebhookSender } from "../../src/notification/channels/webhook.ts"
 import type { DeliveryDeps } from "../../src/notification/delivery/deps.ts";
 import { deliverBatch } from "../../src/notification/delivery/service.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
-import { notificationRow, seedNotification, testConfig, testMetrics, useDatabase } from "./helpers.ts";
+import { useTestDatabase } from "../support/infra.ts";
+import { notificationRow, seedNotification, testConfig, testMetrics } from "./helpers.ts";
 
 setDefaultTimeout(60_000);
 
-const f = useDatabase("notif_webhook", { truncate: ["notifications", "notification_dlq"] });
+const f = useTestDatabase("notif_webhook", { service: "notification", resetEach: true });
 
 const SECRET = `whsec_${Buffer.from("a-test-secret-of-32-bytes-length").toString("base64")}`;
 

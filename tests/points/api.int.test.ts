@@ -19,7 +19,7 @@ afterAll(async () => {
   await f.close();
 });
 beforeEach(async () => {
-  await f.sql`truncate point_reservations, point_transactions, point_balances, point_audit, idempotency_keys, outbox_events`;
+  await f.reset();
 });
 
 const inMs = (ms: number) => new Date(Date.now() + ms).toISOString();

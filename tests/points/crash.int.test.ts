@@ -2,13 +2,14 @@
 // another worker id, as a replacement replica): every reservation ends DONE exactly once, the balances are exact,
 // and the dead process's claims are taken over once their lease runs out.
 import { expect, setDefaultTimeout, test } from "bun:test";
+import { useTestDatabase } from "../support/infra.ts";
 import { serveSchedulerReplica } from "../support/scheduler-replica.ts";
 import { waitUntil } from "../support/wait.ts";
-import { ledgerProblems, reserve, statusCounts, usePointsDatabase } from "./helpers.ts";
+import { ledgerProblems, POINTS_DATABASE, reserve, statusCounts } from "./helpers.ts";
 
 setDefaultTimeout(180_000);
 
-const f = usePointsDatabase("crash");
+const f = useTestDatabase("crash", POINTS_DATABASE);
 const TOTAL = 3_000;
 
 const serve = (hostname: string, slow = false) => serveSchedulerReplica(f.db.url, hostname, slow);

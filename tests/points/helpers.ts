@@ -1,6 +1,5 @@
 // Shared fixtures of the points tests: a database per file, reservations written with the API's own query, and
 // schedulers wired as the service wires them (with their own locked_by, so two of them are two replicas).
-import { afterAll, beforeAll, beforeEach } from "bun:test";
 import { Registry } from "prom-client";
 import { BALANCE_LIMIT, reservedReply } from "../../src/entitlement/features/points/replies.ts";
 import { createSchedulerMetrics } from "../../src/entitlement/work/scheduler/metrics.ts";
@@ -13,32 +12,19 @@ import { createWakeups } from "../../src/entitlement/work/wakeups.ts";
 import { dueWorkKinds } from "../../src/entitlement/workers.ts";
 import { idempotencyLockKey } from "../../src/entitlement/write/idempotency/lock-key.ts";
 import { reservePoints } from "../../src/entitlement/write/point-reserve.ts";
-import { createSql, type Sql } from "../../src/shared/db.ts";
+import type { Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import type { Clock } from "../../src/shared/runtime.ts";
-import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
+import { useTestDatabase } from "../support/infra.ts";
 import { otherReplica } from "../support/wakeups.ts";
 
 export const POINTS_SUBJECT = "points.events";
 
-export type PointsFixture = { db: TestDatabase; sql: Sql };
+/** The database of a points test file (useTestDatabase): Entitlement's schema, emptied before each test. */
+export const POINTS_DATABASE = { service: "entitlement", poolMax: 20, resetEach: true } as const;
 
-/** A database for the file, emptied of points before each test. */
-export function usePointsDatabase(label: string): PointsFixture {
-  const f = {} as PointsFixture;
-  beforeAll(async () => {
-    f.db = await createTestDatabase(label);
-    f.sql = createSql({ url: f.db.url, schema: "entitlement", max: 20, applicationName: `test-${label}` });
-  });
-  afterAll(async () => {
-    await f.sql.end({ timeout: 5 });
-    await f.db.drop();
-  });
-  beforeEach(async () => {
-    await f.sql`truncate point_reservations, point_transactions, point_balances, point_audit, outbox_events`;
-  });
-  return f;
-}
+/** @deprecated useTestDatabase(label, POINTS_DATABASE); this name stays while branches merge. */
+export const usePointsDatabase = (label: string) => useTestDatabase(label, POINTS_DATABASE);
 
 export function schedulerSettings(overrides: Partial<SchedulerSettings> = {}): SchedulerSettings {
   return {

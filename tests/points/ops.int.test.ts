@@ -4,9 +4,10 @@ import { describe, expect, test } from "bun:test";
 import { POINTS_USAGE, pointsCommand, printPointsStats, requeuePoints } from "../../src/entitlement/ops/points.ts";
 import { runPointsRetentionOnce } from "../../src/entitlement/work/points/retention.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
-import { createReplica, ledgerProblems, reserve, usePointsDatabase } from "./helpers.ts";
+import { useTestDatabase } from "../support/infra.ts";
+import { createReplica, ledgerProblems, POINTS_DATABASE, reserve } from "./helpers.ts";
 
-const f = usePointsDatabase("ptsops");
+const f = useTestDatabase("ptsops", POINTS_DATABASE);
 
 function capture() {
   const lines: string[] = [];

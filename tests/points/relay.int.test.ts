@@ -22,7 +22,6 @@ test("PointsGranted is published as a PointsEvent on the points stream; entitlem
     replicas: 1,
   });
   try {
-    await f.sql`truncate point_reservations, point_transactions, point_balances, point_audit`;
     const id = await reserve(f.sql, { userId: "u_pts", amount: 40, executeAt: new Date(Date.now() - 1) });
     await reserve(f.sql, { userId: "u_pts", amount: 2, executeAt: new Date(Date.now() - 1) });
     const grant = await insertEvent(f.sql, { userId: "u_ent", sku: "sku" });

@@ -8,19 +8,20 @@ import { createSchedulerMetrics } from "../../src/entitlement/work/scheduler/met
 import { createScheduler } from "../../src/entitlement/work/scheduler/scheduler.ts";
 import { createWakeups } from "../../src/entitlement/work/wakeups.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
+import { useTestDatabase } from "../support/infra.ts";
 import { waitUntil } from "../support/wait.ts";
 import {
   ledgerProblems,
+  POINTS_DATABASE,
   POINTS_SUBJECT,
   reserve,
   schedulerSettings,
   statusCounts,
-  usePointsDatabase,
 } from "./helpers.ts";
 
 setDefaultTimeout(90_000);
 
-const f = usePointsDatabase("burst");
+const f = useTestDatabase("burst", POINTS_DATABASE);
 
 type Trace = { limits: number[]; overlapped: number; executing: number };
 

@@ -3,12 +3,13 @@
 // scheduler was down), and retries that end FAILED.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { executeReservation } from "../../src/entitlement/write/point-execute.ts";
+import { useTestDatabase } from "../support/infra.ts";
 import { waitUntil } from "../support/wait.ts";
-import { createReplica, ledgerProblems, POINTS_SUBJECT, reserve, statusCounts, usePointsDatabase } from "./helpers.ts";
+import { createReplica, ledgerProblems, POINTS_DATABASE, POINTS_SUBJECT, reserve, statusCounts } from "./helpers.ts";
 
 setDefaultTimeout(90_000);
 
-const f = usePointsDatabase("sched");
+const f = useTestDatabase("sched", POINTS_DATABASE);
 
 const inMs = (ms: number) => new Date(Date.now() + ms);
 

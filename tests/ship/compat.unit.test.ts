@@ -11,7 +11,7 @@ import {
   RECORD_HINT,
   staleAcceptances,
   unacceptedChanges,
-} from "../../scripts/compat.ts";
+} from "../../tools/compat.ts";
 
 /** The parts of the Entitlement OpenAPI document these tests edit. */
 type Schema = { properties: Record<string, unknown> & { reason: { maxLength: number } }; required: string[] };

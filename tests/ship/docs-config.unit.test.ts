@@ -2,9 +2,9 @@
 // default or its meaning without regenerating the page (`bun run docs:config`).
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import { CONFIGURATION_DOC, renderConfigurationDoc } from "../../scripts/docs-config.ts";
 import { EntitlementEnv } from "../../src/entitlement/config.ts";
 import { NotificationEnv } from "../../src/notification/config.ts";
+import { CONFIGURATION_DOC, renderConfigurationDoc } from "../../tools/docs-config.ts";
 
 test("docs/configuration.md is what the generator writes from the schemas", () => {
   expect(readFileSync(CONFIGURATION_DOC, "utf8"), "run `bun run docs:config` and commit the result").toBe(

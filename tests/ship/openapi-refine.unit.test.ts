@@ -3,8 +3,8 @@
 // every request and response may carry, and the enum of notification types.
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import { OPENAPI_DOCS } from "../../scripts/docs-openapi.ts";
 import { NOTIFICATION_TYPES } from "../../src/notification/consumer/handler.ts";
+import { OPENAPI_DOCS } from "../../tools/docs-openapi.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: a parsed JSON document, read by path.
 type Json = Record<string, any>;

@@ -8,7 +8,7 @@ import {
   OPENAPI_DOCS,
   renderOpenApiDoc,
   STALE_HINT,
-} from "../../scripts/docs-openapi.ts";
+} from "../../tools/docs-openapi.ts";
 
 for (const service of Object.keys(OPENAPI_DOCS) as DocumentedService[]) {
   test(`the committed ${service} OpenAPI document is what the service serves`, async () => {

@@ -4,9 +4,9 @@ import { expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { DescFile } from "@bufbuild/protobuf";
-import { OPENAPI_DOCS } from "../../scripts/docs-openapi.ts";
 import { ENTITLEMENT_ERROR_CODES } from "../../src/entitlement/features/entitlements/model.ts";
 import { ERROR_CODES } from "../../src/shared/http/errors.ts";
+import { OPENAPI_DOCS } from "../../tools/docs-openapi.ts";
 
 const docs = resolve(import.meta.dir, "../../docs");
 const apiGuide = readFileSync(resolve(docs, "api.md"), "utf8");

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
-import { checksums, isBreakingBump, releaseProblems } from "../../scripts/release.ts";
+import { checksums, isBreakingBump, releaseProblems } from "../../tools/release.ts";
 
 const work = mkdtempSync(join(tmpdir(), "release-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));

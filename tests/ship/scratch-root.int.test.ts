@@ -1,4 +1,4 @@
-// The FROM scratch image, without a Docker engine: the root the builder stage assembles (scripts/image-root.ts) is
+// The FROM scratch image, without a Docker engine: the root the builder stage assembles (tools/image-root.ts) is
 // assembled on the host in an empty folder, /proc and /dev are bind-mounted (as a container runtime would provide
 // them), and the binary runs there under chroot as the image's non-root user, up to a 200 from /healthz, a healthcheck
 // that exits 0 and a clean exit 0 on SIGTERM. (CI also builds and runs the real images: tests/containers/.)
@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import pkg from "../../package.json" with { type: "json" };
-import { assembleRoot, SERVICE_PATH, sharedLibraries } from "../../scripts/image-root.ts";
+import { assembleRoot, SERVICE_PATH, sharedLibraries } from "../../tools/image-root.ts";
 import { createTestDatabase, natsUrl, type TestDatabase, uniqueName } from "../support/infra.ts";
 import { builderRuns, readFinalStage } from "./dockerfile.ts";
 import { builtBinary, freePort, repoRoot, waitForOk } from "./support.ts";
@@ -24,7 +24,7 @@ describe("the Dockerfile's final stage", () => {
     expect(stage.base).toBe("scratch");
     expect(stage.user).toMatch(/^[1-9]\d*:[1-9]\d*$/);
     expect(stage.copies).toEqual([{ from: "builder", src: "/rootfs/", dst: "/" }]);
-    expect(builderRuns(repoRoot).some((run) => run.includes("scripts/image-root.ts") && run.includes("/rootfs"))).toBe(
+    expect(builderRuns(repoRoot).some((run) => run.includes("tools/image-root.ts") && run.includes("/rootfs"))).toBe(
       true,
     );
     expect(stage.entrypoint).toEqual([SERVICE_PATH]);

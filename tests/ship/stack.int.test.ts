@@ -11,9 +11,10 @@ import { join } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import postgres from "postgres";
-import { OPENAPI_DOCS } from "../../scripts/docs-openapi.ts";
-import { pipelineStreams } from "../../scripts/nats-names.ts";
+import { OPENAPI_DOCS } from "../../tools/docs-openapi.ts";
+import { pipelineStreams } from "../../tools/infra/nats-names.ts";
 import { natsUrl, postgresAdminUrl, uniqueName } from "../support/infra.ts";
+import { waitUntil } from "../support/wait.ts";
 import { documentedOperations, runApiExamples } from "./api-examples.ts";
 import { repoRoot } from "./support.ts";
 
@@ -75,11 +76,12 @@ async function waitForSent(output: string): Promise<string> {
   expect(inbox, "the stack prints the debug inbox curl with its token").not.toBeNull();
   const [, authorization, url] = inbox as RegExpExecArray;
   let last = "";
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline && !last.includes('"SENT"')) {
+  const sent = async () => {
     last = await (await fetch(url as string, { headers: { authorization: authorization as string } })).text();
-    await Bun.sleep(250);
-  }
+    return last.includes('"SENT"');
+  };
+  // On time-out the caller's assertion shows the last answer.
+  await waitUntil(sent, "the notification to be SENT", 30_000, 250).catch(() => undefined);
   return last;
 }
 

@@ -1,9 +1,11 @@
 // Shared by the ship tests: build the executables once per test process (into a temporary folder, so a developer's
 // dist/ is never overwritten mid-run), pick free ports, and wait for an HTTP endpoint.
+
 import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { buildService, defaultTarget, type ServiceName } from "../../scripts/build.ts";
+import { buildService, defaultTarget, type ServiceName } from "../../tools/build.ts";
+import { waitUntil } from "../support/wait.ts";
 
 export const repoRoot = resolve(import.meta.dir, "../..");
 
@@ -37,9 +39,8 @@ export function builtBinary(name: ServiceName): Promise<string> {
 
 /** Polls `url` until it answers 200 (resolves the response) or `timeoutMs` passes (throws, naming the last outcome). */
 export async function waitForOk(url: string, timeoutMs: number, alive: () => boolean = () => true): Promise<Response> {
-  const deadline = Date.now() + timeoutMs;
   let last = "no answer";
-  while (Date.now() < deadline) {
+  const ok = async () => {
     if (!alive()) throw new Error(`the process exited before ${url} answered 200 (last: ${last})`);
     try {
       const response = await fetch(url, { signal: AbortSignal.timeout(2_000) });
@@ -48,9 +49,11 @@ export async function waitForOk(url: string, timeoutMs: number, alive: () => boo
     } catch (error) {
       last = error instanceof Error ? error.message : String(error);
     }
-    await Bun.sleep(200);
-  }
-  throw new Error(`${url} did not answer 200 within ${timeoutMs}ms (last: ${last})`);
+    return undefined;
+  };
+  return waitUntil(ok, `${url} to answer 200`, timeoutMs, 200).catch((error: Error) => {
+    throw new Error(`${error.message} (last: ${last})`, { cause: error });
+  });
 }
 
 export { freePort } from "../support/process.ts";

@@ -7,7 +7,9 @@
 //   5. nothing: one line saying what to install.
 // TEST_BACKEND=testcontainers|local|binaries skips the others (CI uses it to prove one path and not fall back quietly).
 import { join } from "node:path";
-import { answers, INSTALL_HINT, postgresBin, startNats, startPostgres } from "../../scripts/stack-infra.ts";
+import { natsServerBinary, startKeptNats } from "../../tools/infra/nats.ts";
+import { answers, INSTALL_HINT } from "../../tools/infra/net.ts";
+import { postgresBin, startKeptPostgres } from "../../tools/infra/postgres.ts";
 import * as containers from "./containers.ts";
 
 export type Kind = "url" | "testcontainers" | "local" | "binaries";
@@ -42,10 +44,8 @@ type Service = {
   local: { host: string; port: number; url: string };
   binary: () => string | undefined;
   startContainer: (image: string) => Promise<containers.Started>;
-  startBinary: (binary: string, dataRoot: string) => Promise<{ name: string; url: string; stop: () => Promise<void> }>;
+  startBinary: (dataRoot: string) => Promise<{ name: string; url: string; stop: () => Promise<void> }>;
 };
-
-const natsBinary = () => Bun.which("nats-server", { PATH: `${process.env.PATH}:/usr/sbin:/sbin` }) ?? undefined;
 
 export const SERVICES: Service[] = [
   {
@@ -56,7 +56,7 @@ export const SERVICES: Service[] = [
     local: { host: "127.0.0.1", port: 5432, url: "postgres://postgres@127.0.0.1:5432/postgres" },
     binary: postgresBin,
     startContainer: containers.startPostgres,
-    startBinary: startPostgres,
+    startBinary: startKeptPostgres,
   },
   {
     label: "NATS",
@@ -64,9 +64,9 @@ export const SERVICES: Service[] = [
     imageEnv: "NATS_IMAGE",
     publicImage: containers.PUBLIC_IMAGES.nats,
     local: { host: "127.0.0.1", port: 4222, url: "nats://127.0.0.1:4222" },
-    binary: natsBinary,
+    binary: () => natsServerBinary,
     startContainer: containers.startNats,
-    startBinary: startNats,
+    startBinary: startKeptNats,
   },
 ];
 
@@ -120,7 +120,7 @@ export async function provide(service: Service, engine: () => Promise<Engine>, d
     case "local":
       return { kind, name: `${service.local.host}:${service.local.port}`, url: service.local.url };
     case "binaries": {
-      const started = await service.startBinary(probes.binary as string, join(dataRoot, "test"));
+      const started = await service.startBinary(join(dataRoot, "test"));
       return { kind, ...started };
     }
     default:

@@ -1,13 +1,13 @@
-// A private 3-node nats-server cluster with JetStream (routes on loopback ports, one store folder per node), for tests
-// and drills that kill, restart and pause single nodes. The shared NATS is never touched.
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync } from "node:fs";
+// A private 3-node nats-server cluster with JetStream (tools/infra/nats.ts servers with routes on loopback ports, one
+// store folder per node), for tests and drills that kill, restart and pause single nodes. The shared NATS is never
+// touched.
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
-import type { Subprocess } from "bun";
-import { answers, freePort } from "../../scripts/stack-infra.ts";
-import { natsServerBinary } from "./nats-server.ts";
+import { natsServer, requireNatsServer } from "../../tools/infra/nats.ts";
+import { freePort } from "../../tools/infra/net.ts";
 import { waitUntil } from "./wait.ts";
 
 export type NatsNode = {
@@ -37,12 +37,12 @@ export type NatsCluster = {
 type ClusterOptions = { root?: string; logDir?: string; size?: number };
 
 export async function startNatsCluster(options: ClusterOptions = {}): Promise<NatsCluster> {
-  if (!natsServerBinary) throw new Error("nats-server is not installed");
+  requireNatsServer();
   const folder = options.root ?? mkdtempSync(join(tmpdir(), "nats-cluster-"));
   // A free port can be taken by another process between freePort() and the bind (test runs share the machine): on a
   // failed start every node started is killed, and the cluster is tried once more on new ports.
   for (let attempt = 1; ; attempt++) {
-    const nodes = createNodes(natsServerBinary, folder, options);
+    const nodes = createNodes(folder, options);
     const url = nodes.map((n) => n.url).join(",");
     try {
       await Promise.all(nodes.map((n) => n.start()));
@@ -61,7 +61,7 @@ export async function startNatsCluster(options: ClusterOptions = {}): Promise<Na
   }
 }
 
-function createNodes(binary: string, folder: string, options: ClusterOptions): NatsNode[] {
+function createNodes(folder: string, options: ClusterOptions): NatsNode[] {
   const size = options.size ?? 3;
   const specs = Array.from({ length: size }, (_, i) => ({
     name: `n${i + 1}`,
@@ -73,41 +73,26 @@ function createNodes(binary: string, folder: string, options: ClusterOptions): N
   return specs.map((spec): NatsNode => {
     const store = join(folder, spec.name);
     mkdirSync(store, { recursive: true });
-    let proc: Subprocess | undefined;
-    const args = [binary, "-js", "-sd", store, "-n", spec.name, "-a", "127.0.0.1", "-p", String(spec.port)].concat([
-      "-m",
-      String(spec.monitor),
-      "--cluster_name",
-      "drill",
-      "--cluster",
-      `nats://127.0.0.1:${spec.route}`,
-      "--routes",
-      routes,
-    ]);
+    const server = natsServer({
+      store,
+      port: spec.port,
+      args: ["-n", spec.name, "-m", String(spec.monitor), "--cluster_name", "drill"].concat([
+        "--cluster",
+        `nats://127.0.0.1:${spec.route}`,
+        "--routes",
+        routes,
+      ]),
+      log: options.logDir ? join(options.logDir, `nats-${spec.name}.log`) : undefined,
+    });
     return {
       name: spec.name,
-      url: `nats://127.0.0.1:${spec.port}`,
+      url: server.url,
       monitorUrl: `http://127.0.0.1:${spec.monitor}`,
-      running: () => proc !== undefined && proc.exitCode === null,
-      start: async () => {
-        const log = options.logDir ? openSync(join(options.logDir, `nats-${spec.name}.log`), "a") : undefined;
-        const p = Bun.spawn(args, { stdout: "ignore", stderr: log ?? "ignore" });
-        if (log !== undefined) closeSync(log);
-        proc = p;
-        await waitUntil(async () => {
-          if (p.exitCode !== null) throw new Error(`nats-server ${spec.name} exited with ${p.exitCode}`);
-          return answers("127.0.0.1", spec.port);
-        }, `nats-server ${spec.name}`);
-      },
-      stop: async (signal = "SIGKILL") => {
-        const p = proc;
-        proc = undefined;
-        p?.kill("SIGCONT");
-        p?.kill(signal);
-        await p?.exited;
-      },
-      pause: () => proc?.kill("SIGSTOP"),
-      resume: () => proc?.kill("SIGCONT"),
+      running: server.running,
+      start: server.start,
+      stop: (signal = "SIGKILL") => server.stop(signal),
+      pause: server.pause,
+      resume: server.resume,
     };
   });
 }

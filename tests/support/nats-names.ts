@@ -1,2 +1,2 @@
-// Tests name their streams the way the local stack does (scripts/nats-names.ts).
-export { pipelineNatsNames, pipelineStreams } from "../../scripts/nats-names.ts";
+// Tests name their streams the way the local stack does (tools/infra/nats-names.ts).
+export { pipelineNatsNames, pipelineStreams } from "../../tools/infra/nats-names.ts";

@@ -1,69 +1,34 @@
-// A private nats-server (JetStream, its own store folder, a free port) for tests that stop and restart the broker:
-// the shared NATS at NATS_URL is never touched. `binary` is undefined when nats-server is not installed.
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+// A private nats-server (tools/infra/nats.ts: JetStream, its own store folder, a free port) for tests that stop and
+// restart the broker: the shared NATS at NATS_URL is never touched. `natsServerBinary` is undefined when nats-server is
+// not installed.
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ConnectionOptions, connect, type NatsConnection } from "@nats-io/transport-node";
-import { freePort } from "./process.ts";
+import { type NatsServer, natsServer } from "../../tools/infra/nats.ts";
 
-export const natsServerBinary: string | undefined =
-  ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"].find(existsSync) ??
-  Bun.which("nats-server") ??
-  undefined;
+export { natsServerBinary } from "../../tools/infra/nats.ts";
 
-export type PrivateNats = {
-  url: string;
-  port: number;
-  running: () => boolean;
-  /** Starts the server (same port and store every time) and waits until it accepts connections. */
-  start: () => Promise<void>;
-  /** SIGTERM (a clean stop) or SIGKILL (a crash); resolves once the process is gone. */
-  stop: (signal?: "SIGTERM" | "SIGKILL") => Promise<void>;
+export type PrivateNats = Pick<NatsServer, "url" | "port" | "running" | "start" | "stop"> & {
   /** Stops the server and removes its store. */
   dispose: () => Promise<void>;
 };
 
 /**
  * `args` are extra nats-server flags (`--user`, `--pass`, `--tls`, ...); `scheme` is the URL's (`tls` for a server
- * that requires TLS). The readiness probe is a TCP connect, so it works with either.
+ * that requires TLS). Not started until `start()`.
  */
 export function privateNats(label: string, options: { args?: string[]; scheme?: "nats" | "tls" } = {}): PrivateNats {
-  if (!natsServerBinary) throw new Error("nats-server is not installed");
-  const binary = natsServerBinary;
-  const port = freePort();
   const store = mkdtempSync(join(tmpdir(), `${label}-nats-`));
-  let server: ReturnType<typeof Bun.spawn> | undefined;
-  const stop = async (signal: "SIGTERM" | "SIGKILL" = "SIGTERM") => {
-    server?.kill(signal);
-    await server?.exited;
-    server = undefined;
-  };
+  const server = natsServer({ store, ...options });
   return {
-    url: `${options.scheme ?? "nats"}://127.0.0.1:${port}`,
-    port,
-    running: () => server !== undefined,
-    start: async () => {
-      server = Bun.spawn(
-        [binary, "-js", "-a", "127.0.0.1", "-p", String(port), "-sd", store, ...(options.args ?? [])],
-        {
-          stdout: "ignore",
-          stderr: "ignore",
-        },
-      );
-      const deadline = Date.now() + 15_000;
-      for (;;) {
-        const probe = await Bun.connect({ hostname: "127.0.0.1", port, socket: { data() {} } }).catch(() => undefined);
-        if (probe) {
-          probe.end();
-          return;
-        }
-        if (Date.now() > deadline) throw new Error(`private nats-server on ${port} did not start`);
-        await Bun.sleep(50);
-      }
-    },
-    stop,
+    url: server.url,
+    port: server.port,
+    running: server.running,
+    start: server.start,
+    stop: server.stop,
     dispose: async () => {
-      await stop("SIGKILL");
+      await server.stop("SIGKILL");
       rmSync(store, { recursive: true, force: true });
     },
   };

@@ -1,10 +1,10 @@
 // A private PostgreSQL primary with a synchronous streaming standby, from the machine's own binaries, on free loopback
-// ports, for tests and drills that kill the primary and promote the standby. The shared PostgreSQL is never touched.
+// ports (the pieces of tools/infra/postgres.ts), for tests and drills that kill the primary and promote the standby. The shared PostgreSQL is never touched.
 // Stock settings (fsync and autovacuum on); the primary waits for the standby's flush at every commit
 // (`synchronous_standby_names`), so whatever a client was told is committed is on both.
 import { chmodSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { answers } from "../../scripts/stack-infra.ts";
+import { answers } from "../../tools/infra/net.ts";
 import {
   clusterFolder,
   initdb,
@@ -17,7 +17,7 @@ import {
   runAsPostgres,
   serverOptions,
   stopNode,
-} from "./postgres-node.ts";
+} from "../../tools/infra/postgres.ts";
 import { waitUntil } from "./wait.ts";
 
 export type { PgNode };

@@ -21,5 +21,5 @@ export async function runCommand(
   }
 }
 
-/** A TCP port nobody listens on right now (the local stack's helper). */
-export { freePort } from "../../scripts/stack-infra.ts";
+/** A TCP port nobody listens on right now. */
+export { freePort } from "../../tools/infra/net.ts";

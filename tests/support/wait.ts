@@ -1,21 +1,2 @@
-// Polling for integration tests: waits are polled with generous deadlines (a loaded 2-core CI machine), never fixed
-// sleeps standing in for an assertion.
-
-/**
- * Polls `probe` every `intervalMs` until it returns something other than undefined or false, and returns that; throws
- * after `timeoutMs`, naming `what` was awaited.
- */
-export async function waitUntil<T>(
-  probe: () => Promise<T | undefined | false> | T | undefined | false,
-  what: string,
-  timeoutMs = 30_000,
-  intervalMs = 100,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}`);
-    await Bun.sleep(intervalMs);
-  }
-}
+// Polling for tests: the one helper, shared with the drills, the bench and the local stack (tools/infra/wait.ts).
+export { waitUntil } from "../../tools/infra/wait.ts";

@@ -45,8 +45,14 @@ export function readPubAck(msg: Pick<Msg, "data" | "headers" | "json">): PubAck 
   return { stream: answer.stream, seq: answer.seq ?? 0, duplicate: answer.duplicate === true, domain: "" } as PubAck;
 }
 
+/**
+ * The connection's own inbox prefix (NATS_INBOX_PREFIX), under which alone a least-privilege user may subscribe; the
+ * client's `_INBOX` when it has none.
+ */
+const inboxPrefixOf = (nc: NatsConnection) => (nc as { options?: { inboxPrefix?: string } }).options?.inboxPrefix;
+
 export function createJetStreamPublisher(nc: NatsConnection, options: { timeoutMs: number }): JetStreamPublisher {
-  const prefix = createInbox();
+  const prefix = createInbox(inboxPrefixOf(nc));
   const waiting = new Map<string, Pending>();
   let next = 0;
   const settle = (token: string, outcome: PubAck | Error) => {

@@ -4,7 +4,7 @@
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import postgres from "postgres";
-import { pipelineNatsNames, pipelineStreams } from "./nats-names.ts";
+import { pipelineNatsNames, pipelineStreams } from "./infra/nats-names.ts";
 
 export type StackNames = { database: string; natsPrefix: string };
 

@@ -4,7 +4,7 @@
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-const INPUTS = ["src", "db", "proto", "patches", "package.json", "bun.lock", "tsconfig.json", "scripts/build.ts"];
+const INPUTS = ["src", "db", "proto", "patches", "package.json", "bun.lock", "tsconfig.json", "tools/build.ts"];
 const STAMP = ".stack-sources.sha256";
 
 function files(root: string, path: string): string[] {

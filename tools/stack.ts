@@ -1,25 +1,18 @@
-// `bun run stack`: the whole system on this machine, in a database and streams of its own (scripts/stack-state.ts).
+// `bun run stack`: the whole system on this machine, in a database and streams of its own (tools/stack-state.ts).
 // Uses DATABASE_URL / NATS_URL when they answer, otherwise starts PostgreSQL and nats-server from the machine's
 // binaries (data in .data/), builds both executables when their sources changed, starts them, waits for /readyz and
-// prints ready-to-paste commands that work on every run (a fresh demo user each time; scripts/stack-usage.ts). Ctrl-C
+// prints ready-to-paste commands that work on every run (a fresh demo user each time; tools/stack-usage.ts). Ctrl-C
 // stops everything it started, and only that. `bun run stack --reset` drops the stack's database and streams (or its
 // .data/ servers); `--help` says so and exits.
 import { randomBytes } from "node:crypto";
 import { closeSync, existsSync, mkdirSync, openSync, rmSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { newToken, tokenEntryLine } from "../src/shared/auth/tokens.ts";
+import { natsServerBinary, startKeptNats } from "./infra/nats.ts";
+import { answers, freePort, hostPort, INSTALL_HINT } from "./infra/net.ts";
+import { postgresBin, startKeptPostgres } from "./infra/postgres.ts";
+import { waitUntil } from "./infra/wait.ts";
 import { buildIfChanged } from "./stack-build.ts";
-import {
-  answers,
-  freePort,
-  hostPort,
-  INSTALL_HINT,
-  postgresBin,
-  type Started,
-  startNats,
-  startPostgres,
-  waitUntil,
-} from "./stack-infra.ts";
 import {
   deleteStreams,
   dropDatabase,
@@ -34,6 +27,8 @@ const root = resolve(import.meta.dir, "..");
 const dataRoot = process.env.STACK_DATA_DIR ? resolve(process.env.STACK_DATA_DIR) : join(root, ".data");
 const logDir = join(dataRoot, "logs");
 const shown = (path: string) => (path.startsWith(root) ? relative(root, path) : path);
+/** What this command started, stopped in reverse order on the way out. */
+type Started = { name: string; stop: () => Promise<void> };
 const started: Started[] = [];
 const names = stackNames();
 
@@ -50,9 +45,7 @@ async function probeServers(): Promise<Servers> {
 async function ensureInfrastructure(): Promise<{ databaseUrl: string; natsUrl: string }> {
   let { databaseUrl, natsUrl, pgUp, natsUp } = await probeServers();
   const pgBin = pgUp ? undefined : postgresBin();
-  const natsBin = natsUp
-    ? undefined
-    : (Bun.which("nats-server", { PATH: `${process.env.PATH}:/usr/sbin:/sbin` }) ?? undefined);
+  const natsBin = natsUp ? undefined : natsServerBinary;
   if ((!pgUp && !pgBin) || (!natsUp && !natsBin)) {
     const missing = [!pgUp && !pgBin ? "PostgreSQL (initdb, pg_ctl)" : "", !natsUp && !natsBin ? "nats-server" : ""];
     console.error(
@@ -63,14 +56,14 @@ async function ensureInfrastructure(): Promise<{ databaseUrl: string; natsUrl: s
   }
   if (pgUp) console.log(`using PostgreSQL at ${redact(databaseUrl)} (database ${names.database})`);
   else {
-    const s = await startPostgres(pgBin as string, dataRoot);
+    const s = await startKeptPostgres(dataRoot);
     started.push(s);
     console.log(`nothing answers at ${redact(databaseUrl)}, so this stack started its own ${s.name}`);
     databaseUrl = s.url;
   }
   if (natsUp) console.log(`using NATS at ${redact(natsUrl)} (streams ${names.natsPrefix}-events…)`);
   else {
-    const s = await startNats(natsBin as string, dataRoot);
+    const s = await startKeptNats(dataRoot);
     started.push(s);
     console.log(`nothing answers at ${redact(natsUrl)}, so this stack started its own ${s.name}`);
     natsUrl = s.url;
@@ -126,7 +119,7 @@ async function startService(name: string, port: number, env: Record<string, stri
     if (!stopping) shutdown(`${name} exited with code ${code} (log: ${shown(join(logDir, `${name}.log`))})`, 1);
   });
   const ready = async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200;
-  await waitUntil(ready, 90_000, `${name} /readyz`);
+  await waitUntil(ready, `${name} /readyz`, 90_000, 200);
   return service;
 }
 

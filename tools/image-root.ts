@@ -2,7 +2,7 @@
 // single `COPY --from=builder /rootfs/ /`: the executable as /app/service, every shared library `ldd` lists (a compiled
 // Bun binary is dynamically linked against glibc) at the path the loader looks for it, and the CA bundle for outbound
 // TLS (webhooks). The scratch-root test builds the same folder on the host and runs the service in it.
-//   bun run scripts/image-root.ts <executable> <root folder>
+//   bun run tools/image-root.ts <executable> <root folder>
 import { chmodSync, copyFileSync, existsSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 
@@ -38,7 +38,7 @@ export function assembleRoot(binary: string, root: string): string[] {
 if (import.meta.main) {
   const [binary, root] = process.argv.slice(2);
   if (!binary || !root) {
-    console.error("usage: bun run scripts/image-root.ts <executable> <root folder>");
+    console.error("usage: bun run tools/image-root.ts <executable> <root folder>");
     process.exit(2);
   }
   for (const path of assembleRoot(binary, root)) console.log(path);
