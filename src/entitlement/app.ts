@@ -74,7 +74,7 @@ export type AppDeps = {
   version?: string;
   /** The support console at /console; absent or disabled: not served. */
   console?: ConsoleSettings;
-  /** Told after each command that committed work for the workers (wakeups/wakeups.ts); main wires it. */
+  /** Told after each command that committed work for the workers (work/wakeups.ts); main wires it. */
   onCommitted?: (work: CommittedWork) => void;
 };
 
@@ -86,17 +86,7 @@ const CONSOLE: EdgeDecision = { access: "open", route: undefined };
 
 export function createApp(deps: AppDeps) {
   const registry = deps.registry ?? createRegistry("entitlement");
-  const limits = deps.limits ?? {};
-  const requestTimeoutMs = limits.requestTimeoutMs ?? 10_000;
-  const rateLimit = limits.rateLimit ?? { ratePerSecond: 1000, burst: 2000 };
-  const limiter = rateLimit ? createRateLimiter(rateLimit, deps.monotonicNow ?? (() => performance.now())) : undefined;
-  const slots = limits.slots ?? 10;
-  const gate = createGate({
-    slots,
-    maxQueue: limits.maxQueue ?? DEFAULT_MAX_QUEUE,
-    queueTimeoutMs: limits.queueTimeoutMs ?? 1_000,
-    requestTimeoutMs,
-  });
+  const { requestTimeoutMs, limiter, gate } = requestLimits(deps);
   const callers = new WeakMap<Request, Caller>();
   const decisions = new WeakMap<Request, EdgeDecision>();
   const auth: AuthSettings = { ...deps.auth, onRefusal: createRefusalReporter({ registry, log: deps.log }) };
@@ -104,13 +94,7 @@ export function createApp(deps: AppDeps) {
   let scopes: RouteScopes | undefined;
   const readiness = createReadiness(() => ping(deps.sql), { timeoutMs: deps.readinessTimeoutMs });
   const routeDeps: RouteDeps = {
-    sql: deps.sql,
-    log: deps.log,
-    now: deps.now,
-    idempotencyTtlMs: deps.idempotencyTtlHours * 3_600_000,
-    statementTimeoutMs: deps.statementTimeoutMs ?? 5_000,
-    metrics: createCommandMetrics(registry),
-    onCommitted: deps.onCommitted,
+    ...commandDeps(deps, registry),
     callerOf: (request) => callerName(callers.get(request)),
     gate,
     onUnavailable: createUnavailableReporter({ log: deps.log, report: readiness.reportUnavailable }),
@@ -158,4 +142,32 @@ export function createApp(deps: AppDeps) {
     app.use(entitlementConsole(routeDeps, { settings: deps.console, auth, limiter }));
   }
   return app;
+}
+
+/** The caller's rate limiter and the database gate, with their defaults. */
+function requestLimits(deps: Pick<AppDeps, "limits" | "monotonicNow">) {
+  const limits = deps.limits ?? {};
+  const requestTimeoutMs = limits.requestTimeoutMs ?? 10_000;
+  const rateLimit = limits.rateLimit ?? { ratePerSecond: 1000, burst: 2000 };
+  const limiter = rateLimit ? createRateLimiter(rateLimit, deps.monotonicNow ?? (() => performance.now())) : undefined;
+  const gate = createGate({
+    slots: limits.slots ?? 10,
+    maxQueue: limits.maxQueue ?? DEFAULT_MAX_QUEUE,
+    queueTimeoutMs: limits.queueTimeoutMs ?? 1_000,
+    requestTimeoutMs,
+  });
+  return { requestTimeoutMs, limiter, gate };
+}
+
+/** What every command runs with (write/run.ts CommandDeps), with its defaults. */
+function commandDeps(deps: AppDeps, registry: Registry) {
+  return {
+    sql: deps.sql,
+    log: deps.log,
+    now: deps.now,
+    idempotencyTtlMs: deps.idempotencyTtlHours * 3_600_000,
+    statementTimeoutMs: deps.statementTimeoutMs ?? 5_000,
+    metrics: createCommandMetrics(registry),
+    onCommitted: deps.onCommitted,
+  };
 }

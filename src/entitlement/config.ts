@@ -1,5 +1,4 @@
-// Entitlement configuration: every key of the Java original as an environment variable, plus this service's own
-// variables (docs/configuration.md).
+// Entitlement configuration: every setting is an environment variable (docs/configuration.md).
 import { type Static, Type } from "@sinclair/typebox";
 import { JwtEnv, jwtRules, jwtSettings } from "../shared/auth/jwt-config.ts";
 import { parseTokenEntries } from "../shared/auth/tokens.ts";
@@ -9,9 +8,9 @@ import {
   backoffRules,
   backoffVariables,
   CommonConfig,
+  commonSettings,
   Duration,
   databaseUrlReadable,
-  httpPort,
   Int,
   NonBlank,
   Num,
@@ -25,9 +24,9 @@ import { consoleSettings, consoleVariables } from "../shared/console/config.ts";
 import {
   NATS_SECRET_VARIABLES,
   NatsSecurityConfig,
+  natsConnection,
   natsInboxPrefixConfig,
   natsInboxPrefixRule,
-  natsSecurity,
   natsSecurityRule,
 } from "../shared/nats-security.ts";
 import { exportRequested } from "../shared/tracing.ts";
@@ -186,35 +185,16 @@ export function loadEntitlementConfig(
   ]);
   return {
     env: e,
-    http: { host: e.HOST, port: httpPort(env, e) },
-    database: {
-      url: e.DATABASE_URL,
-      migrationUrl: e.DATABASE_MIGRATION_URL ?? e.DATABASE_URL,
-      poolMax: e.DATABASE_POOL_MAX,
-    },
+    ...commonSettings(env, e),
     nats: {
-      enabled: e.NATS_ENABLED,
-      url: e.NATS_URL,
-      connectionTimeoutMs: e.NATS_CONNECTION_TIMEOUT,
-      security: natsSecurity(e),
+      ...natsConnection(e),
       subject: e.ENTITLEMENT_NATS_SUBJECT,
       stream: e.ENTITLEMENT_NATS_STREAM,
       duplicateWindowMs: e.ENTITLEMENT_NATS_DUPLICATE_WINDOW,
       replicas: e.ENTITLEMENT_NATS_STREAM_REPLICAS,
     },
     idempotency: { ttlHours: e.ENTITLEMENT_IDEMPOTENCY_TTL_HOURS },
-    outbox: {
-      enabled: e.ENTITLEMENT_OUTBOX_ENABLED && e.NATS_ENABLED,
-      pollIntervalMs: e.ENTITLEMENT_OUTBOX_POLL_INTERVAL,
-      idlePollIntervalMs: e.ENTITLEMENT_OUTBOX_IDLE_POLL_INTERVAL,
-      batchSize: e.ENTITLEMENT_OUTBOX_BATCH_SIZE,
-      maxBatchSize: e.ENTITLEMENT_OUTBOX_MAX_BATCH_SIZE,
-      concurrency: e.ENTITLEMENT_OUTBOX_CONCURRENCY,
-      maxAttempts: e.ENTITLEMENT_OUTBOX_MAX_ATTEMPTS,
-      leaseMs: e.ENTITLEMENT_OUTBOX_LEASE,
-      errorMessageMaxLength: e.ENTITLEMENT_OUTBOX_ERROR_MESSAGE_MAX_LENGTH,
-      backoff: backoffPolicy("ENTITLEMENT_OUTBOX", e),
-    },
+    outbox: outboxSettings(e),
     ...schedulerConfig(e),
     retention: {
       enabled: e.ENTITLEMENT_RETENTION_ENABLED,
@@ -241,9 +221,22 @@ export function loadEntitlementConfig(
       queueTimeoutMs: e.ENTITLEMENT_REQUEST_QUEUE_TIMEOUT,
     },
     console: consoleSettings("ENTITLEMENT", e),
-    log: { level: e.LOG_LEVEL },
     tracing: { exportSpans: exportRequested(e) },
-    workerId: e.HOSTNAME,
+  };
+}
+
+function outboxSettings(e: EntitlementEnv) {
+  return {
+    enabled: e.ENTITLEMENT_OUTBOX_ENABLED && e.NATS_ENABLED,
+    pollIntervalMs: e.ENTITLEMENT_OUTBOX_POLL_INTERVAL,
+    idlePollIntervalMs: e.ENTITLEMENT_OUTBOX_IDLE_POLL_INTERVAL,
+    batchSize: e.ENTITLEMENT_OUTBOX_BATCH_SIZE,
+    maxBatchSize: e.ENTITLEMENT_OUTBOX_MAX_BATCH_SIZE,
+    concurrency: e.ENTITLEMENT_OUTBOX_CONCURRENCY,
+    maxAttempts: e.ENTITLEMENT_OUTBOX_MAX_ATTEMPTS,
+    leaseMs: e.ENTITLEMENT_OUTBOX_LEASE,
+    errorMessageMaxLength: e.ENTITLEMENT_OUTBOX_ERROR_MESSAGE_MAX_LENGTH,
+    backoff: backoffPolicy("ENTITLEMENT_OUTBOX", e),
   };
 }
 /** Entitlement's secret variables, redacted from its logs. */

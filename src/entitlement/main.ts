@@ -66,7 +66,7 @@ const spec: ServiceSpec<EntitlementConfig> = {
       onCommitted: (work) => wakeups.committed(work),
     });
     // NATS connects in the background (retrying forever): the API serves while NATS is down (docs/decisions.md).
-    // Without async traces the relay's CPU per 100,000 events fell from ~4.0 to ~3.1 s (docs/benchmarks.md).
+    // No async traces: building a stack per request was about a fifth of the relay's CPU (docs/benchmarks.md).
     const link = config.outbox.enabled
       ? openNatsLink({ ...config.nats, name: "entitlement", noAsyncTraces: true }, log.child({ component: "nats" }))
       : undefined;

@@ -1,5 +1,5 @@
-// Notification configuration: every key of the Java original as an environment variable, plus its own variables
-// and the delivery channels. Each event consumer beyond the entitlement one declares its variables with
+// Notification configuration: every setting is an environment variable (docs/configuration.md), the delivery
+// channels' included. Each event consumer beyond the entitlement one declares its variables with
 // consumerVariables.
 import { type Static, Type } from "@sinclair/typebox";
 import {
@@ -8,9 +8,9 @@ import {
   backoffRules,
   backoffVariables,
   CommonConfig,
+  commonSettings,
   Duration,
   databaseUrlReadable,
-  httpPort,
   Int,
   NonBlank,
   OneOf,
@@ -24,9 +24,9 @@ import { consoleSettings, consoleVariables } from "../shared/console/config.ts";
 import {
   NATS_SECRET_VARIABLES,
   NatsSecurityConfig,
+  natsConnection,
   natsInboxPrefixConfig,
   natsInboxPrefixRule,
-  natsSecurity,
   natsSecurityRule,
 } from "../shared/nats-security.ts";
 import { exportRequested } from "../shared/tracing.ts";
@@ -39,7 +39,7 @@ import {
   consumerVariables,
 } from "./consumer/settings.ts";
 
-/** The matchmaking consumer (the Java original's `notification.matchmaking-nats.*`). */
+/** The matchmaking consumer's variables. */
 const MATCHMAKING = "NOTIFICATION_MATCHMAKING_NATS";
 /** The points events Entitlement publishes (docs/events.md), in the stream Entitlement creates and owns. */
 const POINTS = "NOTIFICATION_POINTS_NATS";
@@ -219,17 +219,9 @@ export function loadNotificationConfig(env: Record<string, string | undefined>) 
   ]);
   return {
     env: e,
-    http: { host: e.HOST, port: httpPort(env, e) },
-    database: {
-      url: e.DATABASE_URL,
-      migrationUrl: e.DATABASE_MIGRATION_URL ?? e.DATABASE_URL,
-      poolMax: e.DATABASE_POOL_MAX,
-    },
+    ...commonSettings(env, e),
     nats: {
-      enabled: e.NATS_ENABLED,
-      url: e.NATS_URL,
-      connectionTimeoutMs: e.NATS_CONNECTION_TIMEOUT,
-      security: natsSecurity(e),
+      ...natsConnection(e),
       /** The inbox prefix of `nats-dlq replay`, which connects as another user (notification-ops) than the service. */
       opsInboxPrefix: env.NATS_INBOX_PREFIX ? e.NATS_INBOX_PREFIX : OPS_INBOX_PREFIX,
       subject: e.NOTIFICATION_NATS_SUBJECT,
@@ -243,47 +235,9 @@ export function loadNotificationConfig(env: Record<string, string | undefined>) 
       matchmaking: consumerSettings(MATCHMAKING, e, e.NOTIFICATION_NATS_STREAM_REPLICAS),
       /** Undefined when NOTIFICATION_POINTS_NATS_ENABLED=false. */
       points: consumerSettings(POINTS, e, e.NOTIFICATION_NATS_STREAM_REPLICAS),
-      advisories: [
-        {
-          kind: "MAX_DELIVERIES" as const,
-          subject:
-            e.NOTIFICATION_NATS_ADVISORY_SUBJECT ??
-            advisorySubject("MAX_DELIVERIES", e.NOTIFICATION_NATS_STREAM, e.NOTIFICATION_NATS_DURABLE),
-          stream: e.NOTIFICATION_NATS_ADVISORY_STREAM,
-          durable: e.NOTIFICATION_NATS_ADVISORY_DURABLE,
-          replicas: e.NOTIFICATION_NATS_STREAM_REPLICAS,
-        },
-        {
-          kind: "MSG_TERMINATED" as const,
-          subject:
-            e.NOTIFICATION_NATS_TERMINATED_ADVISORY_SUBJECT ??
-            advisorySubject("MSG_TERMINATED", e.NOTIFICATION_NATS_STREAM, e.NOTIFICATION_NATS_DURABLE),
-          stream: e.NOTIFICATION_NATS_TERMINATED_ADVISORY_STREAM,
-          durable: e.NOTIFICATION_NATS_TERMINATED_ADVISORY_DURABLE,
-          replicas: e.NOTIFICATION_NATS_STREAM_REPLICAS,
-        },
-      ],
+      advisories: advisorySettings(e),
     },
-    delivery: {
-      enabled: e.NOTIFICATION_DELIVERY_ENABLED,
-      pollIntervalMs: e.NOTIFICATION_DELIVERY_POLL_INTERVAL,
-      idlePollMs: e.NOTIFICATION_DELIVERY_IDLE_POLL_INTERVAL,
-      batchSize: e.NOTIFICATION_DELIVERY_BATCH_SIZE,
-      maxAttempts: e.NOTIFICATION_DELIVERY_MAX_ATTEMPTS,
-      leaseMs: e.NOTIFICATION_DELIVERY_LEASE,
-      errorMessageMaxLength: e.NOTIFICATION_DELIVERY_ERROR_MESSAGE_MAX_LENGTH,
-      backoff: backoffPolicy("NOTIFICATION_DELIVERY", e),
-      channel: e.NOTIFICATION_DELIVERY_CHANNEL,
-      failureInjection: {
-        enabled: e.NOTIFICATION_DELIVERY_FAILURE_INJECTION_ENABLED,
-        userIdPrefix: e.NOTIFICATION_DELIVERY_FAILURE_INJECTION_USER_ID_PREFIX,
-      },
-      webhook: {
-        url: e.NOTIFICATION_WEBHOOK_URL,
-        secret: e.NOTIFICATION_WEBHOOK_SECRET,
-        timeoutMs: e.NOTIFICATION_WEBHOOK_TIMEOUT,
-      },
-    },
+    delivery: deliverySettings(e),
     retention: {
       enabled: e.NOTIFICATION_RETENTION_ENABLED,
       retentionDays: e.NOTIFICATION_RETENTION_RETENTION_DAYS,
@@ -291,9 +245,54 @@ export function loadNotificationConfig(env: Record<string, string | undefined>) 
     },
     debugApi: { enabled: e.NOTIFICATION_DEBUG_API_ENABLED, token: e.NOTIFICATION_DEBUG_API_TOKEN },
     console: consoleSettings("NOTIFICATION", e),
-    log: { level: e.LOG_LEVEL },
     tracing: { exportSpans: exportRequested(e) },
-    workerId: e.HOSTNAME,
+  };
+}
+
+/** One advisory stream and durable per kind, each watching the advisory subject of every event consumer. */
+function advisorySettings(e: NotificationEnv) {
+  return [
+    {
+      kind: "MAX_DELIVERIES" as const,
+      subject:
+        e.NOTIFICATION_NATS_ADVISORY_SUBJECT ??
+        advisorySubject("MAX_DELIVERIES", e.NOTIFICATION_NATS_STREAM, e.NOTIFICATION_NATS_DURABLE),
+      stream: e.NOTIFICATION_NATS_ADVISORY_STREAM,
+      durable: e.NOTIFICATION_NATS_ADVISORY_DURABLE,
+      replicas: e.NOTIFICATION_NATS_STREAM_REPLICAS,
+    },
+    {
+      kind: "MSG_TERMINATED" as const,
+      subject:
+        e.NOTIFICATION_NATS_TERMINATED_ADVISORY_SUBJECT ??
+        advisorySubject("MSG_TERMINATED", e.NOTIFICATION_NATS_STREAM, e.NOTIFICATION_NATS_DURABLE),
+      stream: e.NOTIFICATION_NATS_TERMINATED_ADVISORY_STREAM,
+      durable: e.NOTIFICATION_NATS_TERMINATED_ADVISORY_DURABLE,
+      replicas: e.NOTIFICATION_NATS_STREAM_REPLICAS,
+    },
+  ];
+}
+
+function deliverySettings(e: NotificationEnv) {
+  return {
+    enabled: e.NOTIFICATION_DELIVERY_ENABLED,
+    pollIntervalMs: e.NOTIFICATION_DELIVERY_POLL_INTERVAL,
+    idlePollMs: e.NOTIFICATION_DELIVERY_IDLE_POLL_INTERVAL,
+    batchSize: e.NOTIFICATION_DELIVERY_BATCH_SIZE,
+    maxAttempts: e.NOTIFICATION_DELIVERY_MAX_ATTEMPTS,
+    leaseMs: e.NOTIFICATION_DELIVERY_LEASE,
+    errorMessageMaxLength: e.NOTIFICATION_DELIVERY_ERROR_MESSAGE_MAX_LENGTH,
+    backoff: backoffPolicy("NOTIFICATION_DELIVERY", e),
+    channel: e.NOTIFICATION_DELIVERY_CHANNEL,
+    failureInjection: {
+      enabled: e.NOTIFICATION_DELIVERY_FAILURE_INJECTION_ENABLED,
+      userIdPrefix: e.NOTIFICATION_DELIVERY_FAILURE_INJECTION_USER_ID_PREFIX,
+    },
+    webhook: {
+      url: e.NOTIFICATION_WEBHOOK_URL,
+      secret: e.NOTIFICATION_WEBHOOK_SECRET,
+      timeoutMs: e.NOTIFICATION_WEBHOOK_TIMEOUT,
+    },
   };
 }
 export type NotificationConfig = ReturnType<typeof loadNotificationConfig>;

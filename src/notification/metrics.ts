@@ -1,4 +1,4 @@
-// Notification metrics (the Java original's, and those of docs/slo.md), registered on the app's own registry.
+// Notification metrics (docs/operations.md, docs/slo.md), registered on the app's own registry.
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 
 export function createNotificationMetrics(registry: Registry) {

@@ -1,4 +1,4 @@
-// Retry delay shared by the outbox relay and the delivery worker (as in the Java original):
+// Retry delay shared by the outbox relay and the delivery worker:
 //   exp = base * exponentBase^(attempt-1); capped = min(exp, max); jitter in [jitterMin, jitterMax);
 //   delay = max(min, ceil(capped * jitter)), in milliseconds.
 export type BackoffPolicy = {

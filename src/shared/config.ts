@@ -160,7 +160,7 @@ export function notGreater<T extends Record<string, unknown>>(low: keyof T & str
 type BackoffKey<P extends string> =
   `${P}_BACKOFF_${"BASE" | "MAX" | "MIN" | "EXPONENT_BASE" | "JITTER_MIN" | "JITTER_MAX"}`;
 
-/** The six backoff variables of the Java original under one prefix (ENTITLEMENT_OUTBOX, NOTIFICATION_DELIVERY). */
+/** The six backoff variables under one prefix (ENTITLEMENT_OUTBOX, NOTIFICATION_DELIVERY). */
 export function backoffVariables<P extends string>(prefix: P) {
   return {
     [`${prefix}_BACKOFF_BASE`]: Duration("1s", { description: "Backoff of the first retry, before jitter." }),
@@ -190,7 +190,7 @@ export function backoffPolicy<P extends string>(prefix: P, e: Record<BackoffKey<
   };
 }
 
-/** The Java original's `server.port` as a variable, like each of its keys; PORT wins when both are set. */
+/** SERVER_PORT, the older name of the port; PORT wins when both are set. */
 export const ServerPortAlias = {
   SERVER_PORT: Type.Optional(
     Type.Integer({
@@ -204,6 +204,27 @@ export const ServerPortAlias = {
 /** PORT when it is set, else SERVER_PORT, else PORT's default. */
 export function httpPort(env: Record<string, string | undefined>, parsed: { PORT: number; SERVER_PORT?: number }) {
   return env.PORT === undefined || env.PORT === "" ? (parsed.SERVER_PORT ?? parsed.PORT) : parsed.PORT;
+}
+
+/** The settings both services make alike of CommonConfig's variables. */
+export function commonSettings(
+  env: Record<string, string | undefined>,
+  e: Pick<
+    Static<TObject<typeof CommonConfig>>,
+    "HOST" | "DATABASE_URL" | "DATABASE_MIGRATION_URL" | "DATABASE_POOL_MAX"
+  > &
+    Pick<Static<TObject<typeof CommonConfig>>, "LOG_LEVEL" | "HOSTNAME"> & { PORT: number; SERVER_PORT?: number },
+) {
+  return {
+    http: { host: e.HOST, port: httpPort(env, e) },
+    database: {
+      url: e.DATABASE_URL,
+      migrationUrl: e.DATABASE_MIGRATION_URL ?? e.DATABASE_URL,
+      poolMax: e.DATABASE_POOL_MAX,
+    },
+    log: { level: e.LOG_LEVEL },
+    workerId: e.HOSTNAME,
+  };
 }
 
 /** Variables both services read. */

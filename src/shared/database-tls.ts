@@ -7,7 +7,6 @@ import { readFileSync } from "node:fs";
 import type { ConnectionOptions } from "node:tls";
 
 export const SSL_MODES = ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"] as const;
-export type SslMode = (typeof SSL_MODES)[number];
 
 /** What postgres.js takes as `ssl`: no TLS, TLS when the server offers it (unverified), or tls.connect options. */
 export type PostgresSsl = false | "prefer" | ConnectionOptions;

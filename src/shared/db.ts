@@ -23,10 +23,11 @@ export function createSql(options: { url: string; schema: string; max: number; a
 }
 
 /**
- * Seconds a pooled connection waits before it reconnects after a failure. postgres.js's default grows with every failure
- * of any connection of the pool, up to 20s, and a connection keeps the delay it got when it closed: after a PostgreSQL
- * restart a request could wait 8s for a connection although the server had been back for seconds (measured by the
- * fault drill, `bun run drill`). Capped at 1s, with jitter: a few connection attempts a second per pool slot while the database is away.
+ * Seconds a pooled connection waits before it reconnects after a failure. postgres.js's default grows with every
+ * failure of any connection of the pool, up to 20s, and a connection keeps the delay it got when it closed: after a
+ * PostgreSQL restart a request waited seconds for a connection although the server was back (the fault drill,
+ * docs/benchmarks.md). Capped at 1s, with jitter: a few connection attempts a second per pool slot while the database
+ * is away.
  */
 export function reconnectDelaySeconds(retries: number, random: () => number = Math.random): number {
   return (0.5 + random() / 2) * Math.min(0.05 * 2 ** retries, 1);

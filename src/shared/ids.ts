@@ -2,11 +2,11 @@
 // the one SHA-256 → int64 key derivation.
 
 /**
- * The text rule of both services, as a JSON-Schema pattern (the API's TypeBox schemas carry it into OpenAPI): no control
- * character, C0 (U+0000–U+001F), DEL or C1 (U+0080–U+009F), and not blank, i.e. at least one character above U+0020 (as
- * Java's String.trim() sees blank). PostgreSQL text cannot hold U+0000; a CR or LF would make an event's
- * `aggregate_key` header unpublishable; a C1 control is as invisible as a C0 one. Notification applies the same rule
- * to the events it consumes, so an id the API accepted is never one the consumer refuses.
+ * The text rule of both services, as a JSON-Schema pattern (the API's TypeBox schemas carry it into OpenAPI): no
+ * control character, C0 (U+0000–U+001F), DEL or C1 (U+0080–U+009F), and not blank, i.e. at least one character above
+ * U+0020. PostgreSQL text cannot hold U+0000; a CR or LF would make an event's `aggregate_key` header unpublishable; a
+ * C1 control is as invisible as a C0 one. Notification applies the same rule to the events it consumes, so an id the
+ * API accepted is never one the consumer refuses.
  */
 export const PLAIN_TEXT_PATTERN =
   "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\u0000-\\u0020\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$";
@@ -14,7 +14,7 @@ const PLAIN_TEXT = new RegExp(PLAIN_TEXT_PATTERN);
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is this expression's purpose
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
-/** Blank as Java's String.trim() sees it: no character above U+0020 (JavaScript's trim() also drops U+3000 and others). */
+/** Blank: no character above U+0020 (JavaScript's trim() would also drop U+3000 and others, which are not blank). */
 export const isBlank = (value: string) => ![...value].some((ch) => ch > " ");
 
 /**

@@ -6,8 +6,8 @@ export function createRegistry(service: string, options: { defaultMetrics?: bool
   const registry = new Registry();
   registry.setDefaultLabels({ application: service });
   // The event-loop delay histogram samples on a timer: prom-client's default of every 10 ms woke an idle service 100
-  // times a second and cost Notification about 11 of its 18 core-ms/s at idle (Bun 1.4, /proc/<pid>/stat). Once a
-  // second still catches every stall longer than a second and samples shorter ones.
+  // times a second and was most of its CPU at idle (docs/benchmarks.md). Once a second still catches every stall longer
+  // than a second and samples shorter ones.
   if (options.defaultMetrics) collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 1_000 });
   return registry;
 }

@@ -131,6 +131,16 @@ const TLS_SCHEME = /^tls:\/\//i;
 /** Whether a NATS_URL asks for TLS: any of its servers given as tls://host:port. */
 export const wantsTls = (url: string) => url.split(",").some((s) => TLS_SCHEME.test(s.trim()));
 
+/** The connection settings of the parsed NATS variables; call only after natsSecurityRule passed. */
+export function natsConnection(e: NatsSecurityEnv & { NATS_ENABLED: boolean; NATS_CONNECTION_TIMEOUT: number }) {
+  return {
+    enabled: e.NATS_ENABLED,
+    url: e.NATS_URL,
+    connectionTimeoutMs: e.NATS_CONNECTION_TIMEOUT,
+    security: natsSecurity(e),
+  };
+}
+
 /** The connect options of the parsed variables; call only after natsSecurityRule passed. */
 export function natsSecurity(e: NatsSecurityEnv): NatsSecurity {
   const security: NatsSecurity = { inboxPrefix: e.NATS_INBOX_PREFIX };

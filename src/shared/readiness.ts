@@ -1,5 +1,5 @@
-// Readiness with a bounded cost. /readyz is open to anyone, and each probe was a database round trip: a flood of ~6k
-// unauthenticated calls a second raised the writers' p50 from 8 ms to 75 ms. The probe's answer is now kept for a
+// Readiness with a bounded cost. /readyz is open to anyone, and each probe was a database round trip: a flood of
+// unauthenticated calls slowed every writer (docs/benchmarks.md). The probe's answer is now kept for a
 // second and shared by every call meanwhile, so the database sees at most one probe a second per process.
 // A probe is also bounded in time: a database that accepts the connection but never answers makes /readyz answer 503
 // after `timeoutMs` instead of hanging until the load balancer gives up. A probe that has timed out is not started

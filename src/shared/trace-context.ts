@@ -1,5 +1,5 @@
 // The trace context of the work in progress, on OpenTelemetry's API only: reading it from a request or
-// message (W3C `traceparent`, or a trace id in the Java original's X-Trace-Id), writing it into an outbox row, a NATS
+// message (W3C `traceparent`, or a trace id in X-Trace-Id), writing it into an outbox row, a NATS
 // header or a webhook request, the log fields of the active span, and running work inside a span. tracing.ts sets up
 // the SDK behind it.
 import {
@@ -23,7 +23,7 @@ export function tracer(): Tracer {
 const HEX_TRACE_ID = /^[0-9a-f]{32}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-/** A trace id in the Java original's X-Trace-Id: 32 hex digits, or a UUID (the same 128 bits), never all zeros. */
+/** A trace id in X-Trace-Id: 32 hex digits, or a UUID (the same 128 bits), never all zeros. */
 export function traceIdFromLegacy(value: string | undefined | null): string | undefined {
   const v = value?.trim().toLowerCase() ?? "";
   const hex = UUID.test(v) ? v.replaceAll("-", "") : HEX_TRACE_ID.test(v) ? v : undefined;

@@ -3,13 +3,13 @@ import { PermanentDeliveryError, type Sender } from "../../src/notification/chan
 import type { DeliveryDeps } from "../../src/notification/delivery/deps.ts";
 import { handleFailure, moveToDlq } from "../../src/notification/delivery/failure.ts";
 import { claimNotifications } from "../../src/notification/delivery/queries.ts";
-import { deliverBatch } from "../../src/notification/delivery/service.ts";
 import { createDeliveryWorker } from "../../src/notification/delivery/worker.ts";
 import { requeueDlqNotification } from "../../src/notification/ops/queries.ts";
 import { createLogger } from "../../src/shared/logger.ts";
 import { Waker } from "../../src/shared/runtime.ts";
 import { useTestDatabase } from "../support/infra.ts";
 import { waitUntil } from "../support/wait.ts";
+import { deliverBatch } from "./delivery.helpers.ts";
 import { dlqCount as countDlq, deliveryDeps, notificationRow, notificationSql, seedNotification } from "./helpers.ts";
 
 setDefaultTimeout(60_000);

@@ -6,8 +6,8 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { type WebhookNotification, webhookReceiver } from "../../docs/examples/webhook-receiver.ts";
 import { createWebhookSender } from "../../src/notification/channels/webhook.ts";
-import { deliverBatch } from "../../src/notification/delivery/service.ts";
 import { useTestDatabase } from "../support/infra.ts";
+import { deliverBatch } from "./delivery.helpers.ts";
 import { deliveryDeps, notificationRow, seedNotification } from "./helpers.ts";
 
 setDefaultTimeout(60_000);

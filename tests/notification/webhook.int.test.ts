@@ -2,9 +2,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, t
 import { Webhook } from "standardwebhooks";
 import { createWebhookSender } from "../../src/notification/channels/webhook.ts";
 import type { DeliveryDeps } from "../../src/notification/delivery/deps.ts";
-import { deliverBatch } from "../../src/notification/delivery/service.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { useTestDatabase } from "../support/infra.ts";
+import { deliverBatch } from "./delivery.helpers.ts";
 import { notificationRow, seedNotification, testConfig, testMetrics } from "./helpers.ts";
 
 setDefaultTimeout(60_000);

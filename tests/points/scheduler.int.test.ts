@@ -78,8 +78,15 @@ describe("an idle scheduler", () => {
     let statements = 0;
     const counting = new Proxy(f.sql, {
       apply(target, self, args) {
-        statements += 1;
-        return Reflect.apply(target, self, args);
+        // A statement counts when it runs (is awaited); the calls that build its parts (a condition) do not run.
+        const query = Reflect.apply(target, self, args);
+        const then = query.then.bind(query);
+        // biome-ignore lint/suspicious/noThenProperty: the query stays a thenable; its await is what is counted
+        query.then = (...handlers: Parameters<typeof then>) => {
+          statements += 1;
+          return then(...handlers);
+        };
+        return query;
       },
     });
     const replica = createReplica(counting, "idle", { pollIntervalMs: 50, idlePollIntervalMs: 60_000 });

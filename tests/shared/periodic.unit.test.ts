@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import pino from "pino";
-import { idleSleepMs, periodicWorker, untilShortBatch } from "../../src/shared/periodic.ts";
+import { idleSleepMs, logDeleted, periodicWorker, untilNextMs, untilShortBatch } from "../../src/shared/periodic.ts";
 
 test("untilShortBatch runs until a batch comes back short and returns the total", async () => {
   const sizes = [3, 3, 1, 3];
@@ -63,4 +63,36 @@ describe("idleSleepMs", () => {
   test("a fixed poll when the idle interval is not above it", () => {
     expect(idleSleepMs(0, undefined, { pollMs: 1_000, idleMs: 1_000 })).toBe(1_000);
   });
+});
+
+describe("untilNextMs (the scheduler's sleep, which keeps due times inside the poll interval)", () => {
+  const p = { capMs: 1_000, dueMs: 10 };
+  test("until the next time plus a millisecond, at most the cap; the cap without a next time", () => {
+    expect(untilNextMs(0, new Date(250), p)).toBe(251);
+    expect(untilNextMs(0, new Date(5_000), p)).toBe(1_000);
+    expect(untilNextMs(0, undefined, p)).toBe(1_000);
+  });
+  test("the due pause when the next time has come", () => {
+    expect(untilNextMs(700, new Date(700), p)).toBe(10);
+  });
+});
+
+test("periodicWorker hands `once` a log with its component; logDeleted speaks only when something went", async () => {
+  const lines: { msg: string; component?: string; reservations?: number }[] = [];
+  const log = pino({ level: "info" }, { write: (line: string) => lines.push(JSON.parse(line)) });
+  const controller = new AbortController();
+  const counts = [0, 3];
+  const worker = periodicWorker({
+    name: "job",
+    component: "points-retention",
+    intervalMs: 1,
+    log,
+    once: async (_signal, jobLog) => {
+      const reservations = counts.shift();
+      if (reservations === undefined) return controller.abort();
+      logDeleted(jobLog, { reservations }, "deleted");
+    },
+  });
+  await worker.run(controller.signal);
+  expect(lines).toEqual([expect.objectContaining({ msg: "deleted", component: "points-retention", reservations: 3 })]);
 });

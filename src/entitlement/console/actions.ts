@@ -1,4 +1,4 @@
-// The Entitlement console's actions: grant, revoke, extend, cancel a reservation (through commands.ts, the API's
+// The Entitlement console's actions: grant, revoke, extend, cancel a reservation (through writes.ts, the API's
 // command path) and requeue a FAILED outbox event (the operator command's statement). Each needs the write scope,
 // checks its fields as the API does, and answers with the user's page and a notice saying what happened.
 
@@ -13,8 +13,8 @@ import { type RouteDeps, unavailableOr } from "../edge/route-deps.ts";
 import { UserId } from "../features/entitlements/model.ts";
 import { checkExpiresAt, checkField, checkFields } from "../features/entitlements/validation.ts";
 import { requeueFailedOutboxEvents } from "../ops/queries.ts";
-import { type CommandOutcome, type ConsoleActor, cancel, consoleCaller, extend, grant, revoke } from "./commands.ts";
 import { requireScope } from "./pages.ts";
+import { type ConsoleActor, cancel, consoleCaller, extend, grant, revoke, type WriteOutcome } from "./writes.ts";
 
 const DEFAULT_PURCHASE_ID = "support-console";
 
@@ -29,7 +29,7 @@ function commandBody(form: URLSearchParams) {
 }
 
 /** The notice of a command: `done` (made with `sentence`) and what the command answered. */
-function summary(done: Html, outcome: CommandOutcome) {
+function summary(done: Html, outcome: WriteOutcome) {
   const body = outcome.body as { code?: string; message?: string; status?: string; version?: number };
   // The code and the status are this service's own words; the message may quote what was sent.
   if (outcome.status >= 300) {

@@ -8,7 +8,7 @@ import { Elysia } from "elysia";
 import { scopeMacro } from "../../shared/auth/scope.ts";
 import { COMMAND_ERRORS } from "./api-doc.ts";
 import { CommandHeaders, checkIdempotencyKey, traceIdOf } from "./headers.ts";
-import { type RouteDeps, unavailableOr } from "./route-deps.ts";
+import { type RouteDeps, throughGate } from "./route-deps.ts";
 
 /** What a command's service receives: the checked body (or path), the key, the trace id and the caller's name. */
 export type CommandInput<B> = { body: B; idempotencyKey: string; traceId: string; caller: string };
@@ -71,7 +71,7 @@ export function commandRoute<B>(deps: Pick<RouteDeps, "log" | "callerOf" | "gate
         traceId: traceIdOf(request.headers),
         caller: deps.callerOf(request),
       };
-      const reply = await deps.gate.run(() => spec.execute(command)).catch((error) => unavailableOr(deps, error));
+      const reply = await throughGate(deps, () => spec.execute(command));
       return new Response(spec.render(reply.status, reply.body), {
         status: reply.status,
         headers: { "content-type": "application/json" },

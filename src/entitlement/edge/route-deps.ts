@@ -31,6 +31,11 @@ export function unavailableOr(deps: Pick<RouteDeps, "log" | "onUnavailable">, er
   throw error;
 }
 
+/** Runs a request's database work through the gate; a database it cannot reach is a 503 (unavailableOr). */
+export function throughGate<T>(deps: Pick<RouteDeps, "gate" | "log" | "onUnavailable">, work: () => Promise<T>) {
+  return deps.gate.run(work).catch((error) => unavailableOr(deps, error));
+}
+
 /**
  * The onUnavailable of createApp: `report` (readiness) hears of every failure; the log, of the first failure of each code
  * in an episode (a dropped connection, then the TLS failure of every new one), each as one warning with the

@@ -1,9 +1,8 @@
 // `entitlement outbox stats|requeue <event_id>|requeue --failed` (docs/operations.md): the runbook's SQL, made safe.
 // Each prints one human-readable line per fact or change and returns its exit code; running one twice is harmless.
-import { type Command, EXIT_USAGE } from "../../shared/cli.ts";
-import { isUuid } from "../../shared/ids.ts";
+import type { Command } from "../../shared/cli.ts";
 import type { OpsDeps } from "../../shared/ops.ts";
-import { type OpsEnv, withOps } from "./context.ts";
+import { type OpsEnv, opsCommand, parseStatsOrRequeue, requeueOutcome } from "./context.ts";
 import { findOutboxStatus, readOutboxStats, requeueFailedOutboxEvents } from "./queries.ts";
 
 export const OUTBOX_USAGE = "usage: entitlement outbox stats | requeue <event_id> | requeue --failed";
@@ -33,45 +32,20 @@ export async function requeueOutbox({ sql, out }: OpsDeps, target: { eventId: st
         `${r.previous_attempts} -> 0, last error: ${r.last_error ?? "none"}`,
     );
   }
-  if (eventId === undefined) {
-    out(rows.length > 0 ? `requeued ${rows.length} FAILED event(s)` : "no FAILED events: nothing to do");
-    return 0;
-  }
-  if (rows.length > 0) return 0;
-  const status = await findOutboxStatus(sql, eventId);
-  if (status === undefined) {
-    out(`no outbox event ${eventId}`);
-    return 1;
-  }
-  out(`event ${eventId} is ${status}, not FAILED: nothing to do`);
-  return 0;
-}
-
-type OutboxArgs = { op: "stats" } | { op: "requeue"; target: { eventId: string } | "failed" };
-
-function parseOutboxArgs(args: string[]): OutboxArgs | undefined {
-  const [op, arg, ...extra] = args;
-  if (extra.length > 0) return undefined;
-  if (op === "stats" && arg === undefined) return { op };
-  if (op === "requeue" && arg === "--failed") return { op, target: "failed" };
-  if (op === "requeue" && arg !== undefined && isUuid(arg)) return { op, target: { eventId: arg.toLowerCase() } };
-  return undefined;
+  const status = () => (eventId === undefined ? Promise.resolve(undefined) : findOutboxStatus(sql, eventId));
+  return requeueOutcome(out, { id: eventId, requeued: rows.length, noun: "event", missing: "outbox event", status });
 }
 
 /** The `outbox` subcommand; opens its own PostgreSQL connection from the service configuration in `env`. */
 export function outboxCommand(env: OpsEnv = process.env): Command {
-  return {
+  return opsCommand(env, {
     name: "outbox",
     summary: "outbox stats | requeue <event_id> | requeue --failed   (operator tools, see docs/operations.md)",
-    run: async (args) => {
-      const parsed = parseOutboxArgs(args);
-      if (!parsed) {
-        console.error(OUTBOX_USAGE);
-        return EXIT_USAGE;
-      }
-      return withOps(env, `outbox ${args.join(" ")}`, (deps) =>
-        parsed.op === "stats" ? printOutboxStats(deps) : requeueOutbox(deps, parsed.target),
-      );
-    },
-  };
+    usage: OUTBOX_USAGE,
+    parse: parseStatsOrRequeue,
+    run: (deps, parsed) =>
+      parsed.op === "stats"
+        ? printOutboxStats(deps)
+        : requeueOutbox(deps, parsed.id ? { eventId: parsed.id } : "failed"),
+  });
 }

@@ -1,19 +1,20 @@
 // `entitlement partitions list | detach <partition> | drop <partition>`: the month partitions of the history tables
 // (audit, point ledger, point audit) with their rows and sizes, and the two steps of archiving one month by hand:
 // detach it (the service no longer sees it, the table stays), dump it with pg_dump, then drop it (docs/operations.md).
-import { type Command, EXIT_USAGE } from "../../shared/cli.ts";
+import type { Command } from "../../shared/cli.ts";
 import type { OpsDeps } from "../../shared/ops.ts";
 import {
   detachHistoryPartition,
   dropDetachedHistoryPartition,
+  HISTORY_TABLES,
   listHistoryPartitions,
   type PartitionRow,
 } from "../work/partitions/queries.ts";
-import { type OpsEnv, withOps } from "./context.ts";
+import { type OpsEnv, opsCommand } from "./context.ts";
 
 export const PARTITIONS_USAGE = "usage: entitlement partitions list | detach <partition> | drop <partition>";
 /** Names the database functions accept; anything else is a usage error before any connection is opened. */
-const PARTITION_NAME = /^(entitlement_audit|point_transactions|point_audit)_(before_)?\d{4}_\d{2}$/;
+const PARTITION_NAME = new RegExp(`^(${HISTORY_TABLES.join("|")})_(before_)?\\d{4}_\\d{2}$`);
 /** SQLSTATE invalid_parameter_value: the functions' refusal of a name that is not (or no longer) such a partition. */
 const REFUSED = "22023";
 
@@ -73,19 +74,14 @@ function parsePartitionsArgs(args: string[]): PartitionsArgs | undefined {
 }
 
 export function partitionsCommand(env: OpsEnv = process.env): Command {
-  return {
+  return opsCommand(env, {
     name: "partitions",
     summary: "partitions list | detach <partition> | drop <partition>   (archiving history, see docs/operations.md)",
-    run: async (args) => {
-      const parsed = parsePartitionsArgs(args);
-      if (!parsed) {
-        console.error(PARTITIONS_USAGE);
-        return EXIT_USAGE;
-      }
-      return withOps(env, `partitions ${args.join(" ")}`, (deps) => {
-        if (parsed.op === "list") return printPartitions(deps);
-        return parsed.op === "detach" ? detachPartition(deps, parsed.partition) : dropPartition(deps, parsed.partition);
-      });
+    usage: PARTITIONS_USAGE,
+    parse: parsePartitionsArgs,
+    run: (deps, parsed) => {
+      if (parsed.op === "list") return printPartitions(deps);
+      return parsed.op === "detach" ? detachPartition(deps, parsed.partition) : dropPartition(deps, parsed.partition);
     },
-  };
+  });
 }

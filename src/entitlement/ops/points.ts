@@ -1,9 +1,8 @@
 // `entitlement points stats|requeue <reservation_id>|requeue --failed` (docs/operations.md), in the style of `outbox`:
 // one line per fact or change, only the named rows touched, harmless to run twice, stored text escaped.
-import { type Command, EXIT_USAGE } from "../../shared/cli.ts";
-import { isUuid } from "../../shared/ids.ts";
+import type { Command } from "../../shared/cli.ts";
 import { type OpsDeps, printable } from "../../shared/ops.ts";
-import { type OpsEnv, withOps } from "./context.ts";
+import { type OpsEnv, opsCommand, parseStatsOrRequeue, requeueOutcome } from "./context.ts";
 import { findReservationStatus, readPointsStats, requeueFailedReservations } from "./points-queries.ts";
 
 export const POINTS_USAGE = "usage: entitlement points stats | requeue <reservation_id> | requeue --failed";
@@ -37,45 +36,22 @@ export async function requeuePoints(
         `attempt_count ${r.previous_attempts} -> 0, last error: ${printable(r.last_error)}`,
     );
   }
-  if (reservationId === undefined) {
-    out(rows.length > 0 ? `requeued ${rows.length} FAILED reservation(s)` : "no FAILED reservations: nothing to do");
-    return 0;
-  }
-  if (rows.length > 0) return 0;
-  const status = await findReservationStatus(sql, reservationId);
-  if (status === undefined) {
-    out(`no point reservation ${reservationId}`);
-    return 1;
-  }
-  out(`reservation ${reservationId} is ${status}, not FAILED: nothing to do`);
-  return 0;
-}
-
-type PointsArgs = { op: "stats" } | { op: "requeue"; target: { reservationId: string } | "failed" };
-
-function parsePointsArgs(args: string[]): PointsArgs | undefined {
-  const [op, arg, ...extra] = args;
-  if (extra.length > 0) return undefined;
-  if (op === "stats" && arg === undefined) return { op };
-  if (op === "requeue" && arg === "--failed") return { op, target: "failed" };
-  if (op === "requeue" && arg !== undefined && isUuid(arg)) return { op, target: { reservationId: arg.toLowerCase() } };
-  return undefined;
+  const status = () =>
+    reservationId === undefined ? Promise.resolve(undefined) : findReservationStatus(sql, reservationId);
+  const noun = { noun: "reservation", missing: "point reservation" };
+  return requeueOutcome(out, { id: reservationId, requeued: rows.length, ...noun, status });
 }
 
 /** The `points` subcommand; opens its own PostgreSQL connection from the service configuration in `env`. */
 export function pointsCommand(env: OpsEnv = process.env): Command {
-  return {
+  return opsCommand(env, {
     name: "points",
     summary: "points stats | requeue <reservation_id> | requeue --failed   (operator tools, see docs/operations.md)",
-    run: async (args) => {
-      const parsed = parsePointsArgs(args);
-      if (!parsed) {
-        console.error(POINTS_USAGE);
-        return EXIT_USAGE;
-      }
-      return withOps(env, `points ${args.join(" ")}`, (deps) =>
-        parsed.op === "stats" ? printPointsStats(deps) : requeuePoints(deps, parsed.target),
-      );
-    },
-  };
+    usage: POINTS_USAGE,
+    parse: parseStatsOrRequeue,
+    run: (deps, parsed) =>
+      parsed.op === "stats"
+        ? printPointsStats(deps)
+        : requeuePoints(deps, parsed.id ? { reservationId: parsed.id } : "failed"),
+  });
 }

@@ -31,11 +31,50 @@ export type Wakeups = WakeSource & {
 /** How long the NOTIFY to the other replicas waits to gather the commits after the first one. */
 export const DEFAULT_DEBOUNCE_MS = 5;
 
-export function createWakeups(deps: { sql: Sql; log: Logger; retryMs: number; debounceMs?: number }): Wakeups {
-  const debounceMs = deps.debounceMs ?? DEFAULT_DEBOUNCE_MS;
+type WakeupDeps = { sql: Sql; log: Logger; retryMs: number; debounceMs?: number };
+
+export function createWakeups(deps: WakeupDeps): Wakeups {
   /** Marks this process's NOTIFYs, so that it does not wake itself twice. */
   const self = crypto.randomUUID();
   const local = { events: new Set<() => void>(), due: new Set<(at: number) => void>() };
+  const tellOthers = createNotifier(deps, self);
+
+  return {
+    committed(work) {
+      if (work.events) for (const wake of local.events) wake();
+      if (work.dueAt) {
+        const at = work.dueAt.getTime();
+        for (const wake of local.due) wake(at);
+      }
+      tellOthers(work);
+    },
+    onEvents(wake, signal) {
+      const onNotify = (payload: string) => {
+        if (payload !== self) wake();
+      };
+      return listen(
+        deps,
+        { set: local.events, listener: wake, channel: OUTBOX_CHANNEL, onNotify, onListen: wake },
+        signal,
+      );
+    },
+    onDue(wake, signal) {
+      const onNotify = (payload: string) => {
+        const [at, from] = payload.split(" ");
+        if (from !== self) wake(Number(at));
+      };
+      const onListen = () => wake(Number.NEGATIVE_INFINITY);
+      return listen(deps, { set: local.due, listener: wake, channel: DUE_CHANNEL, onNotify, onListen }, signal);
+    },
+  };
+}
+
+/**
+ * The debounced NOTIFY to the other replicas: the commits of one window told in one statement, after the first one,
+ * with the earliest due time of the window.
+ */
+function createNotifier(deps: WakeupDeps, self: string): (work: CommittedWork) => void {
+  const debounceMs = deps.debounceMs ?? DEFAULT_DEBOUNCE_MS;
   let eventsPending = false;
   let duePending = Number.POSITIVE_INFINITY;
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -59,49 +98,30 @@ export function createWakeups(deps: { sql: Sql; log: Logger; retryMs: number; de
     }
   };
 
-  const subscribe = <L>(set: Set<L>, listener: L, channel: string, onNotify: (payload: string) => void) => {
-    return (signal: AbortSignal, onListen: () => void) => {
-      set.add(listener);
-      const stop = listenInBackground(deps.sql, {
-        channel,
-        onNotify,
-        onListen,
-        log: deps.log,
-        retryMs: deps.retryMs,
-        signal,
-      });
-      return async () => {
-        set.delete(listener);
-        await stop();
-      };
-    };
+  return (work) => {
+    if (work.events) eventsPending = true;
+    if (work.dueAt) duePending = Math.min(duePending, work.dueAt.getTime());
+    if (!timer && (eventsPending || Number.isFinite(duePending))) timer = setTimeout(flush, debounceMs);
   };
+}
 
-  return {
-    committed(work) {
-      if (work.events) {
-        for (const wake of local.events) wake();
-        eventsPending = true;
-      }
-      if (work.dueAt) {
-        const at = work.dueAt.getTime();
-        for (const wake of local.due) wake(at);
-        duePending = Math.min(duePending, at);
-      }
-      if (!timer && (eventsPending || Number.isFinite(duePending))) timer = setTimeout(flush, debounceMs);
-    },
-    onEvents(wake, signal) {
-      const onNotify = (payload: string) => {
-        if (payload !== self) wake();
-      };
-      return subscribe(local.events, wake, OUTBOX_CHANNEL, onNotify)(signal, wake);
-    },
-    onDue(wake, signal) {
-      const onNotify = (payload: string) => {
-        const [at, from] = payload.split(" ");
-        if (from !== self) wake(Number(at));
-      };
-      return subscribe(local.due, wake, DUE_CHANNEL, onNotify)(signal, () => wake(Number.NEGATIVE_INFINITY));
-    },
+/** Adds `listener` to this process's wake-ups and LISTENs on `channel` until `signal`; returns the stop. */
+function listen<L>(
+  deps: WakeupDeps,
+  l: { set: Set<L>; listener: L; channel: string; onNotify: (payload: string) => void; onListen: () => void },
+  signal: AbortSignal,
+): () => Promise<void> {
+  l.set.add(l.listener);
+  const stop = listenInBackground(deps.sql, {
+    channel: l.channel,
+    onNotify: l.onNotify,
+    onListen: l.onListen,
+    log: deps.log,
+    retryMs: deps.retryMs,
+    signal,
+  });
+  return async () => {
+    l.set.delete(l.listener);
+    await stop();
   };
 }

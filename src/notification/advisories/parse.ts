@@ -14,7 +14,7 @@ export type ParsedAdvisory = { ok: true; entry: NatsDlqEntry } | { ok: false; re
 const text = (v: unknown) => (typeof v === "string" && v.length > 0 ? v : null);
 const count = (v: unknown) => (typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? v : null);
 
-/** Only a JSON number that is a positive integer counts as a stream sequence; `"42"` does not (Java original). */
+/** Only a JSON number that is a positive integer counts as a stream sequence; `"42"` does not. */
 export function parseAdvisory(data: Uint8Array, kind: AdvisoryKind): ParsedAdvisory {
   let body: unknown;
   try {

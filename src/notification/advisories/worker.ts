@@ -49,7 +49,7 @@ export const advisoryStream = (a: AdvisorySpec) => ({
 export type AdvisoryCaptureDeps = Omit<AdvisoryHandlerDeps, "kind"> & {
   link: NatsLink;
   advisory: AdvisorySpec;
-  /** The advisory durables reuse the entitlement consumer's ack wait and max deliver, as in the Java original. */
+  /** The advisory durables reuse the entitlement consumer's ack wait and max deliver. */
   ackWaitMs: number;
   maxDeliver: number;
 };

@@ -1,4 +1,4 @@
-// Failure injection for tests and drills (Java original): deliveries to user ids starting with the prefix fail,
+// Failure injection for tests and drills: deliveries to user ids starting with the prefix fail,
 // as a retryable error, so they walk the whole retry path into the DLQ. A blank prefix disables it.
 import type { Sender } from "./sender.ts";
 

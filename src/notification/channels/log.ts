@@ -1,4 +1,4 @@
-// The `log` channel: one structured line per delivery (the Java original's simulated send).
+// The `log` channel: one structured line per delivery, a send simulated in the log.
 import type { Logger } from "../../shared/logger.ts";
 import { activeTraceId } from "../../shared/trace-context.ts";
 import { type Sender, traceIdOf } from "./sender.ts";

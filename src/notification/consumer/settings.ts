@@ -1,4 +1,4 @@
-// The configuration every event consumer of this service has (Java original: `notification.<name>-nats.*`): one
+// The configuration every event consumer of this service has: one
 // function declares its variables under a prefix, one reads them back as the settings the consumer loop takes.
 import { Bool, Duration, Int, NonBlank } from "../../shared/config.ts";
 import type { AdvisoryKind } from "../advisories/parse.ts";

@@ -33,11 +33,10 @@ type ClaimRow = {
 
 /**
  * Claims due PENDING rows and PROCESSING rows whose lease expired, oldest first. Sorted explicitly: UPDATE … RETURNING
- * keeps no order. One branch per kind of due row, each a range scan of its own partial index
- * (migration 007): one OR over all of them walked every PENDING row not due yet (24-34 ms a claim with 50,000 future
- * retries). A branch takes its rows in its index's order (the longest overdue retries and leases first), so even a
- * generic plan cannot walk created_at instead; each is materialized so its limit holds; up to 3 × limit rows are locked
- * and only `limit` claimed, oldest created first.
+ * keeps no order. One branch per kind of due row, each a range scan of its own partial index (migration 007): one OR
+ * over all of them walked every PENDING row not due yet (docs/benchmarks.md). A branch takes its rows in its index's
+ * order (the longest overdue retries and leases first), so even a generic plan cannot walk created_at instead; each is
+ * materialized so its limit holds; up to 3 × limit rows are locked and only `limit` claimed, oldest created first.
  */
 export async function claimNotifications(
   db: Db,

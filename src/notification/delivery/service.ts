@@ -76,10 +76,3 @@ export async function claimDue(deps: DeliveryDeps, limit: number): Promise<Claim
     lockedBy: deps.workerId,
   });
 }
-
-/** One claim and every delivery of it, awaited together. Returns how many were claimed; throws only if the claim does. */
-export async function deliverBatch(deps: DeliveryDeps): Promise<number> {
-  const claimed = await claimDue(deps, deps.batchSize);
-  await Promise.all(claimed.map((n) => deliverOne(deps, n)));
-  return claimed.length;
-}

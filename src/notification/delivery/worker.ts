@@ -94,7 +94,7 @@ export function createDeliveryWorker(deps: LoopDeps): Worker {
             inFlight.add(delivery);
           }
           // A claim that took fewer than it asked for took every row due: the backlog is empty without counting it.
-          // Otherwise the count reads every due row (9.5 ms at 20,000, EXPLAIN ANALYZE), and in a backlog every claim
+          // Otherwise the count reads every due row (docs/benchmarks.md), and in a backlog every claim
           // is full: once per poll interval is enough for a gauge.
           if (claimed < free) d.metrics.backlog.set(0);
           else if (performance.now() - countedAt >= d.pollIntervalMs) {

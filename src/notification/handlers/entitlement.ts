@@ -13,7 +13,7 @@ import { isIsoInstant } from "./fields.ts";
 
 type EntitlementNotificationType = Extract<NotificationType, `Entitlement${string}`>;
 
-/** The stored payload_json, in the Java original's shape (snake_case keys, copied from the event). */
+/** The stored payload_json (snake_case keys, copied from the event; docs/events.md). */
 export type EventPayload = {
   event_id: string;
   event_type: EntitlementNotificationType;

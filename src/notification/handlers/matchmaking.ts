@@ -1,5 +1,5 @@
 // Matchmaking events (docs/events.md): one `MatchFound` notification per listed player, or, for an event
-// that names none (the original matchmaker's), the original's single notification for `matchmaking-system`.
+// that names none, a single notification for `matchmaking-system`.
 import { fromBinary } from "@bufbuild/protobuf";
 import {
   type MatchmakingEvent,
@@ -10,7 +10,7 @@ import { isUuid } from "../../shared/ids.ts";
 import type { DecodedEvent, EventHandler, NotificationDraft } from "../consumer/handler.ts";
 import { isIsoInstant, isPlainText } from "./fields.ts";
 
-/** Who is notified of an event without players, as in the original system. */
+/** Who is notified of an event without players. */
 export const MATCHMAKING_SYSTEM_USER = "matchmaking-system";
 
 /** Players per event: a match of a few teams, with room to spare, and a bound on one event's transaction. */
@@ -43,7 +43,7 @@ export function decodeMatchmakingEvent(body: Uint8Array): DecodedEvent {
   }
   const invalid = invalidField(event);
   if (invalid) return { ok: false, reason: `invalid matchmaking ${invalid}` };
-  // The original matchmaker can match a user with their own second ticket: one notification per player, not per ticket.
+  // A matchmaker may match a user with their own second ticket: one notification per player, not per ticket.
   const players = [...new Set(event.userIds)];
   const draft = (userId: string, payload: Record<string, unknown>): NotificationDraft => ({
     userId,

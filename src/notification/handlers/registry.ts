@@ -7,7 +7,7 @@ import { entitlementEvents } from "./entitlement.ts";
 import { matchmakingEvents } from "./matchmaking.ts";
 import { pointsEvents } from "./points.ts";
 
-/** The entitlement consumer's settings, kept flat in the configuration as the Java original's `notification.nats.*`. */
+/** The entitlement consumer's settings, kept flat in the configuration (NOTIFICATION_NATS_*). */
 function entitlementConsumer(nats: NotificationConfig["nats"]): ConsumerSettings {
   const { stream, subject, durable, duplicateWindowMs, replicas, ackWaitMs, maxDeliver } = nats;
   const advisory = (kind: "MAX_DELIVERIES" | "MSG_TERMINATED") =>

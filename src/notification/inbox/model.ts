@@ -1,4 +1,4 @@
-// The debug inbox response (as in the Java original): one schema for validation, types and OpenAPI.
+// The debug inbox response: one schema for validation, types and OpenAPI.
 import { type Static, Type } from "@sinclair/typebox";
 import { DOCUMENTED_AS } from "../../shared/http/openapi-refine.ts";
 import { NOTIFICATION_TYPES } from "../consumer/handler.ts";

@@ -12,12 +12,12 @@ export function createRetentionWorker(deps: {
   retentionDays: number;
   cleanupIntervalMs: number;
 }): Worker {
-  const log = deps.log.child({ component: "retention" });
   return periodicWorker({
     name: "notification-retention",
+    component: "retention",
     intervalMs: deps.cleanupIntervalMs,
-    log,
-    once: async (signal) => {
+    log: deps.log,
+    once: async (signal, log) => {
       await runRetention({ sql: deps.sql, log, now: deps.now(), retentionDays: deps.retentionDays }, signal);
     },
   });

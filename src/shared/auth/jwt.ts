@@ -25,8 +25,8 @@ const CALLER_NAME = /^[^\p{C}\s]{1,255}$/u;
 
 /**
  * Verified tokens are remembered until they expire, or until the key set changes (a withdrawn key must stop working):
- * a client reuses its token for its whole life, and checking an RS256 signature costs ~90 µs of CPU against ~2 µs
- * for a static token (measured on the loaded 2-core machine), several per cent of the CPU of a grant. Only tokens
+ * a client reuses its token for its whole life, and checking an RS256 signature costs tens of times the CPU of a
+ * static token, several per cent of the CPU of a grant (docs/benchmarks.md). Only tokens
  * that passed every check are kept, so nobody can fill it without the issuer's help; beyond the bound the oldest go.
  */
 const REMEMBERED_MAX = 1_000;

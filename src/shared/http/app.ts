@@ -101,15 +101,10 @@ function createRequestTracking(metrics: ReturnType<typeof httpMetrics>, tracing:
   };
 }
 
-export function createHttpApp(deps: HttpDeps) {
-  const build = buildInfo(deps.service, deps.version);
-  buildInfoMetric(deps.registry, build);
-  readinessMetric(deps.registry, deps.readiness);
-  const tracing = createHttpTracing();
-  const tracking = createRequestTracking(httpMetrics(deps.registry), tracing);
+/** The /readyz handler: UP, or 503 while a dependency is not available (logged when that changes). */
+function readyProbe(deps: Pick<HttpDeps, "log" | "readiness">): () => Promise<Response> {
   const readinessLog = createReadinessLog(deps.log);
-  const live = () => ({ status: "UP" as const, ...build });
-  const ready = async () => {
+  return async () => {
     try {
       await deps.readiness();
       readinessLog.ready();
@@ -119,6 +114,16 @@ export function createHttpApp(deps: HttpDeps) {
       return errorResponse(503, "NOT_READY", "not ready");
     }
   };
+}
+
+export function createHttpApp(deps: HttpDeps) {
+  const build = buildInfo(deps.service, deps.version);
+  buildInfoMetric(deps.registry, build);
+  readinessMetric(deps.registry, deps.readiness);
+  const tracing = createHttpTracing();
+  const tracking = createRequestTracking(httpMetrics(deps.registry), tracing);
+  const live = () => ({ status: "UP" as const, ...build });
+  const ready = readyProbe(deps);
   const readyResponses = {
     200: UP,
     503: errorSchema("NOT_READY: a dependency (the database, the consumer) is not available"),
@@ -146,8 +151,8 @@ export function createHttpApp(deps: HttpDeps) {
     )
     .get("/healthz", live, { response: { 200: LIVE }, detail: { summary: LIVE_SUMMARY, ...PROBE } })
     .get("/readyz", ready, { response: readyResponses, detail: { summary: READY_SUMMARY, ...PROBE } })
-    // The same probes under the paths of Spring Boot's actuator, which Kubernetes manifests written for the original
-    // Java services wait on: those deployments keep working without a change.
+    // The same probes under the actuator paths (/actuator/health/*) that existing Kubernetes manifests wait on: those
+    // deployments keep working without a change.
     .get(LIVENESS_ALIAS, live, { response: { 200: LIVE }, detail: { summary: LIVE_SUMMARY, ...PROBE } })
     .get(READINESS_ALIAS, ready, { response: readyResponses, detail: { summary: READY_SUMMARY, ...PROBE } })
     .get(

@@ -6,11 +6,6 @@ const errorProperties = {
   message: Type.String({ description: "For people; its wording may change." }),
 };
 
-export const ErrorBody = Type.Object(errorProperties, {
-  title: "Error",
-  description: "Every error, for every status.",
-});
-
 /** What each code's `message` reads like, for the examples of the OpenAPI document. */
 const EXAMPLE_MESSAGES: Record<string, string> = {
   BAD_REQUEST: "user_id must not be blank",

@@ -5,9 +5,8 @@ import { LimitQuery } from "../../../shared/http/paging.ts";
 import { PLAIN_TEXT_PATTERN } from "../../../shared/ids.ts";
 
 /**
- * Non-blank as the Java original's @NotBlank (at least one character above U+0020, Java's String.trim()), and free of
- * control characters (C0, DEL and C1): the one text rule of both services (shared/ids.ts), so Notification accepts every
- * id this API commits.
+ * Non-blank (at least one character above U+0020), and free of control characters (C0, DEL and C1): the one text rule
+ * of both services (shared/ids.ts), so Notification accepts every id this API commits.
  */
 const field = (maxLength: number, description: string, example: string): TString =>
   Type.String({ minLength: 1, maxLength, pattern: PLAIN_TEXT_PATTERN, description, examples: [example] });
@@ -116,16 +115,6 @@ export const TARGET_STATUS: Record<Action, EntitlementStatus> = { GRANT: "ACTIVE
 
 /** Body size limit, in bytes. */
 export const MAX_BODY_BYTES = 16 * 1024;
-
-/** The domain codes of Entitlement's 409s, beside the HTTP layer's (shared/http/errors.ts ERROR_CODES). */
-export const ENTITLEMENT_ERROR_CODES = [
-  "IDEMPOTENCY_KEY_CONFLICT",
-  "ENTITLEMENT_STATE_CONFLICT",
-  // A cancel of a point reservation that is no longer PENDING (features/points/replies.ts).
-  "RESERVATION_STATE_CONFLICT",
-  // A reservation that would take the user's balance past 2^53 − 1 (point_reserve, db/entitlement/functions/).
-  "POINTS_BALANCE_LIMIT",
-] as const;
 
 export type ErrorReply = { code: string; message: string };
 export type CommandReplyBody = EntitlementResponse | ErrorReply;

@@ -8,7 +8,7 @@ import { ApiError } from "../../../shared/http/errors.ts";
 import { parseLimit } from "../../../shared/http/paging.ts";
 import { ERRORS } from "../../edge/api-doc.ts";
 import { commandRoute } from "../../edge/command-route.ts";
-import { type RouteDeps, unavailableOr } from "../../edge/route-deps.ts";
+import { type RouteDeps, throughGate } from "../../edge/route-deps.ts";
 import { checkEntitlement, etagOf, noneMatchHits } from "./check.ts";
 import {
   type Action,
@@ -32,27 +32,15 @@ const GRANT_SUMMARY = "Grant an entitlement (idempotent per Idempotency-Key)";
 const REVOKE_SUMMARY = "Revoke an entitlement (idempotent per Idempotency-Key)";
 
 export function entitlementRoutes(deps: RouteDeps) {
-  const command = (action: Action, path: string, operationId: string, summary: string) =>
-    commandRoute<CommandBody>(deps, {
-      path,
-      operationId,
-      summary,
-      read: (request) => readCommandBody(request, action === "GRANT" ? { now: deps.now() } : undefined),
-      body: action === "GRANT" ? GrantBody : CommandBody,
-      response: EntitlementResponse,
-      execute: (input) => executeCommand(deps, { action, ...input }),
-      render: (status, body) => renderCommandReply(status, body as CommandReplyBody),
-    });
-
   return new Elysia({ name: "entitlement-routes", strictPath: true })
     .use(scopeMacro)
-    .use(command("GRANT", "/v1/entitlements/grants", "grantEntitlement", GRANT_SUMMARY))
-    .use(command("REVOKE", "/v1/entitlements/revokes", "revokeEntitlement", REVOKE_SUMMARY))
+    .use(changeRoute(deps, "GRANT", "/v1/entitlements/grants", "grantEntitlement", GRANT_SUMMARY))
+    .use(changeRoute(deps, "REVOKE", "/v1/entitlements/revokes", "revokeEntitlement", REVOKE_SUMMARY))
     .get(
       LIST_PATH,
       ({ params, query }) => {
         const input = { userId: params.user_id, limit: parseLimit(query.limit), after: readListCursor(query.cursor) };
-        return deps.gate.run(() => listEntitlements(deps.sql, input)).catch((error) => unavailableOr(deps, error));
+        return throughGate(deps, () => listEntitlements(deps.sql, input));
       },
       {
         scope: "read",
@@ -69,34 +57,48 @@ export function entitlementRoutes(deps: RouteDeps) {
         },
       },
     )
-    .get(
-      ITEM_PATH,
-      async ({ params, request }) => {
-        const found = await deps.gate
-          .run(() => checkEntitlement(deps.sql, { userId: params.user_id, sku: params.stock_keeping_unit }))
-          .catch((error) => unavailableOr(deps, error));
-        if (!found) throw new ApiError(404, "NOT_FOUND", "entitlement not found");
-        const etag = etagOf(found.version);
-        if (noneMatchHits(request.headers.get("if-none-match"), etag)) {
-          return new Response(null, { status: 304, headers: { etag } });
-        }
-        return new Response(JSON.stringify(found), { headers: { "content-type": "application/json", etag } });
+    .get(ITEM_PATH, ({ params, request }) => checkOne(deps, params, request.headers.get("if-none-match")), {
+      scope: "read",
+      transform: ({ params, request }) => {
+        params.user_id = checkUserId(request, ITEM_PATH);
+        params.stock_keeping_unit = checkSku(request, ITEM_PATH);
       },
-      {
-        scope: "read",
-        transform: ({ params, request }) => {
-          params.user_id = checkUserId(request, ITEM_PATH);
-          params.stock_keeping_unit = checkSku(request, ITEM_PATH);
-        },
-        params: ItemParams,
-        response: { 200: EntitlementDetail, ...ERRORS },
-        detail: {
-          operationId: "checkEntitlement",
-          // A bodiless status has no schema to validate; it is documented here only.
-          responses: { 304: { description: "Not Modified: If-None-Match names the current ETag; no body." } },
-          summary: "Check one entitlement (ETag = version; If-None-Match → 304); never granted → 404",
-          tags: ["entitlements"],
-        },
+      params: ItemParams,
+      response: { 200: EntitlementDetail, ...ERRORS },
+      detail: {
+        operationId: "checkEntitlement",
+        // A bodiless status has no schema to validate; it is documented here only.
+        responses: { 304: { description: "Not Modified: If-None-Match names the current ETag; no body." } },
+        summary: "Check one entitlement (ETag = version; If-None-Match → 304); never granted → 404",
+        tags: ["entitlements"],
       },
-    );
+    });
+}
+
+function changeRoute(deps: RouteDeps, action: Action, path: string, operationId: string, summary: string) {
+  return commandRoute<CommandBody>(deps, {
+    path,
+    operationId,
+    summary,
+    read: (request) => readCommandBody(request, action === "GRANT" ? { now: deps.now() } : undefined),
+    body: action === "GRANT" ? GrantBody : CommandBody,
+    response: EntitlementResponse,
+    execute: (input) => executeCommand(deps, { action, ...input }),
+    render: (status, body) => renderCommandReply(status, body as CommandReplyBody),
+  });
+}
+
+/** One entitlement with its version as the strong ETag; 304 when If-None-Match names it. */
+async function checkOne(
+  deps: RouteDeps,
+  params: { user_id: string; stock_keeping_unit: string },
+  ifNoneMatch: string | null,
+): Promise<Response> {
+  const found = await throughGate(deps, () =>
+    checkEntitlement(deps.sql, { userId: params.user_id, sku: params.stock_keeping_unit }),
+  );
+  if (!found) throw new ApiError(404, "NOT_FOUND", "entitlement not found");
+  const etag = etagOf(found.version);
+  if (noneMatchHits(ifNoneMatch, etag)) return new Response(null, { status: 304, headers: { etag } });
+  return new Response(JSON.stringify(found), { headers: { "content-type": "application/json", etag } });
 }

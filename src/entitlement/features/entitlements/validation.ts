@@ -71,7 +71,7 @@ export async function readJsonObject(request: Request): Promise<Record<string, u
   const bytes = await readBodyAtMost(request, MAX_BODY_BYTES);
   if (bytes === undefined) throw tooLarge();
   if (bytes.length === 0) throw badRequest("request body is required");
-  // A non-empty body without a Content-Type is octet-stream, as in the Java original.
+  // A non-empty body without a Content-Type is octet-stream, so not JSON: a 415.
   if (mediaType === undefined) throw unsupportedMediaType();
   const parsed = parseJson(bytes);
   if (parsed === null) throw badRequest("request body is required");

@@ -3,7 +3,7 @@ import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { scopeMacro } from "../../../shared/auth/scope.ts";
 import { ERRORS } from "../../edge/api-doc.ts";
-import { type RouteDeps, unavailableOr } from "../../edge/route-deps.ts";
+import { type RouteDeps, throughGate } from "../../edge/route-deps.ts";
 import { ItemParams } from "../entitlements/model.ts";
 import { checkSku, checkUserId } from "../entitlements/validation.ts";
 import { HistoryResponse } from "./model.ts";
@@ -27,7 +27,7 @@ export function historyRoutes(deps: RouteDeps) {
         limit: parseLimit(query.limit),
         afterAuditId: decodeCursor(query.cursor),
       };
-      return deps.gate.run(() => readHistory(deps.sql, args)).catch((error) => unavailableOr(deps, error));
+      return throughGate(deps, () => readHistory(deps.sql, args));
     },
     {
       scope: "read",

@@ -28,21 +28,3 @@ export async function findReservation(db: Db, reservationId: string): Promise<Re
     select ${COLUMNS(db)} from point_reservations where reservation_id = ${reservationId}`;
   return row;
 }
-
-/**
- * Retention: DONE and CANCELLED reservations last updated at or before `threshold`, at most `limit` per statement
- * (ids collected once, as in retention/queries.ts); PENDING, PROCESSING and FAILED ones, the ledger and the balances
- * are never touched. Returns how many it deleted.
- */
-export async function deleteFinishedReservations(db: Db, args: { threshold: Date; limit: number }): Promise<number> {
-  const result = await db`
-    delete from point_reservations
-    where reservation_id = any(array(
-      select reservation_id from point_reservations
-      where status in ('DONE', 'CANCELLED') and updated_at <= ${args.threshold}
-      limit ${args.limit}
-      for update skip locked
-    ))
-    and status in ('DONE', 'CANCELLED') and updated_at <= ${args.threshold}`;
-  return result.count;
-}

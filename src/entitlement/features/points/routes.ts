@@ -1,12 +1,12 @@
 // The four points routes (docs/api.md), built like the entitlement routes: the two commands are each one
-// commandRoute (commands/command-route.ts), the reads declare their scope (shared/auth/scope.ts) and check their input in the
-// transform hook; database work runs through the gate; the schemas feed /openapi.json.
+// commandRoute (edge/command-route.ts), the reads declare their scope (shared/auth/scope.ts) and check their input in
+// the transform hook; database work runs through the gate; the schemas feed /openapi.json.
 import { Elysia } from "elysia";
 import { scopeMacro } from "../../../shared/auth/scope.ts";
 import { ApiError } from "../../../shared/http/errors.ts";
 import { POINTS_COMMAND_ERRORS, POINTS_ERRORS } from "../../edge/api-doc.ts";
 import { commandRoute } from "../../edge/command-route.ts";
-import { type RouteDeps, unavailableOr } from "../../edge/route-deps.ts";
+import { type RouteDeps, throughGate } from "../../edge/route-deps.ts";
 import { checkUserId, readJsonObject } from "../entitlements/validation.ts";
 import {
   PageQuery,
@@ -26,43 +26,14 @@ const POINTS_PATH = "/v1/users/:user_id/points";
 const notFound = () => new ApiError(404, "NOT_FOUND", "no such reservation");
 
 export function pointsRoutes(deps: RouteDeps) {
-  const run = <T>(work: () => Promise<T>) => deps.gate.run(work).catch((error) => unavailableOr(deps, error));
-
   return new Elysia({ name: "points-routes", strictPath: true })
     .use(scopeMacro)
-    .use(
-      commandRoute(deps, {
-        path: "/v1/points/reservations",
-        operationId: "reservePoints",
-        summary: "Reserve points for a user at a time (idempotent per Idempotency-Key)",
-        tags: ["points"],
-        read: async (request) => checkReservationBody(await readJsonObject(request), deps.now()),
-        body: ReservationBody,
-        response: ReservationResponse,
-        status: 201,
-        errors: POINTS_COMMAND_ERRORS,
-        execute: (command) => createReservation(deps, command),
-        render: renderReply,
-      }),
-    )
-    .use(
-      commandRoute(deps, {
-        path: CANCEL_PATH,
-        operationId: "cancelReservation",
-        summary: "Cancel a PENDING point reservation (idempotent per Idempotency-Key)",
-        tags: ["points"],
-        read: (request) => ({ reservation_id: checkReservationId(request, CANCEL_PATH) }),
-        params: ReservationParams,
-        response: ReservationResponse,
-        errors: { ...POINTS_ERRORS, 409: POINTS_COMMAND_ERRORS[409] },
-        execute: ({ body, ...keyed }) => cancelReservation(deps, { ...keyed, reservationId: body.reservation_id }),
-        render: renderReply,
-      }),
-    )
+    .use(reserveRoute(deps))
+    .use(cancelRoute(deps))
     .get(
       RESERVATION_PATH,
       async ({ params }) => {
-        const found = await run(() => getReservation(deps.sql, params.reservation_id));
+        const found = await throughGate(deps, () => getReservation(deps.sql, params.reservation_id));
         if (!found) throw notFound();
         return found;
       },
@@ -80,7 +51,7 @@ export function pointsRoutes(deps: RouteDeps) {
       POINTS_PATH,
       ({ params, query }) => {
         const page = checkPage(query);
-        return run(() => getPoints(deps.sql, params.user_id, page));
+        return throughGate(deps, () => getPoints(deps.sql, params.user_id, page));
       },
       {
         transform: ({ params, request }) => {
@@ -96,4 +67,35 @@ export function pointsRoutes(deps: RouteDeps) {
         },
       },
     );
+}
+
+function reserveRoute(deps: RouteDeps) {
+  return commandRoute(deps, {
+    path: "/v1/points/reservations",
+    operationId: "reservePoints",
+    summary: "Reserve points for a user at a time (idempotent per Idempotency-Key)",
+    tags: ["points"],
+    read: async (request) => checkReservationBody(await readJsonObject(request), deps.now()),
+    body: ReservationBody,
+    response: ReservationResponse,
+    status: 201,
+    errors: POINTS_COMMAND_ERRORS,
+    execute: (command) => createReservation(deps, command),
+    render: renderReply,
+  });
+}
+
+function cancelRoute(deps: RouteDeps) {
+  return commandRoute(deps, {
+    path: CANCEL_PATH,
+    operationId: "cancelReservation",
+    summary: "Cancel a PENDING point reservation (idempotent per Idempotency-Key)",
+    tags: ["points"],
+    read: (request) => ({ reservation_id: checkReservationId(request, CANCEL_PATH) }),
+    params: ReservationParams,
+    response: ReservationResponse,
+    errors: { ...POINTS_ERRORS, 409: POINTS_COMMAND_ERRORS[409] },
+    execute: ({ body, ...keyed }) => cancelReservation(deps, { ...keyed, reservationId: body.reservation_id }),
+    render: renderReply,
+  });
 }

@@ -3,6 +3,7 @@
 import type { Db } from "../../../shared/db.ts";
 import { eventPayload } from "../../features/entitlements/outbox-event.ts";
 import { expireEntitlement } from "../../write/entitlement-expire.ts";
+import { claimAssignments, exhaustedColumn } from "../scheduler/kind.ts";
 
 export type ClaimedExpiry = {
   userId: string;
@@ -33,22 +34,14 @@ export async function claimDueExpiries(
   const { now } = args;
   const rows = await db<ClaimedRecord[]>`
     with due as materialized (
-      select user_id, stock_keeping_unit, status = 'PROCESSING' and attempt_count >= ${args.maxAttempts} as exhausted
+      select user_id, stock_keeping_unit, ${exhaustedColumn(db, args.maxAttempts)}
       from entitlement_expiries
       where status in ('PENDING', 'PROCESSING') and due_at <= ${now} and expires_at <= ${now}
       order by due_at limit ${args.limit}
       for update skip locked
     )
     update entitlement_expiries x
-    set status = case when due.exhausted then 'FAILED' else 'PROCESSING' end,
-        attempt_count = case when due.exhausted then x.attempt_count else x.attempt_count + 1 end,
-        locked_by = case when due.exhausted then null else ${args.lockedBy} end,
-        locked_at = case when due.exhausted then null else ${now}::timestamptz end,
-        due_at = case when due.exhausted then x.due_at else ${args.leaseUntil}::timestamptz end,
-        last_error = case when due.exhausted
-          then 'lease expired on attempt ' || x.attempt_count || ': the scheduler stopped before finalizing'
-          else x.last_error end,
-        updated_at = ${now}
+    set ${claimAssignments(db, args)}
     from due
     where x.user_id = due.user_id and x.stock_keeping_unit = due.stock_keeping_unit
     returning x.user_id, x.stock_keeping_unit, x.expires_at, x.trace_id, x.attempt_count, x.status`;

@@ -12,12 +12,12 @@ import type { OutboxMetrics } from "./metrics.ts";
 import { planFailure, planRelease, type RelaySettings } from "./policy.ts";
 import { type Publisher, type PublishOutcome, publishEvents } from "./publisher.ts";
 import {
-  type ClaimArgs,
   claimOutboxBatchAt,
   failExhaustedOutboxClaims,
   markOutboxFailures,
   markOutboxPublished,
   markOutboxPublishedAndClaim,
+  type OutboxClaimArgs,
   type OutboxFailure,
 } from "./queries.ts";
 
@@ -59,7 +59,7 @@ async function encodeAll(rows: OutboxRow[], deps: RelayDeps, now: Date) {
   return { encoded, poison };
 }
 
-function claimArgs(deps: RelayDeps, claimedAt: Date, limit: number, after?: Date): ClaimArgs {
+function claimArgs(deps: RelayDeps, claimedAt: Date, limit: number, after?: Date): OutboxClaimArgs {
   const { settings } = deps;
   return {
     now: claimedAt,
@@ -126,38 +126,12 @@ async function finalize(
   poison: OutboxFailure[],
   claimNext: NextClaim,
 ): Promise<BatchReport & { next?: Claim }> {
-  const byId = new Map(rows.map((r) => [r.eventId, r]));
   const acked = outcomes.flatMap((o) => (o.ok ? [o] : []));
   const connected = deps.isConnected();
-  const failedAt = deps.now();
-  const failures = outcomes.flatMap((o) => {
-    if (o.ok) return [];
-    const row = byId.get(o.event.eventId) as OutboxRow;
-    return [
-      connected
-        ? planFailure(deps.settings, row, o.error, failedAt, { random: deps.random })
-        : planRelease(deps.settings, row, o.error),
-    ];
-  });
-  failures.push(...poison);
-
+  const failures = [...planFailures(deps, rows, outcomes, connected), ...poison];
   const publishedAt = acked.map((o) => ({ eventId: o.event.eventId, publishedAt: o.ackedAt }));
-  const nextAt = deps.now();
-  const started = performance.now();
   const [{ published, next }, changed] = await Promise.all([
-    claimNext.size > 0 && connected
-      ? markOutboxPublishedAndClaim(deps.sql, {
-          lockedBy: deps.lockedBy,
-          published: publishedAt,
-          claim: claimArgs(deps, nextAt, claimNext.size, claimNext.after),
-        }).then((r) => ({
-          published: r.published,
-          next: { rows: r.claimed, claimedAt: nextAt, ms: performance.now() - started, position: r.position },
-        }))
-      : markOutboxPublished(deps.sql, { lockedBy: deps.lockedBy, published: publishedAt }).then((p) => ({
-          published: p,
-          next: undefined,
-        })),
+    markPublished(deps, publishedAt, connected ? claimNext : { size: 0 }),
     markOutboxFailures(deps.sql, { lockedBy: deps.lockedBy, failures }),
   ]);
 
@@ -179,6 +153,46 @@ async function finalize(
   deps.metrics.countPublish("failed", report.failed);
   logBatch(deps.log, report, failures, connected);
   return next ? { ...report, next } : report;
+}
+
+/** What becomes of each failed publish: a retry with backoff, or, while NATS is disconnected, its attempt back. */
+function planFailures(
+  deps: RelayDeps,
+  rows: OutboxRow[],
+  outcomes: PublishOutcome[],
+  connected: boolean,
+): OutboxFailure[] {
+  const byId = new Map(rows.map((r) => [r.eventId, r]));
+  const failedAt = deps.now();
+  return outcomes.flatMap((o) => {
+    if (o.ok) return [];
+    const row = byId.get(o.event.eventId) as OutboxRow;
+    return [
+      connected
+        ? planFailure(deps.settings, row, o.error, failedAt, { random: deps.random })
+        : planRelease(deps.settings, row, o.error),
+    ];
+  });
+}
+
+/** Marks the acknowledged events PUBLISHED, in the same statement as the next claim when `claimNext.size` > 0. */
+async function markPublished(
+  deps: RelayDeps,
+  published: { eventId: string; publishedAt: Date }[],
+  claimNext: NextClaim,
+): Promise<{ published: string[]; next?: Claim }> {
+  if (claimNext.size === 0) {
+    return { published: await markOutboxPublished(deps.sql, { lockedBy: deps.lockedBy, published }) };
+  }
+  const claimedAt = deps.now();
+  const started = performance.now();
+  const r = await markOutboxPublishedAndClaim(deps.sql, {
+    lockedBy: deps.lockedBy,
+    published,
+    claim: claimArgs(deps, claimedAt, claimNext.size, claimNext.after),
+  });
+  const ms = performance.now() - started;
+  return { published: r.published, next: { rows: r.claimed, claimedAt, ms, position: r.position } };
 }
 
 function logBatch(log: Logger, report: BatchReport, failures: OutboxFailure[], connected: boolean): void {

@@ -40,7 +40,7 @@ function readExpiresAt(value: unknown): string {
   return value;
 }
 
-/** Builds the protobuf body and headers; event_type comes from the row, as in the Java original. */
+/** Builds the protobuf body and headers; event_type comes from the row. */
 export function encodeOutboxEvent(row: OutboxRow): EncodedEvent {
   if (row.eventType === POINTS_GRANTED) return encodePointsEvent(row);
   const eventType = EVENT_TYPES[row.eventType];

@@ -1,4 +1,4 @@
-// Relay metrics (the Java original's, for Prometheus). The FAILED gauge is read at scrape time, so a batch never pays
+// Relay metrics (docs/operations.md). The FAILED gauge is read at scrape time, so a batch never pays
 // for a count(*) it does not need.
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 import { secondsBetween } from "../../../shared/metrics.ts";

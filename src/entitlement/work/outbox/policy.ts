@@ -1,6 +1,6 @@
 // What happens to an event whose publish failed. The claim already counted the attempt (attempt_count is the number
 // of the attempt that just failed), so the total number of publish attempts is max attempts, and a FAILED row ends
-// with attempt_count = max attempts, as in the Java original.
+// with attempt_count = max attempts.
 import { type BackoffPolicy, backoffMs, errorText } from "../../../shared/backoff.ts";
 import type { OutboxRow } from "./encode.ts";
 import type { OutboxFailure } from "./queries.ts";
@@ -26,7 +26,7 @@ export type RelaySettings = {
 
 /**
  * A retry with backoff, or FAILED once every attempt is used. `permanent` (an event that can never be encoded) is
- * FAILED at once and, as in the Java original, recorded as having used every attempt.
+ * FAILED at once and recorded as having used every attempt.
  */
 export function planFailure(
   settings: RelaySettings,

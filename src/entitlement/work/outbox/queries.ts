@@ -1,6 +1,7 @@
 // SQL of the outbox relay, one statement per function, handle first. Every finalize is guarded by
 // `locked_by = me and status = 'IN_FLIGHT'`, so a relay that lost its lease changes nothing (docs/failure-modes.md).
 import type { Db } from "../../../shared/db.ts";
+import type { ClaimArgs } from "../scheduler/kind.ts";
 import type { OutboxRow } from "./encode.ts";
 
 type ClaimedRecord = {
@@ -13,12 +14,8 @@ type ClaimedRecord = {
   subject: string | null;
 };
 
-export type ClaimArgs = {
-  now: Date;
-  leaseUntil: Date;
-  lockedBy: string;
-  limit: number;
-  maxAttempts: number;
+/** A claim of the outbox: what every lease claim takes (scheduler/kind.ts ClaimArgs), and its cursor. */
+export type OutboxClaimArgs = ClaimArgs & {
   /**
    * Where new events are looked for from: a chained claim starts at the newest `created_at` of the full batch before
    * it, instead of stepping again over the index entries of every event claimed since the last vacuum. Unset: from
@@ -41,12 +38,12 @@ const toRow = (r: ClaimedRecord): OutboxRow => ({
 });
 
 /** Claims a batch: markOutboxPublishedAndClaim with nothing to finalize. */
-export async function claimOutboxBatch(db: Db, args: ClaimArgs): Promise<OutboxRow[]> {
+export async function claimOutboxBatch(db: Db, args: OutboxClaimArgs): Promise<OutboxRow[]> {
   return (await claimOutboxBatchAt(db, args)).claimed;
 }
 
 /** Claims a batch and says where it ends (a chained claim's `after`). */
-export async function claimOutboxBatchAt(db: Db, args: ClaimArgs): Promise<ClaimResult> {
+export async function claimOutboxBatchAt(db: Db, args: OutboxClaimArgs): Promise<ClaimResult> {
   return markOutboxPublishedAndClaim(db, { lockedBy: args.lockedBy, published: [], claim: args });
 }
 
@@ -56,19 +53,19 @@ export async function claimOutboxBatchAt(db: Db, args: ClaimArgs): Promise<Claim
  * cost"). The claim never takes the rows the statement finalizes, even when their lease ran out meanwhile.
  *
  * The claim takes due PENDING rows and lease-expired IN_FLIGHT rows, oldest first, and counts the claim as an attempt
- * at once: a claim that is never finalized (the relay died) still uses up an attempt (docs/decisions.md).
- * Rows that already used every attempt are left to `failExhaustedOutboxClaims`. The result is sorted explicitly.
- * Each kind of due row is found by its own ordered, limited index scan that locks as it goes (`skip locked`): one `or`
- * over all of them made PostgreSQL read and sort the entire backlog for every batch (42–120 ms a claim with 80,000
- * PENDING rows), and picking candidates first and locking them afterwards made concurrent claims (the relay's lanes,
- * relay.ts) pick the same candidates and come back nearly empty. New events use outbox_fresh_idx (migration 002).
- * Each branch is materialized so its limit holds; up to 3 × limit rows are locked and only `limit` are claimed.
+ * at once: a claim that is never finalized (the relay died) still uses up an attempt (docs/decisions.md). Rows that
+ * already used every attempt are left to `failExhaustedOutboxClaims`. The result is sorted explicitly. Each kind of due
+ * row is found by its own ordered, limited index scan that locks as it goes (`skip locked`): one `or` over all of them
+ * made PostgreSQL read and sort the entire backlog for every batch (docs/benchmarks.md), and picking candidates first
+ * and locking them afterwards made concurrent claims (the relay's lanes, relay.ts) pick the same candidates and come
+ * back nearly empty. New events use outbox_fresh_idx (migration 002). Each branch is materialized so its limit holds;
+ * up to 3 × limit rows are locked and only `limit` are claimed.
  * With `after`, new events are looked for from that `created_at` on: the index keeps an entry for every event claimed
  * since the last vacuum, and a scan from the oldest steps over all of them (docs/benchmarks.md, "The relay's claim").
  */
 export async function markOutboxPublishedAndClaim(
   db: Db,
-  args: { lockedBy: string; published: { eventId: string; publishedAt: Date }[]; claim: ClaimArgs },
+  args: { lockedBy: string; published: { eventId: string; publishedAt: Date }[]; claim: OutboxClaimArgs },
 ): Promise<{ published: string[] } & ClaimResult> {
   const { now, limit, maxAttempts, after } = args.claim;
   const ids = args.published.map((p) => p.eventId);

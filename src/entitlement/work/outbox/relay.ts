@@ -1,10 +1,11 @@
 // The relay loop: a batch as soon as a new event commits (woken in memory by this process's commands, by NOTIFY from
-// the other replicas: wakeups/wakeups.ts), the poll interval as the safety net, the next batch at once after a full one. While claims come back full (a backlog), up to `concurrency` lanes
-// each run claim → publish → finalize at once, so claims, publishes and finalizes of different batches overlap; each
-// batch keeps its own lease, heartbeat and guarded finalize, and the claim's `skip locked` keeps the lanes apart.
-// Batches may therefore complete out of order (docs/decisions.md). An idle relay runs one lane, so a single new event
-// costs one claim, not one per lane. It never dies: a failed batch is logged once per run of failures, counted, and
-// retried after the poll interval. On abort no lane claims again; every batch in flight is finished, then it returns.
+// the other replicas: work/wakeups.ts), the poll interval as the safety net, the next batch at once after a full one.
+// While claims come back full (a backlog), up to `concurrency` lanes each run claim → publish → finalize at once, so
+// claims, publishes and finalizes of different batches overlap; each batch keeps its own lease, heartbeat and guarded
+// finalize, and the claim's `skip locked` keeps the lanes apart. Batches may therefore complete out of order
+// (docs/decisions.md). An idle relay runs one lane, so a single new event costs one claim, not one per lane. It never
+// dies: a failed batch is logged once per run of failures, counted, and retried after the poll interval. On abort no
+// lane claims again; every batch in flight is finished, then it returns.
 
 import { idleSleepMs } from "../../../shared/periodic.ts";
 import { Waker, type Worker } from "../../../shared/runtime.ts";
@@ -27,111 +28,130 @@ export type OutboxRelay = Worker & {
   wake(): void;
 };
 
-/** The longest a chain of full claims looks for new events only after its cursor (ClaimArgs.after). */
+/** The longest a chain of full claims looks for new events only after its cursor (OutboxClaimArgs.after). */
 const CURSOR_RESET_MS = 1_000;
 
 export function createOutboxRelay(deps: RelayDeps & { wakeups: WakeSource }): OutboxRelay {
   const waker = new Waker();
-  const lanes = new Set<Promise<void>>();
-  const noteFullClaim = createStatisticsRefresher(deps);
-  let failures = 0;
-  // Exhausted claims are rare (a relay died on the row's last attempt) and wait for a lease to expire anyway: checking
-  // after every batch that was not full cost one statement per batch at a steady rate (0.28 per event at 300/s).
-  let exhaustedCheckedAt = Number.NEGATIVE_INFINITY;
-  const maxBatch = Math.max(deps.settings.batchSize, deps.settings.maxBatchSize ?? 0);
-  /** Rows the main lane's current pass claimed (an idle relay is one whose passes claim nothing). */
-  let claimedInPass = 0;
-
-  /** The extra lanes of a backlog; each stops at its first batch that is not full. */
-  const spawnLanes = (signal: AbortSignal) => {
-    while (lanes.size < deps.settings.concurrency - 1) {
-      const lane: Promise<void> = (async () => {
-        while (!signal.aborted && (await pass(signal, false)));
-      })().finally(() => lanes.delete(lane));
-      lanes.add(lane);
-    }
+  const relay: Relay = {
+    deps,
+    lanes: new Set(),
+    noteFullClaim: createStatisticsRefresher(deps),
+    maxBatch: Math.max(deps.settings.batchSize, deps.settings.maxBatchSize ?? 0),
+    failures: 0,
+    exhaustedCheckedAt: Number.NEGATIVE_INFINITY,
+    claimedInPass: 0,
   };
-
-  /**
-   * Claims and publishes batches; true when the last claim was full (more is probably due). While claims come back
-   * non-empty (the main lane) or full (the other lanes), each finalize claims the next batch in the same statement, so
-   * a steady stream of events costs one statement per batch. While claims come back full the next one is twice as
-   * large, up to `maxBatchSize`: a backlog then costs fewer statements per event (relay drain of 50,000 events,
-   * alternating runs on a loaded machine: 750 and 743 events/s with batches of 50, 1,403 and 1,163 growing to 400);
-   * the first claim that is not full goes back to the configured size, so a steady trickle keeps small batches.
-   */
-  async function claimAndPublish(signal: AbortSignal, main: boolean): Promise<boolean> {
-    let size = deps.settings.batchSize;
-    let { rows, claimedAt, ms, position } = await claimBatch(deps, size);
-    let cursorSince = performance.now();
-    for (;;) {
-      if (main) claimedInPass += rows.length;
-      const full = rows.length === size;
-      // A chained claim is timed too (its statement also finalizes the previous batch, ~1.5 ms of 50 rows): in a
-      // backlog nearly every claim is chained, and stale statistics made it 16–91 ms until analyze (bench:pipeline).
-      // Scaled to the configured size, so a grown batch is not mistaken for a slow one.
-      if (full) noteFullClaim((ms * deps.settings.batchSize) / size);
-      if (full && !signal.aborted) spawnLanes(signal);
-      const chain = (main || full) && !signal.aborted && deps.isConnected();
-      const nextSize = full ? Math.min(size * 2, maxBatch) : deps.settings.batchSize;
-      // A full batch's newest event is where the next claim looks from; rows committed late with an older created_at
-      // are found by the first claim that is not full, or by the one after at most CURSOR_RESET_MS.
-      const fresh = !full || performance.now() - cursorSince >= CURSOR_RESET_MS;
-      if (fresh) cursorSince = performance.now();
-      const after = fresh ? undefined : position;
-      const { next } = await publishClaimedBatch(deps, rows, claimedAt, { size: chain ? nextSize : 0, after });
-      if (!next || next.rows.length === 0) return full && !next;
-      ({ rows, claimedAt, ms, position } = next);
-      size = nextSize;
-    }
-  }
-
-  /** Batches while NATS is up (the main lane then also fails exhausted claims, at most once per poll interval). */
-  async function pass(signal: AbortSignal, main: boolean): Promise<boolean> {
-    try {
-      const full = deps.isConnected() ? await claimAndPublish(signal, main) : false;
-      if (main && !full && performance.now() - exhaustedCheckedAt >= deps.settings.pollIntervalMs) {
-        exhaustedCheckedAt = performance.now();
-        await failExhaustedClaims(deps);
-      }
-      if (failures > 0) deps.log.info({ failures }, "outbox relay recovered");
-      failures = 0;
-      return full;
-    } catch (error) {
-      failures += 1;
-      deps.metrics.countRelayError();
-      if (failures === 1) deps.log.warn({ err: error }, "outbox relay batch failed; retrying every poll interval");
-      return false;
-    }
-  }
-
-  /**
-   * How long to sleep after a pass that was not full. The poll interval, unless the relay is idle (two passes in a row
-   * claimed nothing, NATS up, no failure): then until the next retry time or lease end, at most the idle poll interval.
-   * New events need no poll: they wake the relay (in memory, or by NOTIFY from another replica).
-   */
-  async function sleepMs(emptyPasses: number): Promise<number> {
-    const { pollIntervalMs, idlePollIntervalMs = 0 } = deps.settings;
-    if (idlePollIntervalMs <= pollIntervalMs || emptyPasses < 2 || failures > 0 || !deps.isConnected()) {
-      return pollIntervalMs;
-    }
-    const now = deps.now();
-    const next = await nextOutboxDueAt(deps.sql, now).catch(() => now);
-    return idleSleepMs(now.getTime(), next, { pollMs: pollIntervalMs, idleMs: idlePollIntervalMs });
-  }
 
   async function run(signal: AbortSignal): Promise<void> {
     const stopListening = deps.wakeups.onEvents(() => waker.wake(), signal);
     let emptyPasses = 0;
     while (!signal.aborted) {
-      claimedInPass = 0;
-      if (await pass(signal, true)) continue;
-      emptyPasses = claimedInPass === 0 ? emptyPasses + 1 : 0;
-      await waker.wait(await sleepMs(emptyPasses), signal);
+      relay.claimedInPass = 0;
+      if (await pass(relay, signal, true)) continue;
+      emptyPasses = relay.claimedInPass === 0 ? emptyPasses + 1 : 0;
+      await waker.wait(await sleepMs(relay, emptyPasses), signal);
     }
-    await Promise.all(lanes);
+    await Promise.all(relay.lanes);
     await stopListening();
   }
 
   return { name: "outbox-relay", run, runOnce: () => relayOutboxBatch(deps), wake: () => waker.wake() };
+}
+
+/** The relay's state, shared by its lanes. */
+type Relay = {
+  deps: RelayDeps;
+  /** The extra lanes of a backlog. */
+  lanes: Set<Promise<void>>;
+  noteFullClaim: (claimMs: number) => void;
+  maxBatch: number;
+  failures: number;
+  /**
+   * Exhausted claims are rare (a relay died on the row's last attempt) and wait for a lease to expire anyway, so they
+   * are looked for at most once per poll interval rather than after every batch that was not full.
+   */
+  exhaustedCheckedAt: number;
+  /** Rows the main lane's current pass claimed (an idle relay is one whose passes claim nothing). */
+  claimedInPass: number;
+};
+
+/** The extra lanes of a backlog; each stops at its first batch that is not full. */
+function spawnLanes(relay: Relay, signal: AbortSignal): void {
+  while (relay.lanes.size < relay.deps.settings.concurrency - 1) {
+    const lane: Promise<void> = (async () => {
+      while (!signal.aborted && (await pass(relay, signal, false)));
+    })().finally(() => relay.lanes.delete(lane));
+    relay.lanes.add(lane);
+  }
+}
+
+/**
+ * Claims and publishes batches; true when the last claim was full (more is probably due). While claims come back
+ * non-empty (the main lane) or full (the other lanes), each finalize claims the next batch in the same statement, so
+ * a steady stream of events costs one statement per batch. While claims come back full the next one is twice as
+ * large, up to `maxBatchSize`: a backlog then costs fewer statements per event (docs/benchmarks.md, "Relay drain");
+ * the first claim that is not full goes back to the configured size, so a steady trickle keeps small batches.
+ */
+async function claimAndPublish(relay: Relay, signal: AbortSignal, main: boolean): Promise<boolean> {
+  const { deps } = relay;
+  let size = deps.settings.batchSize;
+  let { rows, claimedAt, ms, position } = await claimBatch(deps, size);
+  let cursorSince = performance.now();
+  for (;;) {
+    if (main) relay.claimedInPass += rows.length;
+    const full = rows.length === size;
+    // A chained claim is timed too (its statement also finalizes the previous batch): in a backlog nearly every claim
+    // is chained, and it is there that stale statistics show. Scaled to the configured size, so a grown batch is not
+    // mistaken for a slow one.
+    if (full) relay.noteFullClaim((ms * deps.settings.batchSize) / size);
+    if (full && !signal.aborted) spawnLanes(relay, signal);
+    const chain = (main || full) && !signal.aborted && deps.isConnected();
+    const nextSize = full ? Math.min(size * 2, relay.maxBatch) : deps.settings.batchSize;
+    // A full batch's newest event is where the next claim looks from; rows committed late with an older created_at
+    // are found by the first claim that is not full, or by the one after at most CURSOR_RESET_MS.
+    const fresh = !full || performance.now() - cursorSince >= CURSOR_RESET_MS;
+    if (fresh) cursorSince = performance.now();
+    const after = fresh ? undefined : position;
+    const { next } = await publishClaimedBatch(deps, rows, claimedAt, { size: chain ? nextSize : 0, after });
+    if (!next || next.rows.length === 0) return full && !next;
+    ({ rows, claimedAt, ms, position } = next);
+    size = nextSize;
+  }
+}
+
+/** Batches while NATS is up (the main lane then also fails exhausted claims, at most once per poll interval). */
+async function pass(relay: Relay, signal: AbortSignal, main: boolean): Promise<boolean> {
+  const { deps } = relay;
+  try {
+    const full = deps.isConnected() ? await claimAndPublish(relay, signal, main) : false;
+    if (main && !full && performance.now() - relay.exhaustedCheckedAt >= deps.settings.pollIntervalMs) {
+      relay.exhaustedCheckedAt = performance.now();
+      await failExhaustedClaims(deps);
+    }
+    if (relay.failures > 0) deps.log.info({ failures: relay.failures }, "outbox relay recovered");
+    relay.failures = 0;
+    return full;
+  } catch (error) {
+    relay.failures += 1;
+    deps.metrics.countRelayError();
+    if (relay.failures === 1) deps.log.warn({ err: error }, "outbox relay batch failed; retrying every poll interval");
+    return false;
+  }
+}
+
+/**
+ * How long to sleep after a pass that was not full. The poll interval, unless the relay is idle (two passes in a row
+ * claimed nothing, NATS up, no failure): then until the next retry time or lease end, at most the idle poll interval.
+ * New events need no poll: they wake the relay (in memory, or by NOTIFY from another replica).
+ */
+async function sleepMs(relay: Relay, emptyPasses: number): Promise<number> {
+  const { deps } = relay;
+  const { pollIntervalMs, idlePollIntervalMs = 0 } = deps.settings;
+  if (idlePollIntervalMs <= pollIntervalMs || emptyPasses < 2 || relay.failures > 0 || !deps.isConnected()) {
+    return pollIntervalMs;
+  }
+  const now = deps.now();
+  const next = await nextOutboxDueAt(deps.sql, now).catch(() => now);
+  return idleSleepMs(now.getTime(), next, { pollMs: pollIntervalMs, idleMs: idlePollIntervalMs });
 }

@@ -6,9 +6,8 @@ import { analyzeOutbox } from "./queries.ts";
 /**
  * A full claim slower than this means the planner misjudges the backlog: statistics taken while the table held no
  * PENDING rows make it read and sort every PENDING row (a bitmap scan) instead of stopping after one batch on
- * outbox_fresh_idx: 35-60 ms a claim instead of 0.4 ms with 80,000 rows pending, until autoanalyze comes round
- * (EXPLAIN ANALYZE in the bench's database after its throughput phases). The relay then runs `analyze`, at most once
- * per ANALYZE_INTERVAL_MS; it takes ~0.25 s on 250,000 rows.
+ * outbox_fresh_idx, until autoanalyze comes round: a claim then takes tens of milliseconds instead of under one
+ * (docs/benchmarks.md). The relay then runs `analyze`, at most once per ANALYZE_INTERVAL_MS.
  */
 const SLOW_CLAIM_MS = 20;
 const ANALYZE_INTERVAL_MS = 60_000;

@@ -42,13 +42,13 @@ export async function listHistoryPartitions(db: Db): Promise<PartitionRow[]> {
  * costs a bounded scan: it should hold none (the partitions are created months ahead).
  */
 export async function countDefaultPartitionRows(db: Db, cap: number): Promise<Record<HistoryTable, number>> {
-  const counts = { entitlement_audit: 0, point_transactions: 0, point_audit: 0 };
+  const counts: [HistoryTable, number][] = [];
   for (const parent of HISTORY_TABLES) {
     const [row] = await db<{ n: number }[]>`
       select count(*)::int as n from (select from ${db(`${parent}_default`)} limit ${cap}) d`;
-    counts[parent] = row?.n ?? 0;
+    counts.push([parent, row?.n ?? 0]);
   }
-  return counts;
+  return Object.fromEntries(counts) as Record<HistoryTable, number>;
 }
 
 /** The month partitions of `parent` whose every row is older than `threshold` (their upper bound is not after it). */

@@ -5,12 +5,12 @@ import type { Worker } from "../../../shared/runtime.ts";
 import { type PartitionDeps, runPartitionMaintenanceOnce } from "./maintenance.ts";
 
 export function createPartitionWorker(deps: PartitionDeps): Worker {
-  const log = deps.log.child({ component: "history-partitions" });
   return periodicWorker({
     name: "history-partitions",
+    component: "history-partitions",
     intervalMs: deps.settings.intervalMs,
-    log,
-    once: async () => {
+    log: deps.log,
+    once: async (_signal, log) => {
       const report = await runPartitionMaintenanceOnce({ ...deps, log });
       if (report.created.length > 0 || report.dropped.length > 0) {
         log.info({ created: report.created, dropped: report.dropped }, "history partitions maintained");

@@ -1,8 +1,8 @@
-// Retention as in the Java original, but on by default here: at start and then every cleanup interval, delete expired
+// Retention, on by default: at start and then every cleanup interval, delete expired
 // idempotency keys and old PUBLISHED outbox events, a bounded batch per statement until none is left.
 import type { Sql } from "../../../shared/db.ts";
 import type { Logger } from "../../../shared/logger.ts";
-import { periodicWorker, type Resume, untilShortBatch } from "../../../shared/periodic.ts";
+import { logDeleted, periodicWorker, type Resume, untilShortBatch } from "../../../shared/periodic.ts";
 import type { Clock, Worker } from "../../../shared/runtime.ts";
 import { deleteExpiredIdempotencyKeys, deletePublishedOutboxEvents } from "./queries.ts";
 
@@ -35,19 +35,15 @@ export async function runRetentionOnce(deps: RetentionDeps, signal?: AbortSignal
 }
 
 export function createRetentionWorker(deps: RetentionDeps): Worker {
-  const log = deps.log.child({ component: "retention" });
   return periodicWorker({
     name: "entitlement-retention",
+    component: "retention",
     intervalMs: deps.settings.cleanupIntervalMs,
-    log,
-    once: async (signal) => {
+    log: deps.log,
+    once: async (signal, log) => {
       const report = await runRetentionOnce(deps, signal);
-      if (report.idempotencyKeys || report.outboxEvents) {
-        log.info(
-          { idempotency_keys: report.idempotencyKeys, outbox_events: report.outboxEvents },
-          "retention deleted expired rows",
-        );
-      }
+      const counts = { idempotency_keys: report.idempotencyKeys, outbox_events: report.outboxEvents };
+      logDeleted(log, counts, "retention deleted expired rows");
     },
   });
 }

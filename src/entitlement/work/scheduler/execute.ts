@@ -1,10 +1,9 @@
 // Executing a claimed batch. Items are split into lanes by lock key and each lane runs in ONE transaction: a commit
-// waits for the WAL flush, and one commit per item capped a replica at ~335 executions/s on the loaded 2-core CI
-// machine, against ~1,350/s with the flush out of the way (synchronous_commit=off, measured in the same run); a
-// transaction per lane keeps the flush and the durability. A lane whose transaction fails is executed again item by
-// item, each in its own transaction, so one failing item fails alone and the others still commit.
-// Lanes never share a lock key and each runs its items in key order, so two transactions, of this replica or of
-// another, always take the keys' row locks in the same order and cannot deadlock.
+// waits for the WAL flush, and one commit per item capped a replica at a quarter of what it executes with the flush out
+// of the way (docs/benchmarks.md); a transaction per lane keeps the flush and the durability. A lane whose transaction
+// fails is executed again item by item, each in its own transaction, so one failing item fails alone and the others
+// still commit. Lanes never share a lock key and each runs its items in key order, so two transactions, of this replica
+// or of another, always take the keys' row locks in the same order and cannot deadlock.
 import { type BackoffPolicy, backoffMs, errorText } from "../../../shared/backoff.ts";
 import type { Sql } from "../../../shared/db.ts";
 import type { Logger } from "../../../shared/logger.ts";

@@ -66,3 +66,26 @@ export interface DueWorkKind<T extends ClaimedItem = ClaimedItem> {
   /** Items in FAILED (they need an operator). */
   countFailed(db: Db): Promise<number>;
 }
+
+/** The claim's test of a row it selects: in flight with its lease run out on the last attempt (see `exhausted`). */
+export function exhaustedColumn(db: Db, maxAttempts: number) {
+  return db`status = 'PROCESSING' and attempt_count >= ${maxAttempts} as exhausted`;
+}
+
+/**
+ * The SET list of every kind's claim, joined with `due` (selected with exhaustedColumn; the updated table's own
+ * columns are the unqualified names): an exhausted row becomes FAILED with the reason, every other one PROCESSING
+ * under this claim's lease and attempt.
+ */
+export function claimAssignments(db: Db, args: ClaimArgs) {
+  return db`
+    status = case when due.exhausted then 'FAILED' else 'PROCESSING' end,
+    attempt_count = case when due.exhausted then attempt_count else attempt_count + 1 end,
+    locked_by = case when due.exhausted then null else ${args.lockedBy} end,
+    locked_at = case when due.exhausted then null else ${args.now}::timestamptz end,
+    due_at = case when due.exhausted then due_at else ${args.leaseUntil}::timestamptz end,
+    last_error = case when due.exhausted
+      then 'lease expired on attempt ' || attempt_count || ': the scheduler stopped before finalizing'
+      else last_error end,
+    updated_at = ${args.now}`;
+}

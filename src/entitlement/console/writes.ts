@@ -5,7 +5,7 @@
 
 import { ApiError } from "../../shared/http/errors.ts";
 import { traceIdOf } from "../edge/headers.ts";
-import { type RouteDeps, unavailableOr } from "../edge/route-deps.ts";
+import { type RouteDeps, throughGate } from "../edge/route-deps.ts";
 import type { CommandBody } from "../features/entitlements/model.ts";
 import { executeCommand } from "../features/entitlements/service.ts";
 import type { ExtensionBody } from "../features/extensions/model.ts";
@@ -16,7 +16,7 @@ import { cancelReservation } from "../features/points/service.ts";
 export type ConsoleActor = { tokenName: string; formToken: string };
 
 /** What the command answered: its status and its JSON reply (the entitlement, or `{code, message}`). */
-export type CommandOutcome = { status: number; body: unknown };
+export type WriteOutcome = { status: number; body: unknown };
 
 export const consoleCaller = (tokenName: string) => `console:${tokenName}`;
 
@@ -29,24 +29,24 @@ function keyed(actor: ConsoleActor) {
   };
 }
 
-function run(deps: RouteDeps, work: () => Promise<CommandOutcome>): Promise<CommandOutcome> {
-  return deps.gate.run(work).catch((error) => unavailableOr(deps, error));
+function run(deps: RouteDeps, work: () => Promise<WriteOutcome>): Promise<WriteOutcome> {
+  return throughGate(deps, work);
 }
 
-export function grant(deps: RouteDeps, actor: ConsoleActor, body: CommandBody): Promise<CommandOutcome> {
+export function grant(deps: RouteDeps, actor: ConsoleActor, body: CommandBody): Promise<WriteOutcome> {
   return run(deps, () => executeCommand(deps, { action: "GRANT", body, ...keyed(actor) }));
 }
 
-export function revoke(deps: RouteDeps, actor: ConsoleActor, body: CommandBody): Promise<CommandOutcome> {
+export function revoke(deps: RouteDeps, actor: ConsoleActor, body: CommandBody): Promise<WriteOutcome> {
   return run(deps, () => executeCommand(deps, { action: "REVOKE", body, ...keyed(actor) }));
 }
 
-export function extend(deps: RouteDeps, actor: ConsoleActor, body: ExtensionBody): Promise<CommandOutcome> {
+export function extend(deps: RouteDeps, actor: ConsoleActor, body: ExtensionBody): Promise<WriteOutcome> {
   return run(deps, () => executeExtension(deps, { body, ...keyed(actor) }));
 }
 
 /** A reservation unknown to the database is a 404 outcome, as the API answers it. */
-export function cancel(deps: RouteDeps, actor: ConsoleActor, reservationId: string): Promise<CommandOutcome> {
+export function cancel(deps: RouteDeps, actor: ConsoleActor, reservationId: string): Promise<WriteOutcome> {
   return run(deps, () =>
     cancelReservation(deps, { reservationId, ...keyed(actor) }).catch((error) => {
       if (error instanceof ApiError && error.status === 404)
