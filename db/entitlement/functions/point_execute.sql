@@ -4,7 +4,8 @@
 -- so no unique index spans it; two executions of one reservation are serialized by the reservation's row lock, and
 -- the later one finds it DONE), and only when that row is new the balance, the audit row and the PointsGranted outbox
 -- event, whose payload gets balance_after from the balance the statement produced.
--- finalized 0: the lease was lost; granted 0: the reservation had been granted before.
+-- finalized 0: the lease was lost; granted 0: the reservation had been granted before. plpgsql, so that the
+-- statement's plan is kept for the session (see entitlement_reply).
 create or replace function point_execute(
   p_reservation_id uuid,
   p_locked_by text,
@@ -14,7 +15,9 @@ create or replace function point_execute(
   p_subject text,
   p_payload jsonb                    -- PointsGranted without balance_after
 ) returns table (finalized int, granted int, balance_after bigint)
-language sql volatile as $$
+language plpgsql volatile as $$
+begin
+  return query
   with done as (
     update point_reservations
     set status = 'DONE', executed_at = p_now, updated_at = p_now, locked_by = null, locked_at = null,
@@ -45,5 +48,5 @@ language sql volatile as $$
            'PENDING', 0, p_now, p_subject
     from ledger join balance on balance.user_id = ledger.user_id
   )
-  select (select count(*) from done)::int, (select count(*) from ledger)::int, (select balance from balance)
-$$;
+  select (select count(*) from done)::int, (select count(*) from ledger)::int, (select b.balance from balance b);
+end $$;
