@@ -3,7 +3,10 @@
 -- granted (the grant and DONE commit together), and point_execute refuses a second ledger row regardless.
 create or replace function point_requeue(p_reservation_id uuid)
 returns table (reservation_id uuid, user_id text, point_amount bigint, previous_attempts int, last_error text)
-language sql volatile as $$
+language plpgsql volatile as $$
+#variable_conflict use_column
+begin
+  return query
   with requeued as (
     update point_reservations r
     set status = 'PENDING', attempt_count = 0, due_at = greatest(r.execute_at, now()), locked_by = null,
@@ -19,5 +22,5 @@ language sql volatile as $$
            jsonb_build_object('previous_attempts', previous_attempts, 'last_error', last_error)
     from requeued
   )
-  select * from requeued order by reservation_id
-$$;
+  select * from requeued order by reservation_id;
+end $$;
