@@ -84,12 +84,16 @@ const isConsolePath = (path: string) => path === "/console" || path.startsWith("
 /** A console path may reach only console routes, which check their own session. */
 const CONSOLE: EdgeDecision = { access: "open", route: undefined };
 
+/** The prefix of the authentication metrics: entitlement_auth_refusals_total, entitlement_auth_jwks_*. */
+export const AUTH_METRICS = "entitlement_auth";
+
 export function createApp(deps: AppDeps) {
   const registry = deps.registry ?? createRegistry("entitlement");
   const { requestTimeoutMs, limiter, gate } = requestLimits(deps);
   const callers = new WeakMap<Request, Caller>();
   const decisions = new WeakMap<Request, EdgeDecision>();
-  const auth: AuthSettings = { ...deps.auth, onRefusal: createRefusalReporter({ registry, log: deps.log }) };
+  const onRefusal = createRefusalReporter({ registry, metricPrefix: AUTH_METRICS, log: deps.log });
+  const auth: AuthSettings = { ...deps.auth, onRefusal };
   // Read from the routes' own declarations once every route is mounted, i.e. at the first request.
   let scopes: RouteScopes | undefined;
   const readiness = createReadiness(() => ping(deps.sql), { timeoutMs: deps.readinessTimeoutMs });

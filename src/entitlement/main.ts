@@ -11,7 +11,7 @@ import { openNatsLink } from "../shared/nats.ts";
 import { systemClock, workerId } from "../shared/runtime.ts";
 import { lifecycleCommands, type ServiceSpec } from "../shared/service.ts";
 import { installTracing } from "../shared/tracing.ts";
-import { createApp } from "./app.ts";
+import { AUTH_METRICS, createApp } from "./app.ts";
 import { type EntitlementConfig, loadEntitlementConfig, SECRET_VARIABLES } from "./config.ts";
 import { SCHEMA, schemaText } from "./migrations.ts";
 import { entitlementOpsCommands } from "./ops/commands.ts";
@@ -40,7 +40,8 @@ const spec: ServiceSpec<EntitlementConfig> = {
       log.warn("ENTITLEMENT_AUTH_DISABLED=true: anyone who reaches the port may grant, revoke and read entitlements");
     }
     // The issuer's keys are fetched at once (not awaited), so the first JWT caller does not wait for them.
-    const keys = config.jwt && createKeySource(config.jwt, { registry, log: log.child({ component: "jwks" }) });
+    const jwksLog = log.child({ component: "jwks" });
+    const keys = config.jwt && createKeySource(config.jwt, { registry, metricPrefix: AUTH_METRICS, log: jwksLog });
     if (keys) void keys.refresh();
     // Commands wake this process's relay and scheduler in memory and tell the other replicas after commit.
     const wakeups = createWakeups({

@@ -9,20 +9,28 @@ import type { Logger } from "../shared/logger.ts";
 import { createReadiness } from "../shared/readiness.ts";
 import { notificationConsole } from "./console/routes.ts";
 import { inboxRoutes } from "./inbox/routes.ts";
+import { PLAYER_API_OPERATIONS, type PlayerRouteDeps, playerRoutes } from "./players/routes.ts";
 
 const NOTIFICATION_API: ApiDocumentation = {
   description: [
     "Notification consumes entitlement and matchmaking events from NATS JetStream and delivers them; its HTTP side is for the",
     "platform (probes, metrics) and, when NOTIFICATION_DEBUG_API_ENABLED=true, a debug inbox (404 otherwise).",
+    "Players read their own notifications under /v1/me/ with their OpenID Connect access token, when",
+    "NOTIFICATION_PLAYER_JWT_ISSUER is set (404 otherwise).",
   ].join(" "),
   bearerSchemes: {
     debugToken: "NOTIFICATION_DEBUG_API_TOKEN (at least 16 characters, required when the debug API is on).",
+    playerToken:
+      "A player's access token (a JWT) from NOTIFICATION_PLAYER_JWT_ISSUER for NOTIFICATION_PLAYER_JWT_AUDIENCE; " +
+      "its NOTIFICATION_PLAYER_JWT_USER_CLAIM (sub) is the user_id.",
   },
   security: [],
   tags: [
     { name: "debug", description: "For tests and troubleshooting; off by default." },
     { name: "operations", description: "Probes and metrics for the platform that runs the service." },
+    { name: "players", description: "A player's own inbox and live stream." },
   ],
+  refinements: { operations: PLAYER_API_OPERATIONS },
 };
 
 export type AppDeps = {
@@ -37,6 +45,8 @@ export type AppDeps = {
   readinessTimeoutMs?: number;
   /** The support console at /console (signed in with the debug token); absent or disabled: not served. */
   console?: ConsoleSettings;
+  /** The players' routes; absent (no issuer configured): /v1/me/ answers 404. */
+  players?: PlayerRouteDeps;
 };
 
 export function createApp(deps: AppDeps) {
@@ -57,5 +67,6 @@ export function createApp(deps: AppDeps) {
   if (deps.console?.enabled) {
     app.use(notificationConsole({ sql: deps.sql, log: deps.log, settings: deps.console, token: deps.debugApi.token }));
   }
+  if (deps.players) app.use(playerRoutes(deps.players));
   return deps.debugApi.enabled ? app.use(inboxRoutes({ sql: deps.sql, token: deps.debugApi.token })) : app;
 }

@@ -30,7 +30,6 @@ import {
   natsSecurityRule,
 } from "../shared/nats-security.ts";
 import { exportRequested } from "../shared/tracing.ts";
-
 import {
   ACK_WAIT,
   ACK_WAIT_DESCRIPTION,
@@ -38,6 +37,7 @@ import {
   consumerSettings,
   consumerVariables,
 } from "./consumer/settings.ts";
+import { PlayerEnv, playerRules, playerSettings } from "./players/config.ts";
 
 /** The matchmaking consumer's variables. */
 const MATCHMAKING = "NOTIFICATION_MATCHMAKING_NATS";
@@ -163,6 +163,7 @@ export const NotificationEnv = Type.Object({
       "Bearer token the debug inbox and the console require; at least 16 characters, required when either is enabled.",
   }),
   ...consoleVariables("NOTIFICATION", "NOTIFICATION_DEBUG_API_TOKEN"),
+  ...PlayerEnv,
 });
 export type NotificationEnv = Static<typeof NotificationEnv>;
 
@@ -216,6 +217,7 @@ export function loadNotificationConfig(env: Record<string, string | undefined>) 
     natsSecurityRule,
     natsInboxPrefixRule,
     streamsDiffer,
+    ...(playerRules as Rule<NotificationEnv>[]),
   ]);
   return {
     env: e,
@@ -245,6 +247,7 @@ export function loadNotificationConfig(env: Record<string, string | undefined>) 
     },
     debugApi: { enabled: e.NOTIFICATION_DEBUG_API_ENABLED, token: e.NOTIFICATION_DEBUG_API_TOKEN },
     console: consoleSettings("NOTIFICATION", e),
+    players: playerSettings(e),
     tracing: { exportSpans: exportRequested(e) },
   };
 }

@@ -15,6 +15,7 @@ import { eventPipelines } from "./handlers/registry.ts";
 import { createNotificationMetrics } from "./metrics.ts";
 import { SCHEMA, schemaText } from "./migrations.ts";
 import { notificationOpsCommands } from "./ops/commands.ts";
+import { createPlayers } from "./players/setup.ts";
 import { createWorkers } from "./workers.ts";
 
 const spec: ServiceSpec<NotificationConfig> = {
@@ -51,6 +52,8 @@ const spec: ServiceSpec<NotificationConfig> = {
       : undefined;
     if (!link) log.warn("NATS_ENABLED=false: no events are consumed");
     else natsConnectedMetric(registry, link.connected);
+    const id = workerId(config.workerId);
+    const players = createPlayers({ config, sql, log, registry, now: systemClock, link });
     const workers = createWorkers({
       config,
       sql,
@@ -58,9 +61,10 @@ const spec: ServiceSpec<NotificationConfig> = {
       now: systemClock,
       metrics,
       waker: new Waker(),
-      workerId: workerId(config.workerId),
+      workerId: id,
       link,
       health,
+      players,
     });
     const app = createApp({
       sql,
@@ -70,12 +74,14 @@ const spec: ServiceSpec<NotificationConfig> = {
       consumerReady: link ? () => allBound(health, sources) && link.connected() : undefined,
       debugApi: config.debugApi,
       console: config.console,
+      players: players.routes,
     });
     const close = async () => {
       await link?.close();
       await tracing.shutdown();
     };
-    return { app, workers, close };
+    // Live streams never end by themselves: they are closed before the server stops taking requests.
+    return { app, workers, close, beforeStop: () => players.hub.closeAll("shutdown") };
   },
 };
 

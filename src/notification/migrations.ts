@@ -5,19 +5,26 @@ import m004 from "../../db/notification/004_notifications_per_event_user.sql" wi
 import m005 from "../../db/notification/005_runtime_role.sql" with { type: "text" };
 import m006 from "../../db/notification/006_drop_unused_status_indexes.sql" with { type: "text" };
 import m007 from "../../db/notification/007_notifications_due_idx.sql" with { type: "text" };
+import m008 from "../../db/notification/008_player_inbox.sql" with { type: "text" };
+import p008 from "../../db/notification/prepare/008_player_inbox.sql" with { type: "text" };
 import { migrationList, type SchemaText } from "../shared/migrate.ts";
 
 export const SCHEMA = "notification";
 /** Every file of db/notification/, in order (a test checks this list against the folder). */
-export const migrations = migrationList({
-  "001_init.sql": m001,
-  "002_nats_dlq_per_stream.sql": m002,
-  "003_notification_traceparent.sql": m003,
-  "004_notifications_per_event_user.sql": m004,
-  "005_runtime_role.sql": m005,
-  "006_drop_unused_status_indexes.sql": m006,
-  "007_notifications_due_idx.sql": m007,
-});
+export const migrations = migrationList(
+  {
+    "001_init.sql": m001,
+    "002_nats_dlq_per_stream.sql": m002,
+    "003_notification_traceparent.sql": m003,
+    "004_notifications_per_event_user.sql": m004,
+    "005_runtime_role.sql": m005,
+    "006_drop_unused_status_indexes.sql": m006,
+    "007_notifications_due_idx.sql": m007,
+    "008_player_inbox.sql": m008,
+  },
+  // Numbers the stored notifications before 008 takes its lock (db/notification/prepare/).
+  { "008_player_inbox.sql": p008 },
+);
 
 /** The notification schema as the migration runner applies it: no SQL functions of its own. */
 export const schemaText: SchemaText = { migrations, functions: [] };

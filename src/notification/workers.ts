@@ -11,6 +11,7 @@ import { type ConsumerHealth, createEventConsumer } from "./consumer/worker.ts";
 import { createDeliveryWorker } from "./delivery/worker.ts";
 import { eventPipelines } from "./handlers/registry.ts";
 import type { NotificationMetrics } from "./metrics.ts";
+import type { Players } from "./players/setup.ts";
 import { createRetentionWorker } from "./retention/worker.ts";
 
 /** Events per consumer transaction; the client keeps at most this many unacknowledged messages buffered. */
@@ -29,6 +30,8 @@ export type WorkerDeps = {
   health: ConsumerHealth;
   /** Replaces the configured channel (tests). */
   send?: Sender;
+  /** The players' side: told of every commit's users; its workers run with the others. */
+  players?: Players;
 };
 
 function natsWorkers(deps: WorkerDeps, link: NatsLink): Worker[] {
@@ -48,6 +51,7 @@ function natsWorkers(deps: WorkerDeps, link: NatsLink): Worker[] {
         batchSize: EVENT_BATCH_SIZE,
         health: deps.health,
         onCreated: () => deps.waker.wake(),
+        onStored: deps.players?.stored,
       }),
     ),
     ...advisories.map((advisory) =>
@@ -91,6 +95,7 @@ export function createWorkers(deps: WorkerDeps): Worker[] {
   const r = config.retention;
   return [
     ...(deps.link ? natsWorkers(deps, deps.link) : []),
+    ...(deps.players?.workers ?? []),
     ...(config.delivery.enabled ? [deliveryWorker(deps)] : []),
     ...(r.enabled
       ? [

@@ -13,6 +13,8 @@ export type Running = {
   workers: Worker[];
   /** Closes what `start` opened besides the database (NATS, timers), after the workers stopped. */
   close: () => Promise<void>;
+  /** Ends long-lived responses (live streams) at SIGTERM, so that the server's stop does not wait for them. */
+  beforeStop?: () => void;
 };
 
 export type ServiceSpec<C> = {
@@ -151,6 +153,7 @@ async function serve<C>(spec: ServiceSpec<C>, config: C): Promise<number> {
   );
 
   onShutdownSignal(log, async () => {
+    running.beforeStop?.();
     await server.stop();
     stopWorkers.abort();
     await Promise.all(loops);

@@ -32,8 +32,13 @@ export type BenchOptions = {
   growthSamples: number;
   /** `--growth-retention outbox_events,…`: the growth phase fills and cleans only these tables (no reads). */
   growthRetention: string[] | undefined;
-  /** `points` or `growth`: only those phases (points-phase.ts, growth.ts); undefined: every phase. */
-  only: "points" | "growth" | undefined;
+  /** Players' phase (players.ts): open streams, grants per second to them and seconds, notifications missed. */
+  streams: number;
+  playerRate: number;
+  playerSeconds: number;
+  resume: number;
+  /** `points`, `growth` or `players`: only those phases (points-phase.ts, growth.ts, players-phase.ts). */
+  only: "points" | "growth" | "players" | undefined;
   /** Where the JSON goes (default .data/bench/<timestamp>.json). */
   out: string | undefined;
   keep: boolean;
@@ -44,7 +49,8 @@ export type BenchOptions = {
 export const USAGE = `usage: bun run bench [--quick] [--duration S] [--connections 16,64] [--rate N] [--peak-rate N] [--rate-duration S]
                      [--events N] [--publish-window N] [--reservations N] [--due-rate N] [--due-duration S]
                      [--expiries N] [--pipeline-backlog N] [--settle-timeout S] [--growth-sizes N,N] [--growth-samples N] [--growth-retention T,T]
-                     [--only points|growth] [--out FILE] [--keep]
+                     [--streams N] [--player-rate N] [--player-seconds S] [--resume N]
+                     [--only points|growth|players] [--out FILE] [--keep]
                      [--use-database-url]`;
 
 function positive(name: string, text: string | undefined, fallback: number): number {
@@ -75,6 +81,10 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
       "growth-sizes": { type: "string" },
       "growth-samples": { type: "string" },
       "growth-retention": { type: "string" },
+      streams: { type: "string" },
+      "player-rate": { type: "string" },
+      "player-seconds": { type: "string" },
+      resume: { type: "string" },
       only: { type: "string" },
       out: { type: "string" },
       keep: { type: "boolean", default: false },
@@ -83,8 +93,8 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
   });
   const quick = values.quick ?? false;
   const only = values.only;
-  if (only !== undefined && only !== "points" && only !== "growth")
-    throw new Error(`--only takes one phase group: points or growth, got '${only}'\n${USAGE}`);
+  if (only !== undefined && only !== "points" && only !== "growth" && only !== "players")
+    throw new Error(`--only takes one phase group: points, growth or players, got '${only}'\n${USAGE}`);
   const growthSizes = (values["growth-sizes"] ?? (quick ? "1000,10000" : "100000,1000000"))
     .split(",")
     .map((n) => Math.round(positive("growth-sizes", n, 0)));
@@ -107,6 +117,10 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     growthSizes,
     growthRetention: values["growth-retention"]?.split(","),
     growthSamples: Math.round(positive("growth-samples", values["growth-samples"], quick ? 30 : 2_000)),
+    streams: Math.round(positive("streams", values.streams, quick ? 50 : 5_000)),
+    playerRate: positive("player-rate", values["player-rate"], quick ? 20 : 200),
+    playerSeconds: positive("player-seconds", values["player-seconds"], quick ? 2 : 20),
+    resume: Math.round(positive("resume", values.resume, quick ? 100 : 1_000)),
     only,
     out: values.out,
     keep: values.keep ?? false,

@@ -2,7 +2,7 @@
 // settings, bench-postgres.ts; DATABASE_URL's server with --use-database-url) and fresh stream names on the local NATS,
 // runs every phase (docs/benchmarks.md), prints one table and writes the figures as JSON.
 //   bun run bench [--quick] [...]   (see options.ts; NATS_URL as for the tests)
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import postgres from "postgres";
 import { measureApiAlone } from "./api-alone.ts";
@@ -20,6 +20,7 @@ import { type BenchOptions, parseBenchOptions } from "./options.ts";
 import { runPgbench } from "./pgbench.ts";
 import { measurePipelineCost, type PipelineResult } from "./pipeline.ts";
 import { pipelineRows, renderPipelineTable } from "./pipeline-report.ts";
+import { measurePlayers } from "./players-phase.ts";
 import { measurePoints } from "./points-phase.ts";
 import { READ_USERS, runReadLoad, seedReadSet } from "./reads.ts";
 import { rawPublish, seedAndDrainOutbox } from "./relay.ts";
@@ -471,6 +472,9 @@ async function runPhases(options: BenchOptions, target: BenchPostgres): Promise<
     const growth = await measureGrowth({ adminUrl, tag, options: growthOptions(options), progress });
     results.growth = growth.sizes;
     figures.push(...growth.figures);
+    const players = await playersInChild(options, adminUrl, runDir);
+    results.players = players.results;
+    figures.push(...players.figures);
     // In decimal megabytes, as the size target is stated (10^6 bytes; MiB would read 4.6 % smaller).
     add("binary size: entitlement", stack.fileSize(bin.entitlement) / 1e6, "MB", { op: "<=", value: 110 });
     add("binary size: notification", stack.fileSize(bin.notification) / 1e6, "MB", { op: "<=", value: 110 });
@@ -571,8 +575,73 @@ async function mainGrowth(options: BenchOptions): Promise<void> {
   }
 }
 
+/**
+ * The players' phase in a process of its own (it needs a fetch connection per stream, see mainPlayers), on this run's
+ * PostgreSQL; a failure is reported as unmeasured figures, not as the end of the run.
+ */
+async function playersInChild(options: BenchOptions, adminUrl: string, runDir: string) {
+  const out = join(runDir, "players.json");
+  const sizes = ["--streams", options.streams, "--player-rate", options.playerRate];
+  sizes.push("--player-seconds", options.playerSeconds, "--resume", options.resume);
+  const child = Bun.spawn(
+    [process.execPath, join(import.meta.dir, "run.ts"), "--only", "players", "--use-database-url", "--out", out].concat(
+      sizes.map(String),
+    ),
+    { env: { ...process.env, DATABASE_URL: adminUrl }, stdio: ["inherit", "inherit", "inherit"] },
+  );
+  const code = await child.exited;
+  if (code === 0) return JSON.parse(readFileSync(out, "utf8")) as { figures: Figure[]; results: unknown };
+  const unmeasured = `the players' phase exited with ${code}`;
+  return {
+    figures: [{ name: "players: request → event p99", value: Number.NaN, unit: "ms", unmeasured }],
+    results: {},
+  };
+}
+
+/** `--only players`: the players' streams (players-phase.ts) on the bench's PostgreSQL; the same table and JSON. */
+async function mainPlayers(options: BenchOptions): Promise<void> {
+  // Each open stream holds one of fetch's connections, and Bun allows 256 at once unless told more at start: the
+  // harness runs itself again with room for every stream.
+  const room = options.streams + 256;
+  if (Number(process.env.BUN_CONFIG_MAX_HTTP_REQUESTS ?? 256) < room) {
+    const again = Bun.spawn([process.execPath, ...process.argv.slice(1)], {
+      env: { ...process.env, BUN_CONFIG_MAX_HTTP_REQUESTS: String(Math.min(65_336, room)) },
+      stdio: ["inherit", "inherit", "inherit"],
+    });
+    process.exitCode = await again.exited;
+    if (process.exitCode !== 0) throw new Error(`the players' phase exited with ${process.exitCode}`);
+    return;
+  }
+  const tag = Date.now().toString(36);
+  const runDir = join(stack.root, ".data/bench", tag);
+  mkdirSync(runDir, { recursive: true });
+  progress("building executables into .data/bench/dist");
+  const bin = await stack.buildBinaries();
+  const target = await openBenchPostgres({
+    useDatabaseUrl: options.useDatabaseUrl,
+    databaseUrl: givenDatabaseUrl,
+    connections: options.connections,
+  });
+  const nc = await stack.connectBenchNats(natsUrl);
+  try {
+    progress(describeBenchPostgres(target));
+    const args = { bin, nc, natsUrl, adminUrl: target.adminUrl, tag, options, logDir: runDir, progress };
+    const players = await measurePlayers(args);
+    const results = {
+      ...players.results,
+      machine: machine({ postgres: target.cluster, nats: nc.info?.version ?? "?" }),
+    };
+    console.log(`\n${renderTable(players.figures)}\n`);
+    const out = saveReport({ tag, options, figures: players.figures, results, argv: process.argv.slice(2) });
+    progress(`done in ${((performance.now() - began) / 1000).toFixed(0)}s; JSON: ${relative(process.cwd(), out)}`);
+  } finally {
+    await nc.close();
+    target.dispose(options.keep);
+  }
+}
+
 const options = parseBenchOptions(Bun.argv.slice(2));
-const mains = { points: mainPoints, growth: mainGrowth };
+const mains = { points: mainPoints, growth: mainGrowth, players: mainPlayers };
 (options.only ? mains[options.only](options) : main(options)).then(
   () => process.exit(0),
   (error: unknown) => {

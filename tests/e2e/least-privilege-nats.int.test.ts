@@ -6,7 +6,7 @@
 // (on the event subject, and into Notification's inbox), and never becomes a notification; a client without a password,
 // or without a client certificate, is turned away; the NATS DLQ replay needs the operator's user. Each user subscribes
 // under its own inbox prefix alone: on the wire (the server's /connz) every subscription of a service is under its
-// NATS_INBOX_PREFIX default, and a subscription to another user's inbox, or to _INBOX.>, is refused.
+// NATS_INBOX_PREFIX default (Notification's player signals aside), and a subscription to another user's inbox, or to _INBOX.>, is refused.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -50,6 +50,11 @@ const INBOX: Record<User, string> = {
   "notification-ops": "_INBOX_notification_ops",
   matchmaking: "_INBOX_matchmaking",
   intruder: "_INBOX_intruder",
+};
+/** Beyond its inbox, the one subject each service subscribes to: Notification's replicas tell each other of players. */
+const SIGNALS: Record<"entitlement" | "notification", string[]> = {
+  entitlement: [],
+  notification: ["notification.players"],
 };
 /** Subscriptions this file attempts that must be refused: another user's inbox, and the client default for all. */
 const FOREIGN_INBOXES: [User, string][] = [
@@ -236,8 +241,8 @@ test("on the wire, each service subscribes under its own inbox prefix only", asy
     // Entitlement's publish acknowledgements and Notification's pulls (one inbox per consumer) are live by now.
     expect(subjects.length, `${service} has reply subscriptions after the flow`).toBeGreaterThan(0);
     expect(
-      subjects.filter((s) => !s.startsWith(`${INBOX[service]}.`)),
-      `every subscription of ${service} is under ${INBOX[service]}`,
+      subjects.filter((s) => !s.startsWith(`${INBOX[service]}.`) && !SIGNALS[service].includes(s)),
+      `every subscription of ${service} is under ${INBOX[service]}, or its replicas' signals`,
     ).toEqual([]);
   }
 });

@@ -47,6 +47,7 @@ beforeAll(async () => {
   };
   const keys = createKeySource(jwtSettings, {
     registry: createRegistry("entitlement"),
+    metricPrefix: "entitlement_auth",
     log: silentLogger,
     now: () => 0,
   });

@@ -154,7 +154,13 @@ describe("refusals", () => {
       }),
     );
     let clock = 0;
-    const report = createRefusalReporter({ registry, log, quietMs: 10_000, now: () => clock });
+    const report = createRefusalReporter({
+      registry,
+      metricPrefix: "entitlement_auth",
+      log,
+      quietMs: 10_000,
+      now: () => clock,
+    });
     const s = settings(fakeJwt({ refused: "audience" }).jwt, report);
     for (let i = 0; i < 5; i++) {
       clock += 1_000;

@@ -29,7 +29,12 @@ function buildApp(options: { issuer?: string; cooldownMs?: number } = {}) {
     readScope: "entitlements.read",
     writeScope: "entitlements.write",
   };
-  const keys = createKeySource(settings, { registry, log: silentLogger, now: () => clock.now });
+  const keys = createKeySource(settings, {
+    registry,
+    metricPrefix: "entitlement_auth",
+    log: silentLogger,
+    now: () => clock.now,
+  });
   const auth: AuthSettings = {
     disabled: false,
     metricsPublic: false,

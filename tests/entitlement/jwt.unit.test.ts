@@ -57,7 +57,13 @@ async function setup(options: { keys?: SigningKey[] } = {}) {
   const clock = { now: 0 };
   const registry = new Registry();
   const { lines, log } = capture();
-  const source = createKeySource(settings, { registry, log, fetch: issuer.fetcher, now: () => clock.now });
+  const source = createKeySource(settings, {
+    registry,
+    metricPrefix: "entitlement_auth",
+    log,
+    fetch: issuer.fetcher,
+    now: () => clock.now,
+  });
   const verify = createJwtAuthenticator(settings, source);
   return { key, issuer, clock, registry, lines, verify, source };
 }
@@ -289,7 +295,13 @@ describe("the issuer's keys", () => {
     const issuer = fakeIssuer([key]);
     issuer.state.keys = [{ ...key, publicJwk: { ...key.publicJwk, n: "!!not-a-modulus!!" } }];
     const { lines, log } = capture();
-    const source = createKeySource(settings, { registry: new Registry(), log, fetch: issuer.fetcher, now: () => 0 });
+    const source = createKeySource(settings, {
+      registry: new Registry(),
+      metricPrefix: "entitlement_auth",
+      log,
+      fetch: issuer.fetcher,
+      now: () => 0,
+    });
     const verify = createJwtAuthenticator(settings, source);
     for (let i = 0; i < 3; i++) {
       expect(reason(await verify(await sign(key, claims({ jti: `t-${i}` })))), "refused, never thrown").toBe(
@@ -318,7 +330,13 @@ describe("the issuer's keys", () => {
       return new Response(body, { headers: { "content-type": "application/json" } });
     }) as typeof fetch;
     const { lines, log } = capture();
-    const source = createKeySource(settings, { registry: new Registry(), log, fetch: endless, now: () => 0 });
+    const source = createKeySource(settings, {
+      registry: new Registry(),
+      metricPrefix: "entitlement_auth",
+      log,
+      fetch: endless,
+      now: () => 0,
+    });
     const verify = createJwtAuthenticator(settings, source);
     expect(reason(await verify(await sign(key, claims())))).toBe("keys_unavailable");
     expect(pulled, "reading stopped at the limit (256 KiB), not at the end of 64 MB").toBeLessThan(10);
@@ -331,7 +349,7 @@ describe("the issuer's keys", () => {
     issuer.state.discovery = { issuer: "https://nobody", jwks_uri: "https://nobody" };
     const source = createKeySource(
       { ...settings, jwksUrl: `${ISSUER}/certs` },
-      { registry: new Registry(), log: silentLogger, fetch: issuer.fetcher },
+      { registry: new Registry(), metricPrefix: "entitlement_auth", log: silentLogger, fetch: issuer.fetcher },
     );
     const verify = createJwtAuthenticator(settings, source);
     expect(reason(await verify(await sign(key, claims())))).toBe("accepted");

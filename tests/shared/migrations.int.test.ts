@@ -95,7 +95,9 @@ describe("migration runner", () => {
       "entitlement.schema_migrations",
       "notification.notification_dlq",
       "notification.notification_nats_dlq",
+      "notification.notification_user_seqs",
       "notification.notifications",
+      "notification.player_stream_tickets",
       "notification.processed_events",
       "notification.schema_migrations",
     ]);

@@ -72,10 +72,27 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
+/** How the service reaches the database: as ROLE, over verify-full against `ca`. */
+const serviceUrl = () =>
+  `postgres://${ROLE}:${PASSWORD}@127.0.0.1:${pg?.port}/postgres?sslmode=verify-full&sslrootcert=${ca.ca}`;
+
+/** Whether a new connection as the service gets in (a reloaded configuration applies to new connections only). */
+async function serviceGetsIn(): Promise<boolean> {
+  const probe = createSql({ url: serviceUrl(), schema: "public", max: 1, applicationName: "login-probe" });
+  try {
+    await probe`select 1`;
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await probe.end({ timeout: 1 }).catch(() => {});
+  }
+}
+
 /** Entitlement serving as ROLE over verify-full against `ca`; `scenario` gets its base URL; resolves to its output. */
 async function withService(scenario: (base: string) => Promise<void>): Promise<string> {
   const served: ServedProcess = serve(ENTITLEMENT, "entitlement", {
-    DATABASE_URL: `postgres://${ROLE}:${PASSWORD}@127.0.0.1:${pg?.port}/postgres?sslmode=verify-full&sslrootcert=${ca.ca}`,
+    DATABASE_URL: serviceUrl(),
     NATS_ENABLED: "false",
     ENTITLEMENT_AUTH_DISABLED: "true",
   });
@@ -102,16 +119,22 @@ const dropServiceConnections = () =>
 async function expectUnavailableThenBack(base: string, refuse: () => Promise<void>, restore: () => Promise<void>) {
   expect((await list(base)).status, "served before").toBe(200);
   await refuse();
-  await dropServiceConnections();
-  const reply = await waitUntil(async () => {
-    const r = await list(base);
-    return r.status === 200 ? undefined : r;
-  }, "a request to fail");
-  expect(reply.status, "a database that refuses the service is not a server error").toBe(503);
-  expect(await reply.json()).toEqual({ code: "NOT_READY", message: "database unavailable, retry later" });
-  for (let i = 0; i < 5; i++) expect((await list(base)).status, "every request while it lasts").toBe(503);
-  expect(await ready(base), "not ready").toBe(503);
-  await restore();
+  try {
+    // pg_reload_conf only signals the server: until it has re-read its files, a new connection still gets in.
+    await waitUntil(async () => !(await serviceGetsIn()), "the database to refuse a new connection of the service");
+    await dropServiceConnections();
+    const reply = await waitUntil(async () => {
+      const r = await list(base);
+      return r.status === 200 ? undefined : r;
+    }, "a request to fail");
+    expect(reply.status, "a database that refuses the service is not a server error").toBe(503);
+    expect(await reply.json()).toEqual({ code: "NOT_READY", message: "database unavailable, retry later" });
+    for (let i = 0; i < 5; i++) expect((await list(base)).status, "every request while it lasts").toBe(503);
+    expect(await ready(base), "not ready").toBe(503);
+  } finally {
+    // Restored even when an expectation failed, so the next scenario starts from a database that takes the service.
+    await restore();
+  }
   await waitUntil(async () => (await list(base)).status === 200, "requests to be served again");
   await waitUntil(async () => (await ready(base)) === 200, "ready again");
 }

@@ -44,3 +44,14 @@ export async function schemaShape(sql: Sql, schema: string): Promise<string[]> {
     order by 1`;
   return rows.map((r) => r.line);
 }
+
+/** The columns of each table of the schema (partitions through their parent). */
+export async function tableColumns(sql: Sql, schema: string): Promise<Record<string, string[]>> {
+  const rows = await sql<{ name: string; columns: string[] }[]>`
+    select c.table_name as name, array_agg(c.column_name::text order by c.ordinal_position) as columns
+    from information_schema.columns c
+    join pg_class t on t.relname = c.table_name and t.relnamespace = ${schema}::regnamespace
+    where c.table_schema = ${schema} and t.relkind in ('r', 'p') and not t.relispartition
+    group by c.table_name`;
+  return Object.fromEntries(rows.map((r) => [r.name, r.columns]));
+}

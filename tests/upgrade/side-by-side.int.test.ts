@@ -3,7 +3,7 @@
 // stored by either release is replayed by the other.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { ReservationResponse } from "../../src/entitlement/features/points/model.ts";
-import { migrations, schemaText } from "../../src/entitlement/migrations.ts";
+import { schemaText } from "../../src/entitlement/migrations.ts";
 import { executeExpiry } from "../../src/entitlement/work/expiry/queries.ts";
 import { claimDueReservations } from "../../src/entitlement/write/point-claim.ts";
 import { executeReservation } from "../../src/entitlement/write/point-execute.ts";
@@ -19,7 +19,7 @@ import {
   previousMigrations,
   previousPointExecute,
 } from "./previous-release.ts";
-import { everyRow } from "./schema.ts";
+import { everyRow, tableColumns } from "./schema.ts";
 
 type Side = { db: TestDatabase; sql: Sql };
 
@@ -38,7 +38,6 @@ let current: Side;
 let original: Side;
 
 beforeAll(async () => {
-  expect(migrations.length, "the previous release knew every numbered migration but its rewritten texts").toBe(16);
   [previous, current, original] = await Promise.all([
     atPreviousRelease("side_previous"),
     atPreviousRelease("side_current"),
@@ -123,13 +122,15 @@ describe("side by side", () => {
       }
     }
     await schedulerSteps(reservations);
-    const rows = normalized(await everyRow(current.sql, "entitlement"));
+    // Compared on the previous release's tables and columns: what a later migration adds is not the previous
+    // release's to write.
+    const before = normalized(await everyRow(original.sql, "entitlement"));
+    const columns = await tableColumns(original.sql, "entitlement");
+    const rows = normalized(await everyRow(current.sql, "entitlement"), columns);
     expect(rows, "the same rows as the previous release on this schema").toEqual(
-      normalized(await everyRow(previous.sql, "entitlement")),
+      normalized(await everyRow(previous.sql, "entitlement"), columns),
     );
-    expect(rows, "the same rows as the previous release before the upgrade").toEqual(
-      normalized(await everyRow(original.sql, "entitlement")),
-    );
+    expect(rows, "the same rows as the previous release before the upgrade").toEqual(before);
   });
 });
 
@@ -254,8 +255,11 @@ async function schedulerSteps(reservations: string[]): Promise<void> {
   }
 }
 
-/** Rows without the ids each insert draws at random and the record's created_at (the database's clock). */
-function normalized(tables: Record<string, unknown[]>): Record<string, string[]> {
+/**
+ * Rows without the ids each insert draws at random and the record's created_at (the database's clock), in a stable
+ * order; with `columns`, only those tables and their columns.
+ */
+function normalized(tables: Record<string, unknown[]>, columns?: Record<string, string[]>): Record<string, string[]> {
   const random = new Set(["audit_id", "event_id"]);
   const drop = (value: unknown, skip: Set<string>): unknown => {
     if (Array.isArray(value)) return value.map((v) => drop(v, skip));
@@ -266,10 +270,17 @@ function normalized(tables: Record<string, unknown[]>): Record<string, string[]>
         .map(([k, v]) => [k, drop(v, skip)]),
     );
   };
+  const only = (name: string, row: unknown): unknown => {
+    const keep = columns?.[name];
+    if (!keep) return row;
+    return Object.fromEntries(Object.entries(row as object).filter(([k]) => keep.includes(k)));
+  };
   return Object.fromEntries(
-    Object.entries(tables).map(([name, rows]) => {
-      const skip = name === "idempotency_keys" ? new Set([...random, "created_at"]) : random;
-      return [name, rows.map((r) => JSON.stringify(drop(r, skip))).sort()];
-    }),
+    Object.entries(tables)
+      .filter(([name]) => !columns || name in columns)
+      .map(([name, rows]) => {
+        const skip = name === "idempotency_keys" ? new Set([...random, "created_at"]) : random;
+        return [name, rows.map((r) => JSON.stringify(drop(only(name, r), skip))).sort()];
+      }),
   );
 }

@@ -22,6 +22,8 @@ export type BatchHandlerDeps = {
   metrics: NotificationMetrics;
   /** Called after a commit that created notifications, so delivery starts at once. */
   onCreated: () => void;
+  /** Called after that commit with the users of the batch, so their live streams read what is new. */
+  onStored?: (userIds: string[]) => void;
   /** Whether the server understands a reason on term() (see nats/server.ts). */
   termTakesReason?: () => boolean;
   /** Redelivery delay after a database failure; jittered so replicas do not retry in lockstep. */
@@ -106,7 +108,10 @@ async function storeAndAck({ deps, source, store }: Batch, valid: Valid[], signa
   metrics.events.inc({ source, result: "duplicate" }, duplicates);
   metrics.notificationsCreated.inc({ source }, notifications);
   if (duplicates > 0) log.info({ duplicates }, `duplicate ${source} events skipped`);
-  if (notifications > 0) deps.onCreated();
+  if (notifications > 0) {
+    deps.onCreated();
+    deps.onStored?.(valid.flatMap((v) => v.event.notifications.map((n) => n.userId)));
+  }
   return { ok: true };
 }
 

@@ -11,7 +11,9 @@ export type StoredCounts = { created: number; notifications: number };
  * at once; duplicates are skipped, never an error (decisions.md). One statement instead of `begin`, two inserts and
  * `commit`: one round trip per batch, and the data-modifying CTE makes it as atomic as the transaction was. One per
  * (event, user) is also the database's rule (notifications_event_user_key), so a second copy is skipped even if
- * processed_events forgot the event.
+ * processed_events forgot the event. Each row takes the next seq of its user (a trigger, db/notification/008): a row that
+ * exists already is left out before it is numbered, so that skipping it leaves no gap, and users are taken in one order
+ * (user_id) so that two batches never wait for each other's counter rows in a cycle.
  */
 export async function storeProcessedEvents(db: Db, input: { events: StoredEvent[]; now: Date }): Promise<StoredCounts> {
   if (input.events.length === 0) return { created: 0, notifications: 0 };
@@ -40,7 +42,8 @@ export async function storeProcessedEvents(db: Db, input: { events: StoredEvent[
         ${rows.map((r) => r.traceparent ?? null)}::text[]
       ) with ordinality as e(event_id, user_id, type, occurred_at, payload, traceparent, ord)
       where e.event_id in (select event_id from fresh)
-      order by e.ord
+        and not exists (select from notifications n where n.event_id = e.event_id and n.user_id = e.user_id)
+      order by e.user_id, e.ord
       on conflict (event_id, user_id) do nothing
       returning 1
     )

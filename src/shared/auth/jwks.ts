@@ -6,7 +6,7 @@ import { createLocalJWKSet, errors, type FlattenedJWSInput, type JSONWebKeySet, 
 import { Counter, Gauge, type Registry } from "prom-client";
 import { readBodyAtMost } from "../http/body.ts";
 import type { Logger } from "../logger.ts";
-import { isTrustedUrl, type JwtSettings } from "./jwt-config.ts";
+import { isTrustedUrl, type JwtTrust } from "./jwt-config.ts";
 
 /** Keys kept this long before a background refetch; jose's remote set uses the same default. */
 const MAX_AGE_MS = 10 * 60_000;
@@ -35,6 +35,8 @@ export type KeySource = {
 
 export type KeySourceDeps = {
   registry: Registry;
+  /** Names the fetch metrics, `<prefix>_jwks_fetches_total` and `<prefix>_jwks_unreachable` (`entitlement_auth`). */
+  metricPrefix: string;
   log: Logger;
   fetch?: typeof fetch;
   /** Monotonic milliseconds (default performance.now). */
@@ -45,15 +47,15 @@ export type KeySourceDeps = {
  * The fetches' metrics, and their log: one warning when fetching starts to fail (an outage), one line when it works
  * again, nothing for the failures in between; one warning per key that cannot be imported, per key set fetched.
  */
-function createFetchReport(registry: Registry, log: Logger) {
+function createFetchReport(registry: Registry, metricPrefix: string, log: Logger) {
   const fetches = new Counter({
-    name: "entitlement_auth_jwks_fetches_total",
+    name: `${metricPrefix}_jwks_fetches_total`,
     help: "Fetches of the JWT issuer's signing keys, by outcome (ok, error).",
     labelNames: ["outcome"] as const,
     registers: [registry],
   });
   const unreachable = new Gauge({
-    name: "entitlement_auth_jwks_unreachable",
+    name: `${metricPrefix}_jwks_unreachable`,
     help: "1 while the last fetch of the issuer's keys failed (the last good keys, if any, stay in use), else 0.",
     registers: [registry],
   });
@@ -120,7 +122,7 @@ async function discoverJwksUrl(fetcher: typeof fetch, issuer: string): Promise<s
 }
 
 /** The issuer's key set (discovered unless its URL is configured), ready for jose's key selection. */
-async function fetchKeySet(fetcher: typeof fetch, settings: JwtSettings) {
+async function fetchKeySet(fetcher: typeof fetch, settings: JwtTrust) {
   const url = settings.jwksUrl ?? (await discoverJwksUrl(fetcher, settings.issuer));
   return createLocalJWKSet((await getJson(fetcher, url)) as unknown as JSONWebKeySet);
 }
@@ -144,10 +146,10 @@ async function importable(
   }
 }
 
-export function createKeySource(settings: JwtSettings, deps: KeySourceDeps): KeySource {
+export function createKeySource(settings: JwtTrust, deps: KeySourceDeps): KeySource {
   const fetcher = deps.fetch ?? fetch;
   const now = deps.now ?? (() => performance.now());
-  const report = createFetchReport(deps.registry, deps.log);
+  const report = createFetchReport(deps.registry, deps.metricPrefix, deps.log);
   let keys: ReturnType<typeof createLocalJWKSet> | undefined;
   let fetchedAt = Number.NEGATIVE_INFINITY;
   let attemptedAt = Number.NEGATIVE_INFINITY;

@@ -2,7 +2,7 @@
 // the caller and scopes it stands for. Each failed check is a refusal reason of its own (auth/refusal.ts).
 import { errors, type JWTPayload, jwtVerify, type ProtectedHeaderParameters } from "jose";
 import { type KeySource, KeysUnavailable } from "./jwks.ts";
-import type { JwtSettings } from "./jwt-config.ts";
+import type { JwtSettings, JwtTrust } from "./jwt-config.ts";
 import type { Refusal } from "./refusal.ts";
 import type { Caller, Scope } from "./tokens.ts";
 
@@ -65,11 +65,8 @@ function isAccessToken(header: ProtectedHeaderParameters, payload: JWTPayload): 
 
 /** `azp`, else `client_id`, else `sub`: the client the token was issued to before the subject it speaks for. */
 function callerNameOf(payload: JWTPayload): string | undefined {
-  for (const claim of [payload.azp, payload.client_id, payload.sub]) {
-    if (claim === undefined) continue;
-    return typeof claim === "string" && CALLER_NAME.test(claim) ? claim : undefined;
-  }
-  return undefined;
+  const claim = ["azp", "client_id", "sub"].find((name) => payload[name] !== undefined);
+  return claim === undefined ? undefined : claimText(payload, claim);
 }
 
 /**
@@ -95,26 +92,33 @@ export function scopesOf(payload: JWTPayload, settings: Pick<JwtSettings, "readS
   return scopes;
 }
 
-type Remembered = { caller: Caller; expiresAtMs: number; generation: number };
+type Remembered<T> = { identity: T; generation: number };
 
-export function createJwtAuthenticator(
-  settings: JwtSettings,
+/**
+ * A token's checks, then `identify`, which says whom the payload stands for (undefined: refused as `no_caller`); the
+ * identity carries `expiresAtMs`, the token's exp. Each use of JWTs (Entitlement's callers, Notification's players)
+ * is this with its own `identify`.
+ */
+export function createJwtCheck<T extends { expiresAtMs: number }>(
+  trust: JwtTrust,
   keys: KeySource,
+  identify: (payload: JWTPayload, expiresAtMs: number) => T | undefined,
   wallClock: () => number = Date.now,
-): JwtAuthenticator {
-  const remembered = new Map<string, Remembered>();
-  const scopeNames = { read: settings.readScope, write: settings.writeScope };
+): (token: string) => Promise<T | Refusal> {
+  const remembered = new Map<string, Remembered<T>>();
   const options = {
     algorithms: JWT_ALGORITHMS,
-    issuer: settings.issuer,
-    audience: settings.audience,
+    issuer: trust.issuer,
+    audience: trust.audience,
     clockTolerance: CLOCK_TOLERANCE_S,
     requiredClaims: ["exp"],
   };
   return async (token) => {
     const known = remembered.get(token);
     keys.refreshIfStale();
-    if (known && known.generation === keys.generation() && wallClock() < known.expiresAtMs) return known.caller;
+    if (known && known.generation === keys.generation() && wallClock() < known.identity.expiresAtMs) {
+      return known.identity;
+    }
     if (known) remembered.delete(token);
     let verified: Awaited<ReturnType<typeof jwtVerify>>;
     try {
@@ -125,18 +129,37 @@ export function createJwtAuthenticator(
     const { protectedHeader, payload } = verified;
     if (issuedInFuture(payload, wallClock())) return { refused: "not_yet_valid" };
     if (!isAccessToken(protectedHeader, payload)) return { refused: "type" };
-    const name = callerNameOf(payload);
-    if (name === undefined) return { refused: "no_caller" };
     // exp is required, so it is a number here; no tolerance is added, so a remembered token ends no later than its exp.
-    const expiresAtMs = Number(payload.exp) * 1000;
-    const caller = {
+    const identity = identify(payload, Number(payload.exp) * 1000);
+    if (identity === undefined) return { refused: "no_caller" };
+    if (remembered.size >= REMEMBERED_MAX) remembered.delete(remembered.keys().next().value as string);
+    remembered.set(token, { identity, generation: keys.generation() });
+    return identity;
+  };
+}
+
+/** Entitlement's callers: the client the token was issued to, with the scopes it grants. */
+export function createJwtAuthenticator(
+  settings: JwtSettings,
+  keys: KeySource,
+  wallClock: () => number = Date.now,
+): JwtAuthenticator {
+  const scopeNames = { read: settings.readScope, write: settings.writeScope };
+  const identify = (payload: JWTPayload, expiresAtMs: number) => {
+    const name = callerNameOf(payload);
+    if (name === undefined) return undefined;
+    return {
       name: `${JWT_CALLER_PREFIX}${name}`,
       scopes: scopesOf(payload, settings),
       expiresAtMs,
       scopeNames,
     };
-    if (remembered.size >= REMEMBERED_MAX) remembered.delete(remembered.keys().next().value as string);
-    remembered.set(token, { caller, expiresAtMs, generation: keys.generation() });
-    return caller;
   };
+  return createJwtCheck(settings, keys, identify, wallClock);
+}
+
+/** The value of `claim` when it is a printable string of at most 255 characters (an id such as `sub`). */
+export function claimText(payload: JWTPayload, claim: string): string | undefined {
+  const value = payload[claim];
+  return typeof value === "string" && CALLER_NAME.test(value) ? value : undefined;
 }

@@ -64,18 +64,19 @@ export function refusalError(refusal: Refusal): ApiError {
 }
 
 /**
- * `entitlement_auth_refusals_total{reason}` and one log line per refusal with its reason (and the caller, for a
+ * `<metricPrefix>_refusals_total{reason}` (`entitlement_auth_refusals_total`) and one log line per refusal with its reason (and the caller, for a
  * missing scope). Refusals come before the rate limit, so the lines of a flood are held to one per reason per
  * `quietMs`, the next line saying how many were left out.
  */
 export function createRefusalReporter(options: {
   registry: Registry;
+  metricPrefix: string;
   log: Logger;
   quietMs?: number;
   now?: () => number;
 }): (refusal: Refusal) => void {
   const refusals = new Counter({
-    name: "entitlement_auth_refusals_total",
+    name: `${options.metricPrefix}_refusals_total`,
     help: "Requests refused by authentication (401, 503) or authorization (403), by reason.",
     labelNames: ["reason"] as const,
     registers: [options.registry],

@@ -1,0 +1,32 @@
+// The text of a Server-Sent Events stream (the HTML standard's `text/event-stream`): one frame per notification,
+// `event: reset` when what was asked for is gone, and comments that keep proxies from closing a quiet connection.
+import { badRequest } from "../../shared/http/errors.ts";
+import type { PlayerNotification } from "./model.ts";
+
+const encoder = new TextEncoder();
+
+/** Sent first: how long a browser's EventSource waits before it reconnects, and a comment that opens the body. */
+export const OPENING = encoder.encode("retry: 2000\n: stream open\n\n");
+export const KEEP_ALIVE = encoder.encode(": keep-alive\n\n");
+
+export function notificationFrame(item: PlayerNotification): Uint8Array {
+  return encoder.encode(`id: ${item.seq}\nevent: notification\ndata: ${JSON.stringify(item)}\n\n`);
+}
+
+/**
+ * Retention deleted notifications the client asked for (or the seq it named was never given): it should reload the
+ * inbox. `last_seq` is the player's latest seq; the stream goes on with what is still stored after the client's seq.
+ */
+export function resetFrame(lastSeq: string): Uint8Array {
+  return encoder.encode(`event: reset\ndata: ${JSON.stringify({ last_seq: Number(lastSeq) })}\n\n`);
+}
+
+const SEQ = /^(0|[1-9]\d{0,17})$/;
+
+/** The seq to resume after: the Last-Event-ID header, else the `last_event_id` parameter; undefined when neither. */
+export function resumePoint(header: string | null, query: string | undefined): string | undefined {
+  const given = header ?? query;
+  if (given === undefined || given === "") return undefined;
+  if (!SEQ.test(given.trim())) throw badRequest("Last-Event-ID must be the seq of a notification (a whole number)");
+  return given.trim();
+}

@@ -1,0 +1,109 @@
+// `bun run bench --only players`: both executables on a database of their own (the bench's PostgreSQL) with the
+// players' routes on, trusting an OpenID provider in the harness process (tests/support/idp.ts), and the phase of
+// players.ts against them; stopped and removed after.
+import type { NatsConnection } from "@nats-io/transport-node";
+import { startTestIdp } from "../support/idp.ts";
+import type { BenchOptions } from "./options.ts";
+import { measurePlayerStreams } from "./players.ts";
+import type { Figure } from "./report.ts";
+import * as stack from "./stack.ts";
+
+const AUDIENCE = "https://players.bench";
+
+export type PlayersPhase = {
+  bin: stack.Binaries;
+  nc: NatsConnection;
+  natsUrl: string;
+  adminUrl: string;
+  tag: string;
+  options: BenchOptions;
+  logDir: string;
+  progress: (line: string) => void;
+};
+
+export async function measurePlayers(
+  p: PlayersPhase,
+): Promise<{ figures: Figure[]; results: Record<string, unknown> }> {
+  const { options } = p;
+  const names = stack.benchNames(`${p.tag}pl`);
+  const idp = await startTestIdp();
+  const databaseUrl = await stack.createDatabase(p.adminUrl, names.database);
+  const running: stack.Service[] = [];
+  try {
+    const common = { DATABASE_URL: databaseUrl, NATS_URL: p.natsUrl, LOG_LEVEL: process.env.LOG_LEVEL ?? "warn" };
+    const auth = stack.apiAuth();
+    const log = (name: string) => `${p.logDir}/${name}.log`;
+    const entitlementEnv = stack.entitlementEnv(names, common, auth);
+    running.push(
+      await stack.startService("entitlement", p.bin.entitlement, entitlementEnv, log("players-entitlement")),
+    );
+    const notificationEnv = {
+      ...stack.notificationEnv(names, common, true),
+      NOTIFICATION_PLAYER_JWT_ISSUER: idp.issuer,
+      NOTIFICATION_PLAYER_JWT_AUDIENCE: AUDIENCE,
+      NOTIFICATION_PLAYER_NATS_SUBJECT: `${names.subject}.players`,
+      NOTIFICATION_STREAM_MAX: String(Math.max(10_000, options.streams * 2)),
+    };
+    const notification = await stack.startService(
+      "notification",
+      p.bin.notification,
+      notificationEnv,
+      log("players-notification"),
+    );
+    running.push(notification);
+    const exp = Math.floor(Date.now() / 1000) + 3_600;
+    const result = await measurePlayerStreams({
+      entitlementUrl: running[0]?.url ?? "",
+      notificationUrl: notification.url,
+      headers: auth.headers,
+      tokenFor: (userId) => idp.forge({ iss: idp.issuer, aud: AUDIENCE, sub: userId, exp, iat: exp - 3_600 }),
+      streams: options.streams,
+      rate: options.playerRate,
+      seconds: options.playerSeconds,
+      resume: options.resume,
+      tag: p.tag,
+      rssMb: notification.rssMb,
+      progress: p.progress,
+    });
+    const live = `${result.streams} streams, ${options.playerRate} grants/s`;
+    const figures: Figure[] = [
+      { name: `request → event p50 (${live})`, value: result.requestToEventMs.p50, unit: "ms" },
+      {
+        name: `request → event p99 (${live})`,
+        value: result.requestToEventMs.p99,
+        unit: "ms",
+        target: { op: "<=", value: 100 },
+      },
+      {
+        name: `stored → sent within 100 ms (${live})`,
+        value: result.storedToSentWithin100ms,
+        unit: "",
+        target: { op: ">=", value: 0.99 },
+      },
+      {
+        name: `events delivered ÷ grants (${result.granted} grants)`,
+        value: result.delivered / Math.max(1, result.granted),
+        unit: "",
+        target: { op: ">=", value: 1 },
+      },
+      { name: "RSS per open stream", value: result.rssPerStreamKb, unit: "KB", target: { op: "<=", value: 20 } },
+      {
+        name: `resume of ${result.resume.missed} missed (all received: ${result.resume.received === result.resume.missed})`,
+        value: result.resume.ms,
+        unit: "ms",
+        target: { op: "<=", value: 1_000 },
+      },
+    ];
+    return { figures, results: { players: result } };
+  } finally {
+    for (const service of running.reverse()) await service.stop();
+    await stack.deleteStreams(p.nc, [
+      names.stream,
+      names.matches.stream,
+      `${names.stream}-points`,
+      ...names.advisories.map((a) => a.stream),
+    ]);
+    await stack.dropDatabase(p.adminUrl, names.database);
+    await idp.close();
+  }
+}
