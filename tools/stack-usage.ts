@@ -50,7 +50,9 @@ export type Summary = {
   entitlement: string;
   notification: string;
   logs: { entitlement: string; notification: string };
-  tokens: { api: string; debug: string };
+  tokens: { api: string; debug: string; player: string };
+  /** This run's demo user, and the run's id that names its purchase and idempotency key. */
+  demo: { run: string; user: string };
   names: { database: string; natsPrefix: string };
   databaseUrl: string;
   env: Record<string, string | undefined>;
@@ -78,10 +80,9 @@ function extras(s: Summary): string[] {
 }
 
 export function summary(s: Summary): string {
-  // A user of its own for every run: the printed grant is a first grant, never "already ACTIVE". The same user is
-  // USER_ID of the export line; its SKU is not one docs/api.md's examples grant, so they still run after it.
-  const run = Date.now().toString(36);
-  const user = `u_demo_${run}`;
+  // The demo user is USER_ID of the export line and the player of PLAYER_TOKEN; the printed grant's SKU is not one
+  // docs/api.md's examples grant, so they still run after it.
+  const { run, user } = s.demo;
   const api = `-H 'Authorization: Bearer ${s.tokens.api}'`;
   const debug = `-H 'Authorization: Bearer ${s.tokens.debug}'`;
   const database = redact(s.databaseUrl);
@@ -93,6 +94,7 @@ stack is up
   metrics       ${s.entitlement}/metrics (token needed)  ${s.notification}/metrics
   API token     ${s.tokens.api}  (caller "stack", read+write, valid for this run only)
   debug token   ${s.tokens.debug}  (debug inbox)
+  player token  PLAYER_TOKEN below: ${user}'s access token for /v1/me/ (12 h; signed by the stack's own demo issuer)
 ${extras(s).join("\n")}
   state         database ${s.names.database}, streams ${s.names.natsPrefix}-events… (bun run stack --reset drops them)
 
@@ -103,7 +105,7 @@ see it, and its notification (SENT after a moment):
   curl -s ${debug} ${s.notification}/debug/notification/inbox/${user}
 
 the examples of docs/api.md run with these set:
-  export ENTITLEMENT=${s.entitlement} NOTIFICATION=${s.notification} TOKEN=${s.tokens.api} DEBUG_TOKEN=${s.tokens.debug} USER_ID=${user}
+  export ENTITLEMENT=${s.entitlement} NOTIFICATION=${s.notification} TOKEN=${s.tokens.api} DEBUG_TOKEN=${s.tokens.debug} USER_ID=${user} PLAYER_TOKEN=${s.tokens.player}
 
 operator commands (docs/operations.md) read the stack's database from DATABASE_URL${passwordNote}:
   DATABASE_URL='${database}' dist/entitlement outbox stats

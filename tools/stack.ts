@@ -13,6 +13,7 @@ import { answers, freePort, hostPort, INSTALL_HINT } from "./infra/net.ts";
 import { postgresBin, startKeptPostgres } from "./infra/postgres.ts";
 import { waitUntil } from "./infra/wait.ts";
 import { buildIfChanged } from "./stack-build.ts";
+import { startDemoIssuer } from "./stack-issuer.ts";
 import {
   deleteStreams,
   dropDatabase,
@@ -140,6 +141,9 @@ const tokens = {
   debug: process.env.NOTIFICATION_DEBUG_API_TOKEN || `dbg_${randomBytes(24).toString("base64url")}`,
 };
 
+/** How long the printed player token lasts: a working day of trying things, the stack's own issuer signs it. */
+const PLAYER_TOKEN_HOURS = 12;
+
 /** The port, or a free one when something else listens there (another stack, a compose project). */
 async function pick(service: string, preferred: number): Promise<number> {
   if (!(await answers("127.0.0.1", preferred, 300))) return preferred;
@@ -171,10 +175,17 @@ async function main(): Promise<void> {
     ENTITLEMENT_AUTH_TOKENS: tokenEntryLine("stack", tokens.api, "read+write"),
     ENTITLEMENT_AUTH_DISABLED: "false",
   };
+  // A user of its own for every run: the printed grant is a first grant, never "already ACTIVE".
+  const run = Date.now().toString(36);
+  const user = `u_demo_${run}`;
+  const players = await startDemoIssuer();
+  started.push({ name: "the players' demo issuer", stop: async () => players.stop() });
   const notificationEnv = {
     ...common,
     NOTIFICATION_DEBUG_API_ENABLED: "true",
     NOTIFICATION_DEBUG_API_TOKEN: tokens.debug,
+    NOTIFICATION_PLAYER_JWT_ISSUER: players.issuer,
+    NOTIFICATION_PLAYER_JWT_AUDIENCE: players.audience,
   };
   await startService("entitlement", ePort, entitlementEnv);
   await startService("notification", nPort, notificationEnv);
@@ -184,7 +195,8 @@ async function main(): Promise<void> {
       entitlement: `http://127.0.0.1:${ePort}`,
       notification: `http://127.0.0.1:${nPort}`,
       logs: { entitlement: logOf("entitlement"), notification: logOf("notification") },
-      tokens,
+      tokens: { ...tokens, player: await players.tokenFor(user, PLAYER_TOKEN_HOURS) },
+      demo: { run, user },
       names,
       databaseUrl,
       env: process.env,

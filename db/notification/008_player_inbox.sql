@@ -14,9 +14,11 @@ create table if not exists notification_user_seqs (
 alter table notifications add column if not exists seq bigint;
 alter table notifications add column if not exists read_at timestamptz;
 
+-- The counter table is named with its schema: the trigger also runs for inserts of programs whose search_path does not
+-- hold the service's schema (runbooks, tests, operator scripts that name notification.notifications).
 create function notification_next_seq() returns trigger language plpgsql volatile security invoker as $$
 begin
-  insert into notification_user_seqs as s (user_id, last_seq) values (new.user_id, 1)
+  insert into notification.notification_user_seqs as s (user_id, last_seq) values (new.user_id, 1)
   on conflict (user_id) do update set last_seq = s.last_seq + 1
   returning s.last_seq into new.seq;
   return new;
