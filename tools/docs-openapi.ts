@@ -2,7 +2,8 @@
 // builds from the same TypeBox schemas that validate requests: the committed document cannot drift from the code.
 // `bun run docs:openapi` rewrites them; `--check` exits 1 when one is stale (tests/ship/openapi.unit.test.ts too).
 //   docs/openapi.json               Entitlement (the API integrators call)
-//   docs/openapi-notification.json  Notification (probes, metrics, the debug inbox, the players' routes)
+//   docs/openapi-notification.json  Notification (probes, metrics, the webhook endpoints admin API, the debug inbox,
+//                                   the players' routes)
 //   docs/examples/entitlement-api.ts the TypeScript types openapi-typescript generates from docs/openapi.json, which
 //                                    docs/examples/client.ts (an openapi-fetch client) is written against
 import { readFileSync, writeFileSync } from "node:fs";
@@ -11,7 +12,9 @@ import openapiTS, { astToString } from "openapi-typescript";
 import pkg from "../package.json" with { type: "json" };
 import { createApp as createEntitlementApp } from "../src/entitlement/app.ts";
 import { createApp as createNotificationApp } from "../src/notification/app.ts";
+import { createSecretBox } from "../src/notification/endpoints/secrets.ts";
 import type { StreamHub } from "../src/notification/players/hub.ts";
+import { parseTokenEntries, tokenEntryLine } from "../src/shared/auth/tokens.ts";
 import type { Sql } from "../src/shared/db.ts";
 import { silentLogger } from "../src/shared/logger.ts";
 import { createRegistry } from "../src/shared/metrics.ts";
@@ -51,6 +54,11 @@ export function documentedApp(service: DocumentedService) {
     consumerReady: undefined,
     // Documented as enabled, so the debug inbox is in the document (it is off by default: 404).
     debugApi: { enabled: true, token: "documented" },
+    // With a token, so the admin API is in the document (without NOTIFICATION_AUTH_TOKENS it is 404).
+    endpoints: {
+      tokens: parseTokenEntries(tokenEntryLine("documented", "documented", "read+write")).entries,
+      service: { sql: noDatabase, now: () => new Date(0), box: createSecretBox(Buffer.alloc(32)), allowPrivate: false },
+    },
     // Documented as configured (an issuer set), so the players' routes are in the document; nothing is called.
     players: {
       sql: noDatabase,

@@ -50,9 +50,9 @@ export type Summary = {
   entitlement: string;
   notification: string;
   logs: { entitlement: string; notification: string };
-  tokens: { api: string; debug: string; player: string };
-  /** This run's demo user, and the run's id that names its purchase and idempotency key. */
-  demo: { run: string; user: string };
+  tokens: { api: string; admin: string; debug: string; player: string };
+  /** This run's demo user, the run's id that names its purchase and idempotency key, the demo webhook receiver. */
+  demo: { run: string; user: string; webhookUrl: string };
   names: { database: string; natsPrefix: string };
   databaseUrl: string;
   env: Record<string, string | undefined>;
@@ -93,6 +93,8 @@ stack is up
   notification  ${s.notification}  (logs: ${s.logs.notification})
   metrics       ${s.entitlement}/metrics (token needed)  ${s.notification}/metrics
   API token     ${s.tokens.api}  (caller "stack", read+write, valid for this run only)
+  admin token   ${s.tokens.admin}  (Notification's webhook endpoints, read+write)
+  receiver      ${s.demo.webhookUrl}  (WEBHOOK_URL: a demo webhook receiver that answers 204 to every delivery)
   debug token   ${s.tokens.debug}  (debug inbox)
   player token  PLAYER_TOKEN below: ${user}'s access token for /v1/me/ (12 h; signed by the stack's own demo issuer)
 ${extras(s).join("\n")}
@@ -105,7 +107,7 @@ see it, and its notification (SENT after a moment):
   curl -s ${debug} ${s.notification}/debug/notification/inbox/${user}
 
 the examples of docs/api.md run with these set:
-  export ENTITLEMENT=${s.entitlement} NOTIFICATION=${s.notification} TOKEN=${s.tokens.api} DEBUG_TOKEN=${s.tokens.debug} USER_ID=${user} PLAYER_TOKEN=${s.tokens.player}
+  export ENTITLEMENT=${s.entitlement} NOTIFICATION=${s.notification} TOKEN=${s.tokens.api} DEBUG_TOKEN=${s.tokens.debug} USER_ID=${user} PLAYER_TOKEN=${s.tokens.player} ADMIN_TOKEN=${s.tokens.admin} WEBHOOK_URL=${s.demo.webhookUrl}
 
 operator commands (docs/operations.md) read the stack's database from DATABASE_URL${passwordNote}:
   DATABASE_URL='${database}' dist/entitlement outbox stats

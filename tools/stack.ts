@@ -13,7 +13,7 @@ import { answers, freePort, hostPort, INSTALL_HINT } from "./infra/net.ts";
 import { postgresBin, startKeptPostgres } from "./infra/postgres.ts";
 import { waitUntil } from "./infra/wait.ts";
 import { buildIfChanged } from "./stack-build.ts";
-import { startDemoIssuer } from "./stack-issuer.ts";
+import { stackSecretKey, startDemoIssuer, startDemoReceiver } from "./stack-standins.ts";
 import {
   deleteStreams,
   dropDatabase,
@@ -135,9 +135,13 @@ async function shutdown(reason: string, code: number): Promise<never> {
   process.exit(code);
 }
 
-/** Fresh for every run and known only to this terminal: the API token (read+write) and the debug inbox token. */
+/**
+ * Fresh for every run and known only to this terminal: the API token and Notification's admin token (read+write), and
+ * the debug inbox token.
+ */
 const tokens = {
   api: newToken(),
+  admin: newToken(),
   debug: process.env.NOTIFICATION_DEBUG_API_TOKEN || `dbg_${randomBytes(24).toString("base64url")}`,
 };
 
@@ -180,12 +184,18 @@ async function main(): Promise<void> {
   const user = `u_demo_${run}`;
   const players = await startDemoIssuer();
   started.push({ name: "the players' demo issuer", stop: async () => players.stop() });
+  const receiver = startDemoReceiver();
+  started.push({ name: "the demo webhook receiver", stop: async () => receiver.stop() });
   const notificationEnv = {
     ...common,
     NOTIFICATION_DEBUG_API_ENABLED: "true",
     NOTIFICATION_DEBUG_API_TOKEN: tokens.debug,
     NOTIFICATION_PLAYER_JWT_ISSUER: players.issuer,
     NOTIFICATION_PLAYER_JWT_AUDIENCE: players.audience,
+    NOTIFICATION_AUTH_TOKENS: tokenEntryLine("stack", tokens.admin, "read+write"),
+    NOTIFICATION_ENDPOINT_SECRET_KEY: stackSecretKey(dataRoot),
+    // The demo receiver listens on 127.0.0.1, which the endpoint guard refuses in production.
+    NOTIFICATION_ENDPOINT_ALLOW_PRIVATE: "true",
   };
   await startService("entitlement", ePort, entitlementEnv);
   await startService("notification", nPort, notificationEnv);
@@ -196,7 +206,7 @@ async function main(): Promise<void> {
       notification: `http://127.0.0.1:${nPort}`,
       logs: { entitlement: logOf("entitlement"), notification: logOf("notification") },
       tokens: { ...tokens, player: await players.tokenFor(user, PLAYER_TOKEN_HOURS) },
-      demo: { run, user },
+      demo: { run, user, webhookUrl: receiver.url },
       names,
       databaseUrl,
       env: process.env,

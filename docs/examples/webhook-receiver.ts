@@ -12,7 +12,7 @@ export type WebhookNotification = {
 };
 
 export function webhookReceiver(secret: string, handle: (n: WebhookNotification) => Promise<void>) {
-  const webhook = new Webhook(secret); // the whsec_… value of NOTIFICATION_WEBHOOK_SECRET
+  const webhook = new Webhook(secret); // the endpoint's whsec_… secret (or NOTIFICATION_WEBHOOK_SECRET)
   const handled = new Set<string>(); // in production: a table with a unique key on notification_id
   return async (request: Request): Promise<Response> => {
     const body = await request.text(); // verify the exact bytes received, before any JSON parsing

@@ -1,6 +1,9 @@
 // The Notification HTTP app, shared by main and the tests: health, readiness (database and JetStream consumer),
-// metrics, OpenAPI, and the debug inbox when enabled.
+// metrics, OpenAPI, the debug inbox when enabled, and the webhook endpoints admin API when it has tokens.
 import type { Registry } from "prom-client";
+import type { AuthSettings } from "../shared/auth/guard.ts";
+import { createRefusalReporter } from "../shared/auth/refusal.ts";
+import type { TokenEntry } from "../shared/auth/tokens.ts";
 import type { ConsoleSettings } from "../shared/console/config.ts";
 import { ping, type Sql } from "../shared/db.ts";
 import { createHttpApp } from "../shared/http/app.ts";
@@ -8,18 +11,23 @@ import type { ApiDocumentation } from "../shared/http/openapi.ts";
 import type { Logger } from "../shared/logger.ts";
 import { createReadiness } from "../shared/readiness.ts";
 import { notificationConsole } from "./console/routes.ts";
+import { guardAdminRoutes } from "./endpoints/edge.ts";
+import { endpointRoutes } from "./endpoints/routes.ts";
+import type { EndpointServiceDeps } from "./endpoints/service.ts";
 import { inboxRoutes } from "./inbox/routes.ts";
 import { PLAYER_API_OPERATIONS, type PlayerRouteDeps, playerRoutes } from "./players/routes.ts";
 
 const NOTIFICATION_API: ApiDocumentation = {
   description: [
     "Notification consumes entitlement and matchmaking events from NATS JetStream and delivers them; its HTTP side is for the",
-    "platform (probes, metrics) and, when NOTIFICATION_DEBUG_API_ENABLED=true, a debug inbox (404 otherwise).",
+    "platform (probes, metrics), the webhook endpoints admin API when NOTIFICATION_AUTH_TOKENS is set (404",
+    "otherwise) and, when NOTIFICATION_DEBUG_API_ENABLED=true, a debug inbox (404 otherwise).",
     "Players read their own notifications under /v1/me/ with their OpenID Connect access token, when",
     "NOTIFICATION_PLAYER_JWT_ISSUER is set (404 otherwise).",
   ].join(" "),
   bearerSchemes: {
     debugToken: "NOTIFICATION_DEBUG_API_TOKEN (at least 16 characters, required when the debug API is on).",
+    adminToken: "One of NOTIFICATION_AUTH_TOKENS: read for GET, write for the rest.",
     playerToken:
       "A player's access token (a JWT) from NOTIFICATION_PLAYER_JWT_ISSUER for NOTIFICATION_PLAYER_JWT_AUDIENCE; " +
       "its NOTIFICATION_PLAYER_JWT_USER_CLAIM (sub) is the user_id.",
@@ -28,6 +36,7 @@ const NOTIFICATION_API: ApiDocumentation = {
   tags: [
     { name: "debug", description: "For tests and troubleshooting; off by default." },
     { name: "operations", description: "Probes and metrics for the platform that runs the service." },
+    { name: "webhook endpoints", description: "Receivers of the notifications, their secrets, attempts and replays." },
     { name: "players", description: "A player's own inbox and live stream." },
   ],
   refinements: { operations: PLAYER_API_OPERATIONS },
@@ -45,6 +54,8 @@ export type AppDeps = {
   readinessTimeoutMs?: number;
   /** The support console at /console (signed in with the debug token); absent or disabled: not served. */
   console?: ConsoleSettings;
+  /** The endpoints admin API: served when it has tokens (NOTIFICATION_AUTH_TOKENS). */
+  endpoints?: { tokens: readonly TokenEntry[]; service: EndpointServiceDeps };
   /** The players' routes; absent (no issuer configured): /v1/me/ answers 404. */
   players?: PlayerRouteDeps;
 };
@@ -64,8 +75,28 @@ export function createApp(deps: AppDeps) {
       if (deps.consumerReady && !deps.consumerReady()) throw new Error("a JetStream event consumer is not bound");
     },
   });
+  const endpoints = deps.endpoints;
+  if (endpoints && endpoints.tokens.length > 0) {
+    const onRefusal = createRefusalReporter({
+      registry: deps.registry,
+      metricPrefix: "notification_auth",
+      log: deps.log,
+    });
+    const settings: AuthSettings = { disabled: false, tokens: endpoints.tokens, metricsPublic: true, onRefusal };
+    guardAdminRoutes(app, settings, deps.log).use(endpointRoutes(endpoints.service));
+  }
   if (deps.console?.enabled) {
-    app.use(notificationConsole({ sql: deps.sql, log: deps.log, settings: deps.console, token: deps.debugApi.token }));
+    const service = deps.endpoints?.service;
+    const endpoints = service && { now: service.now, allowPrivate: service.allowPrivate, onDue: service.onDue };
+    app.use(
+      notificationConsole({
+        sql: deps.sql,
+        log: deps.log,
+        settings: deps.console,
+        token: deps.debugApi.token,
+        endpoints,
+      }),
+    );
   }
   if (deps.players) app.use(playerRoutes(deps.players));
   return deps.debugApi.enabled ? app.use(inboxRoutes({ sql: deps.sql, token: deps.debugApi.token })) : app;

@@ -37,6 +37,7 @@ import {
   consumerSettings,
   consumerVariables,
 } from "./consumer/settings.ts";
+import { EndpointVariables, endpointRules, endpointSettings } from "./endpoint-settings.ts";
 import { PlayerEnv, playerRules, playerSettings } from "./players/config.ts";
 
 /** The matchmaking consumer's variables. */
@@ -163,6 +164,7 @@ export const NotificationEnv = Type.Object({
       "Bearer token the debug inbox and the console require; at least 16 characters, required when either is enabled.",
   }),
   ...consoleVariables("NOTIFICATION", "NOTIFICATION_DEBUG_API_TOKEN"),
+  ...EndpointVariables,
   ...PlayerEnv,
 });
 export type NotificationEnv = Static<typeof NotificationEnv>;
@@ -217,6 +219,7 @@ export function loadNotificationConfig(env: Record<string, string | undefined>) 
     natsSecurityRule,
     natsInboxPrefixRule,
     streamsDiffer,
+    ...(endpointRules as Rule<NotificationEnv>[]),
     ...(playerRules as Rule<NotificationEnv>[]),
   ]);
   return {
@@ -246,6 +249,7 @@ export function loadNotificationConfig(env: Record<string, string | undefined>) 
       cleanupIntervalMs: e.NOTIFICATION_RETENTION_CLEANUP_INTERVAL,
     },
     debugApi: { enabled: e.NOTIFICATION_DEBUG_API_ENABLED, token: e.NOTIFICATION_DEBUG_API_TOKEN },
+    endpoints: endpointSettings(e),
     console: consoleSettings("NOTIFICATION", e),
     players: playerSettings(e),
     tracing: { exportSpans: exportRequested(e) },
@@ -304,5 +308,7 @@ export type NotificationConfig = ReturnType<typeof loadNotificationConfig>;
 export const SECRET_VARIABLES = [
   "NOTIFICATION_WEBHOOK_SECRET",
   "NOTIFICATION_DEBUG_API_TOKEN",
+  "NOTIFICATION_ENDPOINT_SECRET_KEY",
+  "NOTIFICATION_ENDPOINT_PREVIOUS_SECRET_KEYS",
   ...NATS_SECRET_VARIABLES,
 ] as const;

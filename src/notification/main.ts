@@ -3,6 +3,7 @@
 import pkg from "../../package.json" with { type: "json" };
 import { buildInfo, versionLine } from "../shared/build-info.ts";
 import { type Command, dispatch } from "../shared/cli.ts";
+import type { Sql } from "../shared/db.ts";
 import { createRegistry, natsConnectedMetric } from "../shared/metrics.ts";
 import { openNatsLink } from "../shared/nats.ts";
 import { systemClock, Waker, workerId } from "../shared/runtime.ts";
@@ -11,12 +12,21 @@ import { installTracing } from "../shared/tracing.ts";
 import { createApp } from "./app.ts";
 import { loadNotificationConfig, type NotificationConfig, SECRET_VARIABLES } from "./config.ts";
 import { allBound, type ConsumerHealth } from "./consumer/worker.ts";
+import { createSecretBox } from "./endpoints/secrets.ts";
 import { eventPipelines } from "./handlers/registry.ts";
 import { createNotificationMetrics } from "./metrics.ts";
 import { SCHEMA, schemaText } from "./migrations.ts";
 import { notificationOpsCommands } from "./ops/commands.ts";
 import { createPlayers } from "./players/setup.ts";
 import { createWorkers } from "./workers.ts";
+
+/** The admin API's dependencies, when it has tokens (the configuration then guarantees the key). */
+function endpointAdmin(config: NotificationConfig, sql: Sql, waker: Waker) {
+  const { tokens, secretKey, previousSecretKeys, allowPrivate } = config.endpoints;
+  if (tokens.length === 0 || !secretKey) return undefined;
+  const box = createSecretBox(secretKey, previousSecretKeys);
+  return { tokens, service: { sql, now: systemClock, box, allowPrivate, onDue: () => waker.wake() } };
+}
 
 const spec: ServiceSpec<NotificationConfig> = {
   name: "notification",
@@ -54,7 +64,9 @@ const spec: ServiceSpec<NotificationConfig> = {
     else natsConnectedMetric(registry, link.connected);
     const id = workerId(config.workerId);
     const players = createPlayers({ config, sql, log, registry, now: systemClock, link });
+    const endpointWaker = new Waker();
     const workers = createWorkers({
+      endpointWaker,
       config,
       sql,
       log,
@@ -75,6 +87,7 @@ const spec: ServiceSpec<NotificationConfig> = {
       debugApi: config.debugApi,
       console: config.console,
       players: players.routes,
+      endpoints: endpointAdmin(config, sql, endpointWaker),
     });
     const close = async () => {
       await link?.close();

@@ -1,6 +1,23 @@
 // Notification metrics (docs/operations.md, docs/slo.md), registered on the app's own registry.
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 
+/** The registered webhook endpoints' deliveries and auto-disable (endpoints/). */
+function endpointMetrics(registry: Registry) {
+  return {
+    endpointDelivery: new Counter({
+      name: "notification_webhook_endpoint_deliveries_total",
+      help: "Attempts to deliver to registered webhook endpoints: sent, failed (the delivery ended FAILED) or retry_scheduled.",
+      labelNames: ["result"] as const,
+      registers: [registry],
+    }),
+    endpointsDisabled: new Counter({
+      name: "notification_webhook_endpoints_disabled_total",
+      help: "Webhook endpoints disabled because every attempt failed for NOTIFICATION_ENDPOINT_DISABLE_AFTER.",
+      registers: [registry],
+    }),
+  };
+}
+
 export function createNotificationMetrics(registry: Registry) {
   return {
     delivery: new Counter({
@@ -51,6 +68,7 @@ export function createNotificationMetrics(registry: Registry) {
       labelNames: ["kind", "source"] as const,
       registers: [registry],
     }),
+    ...endpointMetrics(registry),
   };
 }
 export type NotificationMetrics = ReturnType<typeof createNotificationMetrics>;

@@ -6,6 +6,7 @@ import m005 from "../../db/notification/005_runtime_role.sql" with { type: "text
 import m006 from "../../db/notification/006_drop_unused_status_indexes.sql" with { type: "text" };
 import m007 from "../../db/notification/007_notifications_due_idx.sql" with { type: "text" };
 import m008 from "../../db/notification/008_player_inbox.sql" with { type: "text" };
+import m009 from "../../db/notification/009_webhook_endpoints.sql" with { type: "text" };
 import p008 from "../../db/notification/prepare/008_player_inbox.sql" with { type: "text" };
 import { migrationList, type SchemaText } from "../shared/migrate.ts";
 
@@ -21,10 +22,14 @@ export const migrations = migrationList(
     "006_drop_unused_status_indexes.sql": m006,
     "007_notifications_due_idx.sql": m007,
     "008_player_inbox.sql": m008,
+    "009_webhook_endpoints.sql": m009,
   },
   // Numbers the stored notifications before 008 takes its lock (db/notification/prepare/).
   { "008_player_inbox.sql": p008 },
 );
 
-/** The notification schema as the migration runner applies it: no SQL functions of its own. */
+/**
+ * The notification schema as the migration runner applies it. Its only functions are triggers' (migrations 008 and
+ * 009), which stay in the migrations that create their triggers: a trigger needs its function when it is created.
+ */
 export const schemaText: SchemaText = { migrations, functions: [] };

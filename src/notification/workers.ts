@@ -9,6 +9,8 @@ import type { Sender } from "./channels/sender.ts";
 import type { NotificationConfig } from "./config.ts";
 import { type ConsumerHealth, createEventConsumer } from "./consumer/worker.ts";
 import { createDeliveryWorker } from "./delivery/worker.ts";
+import { endpointDeliveryWorker } from "./endpoints/build.ts";
+import type { Resolve } from "./endpoints/url-guard.ts";
 import { eventPipelines } from "./handlers/registry.ts";
 import type { NotificationMetrics } from "./metrics.ts";
 import type { Players } from "./players/setup.ts";
@@ -30,6 +32,10 @@ export type WorkerDeps = {
   health: ConsumerHealth;
   /** Replaces the configured channel (tests). */
   send?: Sender;
+  /** Wakes the endpoint delivery worker; the app's replay and re-enable use it too (main.ts). */
+  endpointWaker?: Waker;
+  /** Replaces DNS for the endpoints' SSRF guard (tests). */
+  resolve?: Resolve;
   /** The players' side: told of every commit's users; its workers run with the others. */
   players?: Players;
 };
@@ -50,7 +56,10 @@ function natsWorkers(deps: WorkerDeps, link: NatsLink): Worker[] {
         advisories,
         batchSize: EVENT_BATCH_SIZE,
         health: deps.health,
-        onCreated: () => deps.waker.wake(),
+        onCreated: () => {
+          deps.waker.wake();
+          deps.endpointWaker?.wake();
+        },
         onStored: deps.players?.stored,
       }),
     ),
@@ -90,6 +99,12 @@ function deliveryWorker(deps: WorkerDeps): Worker {
   });
 }
 
+function endpointWorkers(deps: WorkerDeps): Worker[] {
+  if (!deps.config.delivery.enabled || !deps.endpointWaker) return [];
+  const worker = endpointDeliveryWorker({ ...deps, waker: deps.endpointWaker });
+  return worker ? [worker] : [];
+}
+
 export function createWorkers(deps: WorkerDeps): Worker[] {
   const { config, sql, log, now } = deps;
   const r = config.retention;
@@ -97,6 +112,7 @@ export function createWorkers(deps: WorkerDeps): Worker[] {
     ...(deps.link ? natsWorkers(deps, deps.link) : []),
     ...(deps.players?.workers ?? []),
     ...(config.delivery.enabled ? [deliveryWorker(deps)] : []),
+    ...endpointWorkers(deps),
     ...(r.enabled
       ? [
           createRetentionWorker({

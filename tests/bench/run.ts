@@ -4,6 +4,7 @@
 //   bun run bench [--quick] [...]   (see options.ts; NATS_URL as for the tests)
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
+import { Writable } from "node:stream";
 import postgres from "postgres";
 import { measureApiAlone } from "./api-alone.ts";
 import { type BenchPostgres, describeBenchPostgres, openBenchPostgres } from "./bench-postgres.ts";
@@ -587,9 +588,13 @@ async function playersInChild(options: BenchOptions, adminUrl: string, runDir: s
     [process.execPath, join(import.meta.dir, "run.ts"), "--only", "players", "--use-database-url", "--out", out].concat(
       sizes.map(String),
     ),
-    { env: { ...process.env, DATABASE_URL: adminUrl }, stdio: ["inherit", "inherit", "inherit"] },
+    { env: { ...process.env, DATABASE_URL: adminUrl }, stdio: ["inherit", "pipe", "inherit"] },
   );
-  const code = await child.exited;
+  // The child's own table goes where progress goes: the run's stdout keeps one table, the main one, with every figure.
+  const [code] = await Promise.all([
+    child.exited,
+    child.stdout.pipeTo(Writable.toWeb(process.stderr), { preventClose: true }),
+  ]);
   if (code === 0) return JSON.parse(readFileSync(out, "utf8")) as { figures: Figure[]; results: unknown };
   const unmeasured = `the players' phase exited with ${code}`;
   return {

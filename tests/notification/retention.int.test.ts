@@ -71,7 +71,13 @@ describe("runRetention", () => {
     const lines: string[] = [];
     const log = createLogger({ level: "info", service: "t", destination: { write: (l: string) => lines.push(l) } });
     const outcome = await runRetention({ sql: f.sql, log, now: NOW, retentionDays: 30, batchSize: 1 });
-    expect(outcome).toEqual({ staleActive: 2, notificationsDeleted: 2, processedEventsDeleted: 1 });
+    expect(outcome).toEqual({
+      staleActive: 2,
+      notificationsDeleted: 2,
+      processedEventsDeleted: 1,
+      deliveriesDeleted: 0,
+      attemptsDeleted: 0,
+    });
     expect(await statuses()).toEqual(["PENDING", "PROCESSING", "SENT"]);
     expect(await processedIds()).toEqual([recent]);
     const stale = lines.map((l) => JSON.parse(l)).find((l) => l.msg.startsWith("stale active records"));
@@ -86,7 +92,13 @@ describe("runRetention", () => {
     await seedNotification(f.sql, { createdAt: before(1), status: "SENT" });
     await seedNotification(f.sql, { createdAt: before(1), status: "FAILED" });
     const outcome = await runRetention({ sql: f.sql, log: silentLogger, now: NOW, retentionDays: 30 });
-    expect(outcome).toEqual({ staleActive: 0, notificationsDeleted: 2, processedEventsDeleted: 1 });
+    expect(outcome).toEqual({
+      staleActive: 0,
+      notificationsDeleted: 2,
+      processedEventsDeleted: 1,
+      deliveriesDeleted: 0,
+      attemptsDeleted: 0,
+    });
     expect(await statuses()).toEqual(["FAILED", "SENT"]);
     expect(await processedIds()).toEqual([boundary]);
   });

@@ -100,6 +100,9 @@ describe("migration runner", () => {
       "notification.player_stream_tickets",
       "notification.processed_events",
       "notification.schema_migrations",
+      "notification.webhook_attempts",
+      "notification.webhook_deliveries",
+      "notification.webhook_endpoints",
     ]);
     expect(await migrate(sql, "entitlement", entitlementSchema)).toEqual([]);
   });

@@ -123,4 +123,5 @@ describeBinary("entitlement", "ENTITLEMENT_OUTBOX_BATCH_SIZE", [
 describeBinary("notification", "NOTIFICATION_DELIVERY_BATCH_SIZE", [
   ["dlq", "list"],
   ["nats-dlq", "list"],
+  ["endpoints", "list"],
 ]);

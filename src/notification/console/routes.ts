@@ -6,7 +6,9 @@ import { consoleRoutes } from "../../shared/console/kit.ts";
 import type { Sql } from "../../shared/db.ts";
 import { createRateLimiter } from "../../shared/http/rate-limit.ts";
 import type { Logger } from "../../shared/logger.ts";
+import type { Clock } from "../../shared/runtime.ts";
 import { requireBearer } from "../inbox/service.ts";
+import { endpointActions, endpointPages } from "./endpoint-pages.ts";
 import { notificationActions, notificationPages, type Operator } from "./pages.ts";
 
 /** Notification has no API rate limit of its own; the operator's console requests get this one. */
@@ -19,7 +21,10 @@ export function notificationConsole(deps: {
   settings: ConsoleSettings;
   token: string | undefined;
   now?: () => number;
+  /** The webhook endpoints' pages; their replay is the admin API's. */
+  endpoints?: { now: Clock; allowPrivate: boolean; onDue?: () => void };
 }) {
+  const endpoints = deps.endpoints ?? { now: () => new Date(), allowPrivate: false };
   const limiter = createRateLimiter(CONSOLE_RATE, () => performance.now());
   return consoleRoutes<Operator>(
     {
@@ -29,6 +34,7 @@ export function notificationConsole(deps: {
       nav: [
         { href: "/console/users", label: "Users" },
         { href: "/console/dlq", label: "DLQ" },
+        { href: "/console/endpoints", label: "Endpoints" },
       ],
       idleMs: deps.settings.idleMs,
       alwaysSecure: deps.settings.alwaysSecure,
@@ -48,6 +54,9 @@ export function notificationConsole(deps: {
       limit: (name) => limiter.take(name),
       log: deps.log,
     },
-    { pages: notificationPages(deps.sql), actions: notificationActions(deps.sql, deps.log) },
+    {
+      pages: { ...notificationPages(deps.sql), ...endpointPages(deps.sql) },
+      actions: { ...notificationActions(deps.sql, deps.log), ...endpointActions(deps.sql, deps.log, endpoints) },
+    },
   );
 }

@@ -4,12 +4,14 @@ import { healthcheckCommand } from "../../shared/healthcheck.ts";
 import { loadNotificationConfig } from "../config.ts";
 import type { OpsEnv } from "./context.ts";
 import { dlqCommand } from "./dlq.ts";
+import { endpointsCommand } from "./endpoints.ts";
 import { natsDlqCommand } from "./nats-dlq.ts";
 
 export function notificationOpsCommands(env: OpsEnv = process.env): Command[] {
   return [
     dlqCommand(env),
     natsDlqCommand(env),
+    endpointsCommand(env),
     healthcheckCommand("notification", () => loadNotificationConfig(env).http.port),
   ];
 }

@@ -30,3 +30,21 @@ export function deleteProcessedEvents(db: Db, args: { threshold: Date; limit: nu
     args,
   );
 }
+
+/** Deletes at most `limit` endpoint attempts logged before the threshold, as above; returns how many. */
+export function deleteWebhookAttempts(db: Db, args: { threshold: Date; limit: number; resume?: Resume }) {
+  return deleteOldRows(db, { table: "webhook_attempts", column: "at", old: (q) => q`at < ${args.threshold}` }, args);
+}
+
+/** Deletes at most `limit` SENT/FAILED endpoint deliveries of notifications created before the threshold. */
+export function deleteFinishedDeliveries(db: Db, args: { threshold: Date; limit: number; resume?: Resume }) {
+  return deleteOldRows(
+    db,
+    {
+      table: "webhook_deliveries",
+      column: "created_at",
+      old: (q) => q`created_at < ${args.threshold} and status in ('SENT', 'FAILED')`,
+    },
+    args,
+  );
+}

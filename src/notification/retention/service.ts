@@ -4,9 +4,21 @@
 import type { Sql } from "../../shared/db.ts";
 import type { Logger } from "../../shared/logger.ts";
 import { type Resume, untilShortBatch } from "../../shared/periodic.ts";
-import { countStaleActive, deleteFinishedNotifications, deleteProcessedEvents } from "./queries.ts";
+import {
+  countStaleActive,
+  deleteFinishedDeliveries,
+  deleteFinishedNotifications,
+  deleteProcessedEvents,
+  deleteWebhookAttempts,
+} from "./queries.ts";
 
-export type RetentionOutcome = { staleActive: number; notificationsDeleted: number; processedEventsDeleted: number };
+export type RetentionOutcome = {
+  staleActive: number;
+  notificationsDeleted: number;
+  processedEventsDeleted: number;
+  deliveriesDeleted: number;
+  attemptsDeleted: number;
+};
 
 const DAY_MS = 86_400_000;
 
@@ -37,9 +49,33 @@ export async function runRetention(
     limit,
     signal,
   );
+  const { deliveriesDeleted, attemptsDeleted } = await endpointRetention(sql, threshold, limit, signal);
   log.info(
-    { threshold, notifications_deleted: notificationsDeleted, processed_events_deleted: processedEventsDeleted },
+    {
+      threshold,
+      notifications_deleted: notificationsDeleted,
+      processed_events_deleted: processedEventsDeleted,
+      webhook_deliveries_deleted: deliveriesDeleted,
+      webhook_attempts_deleted: attemptsDeleted,
+    },
     "retention run finished",
   );
-  return { staleActive, notificationsDeleted, processedEventsDeleted };
+  return { staleActive, notificationsDeleted, processedEventsDeleted, deliveriesDeleted, attemptsDeleted };
+}
+
+/** The endpoints' finished deliveries and their attempts log, with the same threshold as the notifications. */
+async function endpointRetention(sql: Sql, threshold: Date, limit: number, signal?: AbortSignal) {
+  const deliveries: Resume = {};
+  const attempts: Resume = {};
+  const deliveriesDeleted = await untilShortBatch(
+    (l) => deleteFinishedDeliveries(sql, { threshold, limit: l, resume: deliveries }),
+    limit,
+    signal,
+  );
+  const attemptsDeleted = await untilShortBatch(
+    (l) => deleteWebhookAttempts(sql, { threshold, limit: l, resume: attempts }),
+    limit,
+    signal,
+  );
+  return { deliveriesDeleted, attemptsDeleted };
 }

@@ -9,7 +9,7 @@ import type { Scope } from "./tokens.ts";
 const SCOPE_KEY = "x-required-scope";
 
 /** `.use(scopeMacro)` in a routes module, then `{ scope: "read" | "write" }` on each of its routes. */
-export const scopeMacro = new Elysia({ name: "entitlement-scope" }).macro({
+export const scopeMacro = new Elysia({ name: "route-scope" }).macro({
   scope: (scope: Scope) => {
     // An OpenAPI specification extension (`x-`), so /openapi.json shows what each operation needs.
     const detail: DocumentDecoration & Record<string, unknown> = { [SCOPE_KEY]: scope };

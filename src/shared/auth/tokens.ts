@@ -1,5 +1,6 @@
-// Bearer tokens of the Entitlement API (docs/security.md). Configuration holds only SHA-256 digests,
-// `name:sha256hex:scopes` entries; a presented token is hashed and compared with every digest in constant time.
+// Static bearer tokens (docs/security.md): Entitlement's API and Notification's admin API. Configuration holds only
+// SHA-256 digests, `name:sha256hex:scopes` entries; a presented token is hashed and compared with every digest in
+// constant time.
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 
 export type Scope = "read" | "write";
@@ -9,7 +10,6 @@ export const TOKEN_NAME = /^[a-z0-9_-]{1,64}$/;
 export const TOKEN_PREFIX = "ent_";
 const SCOPES: Record<string, Scope[]> = { read: ["read"], write: ["write"], "read+write": ["read", "write"] };
 const HEX_DIGEST = /^[0-9a-fA-F]{64}$/;
-const ENTRY = "ENTITLEMENT_AUTH_TOKENS";
 
 export function sha256(text: string): Buffer {
   return createHash("sha256").update(text, "utf8").digest();
@@ -31,11 +31,14 @@ export function tokenEntryLine(name: string, token: string, scopes: string): str
 }
 
 /**
- * Parses `name:sha256hex:scopes,...`. Every bad entry is reported by position (and name when valid); the digest
- * field is never echoed, since a token pasted there by mistake must not reach a log. One name may hold several
- * digests (rotation); one digest may not belong to two names.
+ * Parses `name:sha256hex:scopes,...`, the value of `variable` (named in the problems). Every bad entry is reported by
+ * position (and name when valid); the digest field is never echoed, since a token pasted there by mistake must not
+ * reach a log. One name may hold several digests (rotation); one digest may not belong to two names.
  */
-export function parseTokenEntries(text: string): { entries: TokenEntry[]; problems: string[] } {
+export function parseTokenEntries(
+  text: string,
+  variable = "ENTITLEMENT_AUTH_TOKENS",
+): { entries: TokenEntry[]; problems: string[] } {
   const entries: TokenEntry[] = [];
   const problems: string[] = [];
   const seen = new Map<string, number>();
@@ -45,12 +48,12 @@ export function parseTokenEntries(text: string): { entries: TokenEntry[]; proble
     const before = problems.length;
     const parts = raw.trim().split(":");
     if (parts.length !== 3) {
-      problems.push(`${ENTRY} entry ${position}: expected name:sha256hex:scopes (3 fields separated by ':')`);
+      problems.push(`${variable} entry ${position}: expected name:sha256hex:scopes (3 fields separated by ':')`);
       return;
     }
     const [name = "", digest = "", scopes = ""] = parts.map((p) => p.trim());
     const label = TOKEN_NAME.test(name) ? `entry ${position} (${name})` : `entry ${position}`;
-    const fail = (what: string) => problems.push(`${ENTRY} ${label}: ${what}`);
+    const fail = (what: string) => problems.push(`${variable} ${label}: ${what}`);
     if (!TOKEN_NAME.test(name)) fail("the name must be 1 to 64 characters of a-z, 0-9, _ and -");
     if (!HEX_DIGEST.test(digest)) {
       fail("the digest must be 64 hex characters, the SHA-256 of the token (never the token itself)");

@@ -77,12 +77,14 @@ export const ERROR_CODES = [
   "NOT_READY",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
+/** One of the HTTP layer's codes, or a service's own domain code (upper snake case). */
+export type AnyErrorCode = ErrorCode | (string & {});
 
 /** An expected outcome that maps straight to an HTTP status and a stable code. */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
-    readonly code: ErrorCode,
+    readonly code: AnyErrorCode,
     message: string,
     readonly headers: Record<string, string> = {},
   ) {
@@ -106,7 +108,12 @@ export function jsonResponse(status: number, body: unknown, headers: Record<stri
  */
 export const RETRY_AFTER_SECONDS = 1;
 
-export function errorResponse(status: number, code: ErrorCode, message: string, headers: Record<string, string> = {}) {
+export function errorResponse(
+  status: number,
+  code: AnyErrorCode,
+  message: string,
+  headers: Record<string, string> = {},
+) {
   const retry: Record<string, string> =
     status === 503 && !("retry-after" in headers) ? { "retry-after": String(RETRY_AFTER_SECONDS) } : {};
   return jsonResponse(status, { code, message }, { ...retry, ...headers });

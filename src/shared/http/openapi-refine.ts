@@ -122,8 +122,11 @@ function refineOperation(operation: Json, refinements: Refinements): Json {
     responses[status] = { ...current, ...response, ...(Object.keys(headers).length > 0 ? { headers } : {}) };
   }
   for (const [status, response] of Object.entries(responses)) {
+    // Elysia writes a `null` response (a 204) as the schema itself where its media types belong: no body, no content.
+    const body =
+      (response.content as Json | undefined)?.type === "null" ? { description: response.description } : response;
     const headers = { ...(response.headers as Json | undefined), ...statusHeaders(status), ...REQUEST_ID };
-    responses[status] = { ...response, headers };
+    responses[status] = { ...body, headers };
   }
   const parameters = [
     ...((operation.parameters as Json[] | undefined) ?? []),

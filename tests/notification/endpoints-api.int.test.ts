@@ -1,0 +1,137 @@
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { createApp } from "../../src/notification/app.ts";
+import { silentLogger } from "../../src/shared/logger.ts";
+import { endpointApp, READER, WRITER } from "./endpoints.helpers.ts";
+import { testMetrics, useDatabase } from "./helpers.ts";
+
+setDefaultTimeout(30_000);
+
+const f = useDatabase("notif_endpoints_api");
+const api = () => endpointApp(f.sql).call;
+
+describe("webhook endpoints admin API", () => {
+  test("without tokens the routes answer 404", async () => {
+    const app = createApp({
+      sql: f.sql,
+      log: silentLogger,
+      registry: testMetrics().registry,
+      version: "test",
+      consumerReady: undefined,
+      debugApi: { enabled: false, token: undefined },
+    });
+    const response = await app.handle(new Request("http://localhost/v1/webhook-endpoints"));
+    expect(response.status).toBe(404);
+    expect(await response.json()).toMatchObject({ code: "NOT_FOUND" });
+  });
+
+  test("401 without or with an unknown token, 403 for a read token on a write route", async () => {
+    const call = api();
+    expect((await call("GET", "/v1/webhook-endpoints", undefined, "")).status).toBe(401);
+    const unknown = await call("GET", "/v1/webhook-endpoints", undefined, "not-a-configured-token");
+    expect(unknown.status).toBe(401);
+    expect(unknown.body.code).toBe("UNAUTHORIZED");
+    const forbidden = await call("POST", "/v1/webhook-endpoints", { url: "http://127.0.0.1:1/x" }, READER);
+    expect(forbidden.status).toBe(403);
+    expect(forbidden.body.code).toBe("FORBIDDEN");
+    expect((await call("GET", "/v1/webhook-endpoints", undefined, READER)).status).toBe(200);
+  });
+
+  test("create answers 201 with a whsec_ secret shown only there; get, list, patch and delete", async () => {
+    const call = api();
+    const created = await call("POST", "/v1/webhook-endpoints", {
+      url: "http://127.0.0.1:9/a",
+      description: "game server",
+      event_types: ["EntitlementGranted"],
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({
+      url: "http://127.0.0.1:9/a",
+      description: "game server",
+      event_types: ["EntitlementGranted"],
+      enabled: true,
+      disabled_reason: null,
+    });
+    expect(created.body.secret).toMatch(/^whsec_[A-Za-z0-9+/=]{40,}$/);
+    const id = created.body.endpoint_id;
+    const got = await call("GET", `/v1/webhook-endpoints/${id}`, undefined, READER);
+    expect(got.status).toBe(200);
+    expect(got.body.secret).toBeUndefined();
+    expect(got.body.event_types).toEqual(["EntitlementGranted"]);
+    const stored = await f.sql<{ secret_ciphertext: string }[]>`
+      select secret_ciphertext from webhook_endpoints where endpoint_id = ${id}`;
+    expect(stored[0]?.secret_ciphertext, "the database holds no secret in clear").not.toContain(
+      created.body.secret.slice(6),
+    );
+
+    const every = await call("POST", "/v1/webhook-endpoints", { url: "http://127.0.0.1:9/b" });
+    expect(every.body.event_types, "no event_types: every type").toBeNull();
+    const first = await call("GET", "/v1/webhook-endpoints?limit=1");
+    expect(first.body.endpoints).toHaveLength(1);
+    expect(first.body.endpoints[0].secret, "the list shows no secret").toBeUndefined();
+    expect(first.body.next_cursor).toBeString();
+    const second = await call("GET", `/v1/webhook-endpoints?limit=1&cursor=${first.body.next_cursor}`);
+    expect(second.body.endpoints[0].endpoint_id).not.toBe(first.body.endpoints[0].endpoint_id);
+    expect((await call("GET", "/v1/webhook-endpoints?limit=0")).status).toBe(400);
+
+    const patched = await call("PATCH", `/v1/webhook-endpoints/${id}`, { enabled: false, description: "paused" });
+    expect(patched.body).toMatchObject({ enabled: false, description: "paused", url: "http://127.0.0.1:9/a" });
+    expect((await call("DELETE", `/v1/webhook-endpoints/${id}`)).status).toBe(204);
+    expect((await call("GET", `/v1/webhook-endpoints/${id}`)).status).toBe(404);
+    expect((await call("DELETE", `/v1/webhook-endpoints/${id}`)).status).toBe(404);
+    expect((await call("GET", "/v1/webhook-endpoints/not-a-uuid")).status).toBe(404);
+  });
+
+  test("bad bodies are 400 with the envelope", async () => {
+    const call = api();
+    expect((await call("POST", "/v1/webhook-endpoints", { description: "no url" })).body.code).toBe("BAD_REQUEST");
+    expect((await call("POST", "/v1/webhook-endpoints", { url: "not a url" })).body.code).toBe("BAD_REQUEST");
+    const types = await call("POST", "/v1/webhook-endpoints", { url: "http://127.0.0.1:9/", event_types: [] });
+    expect(types.status).toBe(400);
+    const typo = await call("POST", "/v1/webhook-endpoints", {
+      url: "http://127.0.0.1:9/",
+      event_types: ["EntitlementGrant"],
+    });
+    expect(typo.status, "an unknown notification type is refused").toBe(400);
+    const body = JSON.stringify({ url: "http://127.0.0.1:9/", description: "x".repeat(20_000) });
+    const { app } = endpointApp(f.sql);
+    const headers = { authorization: `Bearer ${WRITER}`, "content-type": "application/json" };
+    const large = await app.handle(
+      new Request("http://localhost/v1/webhook-endpoints", {
+        method: "POST",
+        headers: { ...headers, "content-length": String(body.length) },
+        body,
+      }),
+    );
+    expect(large.status, "a declared body over 16 KiB is refused before it is read").toBe(413);
+    expect(((await large.json()) as { code: string }).code).toBe("PAYLOAD_TOO_LARGE");
+  });
+
+  test("secret rotation answers a new secret; the overlap is at most 7d", async () => {
+    const call = api();
+    const created = await call("POST", "/v1/webhook-endpoints", { url: "http://127.0.0.1:9/r" });
+    const path = `/v1/webhook-endpoints/${created.body.endpoint_id}/secret/rotate`;
+    const rotated = await call("POST", path, { overlap: "7d" });
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.secret).toMatch(/^whsec_/);
+    expect(rotated.body.secret).not.toBe(created.body.secret);
+    const after = await call("GET", `/v1/webhook-endpoints/${created.body.endpoint_id}`);
+    expect(Date.parse(after.body.previous_secret_until) - Date.now()).toBeGreaterThan(6 * 86_400_000);
+    expect((await call("POST", path, { overlap: "8d" })).status).toBe(400);
+    expect((await call("POST", path, { overlap: "soon" })).status).toBe(400);
+    expect(
+      (await call("POST", "/v1/webhook-endpoints/00000000-0000-4000-8000-000000000000/secret/rotate", {})).status,
+    ).toBe(404);
+  });
+
+  test("replay validates its window", async () => {
+    const call = api();
+    const created = await call("POST", "/v1/webhook-endpoints", { url: "http://127.0.0.1:9/w" });
+    const path = `/v1/webhook-endpoints/${created.body.endpoint_id}/replay`;
+    expect((await call("POST", path, { since: "yesterday" })).status).toBe(400);
+    const backwards = await call("POST", path, { since: "2030-01-02T00:00:00Z", until: "2030-01-01T00:00:00Z" });
+    expect(backwards.status).toBe(400);
+    const empty = await call("POST", path, { since: "2020-01-01T00:00:00Z" });
+    expect(empty.status).toBe(202);
+    expect(empty.body).toMatchObject({ notifications: 0 });
+  });
+});
