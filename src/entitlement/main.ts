@@ -13,7 +13,7 @@ import { lifecycleCommands, type ServiceSpec } from "../shared/service.ts";
 import { installTracing } from "../shared/tracing.ts";
 import { AUTH_METRICS, createApp } from "./app.ts";
 import { type EntitlementConfig, loadEntitlementConfig, SECRET_VARIABLES } from "./config.ts";
-import { migrations, SCHEMA } from "./migrations.ts";
+import { SCHEMA, schemaText } from "./migrations.ts";
 import { entitlementOpsCommands } from "./ops/commands.ts";
 import { tokenCommand } from "./ops/tokens.ts";
 import { createWakeups } from "./work/wakeups.ts";
@@ -22,7 +22,7 @@ import { createWorkers } from "./workers.ts";
 const spec: ServiceSpec<EntitlementConfig> = {
   name: "entitlement",
   schema: SCHEMA,
-  migrations,
+  schemaText,
   loadConfig: loadEntitlementConfig,
   database: (config) => config.database,
   http: (config) => config.http,

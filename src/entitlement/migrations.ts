@@ -16,8 +16,28 @@ import m015 from "../../db/entitlement/015_hot_indexes.sql" with { type: "text" 
 import m016 from "../../db/entitlement/016_point_execute.sql" with { type: "text" };
 import m017 from "../../db/entitlement/017_reserved_placeholder.sql" with { type: "text" };
 import m018 from "../../db/entitlement/018_audit_search.sql" with { type: "text" };
+import apiInstant from "../../db/entitlement/functions/api_instant.sql" with { type: "text" };
+import entitlementChange from "../../db/entitlement/functions/entitlement_change.sql" with { type: "text" };
+import entitlementExpire from "../../db/entitlement/functions/entitlement_expire.sql" with { type: "text" };
+import entitlementExtend from "../../db/entitlement/functions/entitlement_extend.sql" with { type: "text" };
+import entitlementGrant from "../../db/entitlement/functions/entitlement_grant.sql" with { type: "text" };
+import entitlementRecord from "../../db/entitlement/functions/entitlement_record.sql" with { type: "text" };
+import entitlementReply from "../../db/entitlement/functions/entitlement_reply.sql" with { type: "text" };
+import entitlementRevoke from "../../db/entitlement/functions/entitlement_revoke.sql" with { type: "text" };
+import idempotencyAnswer from "../../db/entitlement/functions/idempotency_answer.sql" with { type: "text" };
+import idempotencyOpen from "../../db/entitlement/functions/idempotency_open.sql" with { type: "text" };
+import idempotencyStore from "../../db/entitlement/functions/idempotency_store.sql" with { type: "text" };
+import pointCancel from "../../db/entitlement/functions/point_cancel.sql" with { type: "text" };
+import pointClaim from "../../db/entitlement/functions/point_claim.sql" with { type: "text" };
+import pointCommand from "../../db/entitlement/functions/point_command.sql" with { type: "text" };
+import pointExecute from "../../db/entitlement/functions/point_execute.sql" with { type: "text" };
+import pointFail from "../../db/entitlement/functions/point_fail.sql" with { type: "text" };
+import pointRequeue from "../../db/entitlement/functions/point_requeue.sql" with { type: "text" };
+import pointReservationReply from "../../db/entitlement/functions/point_reservation_reply.sql" with { type: "text" };
+import pointReserve from "../../db/entitlement/functions/point_reserve.sql" with { type: "text" };
 import p011 from "../../db/entitlement/prepare/011_history_partitions.sql" with { type: "text" };
-import { migrationList } from "../shared/migrate.ts";
+import { migrationList, type SchemaText } from "../shared/migrate.ts";
+import { functionList } from "../shared/schema-functions.ts";
 
 export const SCHEMA = "entitlement";
 /** Every file of db/entitlement/, in order (a test checks this list against the folder). */
@@ -47,3 +67,29 @@ export const migrations = migrationList(
     "011_history_partitions.sql": p011,
   },
 );
+
+/** Every file of db/entitlement/functions/, applied after the migrations (a test checks this list against the folder). */
+export const functions = functionList({
+  "api_instant.sql": apiInstant,
+  "entitlement_change.sql": entitlementChange,
+  "entitlement_expire.sql": entitlementExpire,
+  "entitlement_extend.sql": entitlementExtend,
+  "entitlement_grant.sql": entitlementGrant,
+  "entitlement_record.sql": entitlementRecord,
+  "entitlement_reply.sql": entitlementReply,
+  "entitlement_revoke.sql": entitlementRevoke,
+  "idempotency_answer.sql": idempotencyAnswer,
+  "idempotency_open.sql": idempotencyOpen,
+  "idempotency_store.sql": idempotencyStore,
+  "point_cancel.sql": pointCancel,
+  "point_claim.sql": pointClaim,
+  "point_command.sql": pointCommand,
+  "point_execute.sql": pointExecute,
+  "point_fail.sql": pointFail,
+  "point_requeue.sql": pointRequeue,
+  "point_reservation_reply.sql": pointReservationReply,
+  "point_reserve.sql": pointReserve,
+});
+
+/** The entitlement schema as the migration runner applies it. */
+export const schemaText: SchemaText = { migrations, functions };

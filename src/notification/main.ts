@@ -15,7 +15,7 @@ import { allBound, type ConsumerHealth } from "./consumer/worker.ts";
 import { createSecretBox } from "./endpoints/secrets.ts";
 import { eventPipelines } from "./handlers/registry.ts";
 import { createNotificationMetrics } from "./metrics.ts";
-import { migrations, SCHEMA } from "./migrations.ts";
+import { SCHEMA, schemaText } from "./migrations.ts";
 import { notificationOpsCommands } from "./ops/commands.ts";
 import { createPlayers } from "./players/setup.ts";
 import { createWorkers } from "./workers.ts";
@@ -31,7 +31,7 @@ function endpointAdmin(config: NotificationConfig, sql: Sql, waker: Waker) {
 const spec: ServiceSpec<NotificationConfig> = {
   name: "notification",
   schema: SCHEMA,
-  migrations,
+  schemaText,
   loadConfig: loadNotificationConfig,
   database: (c) => c.database,
   http: (c) => c.http,

@@ -8,7 +8,7 @@ import m007 from "../../db/notification/007_notifications_due_idx.sql" with { ty
 import m008 from "../../db/notification/008_player_inbox.sql" with { type: "text" };
 import m009 from "../../db/notification/009_webhook_endpoints.sql" with { type: "text" };
 import p008 from "../../db/notification/prepare/008_player_inbox.sql" with { type: "text" };
-import { migrationList } from "../shared/migrate.ts";
+import { migrationList, type SchemaText } from "../shared/migrate.ts";
 
 export const SCHEMA = "notification";
 /** Every file of db/notification/, in order (a test checks this list against the folder). */
@@ -27,3 +27,9 @@ export const migrations = migrationList(
   // Numbers the stored notifications before 008 takes its lock (db/notification/prepare/).
   { "008_player_inbox.sql": p008 },
 );
+
+/**
+ * The notification schema as the migration runner applies it. Its only functions are triggers' (migrations 008 and
+ * 009), which stay in the migrations that create their triggers: a trigger needs its function when it is created.
+ */
+export const schemaText: SchemaText = { migrations, functions: [] };

@@ -2,11 +2,16 @@
 // applied in one transaction under an advisory lock so that several replicas may start at once. A migration may have a
 // preparation (db/<service>/prepare/<same name>): work that must not run under the migration's locks, such as
 // proving a large table's rows in bounds while writers go on. It runs first, outside that transaction, one part per
-// transaction (parts are separated by a line `-- next transaction`), and must be safe to run again.
-import { type Sql, SqlState } from "./db.ts";
+// transaction (parts are separated by a line `-- next transaction`), and must be safe to run again. The schema's SQL
+// functions follow the migrations in the same transaction (schema-functions.ts).
+import { type Db, type Sql, SqlState } from "./db.ts";
 import { sha256Int64 } from "./ids.ts";
+import { appliedDigests, applyFunctions, differs, type SqlFunction } from "./schema-functions.ts";
 
 export type Migration = { version: number; name: string; sql: string; prepare?: string[] };
+
+/** What a service's schema is made of: its numbered migrations, then its functions (none for a partial schema). */
+export type SchemaText = { migrations: Migration[]; functions: SqlFunction[] };
 
 /** What a long preparation says while it runs (the service's logger fits). */
 export type MigrationLog = { info: (fields: Record<string, unknown>, message: string) => void };
@@ -38,45 +43,61 @@ export function migrationList(files: Record<string, string>, prepare: Record<str
 const lockKey = (schema: string): bigint => sha256Int64(`migrate:${schema}`);
 
 /**
- * Applies pending migrations; returns the names applied (empty when the schema is current). A current schema (every
- * start but the first after an upgrade) is recognised by one read, without the transaction and the lock: five
- * statements fewer between exec and /readyz.
+ * Applies pending migrations, then the functions when any migration was applied or any function's text changed;
+ * returns the migrations' names applied (empty when the schema is current). A current schema (every start but the
+ * first after an upgrade) is recognised by two reads, without the transaction and the lock. A replica older than the
+ * schema (the database has a migration it does not know: a rolling upgrade is under way) changes nothing, so it
+ * never puts back the previous release's functions.
  */
-export async function migrate(
-  sql: Sql,
-  schema: string,
-  migrations: Migration[],
-  log?: MigrationLog,
-): Promise<string[]> {
-  const applied = await appliedVersions(sql, schema);
-  if (migrations.every((m) => applied.has(m.version))) return [];
+export async function migrate(sql: Sql, schema: string, text: SchemaText, log?: MigrationLog): Promise<string[]> {
+  const { migrations, functions } = text;
+  const [applied, digests] = await Promise.all([appliedVersions(sql, schema), appliedDigests(sql, schema)]);
+  const pending = migrations.filter((m) => !applied.has(m.version));
+  const ours = olderThan(migrations, applied) ? [] : functions;
+  if (pending.length === 0 && (ours.length === 0 || !differs(ours, digests))) return [];
   await prepare(
     sql,
     schema,
-    migrations.filter((m) => m.prepare && !applied.has(m.version)),
+    pending.filter((m) => m.prepare),
     log,
   );
   return sql.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(${lockKey(schema).toString()}::bigint)`;
     await tx`create schema if not exists ${tx(schema)}`;
     await tx`set local search_path to ${tx(schema)}`;
-    await tx`
-      create table if not exists schema_migrations (
-        version int primary key,
-        name text not null,
-        applied_at timestamptz not null default now()
-      )`;
-    const rows = await tx<{ version: number }[]>`select version from schema_migrations`;
-    const applied = new Set(rows.map((r) => r.version));
-    const done: string[] = [];
-    for (const m of migrations) {
-      if (applied.has(m.version)) continue;
-      await tx.unsafe(m.sql);
-      await tx`insert into schema_migrations (version, name) values (${m.version}, ${m.name})`;
-      done.push(m.name);
+    const { done, applied } = await applyMigrations(tx, migrations);
+    if (functions.length > 0 && !olderThan(migrations, applied)) {
+      const changed = await applyFunctions(tx, functions);
+      if (changed.length > 0) log?.info({ functions: changed }, "schema functions applied");
     }
     return done;
   });
+}
+
+/** True when the schema has a migration this list does not know: it was written by a newer release. */
+const olderThan = (migrations: Migration[], applied: Set<number>): boolean => {
+  const known = new Set(migrations.map((m) => m.version));
+  return [...applied].some((v) => !known.has(v));
+};
+
+/** The migrations not yet recorded, in order, each recorded as it is applied (under the lock). */
+async function applyMigrations(tx: Db, migrations: Migration[]): Promise<{ done: string[]; applied: Set<number> }> {
+  await tx`
+    create table if not exists schema_migrations (
+      version int primary key,
+      name text not null,
+      applied_at timestamptz not null default now()
+    )`;
+  const rows = await tx<{ version: number }[]>`select version from schema_migrations`;
+  const applied = new Set(rows.map((r) => r.version));
+  const done: string[] = [];
+  for (const m of migrations) {
+    if (applied.has(m.version)) continue;
+    await tx.unsafe(m.sql);
+    await tx`insert into schema_migrations (version, name) values (${m.version}, ${m.name})`;
+    done.push(m.name);
+  }
+  return { done, applied };
 }
 
 /** The versions recorded as applied; none when the schema or its table does not exist yet. */

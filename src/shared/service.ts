@@ -5,7 +5,7 @@ import type { AnyElysia } from "elysia";
 import { type Command, withConfig, withoutArgs } from "./cli.ts";
 import { createSql, type Sql } from "./db.ts";
 import { createLogger, type Logger } from "./logger.ts";
-import { type Migration, type MigrationLog, migrate } from "./migrate.ts";
+import { type MigrationLog, migrate, type SchemaText } from "./migrate.ts";
 import { onShutdownSignal, type Worker } from "./runtime.ts";
 
 export type Running = {
@@ -20,7 +20,8 @@ export type Running = {
 export type ServiceSpec<C> = {
   name: string;
   schema: string;
-  migrations: Migration[];
+  /** The numbered migrations and the SQL functions applied after them. */
+  schemaText: SchemaText;
   loadConfig: (env: Record<string, string | undefined>) => C;
   /** `migrationUrl` (default `url`) is the role that runs migrations; `url` may then be a DML-only runtime role. */
   database: (config: C) => { url: string; migrationUrl?: string; poolMax: number };
@@ -86,7 +87,7 @@ async function migrateOnly<C>(spec: ServiceSpec<C>, config: C): Promise<number> 
     applicationName: `${spec.name}-migrate`,
   });
   try {
-    const applied = await migrate(sql, spec.schema, spec.migrations, log);
+    const applied = await migrate(sql, spec.schema, spec.schemaText, log);
     log.info({ applied, schema: spec.schema }, applied.length ? "migrations applied" : "schema is up to date");
     return 0;
   } catch (error) {
@@ -108,7 +109,7 @@ async function migrateWith<C>(
   pool: Sql,
   log: MigrationLog,
 ) {
-  if (!db.migrationUrl || db.migrationUrl === db.url) return migrate(pool, spec.schema, spec.migrations, log);
+  if (!db.migrationUrl || db.migrationUrl === db.url) return migrate(pool, spec.schema, spec.schemaText, log);
   const owner = createSql({
     url: db.migrationUrl,
     schema: spec.schema,
@@ -116,7 +117,7 @@ async function migrateWith<C>(
     applicationName: `${spec.name}-migrate`,
   });
   try {
-    return await migrate(owner, spec.schema, spec.migrations, log);
+    return await migrate(owner, spec.schema, spec.schemaText, log);
   } finally {
     await owner.end({ timeout: 5 });
   }

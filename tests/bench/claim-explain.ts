@@ -38,7 +38,10 @@ const PICK_AFTER = `
 const pg = await startOwnPostgres();
 const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
 try {
-  await migrate(sql, SCHEMA, before ? migrations.filter((m) => m.version < 7) : migrations);
+  await migrate(sql, SCHEMA, {
+    migrations: before ? migrations.filter((m) => m.version < 7) : migrations,
+    functions: [],
+  });
   await sql.unsafe(`set search_path = ${SCHEMA}`);
   await sql`
     insert into notifications (notification_id, event_id, user_id, type, occurred_at, payload_json, status,

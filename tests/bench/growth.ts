@@ -9,13 +9,13 @@ import postgres from "postgres";
 import { listEntitlementsOfUser } from "../../src/entitlement/features/entitlements/queries.ts";
 import { listAuditOfEntitlement } from "../../src/entitlement/features/history/queries.ts";
 import { listTransactions } from "../../src/entitlement/features/points/ledger-queries.ts";
-import { migrations as entitlementMigrations } from "../../src/entitlement/migrations.ts";
+import { schemaText as entitlementSchema } from "../../src/entitlement/migrations.ts";
 import {
   deleteExpiredIdempotencyKeys,
   deletePublishedOutboxEvents,
 } from "../../src/entitlement/work/retention/queries.ts";
 import { findInbox } from "../../src/notification/inbox/queries.ts";
-import { migrations as notificationMigrations } from "../../src/notification/migrations.ts";
+import { schemaText as notificationSchema } from "../../src/notification/migrations.ts";
 import { deleteFinishedNotifications, deleteProcessedEvents } from "../../src/notification/retention/queries.ts";
 import { migrate } from "../../src/shared/migrate.ts";
 import { untilShortBatch } from "../../src/shared/periodic.ts";
@@ -164,8 +164,8 @@ export async function measureGrowth(args: {
     const e = postgres(url, { max: 1, onnotice: () => {}, connection: { search_path: "entitlement" } });
     const n = postgres(url, { max: 1, onnotice: () => {}, connection: { search_path: "notification" } });
     try {
-      await migrate(admin, "entitlement", entitlementMigrations);
-      await migrate(admin, "notification", notificationMigrations);
+      await migrate(admin, "entitlement", entitlementSchema);
+      await migrate(admin, "notification", notificationSchema);
       args.progress(`growth: populating ${rows} rows per table`);
       const t = performance.now();
       const shape = shapeOf(rows);

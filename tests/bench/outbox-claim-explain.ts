@@ -5,7 +5,7 @@
 //   bun tests/bench/outbox-claim-explain.ts                 history of 10,000 and 1,000,000 events
 //   bun tests/bench/outbox-claim-explain.ts --history 50000 one history size
 import postgres from "postgres";
-import { migrations, SCHEMA } from "../../src/entitlement/migrations.ts";
+import { SCHEMA, schemaText } from "../../src/entitlement/migrations.ts";
 import { markOutboxPublishedAndClaim } from "../../src/entitlement/work/outbox/queries.ts";
 import { migrate } from "../../src/shared/migrate.ts";
 import { startOwnPostgres } from "./own-cluster.ts";
@@ -75,7 +75,7 @@ async function explainClaim(label: string, after: Date | undefined) {
 }
 
 try {
-  await migrate(sql, SCHEMA, migrations);
+  await migrate(sql, SCHEMA, schemaText);
   // The moment measured is a drain before autovacuum comes round: it must not come round during the measurement.
   await sql`alter table outbox_events set (autovacuum_enabled = off)`;
   for (const history of histories) {

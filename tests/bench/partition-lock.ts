@@ -105,7 +105,7 @@ const probe = postgres(url.toString(), { max: 1, onnotice: () => {} });
 const history = postgres(url.toString(), { max: 1, onnotice: () => {}, connection: { search_path: "entitlement" } });
 try {
   const before = migrations.findIndex((m) => m.name === PARTITIONING);
-  await migrate(sql, "entitlement", migrations.slice(0, before));
+  await migrate(sql, "entitlement", { migrations: migrations.slice(0, before), functions: [] });
   let t = performance.now();
   await populate(sql, rows);
   await sql`vacuum analyze entitlement.entitlement_audit`;
@@ -123,7 +123,7 @@ try {
   const upTo = migrations
     .slice(0, before + 1)
     .map((m) => (values["no-prepare"] ? { version: m.version, name: m.name, sql: m.sql } : m));
-  await migrate(sql, "entitlement", upTo, log);
+  await migrate(sql, "entitlement", { migrations: upTo, functions: [] }, log);
   const migrationSeconds = seconds(t);
   await Bun.sleep(500);
   const latencies = await writers.stop();

@@ -5,8 +5,8 @@
 //   bun run tests/bench/row-bytes.ts [--grants 50000]   (DATABASE_URL's server; a scratch database, dropped after)
 import { parseArgs } from "node:util";
 import postgres from "postgres";
-import { migrations as entitlementMigrations } from "../../src/entitlement/migrations.ts";
-import { migrations as notificationMigrations } from "../../src/notification/migrations.ts";
+import { schemaText as entitlementSchema } from "../../src/entitlement/migrations.ts";
+import { schemaText as notificationSchema } from "../../src/notification/migrations.ts";
 import { migrate } from "../../src/shared/migrate.ts";
 
 const { values } = parseArgs({ args: Bun.argv.slice(2), options: { grants: { type: "string", default: "50000" } } });
@@ -29,8 +29,8 @@ const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
 await admin.unsafe(`create database "${database}"`);
 const sql = postgres(url.toString(), { max: 1, onnotice: () => {}, connection: { search_path: "entitlement" } });
 try {
-  await migrate(sql, "entitlement", entitlementMigrations);
-  await migrate(sql, "notification", notificationMigrations);
+  await migrate(sql, "entitlement", entitlementSchema);
+  await migrate(sql, "notification", notificationSchema);
   // Ids and names of the sizes the API sees in practice: a 36-character key, a 24-character user id. 500 calls per
   // statement: each call's transaction-scoped advisory lock is held until its statement's transaction ends.
   for (let from = 1; from <= grants; from += 500) {

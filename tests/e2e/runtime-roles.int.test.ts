@@ -7,9 +7,9 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import postgres from "postgres";
-import { migrations as entitlementMigrations } from "../../src/entitlement/migrations.ts";
+import { schemaText as entitlementSchema } from "../../src/entitlement/migrations.ts";
 import { analyzeOutbox } from "../../src/entitlement/work/outbox/queries.ts";
-import { migrations as notificationMigrations } from "../../src/notification/migrations.ts";
+import { schemaText as notificationSchema } from "../../src/notification/migrations.ts";
 import { migrate } from "../../src/shared/migrate.ts";
 import { postGrant, waitReady, waitSent } from "../support/grant-flow.ts";
 import { natsUrl, postgresAdminUrl, uniqueName } from "../support/infra.ts";
@@ -24,7 +24,7 @@ const MAIN: Record<Service, string> = {
   entitlement: new URL("../../src/entitlement/main.ts", import.meta.url).pathname,
   notification: new URL("../../src/notification/main.ts", import.meta.url).pathname,
 };
-const MIGRATIONS = { entitlement: entitlementMigrations, notification: notificationMigrations };
+const MIGRATIONS = { entitlement: entitlementSchema, notification: notificationSchema };
 const database = uniqueName("test_roles");
 const roles = rolesFor(database.slice("test_roles_".length));
 const stream = uniqueName("roles").replaceAll("_", "-");
@@ -183,14 +183,19 @@ describe.each(SERVICES)("%s's runtime role", (service) => {
 
   test("uses a table and its sequence added by a later migration, with no new GRANT", async () => {
     const owner = postgres(await urlAs(roles[service].owner), { max: 1, onnotice: () => {} });
-    const next = MIGRATIONS[service].length + 1;
+    const next = MIGRATIONS[service].migrations.length + 1;
     try {
       const later = {
         version: next,
         name: `${next}_later.sql`,
         sql: "create table later (id serial primary key, note text)",
       };
-      expect(await migrate(owner, service, [...MIGRATIONS[service], later])).toEqual([later.name]);
+      expect(
+        await migrate(owner, service, {
+          ...MIGRATIONS[service],
+          migrations: [...MIGRATIONS[service].migrations, later],
+        }),
+      ).toEqual([later.name]);
     } finally {
       await owner.end();
     }

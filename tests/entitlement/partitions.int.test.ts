@@ -4,7 +4,7 @@
 // months. The operator command (`entitlement partitions`) is in tests/ops/partitions.int.test.ts.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import postgres from "postgres";
-import { migrations } from "../../src/entitlement/migrations.ts";
+import { migrations, schemaText } from "../../src/entitlement/migrations.ts";
 import { monthStart, runPartitionMaintenanceOnce } from "../../src/entitlement/work/partitions/maintenance.ts";
 import { listHistoryPartitions } from "../../src/entitlement/work/partitions/queries.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
@@ -53,7 +53,7 @@ beforeAll(async () => {
   await admin.unsafe(`create role "${runtimeRole}" login in role entitlement_runtime`);
   sql = createSql({ url: urlOf(base), schema: "entitlement", max: 2, applicationName: "test-partitions" });
   runtime = createSql({ url: urlOf(base, runtimeRole), schema: "entitlement", max: 1, applicationName: "test-rt" });
-  await migrate(sql, "entitlement", migrations.slice(0, PARTITIONING));
+  await migrate(sql, "entitlement", { migrations: migrations.slice(0, PARTITIONING), functions: [] });
   // A year of history before the conversion, up to this very moment.
   await sql`
     insert into entitlement_audit (audit_id, occurred_at, user_id, stock_keeping_unit, action, version, source, detail)
@@ -81,7 +81,7 @@ describe("the migration on a populated database", () => {
   test("keeps every row, attaches the old table before the month after next, creates three months and a default", async () => {
     const tables = ["entitlement_audit", "point_transactions", "point_audit"];
     const before = await Promise.all(tables.map(fingerprint));
-    await migrate(sql, "entitlement", migrations);
+    await migrate(sql, "entitlement", schemaText);
     expect(await Promise.all(tables.map(fingerprint)), "every row is still there, unchanged").toEqual(before);
     expect(before[0]?.n).toBe(401);
 
@@ -231,7 +231,7 @@ describe("the migration with the bound proved beforehand", () => {
     const u = new URL(await postgresAdminUrl());
     u.pathname = `/${other}`;
     db = createSql({ url: u.toString(), schema: "entitlement", max: 1, applicationName: "test-partitions-proved" });
-    await migrate(db, "entitlement", migrations.slice(0, PARTITIONING));
+    await migrate(db, "entitlement", { migrations: migrations.slice(0, PARTITIONING), functions: [] });
     await db`
       insert into entitlement_audit (audit_id, occurred_at, user_id, stock_keeping_unit, action)
       select gen_random_uuid(), now() - i * interval '1 day', 'u', 'sku', 'GRANT' from generate_series(0, 99) as i`;
@@ -239,7 +239,7 @@ describe("the migration with the bound proved beforehand", () => {
     await db.unsafe(`alter table entitlement_audit add constraint entitlement_audit_before_partitioning
       check (occurred_at < '${month(2).toISOString()}') not valid`);
     await db`alter table entitlement_audit validate constraint entitlement_audit_before_partitioning`;
-    await migrate(db, "entitlement", migrations);
+    await migrate(db, "entitlement", schemaText);
     const audit = (await listHistoryPartitions(db)).filter((p) => p.parent === "entitlement_audit");
     expect(audit.map((p) => p.partition)).toEqual([
       `entitlement_audit_before_${suffix(month(2))}`,

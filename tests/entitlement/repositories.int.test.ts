@@ -1,11 +1,13 @@
-// On a real database: the entitlement transitions of `entitlement_change` and the idempotency
+// On a real database: the entitlement transitions of `entitlement_grant` / `entitlement_revoke` and the idempotency
 // records of `idempotency_open` / `idempotency_store`, the one write path every command runs; and a bundle grant
 // costs one statement.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import postgres from "postgres";
 import { executeBundle } from "../../src/entitlement/features/bundles/service.ts";
 import type { Action } from "../../src/entitlement/features/entitlements/model.ts";
-import { changeEntitlements } from "../../src/entitlement/write/change-queries.ts";
+import { ALREADY_ACTIVE, ALREADY_REVOKED, ok } from "../../src/entitlement/features/entitlements/replies.ts";
+import { grantEntitlements } from "../../src/entitlement/write/entitlement-grant.ts";
+import { revokeEntitlement } from "../../src/entitlement/write/entitlement-revoke.ts";
 import type { IdempotencyArgs } from "../../src/entitlement/write/run.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { createTestDatabase, resetService, type TestDatabase } from "../support/infra.ts";
@@ -36,29 +38,29 @@ const idem = (overrides: Partial<IdempotencyArgs> = {}): IdempotencyArgs => ({
   lockTimeoutMs: 5_000,
   ...overrides,
 });
-const change = (action: Action, now: Date, idempotency = idem()) =>
-  changeEntitlements(sql, {
-    action,
+const change = (action: Action, now: Date, idempotency = idem()) => {
+  const fields = {
     userId: "u1",
-    skus: ["sku1"],
-    bundle: false,
     reason: "purchase",
     purchaseId: "p1",
-    expiresAt: null,
     now,
     traceId: "t",
     traceparent: null,
     payload: {},
     detail: {},
-    reply: { status: action === "GRANT" ? "ACTIVE" : "REVOKED" },
+    applied: ok({ status: action === "GRANT" ? "ACTIVE" : "REVOKED" }),
     idempotency,
-  });
+  };
+  return action === "GRANT"
+    ? grantEntitlements(sql, { ...fields, skus: ["sku1"], expiresAt: null, refused: ALREADY_ACTIVE })
+    : revokeEntitlement(sql, { ...fields, sku: "sku1", refused: ALREADY_REVOKED });
+};
 const rowOf = async () => {
   const [row] = await sql`select status, version::int as version, granted_at, revoked_at, updated_at from entitlements`;
   return row;
 };
 
-describe("entitlement_change", () => {
+describe("entitlement_grant and entitlement_revoke", () => {
   test("a second grant is refused and leaves version 0 and the first updated_at", async () => {
     const first = await change("GRANT", t0);
     expect(first).toMatchObject({ outcome: "applied", replyCode: 200, replyBody: { status: "ACTIVE", version: 0 } });
@@ -184,8 +186,8 @@ describe("round trips", () => {
       sent.length = 0;
       const reply = await executeBundle(deps, { body, idempotencyKey: "bundle-1", traceId: "t", caller: "" });
       expect(reply.status).toBe(200);
-      expect(sent, "one statement, the call of entitlement_change").toHaveLength(1);
-      expect(sent[0]).toContain("entitlement_change(");
+      expect(sent, "one statement, the call of entitlement_grant").toHaveLength(1);
+      expect(sent[0]).toContain("entitlement_grant(");
       const [row] = await sql<{ n: number }[]>`select count(*)::int as n from outbox_events`;
       expect(row?.n, "ten events committed by that one statement").toBe(10);
     } finally {

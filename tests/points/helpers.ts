@@ -1,6 +1,7 @@
 // Shared fixtures of the points tests: a database per file, reservations written with the API's own query, and
 // schedulers wired as the service wires them (with their own locked_by, so two of them are two replicas).
 import { Registry } from "prom-client";
+import { BALANCE_LIMIT, reservedReply } from "../../src/entitlement/features/points/replies.ts";
 import { createSchedulerMetrics } from "../../src/entitlement/work/scheduler/metrics.ts";
 import {
   createScheduler,
@@ -10,7 +11,7 @@ import {
 import { createWakeups } from "../../src/entitlement/work/wakeups.ts";
 import { dueWorkKinds } from "../../src/entitlement/workers.ts";
 import { idempotencyLockKey } from "../../src/entitlement/write/idempotency/lock-key.ts";
-import { runPointCommand } from "../../src/entitlement/write/point-commands.ts";
+import { reservePoints } from "../../src/entitlement/write/point-reserve.ts";
 import type { Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import type { Clock } from "../../src/shared/runtime.ts";
@@ -86,13 +87,15 @@ export async function reserve(
   const reservationId = crypto.randomUUID();
   const key = `reserve-${reservationId}`;
   const now = new Date();
-  const result = await runPointCommand(sql, {
-    action: "RESERVE",
+  const reservation = {
     reservationId,
     userId: r.userId,
     pointAmount: r.amount,
     executeAt: r.executeAt,
     reason: r.reason ?? `test-${++seq}`,
+  };
+  const result = await reservePoints(sql, {
+    ...reservation,
     traceId: crypto.randomUUID(),
     now,
     idempotency: {
@@ -103,6 +106,8 @@ export async function reserve(
       recordExpiresAt: new Date(now.getTime() + 60_000),
       lockTimeoutMs: 5_000,
     },
+    applied: reservedReply(reservation, now),
+    refused: BALANCE_LIMIT,
   });
   if (result.outcome !== "applied") throw new Error(`reserve: ${result.outcome}`);
   otherReplica(sql).committed({ events: false, dueAt: r.executeAt });

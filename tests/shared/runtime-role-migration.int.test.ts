@@ -8,8 +8,8 @@ import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
-import { migrations as entitlementMigrations } from "../../src/entitlement/migrations.ts";
-import { migrations as notificationMigrations } from "../../src/notification/migrations.ts";
+import { schemaText as entitlementSchema } from "../../src/entitlement/migrations.ts";
+import { schemaText as notificationSchema } from "../../src/notification/migrations.ts";
 import { migrate } from "../../src/shared/migrate.ts";
 import { postgresBin } from "../../tools/infra/postgres.ts";
 import { type Postgres, startPostgres } from "../drills/cluster.ts";
@@ -54,7 +54,7 @@ afterAll(async () => {
 
 test("a plain schema owner is refused with the statement to run until the group role exists", async () => {
   const owner = client("owned", "plain_owner");
-  const refused = await migrate(owner, "entitlement", entitlementMigrations).then(
+  const refused = await migrate(owner, "entitlement", entitlementSchema).then(
     () => undefined,
     (e: postgres.PostgresError) => ({ code: e.code, message: e.message, hint: e.hint }),
   );
@@ -68,12 +68,12 @@ test("a plain schema owner is refused with the statement to run until the group 
   const [left] = await owner`select to_regclass('entitlement.entitlements') as t`;
   expect(left?.t, "the migrations ran in one transaction: nothing is left").toBeNull();
 
-  expect(await migrate(client("first"), "entitlement", entitlementMigrations)).toHaveLength(
-    entitlementMigrations.length,
+  expect(await migrate(client("first"), "entitlement", entitlementSchema)).toHaveLength(
+    entitlementSchema.migrations.length,
   );
   expect(await roleExists("entitlement_runtime"), "a superuser's migration creates it, NOLOGIN").toEqual([false]);
-  expect(await migrate(owner, "entitlement", entitlementMigrations), "then the owner migrates").toHaveLength(
-    entitlementMigrations.length,
+  expect(await migrate(owner, "entitlement", entitlementSchema), "then the owner migrates").toHaveLength(
+    entitlementSchema.migrations.length,
   );
   const [granted] = await owner`
     select has_table_privilege('entitlement_runtime', 'entitlement.entitlements', 'select, insert, update, delete')
@@ -86,7 +86,7 @@ test("two databases creating the group role at the same moment both migrate", as
   let migrating: Promise<string[]> | undefined;
   await client("first").begin(async (tx) => {
     await tx`create role notification_runtime nologin`;
-    migrating = migrate(client("second"), "notification", notificationMigrations);
+    migrating = migrate(client("second"), "notification", notificationSchema);
     await waitUntil(async () => {
       const waiting = await admin`
           select 1 from pg_stat_activity where datname = 'second' and wait_event_type = 'Lock'`;
@@ -94,7 +94,7 @@ test("two databases creating the group role at the same moment both migrate", as
     }, "the second database's create role to wait for the first's");
   });
   expect(await migrating, "the role created meanwhile is used, not an error").toHaveLength(
-    notificationMigrations.length,
+    notificationSchema.migrations.length,
   );
   expect(await roleExists("notification_runtime")).toEqual([false]);
 });
@@ -121,9 +121,9 @@ test("compose's roles.sql on a fresh cluster: the owners migrate, the runtime ro
     { role: "entitlement_app", member_of: "entitlement_runtime" },
     { role: "notification_app", member_of: "notification_runtime" },
   ]);
-  const migrations = { entitlement: entitlementMigrations, notification: notificationMigrations };
+  const migrations = { entitlement: entitlementSchema, notification: notificationSchema };
   for (const [service, list] of Object.entries(migrations)) {
-    expect(await migrate(client("app", `${service}_owner`), service, list)).toHaveLength(list.length);
+    expect(await migrate(client("app", `${service}_owner`), service, list)).toHaveLength(list.migrations.length);
   }
   const app = client("app", "entitlement_app");
   const [own] = await app`select count(*)::int as n from entitlement.entitlements`;

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
 import pkg from "../../package.json" with { type: "json" };
+import { functions } from "../../src/entitlement/migrations.ts";
 import type { ServiceName } from "../../tools/build.ts";
 import { postgresAdminUrl, uniqueName } from "../support/infra.ts";
 import { runCommand } from "../support/process.ts";
@@ -89,6 +90,13 @@ function describeBinary(name: ServiceName, badVariable: string, operatorCommands
       try {
         const applied = await db.unsafe(`select name from "${name}".schema_migrations order by version`);
         expect(applied.map((r) => r.name)).toContain("001_init.sql");
+        if (name === "entitlement") {
+          const recorded = await db.unsafe(`select name from entitlement.schema_functions order by name collate "C"`);
+          expect(
+            recorded.map((r) => r.name),
+            "every embedded function file applied",
+          ).toEqual(functions.map((f) => f.name));
+        }
       } finally {
         await db.end();
       }

@@ -5,8 +5,8 @@
 // tests by the schema's own list (docs/testing.md).
 import { afterAll, beforeAll, beforeEach } from "bun:test";
 import postgres from "postgres";
-import { SCHEMA as ENTITLEMENT, migrations as entitlementMigrations } from "../../src/entitlement/migrations.ts";
-import { SCHEMA as NOTIFICATION, migrations as notificationMigrations } from "../../src/notification/migrations.ts";
+import { SCHEMA as ENTITLEMENT, schemaText as entitlementSchema } from "../../src/entitlement/migrations.ts";
+import { SCHEMA as NOTIFICATION, schemaText as notificationSchema } from "../../src/notification/migrations.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { migrate } from "../../src/shared/migrate.ts";
 
@@ -46,7 +46,8 @@ export type ServiceName = keyof typeof SERVICE_SCHEMAS;
 const TEMPLATE_FORMAT = "seeded-tables-comment";
 
 function templateName(): string {
-  const all = [TEMPLATE_FORMAT, ...[...entitlementMigrations, ...notificationMigrations].map((m) => m.sql)];
+  const texts = [entitlementSchema, notificationSchema].flatMap((s) => [...s.migrations, ...s.functions]);
+  const all = [TEMPLATE_FORMAT, ...texts.map((m) => m.sql)];
   return `tpl_${new Bun.CryptoHasher("sha256").update(all.join("\n--\n")).digest("hex").slice(0, 16)}`;
 }
 
@@ -84,8 +85,8 @@ async function ensureTemplate(admin: postgres.Sql, base: string): Promise<string
     await admin.unsafe(`create database "${building}"`);
     const sql = postgres(withDatabase(base, building), { max: 1, onnotice: () => {} });
     try {
-      await migrate(sql, ENTITLEMENT, entitlementMigrations);
-      await migrate(sql, NOTIFICATION, notificationMigrations);
+      await migrate(sql, ENTITLEMENT, entitlementSchema);
+      await migrate(sql, NOTIFICATION, notificationSchema);
       await commentSeeded(admin, building, JSON.stringify(await seededTables(sql)));
     } finally {
       await sql.end();
@@ -100,16 +101,29 @@ async function ensureTemplate(admin: postgres.Sql, base: string): Promise<string
 export type TestDatabase = { url: string; name: string; drop: () => Promise<void> };
 
 /** A fresh, fully migrated database for one test file. Call `drop()` in afterAll. */
-export async function createTestDatabase(label = "t"): Promise<TestDatabase> {
+export function createTestDatabase(label = "t"): Promise<TestDatabase> {
+  return createDatabase(label, true);
+}
+
+/** A fresh database without any schema, for a test that migrates it itself (an upgrade). Call `drop()` in afterAll. */
+export function createEmptyTestDatabase(label = "t"): Promise<TestDatabase> {
+  return createDatabase(label, false);
+}
+
+async function createDatabase(label: string, migrated: boolean): Promise<TestDatabase> {
   const base = await postgresAdminUrl();
   const admin = postgres(base, { max: 1, onnotice: () => {} });
   try {
-    const template = await ensureTemplate(admin, base);
     const name = uniqueName(`test_${label}`).slice(0, 63);
-    await admin.unsafe(`create database "${name}" template "${template}"`);
-    const [seeded] = await admin<{ text: string }[]>`
-      select shobj_description(oid, 'pg_database') as text from pg_database where datname = ${template}`;
-    await commentSeeded(admin, name, seeded?.text ?? "{}");
+    if (!migrated) {
+      await admin.unsafe(`create database "${name}"`);
+    } else {
+      const template = await ensureTemplate(admin, base);
+      await admin.unsafe(`create database "${name}" template "${template}"`);
+      const [seeded] = await admin<{ text: string }[]>`
+        select shobj_description(oid, 'pg_database') as text from pg_database where datname = ${template}`;
+      await commentSeeded(admin, name, seeded?.text ?? "{}");
+    }
     return {
       name,
       url: withDatabase(base, name),

@@ -2,6 +2,7 @@
 import type { Db } from "../../shared/db.ts";
 import type { ReservationStatus } from "../features/points/reservation-queries.ts";
 import { DUE_CHANNEL } from "../work/wakeups.ts";
+import { type RequeuedReservation, requeueReservations } from "../write/point-requeue.ts";
 
 export type PointsStats = {
   byStatus: Record<ReservationStatus, number>;
@@ -31,43 +32,18 @@ export async function readPointsStats(db: Db): Promise<PointsStats> {
   };
 }
 
-export type RequeuedReservation = {
-  reservation_id: string;
-  user_id: string;
-  point_amount: number;
-  previous_attempts: number;
-  last_error: string | null;
-};
-
 /**
- * FAILED → PENDING, due now (never before execute_at), with a fresh attempt budget and a REQUEUE audit row, for one
- * reservation or (no id) every FAILED one; then wakes the schedulers. A FAILED reservation was never granted (the
- * grant and DONE commit together), and the ledger's unique reservation_id refuses a second grant regardless.
+ * FAILED → PENDING, due now, with a fresh attempt budget and a REQUEUE audit row, for one reservation or (no id) every
+ * FAILED one (write/point-requeue.ts); then wakes the schedulers.
  */
 export async function requeueFailedReservations(
   db: Db,
   options: { reservationId?: string },
 ): Promise<RequeuedReservation[]> {
-  const only = options.reservationId === undefined ? db`` : db`and reservation_id = ${options.reservationId}::uuid`;
-  const rows = await db<RequeuedReservation[]>`
-    with requeued as (
-      update point_reservations r
-      set status = 'PENDING', attempt_count = 0, due_at = greatest(r.execute_at, now()), locked_by = null,
-          locked_at = null, updated_at = now()
-      from (select reservation_id, attempt_count from point_reservations where status = 'FAILED' ${only} for update) old
-      where r.reservation_id = old.reservation_id
-      returning r.reservation_id, r.user_id, r.point_amount::float8 as point_amount,
-                old.attempt_count as previous_attempts, r.last_error
-    ), audit as (
-      insert into point_audit (audit_id, occurred_at, reservation_id, user_id, action, caller, detail)
-      select gen_random_uuid(), now(), reservation_id, user_id, 'REQUEUE', 'operator',
-             jsonb_build_object('previous_attempts', previous_attempts, 'last_error', last_error)
-      from requeued
-    )
-    select * from requeued order by reservation_id`;
+  const rows = await requeueReservations(db, options);
   // Due now: wakes every scheduler at once (they LISTEN on this channel) instead of at its next poll.
   if (rows.length > 0) await db`select pg_notify(${DUE_CHANNEL}, '0')`;
-  return [...rows];
+  return rows;
 }
 
 export async function findReservationStatus(db: Db, reservationId: string): Promise<string | undefined> {

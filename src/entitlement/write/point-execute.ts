@@ -16,9 +16,9 @@ export type Execution = {
 };
 
 /**
- * Executes a claimed reservation: one call of `point_execute` (migration 016), one statement in the caller's
- * transaction: the reservation DONE under its lease, the ledger row unless the reservation already has one, and only
- * then the balance, the audit row and the PointsGranted outbox event. `finalized` 0: the lease was lost; `granted` 0:
+ * Executes a claimed reservation: one call of `point_execute` (db/entitlement/functions/), one statement in the
+ * caller's transaction: the reservation DONE under its lease, the ledger row unless the reservation already has one,
+ * and only then the balance, the audit row and the PointsGranted outbox event. `finalized` 0: the lease was lost; `granted` 0:
  * the reservation had been granted before.
  */
 export async function executeReservation(

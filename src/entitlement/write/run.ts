@@ -1,9 +1,8 @@
 // How every idempotent command runs, once for all of them: its idempotency arguments (the request hash, the key's
 // lock key, the record's lifetime, the bound on lock waits), the call of its database function (one statement, its
-// own transaction: db/entitlement/011_one_write_path.sql), the reply made of what the function returned, and the
-// command metric. Expected outcomes (replay, conflicts) are values; surprises are thrown.
+// own transaction: db/entitlement/functions/), the reply the function stored, and the command metric. Expected outcomes (replay, conflicts) are values; surprises are thrown.
 import type { TSchema } from "@sinclair/typebox";
-import type { Sql } from "postgres";
+import type { JSONValue, Sql } from "postgres";
 import type { Db } from "../../shared/db.ts";
 import { ApiError } from "../../shared/http/errors.ts";
 import type { Clock } from "../../shared/runtime.ts";
@@ -72,6 +71,12 @@ export type CommandOutcome = {
   replyBody: unknown;
   replyExpiresAt: Date | null;
 };
+
+/**
+ * A reply a command function stores under the key and returns: made by the service before the call, for the change
+ * and for each refusal, with the values only the database knows filled in by the function (db/entitlement/functions/).
+ */
+export type StoredReply = { code: number; body: JSONValue };
 
 /** The columns every command function returns, named for CommandOutcome. */
 export const OUTCOME_COLUMNS = (db: Db) => db`

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import postgres from "postgres";
 import { storeProcessedEvents } from "../../../src/notification/consumer/queries.ts";
-import { migrations } from "../../../src/notification/migrations.ts";
+import { migrations, schemaText } from "../../../src/notification/migrations.ts";
 import { createSql, type Sql } from "../../../src/shared/db.ts";
 import { migrate } from "../../../src/shared/migrate.ts";
 import { postgresAdminUrl, uniqueName } from "../../support/infra.ts";
@@ -45,7 +45,7 @@ beforeAll(async () => {
   await admin.unsafe(`create database "${database}"`);
   base.pathname = `/${database}`;
   sql = createSql({ url: base.toString(), schema: "notification", max: 2, applicationName: "test-seq-migration" });
-  await migrate(sql, "notification", migrations.slice(0, SEQ));
+  await migrate(sql, "notification", { migrations: migrations.slice(0, SEQ), functions: [] });
   // Three users, 300 rows stored over a month in an order unrelated to their ids.
   await sql`
     insert into notifications (notification_id, event_id, user_id, type, occurred_at, payload_json, status,
@@ -75,7 +75,7 @@ describe("the seq migration", () => {
     // The release before this one stores more while the preparation is done and the migration not yet applied.
     await insertAsPreviousRelease(30);
     const before = await fingerprint();
-    await migrate(sql, "notification", migrations);
+    await migrate(sql, "notification", schemaText);
     expect(await fingerprint(), "every row and every column is kept").toEqual(before);
     const rows = await sql<{ user_id: string; seqs: string[]; by_time: string[] }[]>`
       select user_id, array_agg(seq::text order by seq) as seqs, array_agg(seq::text order by created_at) as by_time

@@ -1,10 +1,12 @@
 // A bundle grant (docs/api.md): a grant of 1–100 items of one user under one idempotency record, one call of
-// `entitlement_change` as a single grant is (a grant is a bundle of one). Every item that is not ACTIVE is granted
+// `entitlement_grant` as a single grant is (a grant is a bundle of one). Every item that is not ACTIVE is granted
 // with its own audit row and event; the reply lists every item in the request's order.
 
+import { grantEntitlements } from "../../write/entitlement-grant.ts";
 import { type CommandDeps, type CommandReply, recordCommand } from "../../write/run.ts";
 import { runEntitlementCommand } from "../entitlements/change.ts";
 import { eventPayload } from "../entitlements/outbox-event.ts";
+import { ok } from "../entitlements/replies.ts";
 import { bundleRequestHash } from "./hash.ts";
 import { type BundleBody, BundleResponse } from "./model.ts";
 
@@ -29,23 +31,28 @@ function runBundle(deps: CommandDeps, command: BundleCommand): Promise<BundleRep
     hash: bundleRequestHash(body),
     ok: BundleResponse,
     expiresAt: body.expires_at,
-    change: (now) => ({
-      action: "GRANT",
-      userId: body.user_id,
-      skus: body.stock_keeping_units,
-      bundle: true,
-      reason: body.reason,
-      purchaseId: body.purchase_id,
-      expiresAt: body.expires_at === undefined ? null : new Date(body.expires_at),
-      payload: eventPayload("GRANT", body, command.traceId, now),
-      detail: {
-        user_id: body.user_id,
+    write: (context) =>
+      grantEntitlements(deps.sql, {
+        ...context,
+        userId: body.user_id,
+        skus: body.stock_keeping_units,
         reason: body.reason,
-        purchase_id: body.purchase_id,
-        bundle_size: body.stock_keeping_units.length,
-      },
-      // The function builds the reply: every item in the request's order.
-      reply: null,
-    }),
+        purchaseId: body.purchase_id,
+        expiresAt: body.expires_at === undefined ? null : new Date(body.expires_at),
+        payload: eventPayload("GRANT", body, command.traceId, context.now),
+        detail: {
+          user_id: body.user_id,
+          reason: body.reason,
+          purchase_id: body.purchase_id,
+          bundle_size: body.stock_keeping_units.length,
+        },
+        // Every item in the request's order, ACTIVE once granted; the function adds each one's version, updated_at
+        // and whether this grant changed it.
+        applied: ok({
+          user_id: body.user_id,
+          items: body.stock_keeping_units.map((sku) => ({ stock_keeping_unit: sku, status: "ACTIVE" })),
+        }),
+        refused: null,
+      }),
   });
 }

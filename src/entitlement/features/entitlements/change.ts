@@ -1,16 +1,16 @@
-// One change of entitlement state as a command (a grant, a revoke, a bundle grant, an extension): the call of
-// `entitlement_change` under the request's Idempotency-Key, and its reply. What differs between them is only what the
-// caller passes: the action, the items and the bodies.
+// One change of entitlement state as a command (a grant, a revoke, a bundle grant, an extension): its call under the
+// request's Idempotency-Key (one file of write/ per call) and its reply. What differs between them is only the call
+// and the replies the caller makes for it.
 import type { TSchema } from "@sinclair/typebox";
 import { traceparentOf } from "../../../shared/trace-context.ts";
-import { changeEntitlements, type EntitlementChange } from "../../write/change-queries.ts";
-import { type CommandDeps, type CommandReply, idempotencyArgs, replyOf } from "../../write/run.ts";
+import type { KeyedChange } from "../../write/change-params.ts";
+import { type CommandDeps, type CommandOutcome, type CommandReply, idempotencyArgs, replyOf } from "../../write/run.ts";
 import { assertNotPast } from "./validation.ts";
 
 export type KeyedCommand = { idempotencyKey: string; traceId: string; caller: string };
 
-/** The change's own fields, made at the command's clock. */
-export type ChangeOf = Omit<EntitlementChange, "now" | "traceId" | "traceparent" | "idempotency" | "lockedBy">;
+/** What every command's change passes besides its own fields, made at the command's clock. */
+export type ChangeContext = Pick<KeyedChange, "now" | "traceId" | "traceparent" | "idempotency">;
 
 /**
  * Runs one change: a live record is replayed (or a key conflict), an expiry not after now is a 400, and otherwise the
@@ -19,11 +19,15 @@ export type ChangeOf = Omit<EntitlementChange, "now" | "traceId" | "traceparent"
 export async function runEntitlementCommand<T>(
   deps: CommandDeps,
   command: KeyedCommand,
-  args: { hash: string; ok: TSchema; expiresAt: string | undefined; change: (now: Date) => ChangeOf },
+  args: {
+    hash: string;
+    ok: TSchema;
+    expiresAt: string | undefined;
+    write: (context: ChangeContext) => Promise<CommandOutcome>;
+  },
 ): Promise<CommandReply<T>> {
   const now = deps.now();
-  const result = await changeEntitlements(deps.sql, {
-    ...args.change(now),
+  const result = await args.write({
     now,
     traceId: command.traceId,
     traceparent: traceparentOf() ?? null,
@@ -31,7 +35,7 @@ export async function runEntitlementCommand<T>(
   });
   if (result.outcome === "past") {
     assertNotPast(args.expiresAt, now);
-    throw new Error("entitlement_change reported a past expiry that is not past");
+    throw new Error("the change reported a past expiry that is not past");
   }
   return replyOf<T>(result, args.hash, args.ok);
 }

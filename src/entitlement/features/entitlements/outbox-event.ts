@@ -1,6 +1,7 @@
 // The event of one applied change. The relay (outbox/) turns its payload into the protobuf message, so the payload
-// carries every field of EntitlementEvent, named as in the Java original's JSON payload; `entitlement_change` adds what
-// only the database knows per item: event_id, stock_keeping_unit, source_id and version.
+// carries every field of EntitlementEvent, named as in the Java original's JSON payload; `entitlement_record`, which
+// every change's function calls, adds what only the database knows per item: event_id, stock_keeping_unit, source_id
+// and version.
 import { type ChangeAction, EVENT_TYPE } from "../../write/change-action.ts";
 
 export function eventPayload(

@@ -1,5 +1,5 @@
-// The reads of entitlements: one, and a user's list, handle first. Every write is one call of
-// `entitlement_change` (change-queries.ts).
+// The reads of entitlements: one, and a user's list, handle first. Every write is one call of a
+// function of write/ (entitlement-grant.ts and its siblings).
 import type { Db } from "../../../shared/db.ts";
 import type { EntitlementStatus } from "./model.ts";
 

@@ -1,10 +1,12 @@
-// Grant, revoke and list (docs/api.md). A grant or a revoke is one call of `entitlement_change`
-// (change-queries.ts), its own transaction, run as every command is (commands/run.ts).
+// Grant, revoke and list (docs/api.md). A grant or a revoke is one call of `entitlement_grant` or
+// `entitlement_revoke` (write/), its own transaction, run as every command is (write/run.ts).
 import { Value } from "@sinclair/typebox/value";
 import type { Sql } from "postgres";
 import { badRequest } from "../../../shared/http/errors.ts";
 import { decodeCursor, pageOf } from "../../../shared/http/paging.ts";
 import { parseInstant } from "../../../shared/instant.ts";
+import { grantEntitlements } from "../../write/entitlement-grant.ts";
+import { revokeEntitlement } from "../../write/entitlement-revoke.ts";
 import { requestHash } from "../../write/idempotency/hash.ts";
 import { type CommandDeps, type CommandReply, recordCommand } from "../../write/run.ts";
 import { runEntitlementCommand } from "./change.ts";
@@ -19,6 +21,7 @@ import {
 } from "./model.ts";
 import { eventPayload } from "./outbox-event.ts";
 import { listEntitlementsOfUser } from "./queries.ts";
+import { ALREADY_ACTIVE, ALREADY_REVOKED, ok } from "./replies.ts";
 
 export type Command = {
   action: Action;
@@ -48,29 +51,41 @@ export function executeCommand(deps: CommandDeps, command: Command): Promise<Gra
  */
 function runCommand(deps: CommandDeps, command: Command): Promise<GrantReply> {
   const { action, body } = command;
-  const row = { user_id: body.user_id, stock_keeping_unit: body.stock_keeping_unit, status: TARGET_STATUS[action] };
   return runEntitlementCommand<EntitlementResponse>(deps, command, {
     hash: requestHash({ action, ...body }),
     ok: EntitlementResponse,
     expiresAt: body.expires_at,
-    change: (now) => ({
-      action,
-      userId: body.user_id,
-      skus: [body.stock_keeping_unit],
-      bundle: false,
-      reason: body.reason,
-      purchaseId: body.purchase_id,
-      expiresAt: body.expires_at === undefined ? null : new Date(body.expires_at),
-      payload: eventPayload(action, body, command.traceId, now),
-      detail: { ...body },
-      // The reply as for a new row; the function sets the version the change produced.
-      reply: {
-        ...toEntitlementResponse({ ...row, version: 0, updated_at: now }),
-        // A grant that sets an expiry says so in its reply, normalised to UTC as the check route shows it.
-        ...(body.expires_at === undefined ? {} : { expires_at: new Date(body.expires_at).toISOString() }),
-      },
-    }),
+    write: (context) => {
+      const change = {
+        ...context,
+        userId: body.user_id,
+        reason: body.reason,
+        purchaseId: body.purchase_id,
+        payload: eventPayload(action, body, command.traceId, context.now),
+        detail: { ...body },
+        applied: ok(commandReply(action, body, context.now)),
+      };
+      const expiresAt = body.expires_at === undefined ? null : new Date(body.expires_at);
+      return action === "GRANT"
+        ? grantEntitlements(deps.sql, {
+            ...change,
+            skus: [body.stock_keeping_unit],
+            expiresAt,
+            refused: ALREADY_ACTIVE,
+          })
+        : revokeEntitlement(deps.sql, { ...change, sku: body.stock_keeping_unit, refused: ALREADY_REVOKED });
+    },
   });
+}
+
+/** The reply as for a new row; the function sets the version the change produced. */
+function commandReply(action: Action, body: CommandBody, now: Date): EntitlementResponse {
+  const row = { user_id: body.user_id, stock_keeping_unit: body.stock_keeping_unit, status: TARGET_STATUS[action] };
+  return {
+    ...toEntitlementResponse({ ...row, version: 0, updated_at: now }),
+    // A grant that sets an expiry says so in its reply, normalised to UTC as the check route shows it.
+    ...(body.expires_at === undefined ? {} : { expires_at: new Date(body.expires_at).toISOString() }),
+  };
 }
 
 /** One page of the user's entitlements, newest first; an unknown user has none. */

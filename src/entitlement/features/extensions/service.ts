@@ -1,12 +1,14 @@
-// An extension (docs/api.md): one call of `entitlement_change` under one idempotency record, as a grant is. An
+// An extension (docs/api.md): one call of `entitlement_extend` under one idempotency record, as a grant is. An
 // ACTIVE entitlement gets the later expires_at (version + 1, audit EXTEND, event EntitlementExtended) and its expiry
 // is rescheduled; anything else is a 409 that is remembered under the key like a grant's.
 
+import { extendEntitlement } from "../../write/entitlement-extend.ts";
 import { requestHash } from "../../write/idempotency/hash.ts";
 import { type CommandDeps, type CommandReply, recordCommand } from "../../write/run.ts";
 import { runEntitlementCommand } from "../entitlements/change.ts";
 import { EntitlementDetail as DetailSchema, type EntitlementDetail } from "../entitlements/model.ts";
 import { eventPayload } from "../entitlements/outbox-event.ts";
+import { EXTENSION_REFUSED, ok } from "../entitlements/replies.ts";
 import type { ExtensionBody } from "./model.ts";
 
 export type ExtensionCommand = { body: ExtensionBody; idempotencyKey: string; traceId: string; caller: string };
@@ -25,29 +27,31 @@ export function executeExtension(deps: CommandDeps, command: ExtensionCommand): 
 
 function runExtension(deps: CommandDeps, command: ExtensionCommand): Promise<ExtensionReply> {
   const { body } = command;
+  const expiresAt = new Date(body.expires_at);
   return runEntitlementCommand<EntitlementDetail>(deps, command, {
     hash: requestHash({ action: "EXTEND", ...body }),
     ok: DetailSchema,
     expiresAt: body.expires_at,
-    change: (now) => ({
-      action: "EXTEND",
-      userId: body.user_id,
-      skus: [body.stock_keeping_unit],
-      bundle: false,
-      reason: body.reason,
-      purchaseId: body.purchase_id,
-      expiresAt: new Date(body.expires_at),
-      payload: eventPayload("EXTEND", body, command.traceId, now),
-      detail: { ...body },
-      // An extension applies only to an ACTIVE entitlement; the function sets the version.
-      reply: {
-        user_id: body.user_id,
-        stock_keeping_unit: body.stock_keeping_unit,
-        status: "ACTIVE",
-        version: 0,
-        updated_at: now.toISOString(),
-        expires_at: new Date(body.expires_at).toISOString(),
-      },
-    }),
+    write: (context) =>
+      extendEntitlement(deps.sql, {
+        ...context,
+        userId: body.user_id,
+        sku: body.stock_keeping_unit,
+        reason: body.reason,
+        purchaseId: body.purchase_id,
+        expiresAt,
+        payload: eventPayload("EXTEND", body, command.traceId, context.now),
+        detail: { ...body },
+        // An extension applies only to an ACTIVE entitlement; the function sets the version.
+        applied: ok({
+          user_id: body.user_id,
+          stock_keeping_unit: body.stock_keeping_unit,
+          status: "ACTIVE",
+          version: 0,
+          updated_at: context.now.toISOString(),
+          expires_at: expiresAt.toISOString(),
+        }),
+        refused: EXTENSION_REFUSED,
+      }),
   });
 }

@@ -1,4 +1,4 @@
-// SQL of reservations outside the commands (which are one call of `point_command`, command-queries.ts): the read of
+// SQL of reservations outside the commands (each one call of `point_reserve` or `point_cancel`, write/): the read of
 // one, and retention. Handle first.
 import type { Db } from "../../../shared/db.ts";
 

@@ -1,46 +1,41 @@
-// The points commands and reads (docs/api.md). A command is one call of `point_command` (command-queries.ts), run
-// as every command is (commands/run.ts): the key's lock and lookup, then a replay, or the change with its audit row
+// The points commands and reads (docs/api.md). A command is one call of `point_reserve` or `point_cancel` (write/),
+// run as every command is (write/run.ts): the key's lock and lookup, then a replay, or the change with its audit row
 // and the idempotency record, committed together.
 import type { Sql } from "postgres";
 import { ApiError } from "../../../shared/http/errors.ts";
 import { pageOf } from "../../../shared/http/paging.ts";
-import { type PointCommandCall, runPointCommand } from "../../write/point-commands.ts";
-import { type CommandDeps, type CommandReply, idempotencyArgs, recordCommand, replyOf } from "../../write/run.ts";
+import { cancelPointReservation } from "../../write/point-cancel.ts";
+import { reservePoints } from "../../write/point-reserve.ts";
+import {
+  type CommandDeps,
+  type CommandOutcome,
+  type CommandReply,
+  type IdempotencyArgs,
+  idempotencyArgs,
+  recordCommand,
+  replyOf,
+} from "../../write/run.ts";
 import { type PointsRequest, pointsRequestHash } from "./hash.ts";
 import { findBalance, listTransactions } from "./ledger-queries.ts";
 import { type PointsResponse, type ReservationInput, ReservationResponse } from "./model.ts";
-import { findReservation, type ReservationRow } from "./reservation-queries.ts";
+import { BALANCE_LIMIT, cancelledReply, NOT_PENDING, reservedReply, toReservationResponse } from "./replies.ts";
+import { findReservation } from "./reservation-queries.ts";
 import { checkExecuteAt, type PageRequest } from "./validation.ts";
 
 export type Reply = CommandReply<ReservationResponse>;
 
 type Keyed = { idempotencyKey: string; caller: string; traceId: string };
 
-export function toReservationResponse(row: ReservationRow): ReservationResponse {
-  return {
-    reservation_id: row.reservation_id,
-    user_id: row.user_id,
-    point_amount: row.point_amount,
-    execute_at: row.execute_at.toISOString(),
-    reason: row.reason,
-    status: row.status,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-    ...(row.executed_at ? { executed_at: row.executed_at.toISOString() } : {}),
-    ...(row.transaction_id ? { transaction_id: row.transaction_id } : {}),
-    ...(row.status === "FAILED" && row.last_error !== null ? { last_error: row.last_error } : {}),
-  };
-}
-
 /** One points command: its function's call under the key, and the reply it stored or found. */
-async function runPoints(deps: CommandDeps, command: Keyed, request: PointsRequest, call: PointCommandCall, now: Date) {
+async function runPoints(
+  deps: CommandDeps,
+  command: Keyed,
+  request: PointsRequest,
+  now: Date,
+  write: (context: { now: Date; traceId: string; idempotency: IdempotencyArgs }) => Promise<CommandOutcome>,
+) {
   const hash = pointsRequestHash(request);
-  const result = await runPointCommand(deps.sql, {
-    ...call,
-    now,
-    traceId: command.traceId,
-    idempotency: idempotencyArgs(deps, command, hash, now),
-  });
+  const result = await write({ now, traceId: command.traceId, idempotency: idempotencyArgs(deps, command, hash, now) });
   // A cancel of an id that does not exist is not remembered: nothing happened, and the caller may have mistyped it.
   if (result.outcome === "not_found") throw new ApiError(404, "NOT_FOUND", "no such reservation");
   return replyOf<ReservationResponse>(result, hash, ReservationResponse);
@@ -52,27 +47,41 @@ export function createReservation(deps: CommandDeps, command: Keyed & { body: Re
   // "As soon as possible" (a time already past) is now; the scheduler wakes at the reservation's due time.
   const now = deps.now();
   const executeAt = checkExecuteAt(body.execute_at, now);
-  const call = {
-    action: "RESERVE" as const,
+  const reservation = {
     reservationId: crypto.randomUUID(),
     userId: body.user_id,
     pointAmount: body.point_amount,
     executeAt,
     reason: body.reason ?? null,
   };
+  const write = (context: { now: Date; traceId: string; idempotency: IdempotencyArgs }) =>
+    reservePoints(deps.sql, {
+      ...reservation,
+      ...context,
+      applied: reservedReply(reservation, now),
+      refused: BALANCE_LIMIT,
+    });
   return recordCommand(
     deps,
     "RESERVE",
-    () => runPoints(deps, command, request, call, now),
+    () => runPoints(deps, command, request, now, write),
     () => ({ events: false, dueAt: executeAt }),
   );
 }
 
 /** PENDING → CANCELLED (200); any other state → 409 RESERVATION_STATE_CONFLICT, stored like any reply. */
 export function cancelReservation(deps: CommandDeps, command: Keyed & { reservationId: string }): Promise<Reply> {
-  const request = { action: "CANCEL" as const, reservation_id: command.reservationId };
-  const call = { action: "CANCEL" as const, reservationId: command.reservationId };
-  return recordCommand(deps, "CANCEL", () => runPoints(deps, command, request, call, deps.now()));
+  const { reservationId } = command;
+  const request = { action: "CANCEL" as const, reservation_id: reservationId };
+  const now = deps.now();
+  const write = (context: { now: Date; traceId: string; idempotency: IdempotencyArgs }) =>
+    cancelPointReservation(deps.sql, {
+      reservationId,
+      ...context,
+      applied: cancelledReply(reservationId, now),
+      refused: NOT_PENDING,
+    });
+  return recordCommand(deps, "CANCEL", () => runPoints(deps, command, request, now, write));
 }
 
 export async function getReservation(sql: Sql, reservationId: string): Promise<ReservationResponse | undefined> {

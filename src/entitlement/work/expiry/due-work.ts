@@ -1,5 +1,5 @@
 // Entitlement expiry as a kind of the scheduler's due work (scheduler/kind.ts): claimed when expires_at has come, and
-// executed as a revoke with source `expiry` (audit EXPIRE, event EntitlementRevoked): one call of `entitlement_change`.
+// executed as a revoke with source `expiry` (audit EXPIRE, event EntitlementRevoked): one call of `entitlement_expire`.
 import type { Db } from "../../../shared/db.ts";
 import type { ClaimArgs, ClaimedItem, DueWorkKind, ExecuteOutcome, Failure } from "../scheduler/kind.ts";
 import {

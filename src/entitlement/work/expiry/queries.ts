@@ -2,7 +2,7 @@
 // by `locked_by = me and status = 'PROCESSING'`, so a worker that lost its lease changes nothing.
 import type { Db } from "../../../shared/db.ts";
 import { eventPayload } from "../../features/entitlements/outbox-event.ts";
-import { changeEntitlements } from "../../write/change-queries.ts";
+import { expireEntitlement } from "../../write/entitlement-expire.ts";
 import { claimAssignments, exhaustedColumn } from "../scheduler/kind.ts";
 
 export type ClaimedExpiry = {
@@ -64,33 +64,25 @@ export type ExpiryExecution = {
 };
 
 /**
- * Executes a claimed expiry: one call of `entitlement_change` (action EXPIRE), inside the scheduler's transaction.
- * The expiry DONE (guarded by the claim; when the guard fails nothing else happens) and, only if the entitlement is
- * still ACTIVE with an expiry that has passed, its revoke (version + 1, source `expiry`, expires_at cleared), the
- * EXPIRE audit row and the EntitlementRevoked event. The expiry row is locked before the entitlement's, the order an
- * extension follows too. `finalized` 0: the lease was lost; `revoked` 0: a revoke, re-grant or extension had made the
- * expiry moot.
+ * Executes a claimed expiry: one call of `entitlement_expire` (write/entitlement-expire.ts), inside the scheduler's
+ * transaction. The expiry DONE (guarded by the claim; when the guard fails nothing else happens) and, only if the
+ * entitlement is still ACTIVE with an expiry that has passed, its revoke (version + 1, source `expiry`, expires_at
+ * cleared), the EXPIRE audit row and the EntitlementRevoked event. `finalized` 0: the lease was lost; `revoked` 0: a
+ * revoke, re-grant or extension had made the expiry moot.
  */
 export async function executeExpiry(db: Db, x: ExpiryExecution): Promise<{ finalized: number; revoked: number }> {
   const change = { user_id: x.userId, reason: "expiry" };
-  const result = await changeEntitlements(db, {
-    action: "EXPIRE",
+  const outcome = await expireEntitlement(db, {
     userId: x.userId,
-    skus: [x.sku],
-    bundle: false,
+    sku: x.sku,
     reason: change.reason,
-    purchaseId: null,
-    expiresAt: null,
     now: x.now,
     traceId: x.traceId,
     traceparent: null,
     payload: eventPayload("EXPIRE", change, x.traceId, x.now),
-    detail: {},
-    reply: null,
-    idempotency: null,
     lockedBy: x.lockedBy,
   });
-  return { finalized: result.outcome === "lost" ? 0 : 1, revoked: result.outcome === "applied" ? 1 : 0 };
+  return { finalized: outcome === "lost" ? 0 : 1, revoked: outcome === "applied" ? 1 : 0 };
 }
 
 /** A failed attempt: PENDING again (due at `retryAt`) or FAILED when `retryAt` is null; true when it changed. */

@@ -1,16 +1,11 @@
 // Point reservations as a kind of the scheduler's due work (scheduler/kind.ts): claimed when execute_at has come,
 // executed into the ledger, the balance and a PointsGranted event in one transaction (due-queries.ts).
 import type { Db } from "../../../shared/db.ts";
+import { type ClaimedReservation, claimDueReservations } from "../../write/point-claim.ts";
 import { executeReservation } from "../../write/point-execute.ts";
+import { failReservation } from "../../write/point-fail.ts";
 import type { ClaimArgs, ClaimedItem, DueWorkKind, ExecuteOutcome, Failure } from "../scheduler/kind.ts";
-import {
-  type ClaimedReservation,
-  claimDueReservations,
-  countDueReservations,
-  countFailedReservations,
-  failReservation,
-  nextReservationDueAt,
-} from "./due-queries.ts";
+import { countDueReservations, countFailedReservations, nextReservationDueAt } from "./due-queries.ts";
 
 export type PointsDueSettings = {
   /** Subject of PointsGranted events (ENTITLEMENT_POINTS_NATS_SUBJECT), stored with each outbox row. */

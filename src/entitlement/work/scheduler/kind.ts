@@ -73,9 +73,11 @@ export function exhaustedColumn(db: Db, maxAttempts: number) {
 }
 
 /**
- * The SET list of every kind's claim, joined with `due` (selected with exhaustedColumn; the updated table's own
- * columns are the unqualified names): an exhausted row becomes FAILED with the reason, every other one PROCESSING
- * under this claim's lease and attempt.
+ * The SET list of a kind's claim made in TypeScript (the expiries'), joined with `due` (selected with exhaustedColumn;
+ * the updated table's own columns are the unqualified names): an exhausted row becomes FAILED with the reason, every
+ * other one PROCESSING under this claim's lease and attempt. The points' claim makes the same assignments in the SQL
+ * function point_claim, because it also writes the audit row of an exhausted reservation, and only functions write
+ * audit rows.
  */
 export function claimAssignments(db: Db, args: ClaimArgs) {
   return db`

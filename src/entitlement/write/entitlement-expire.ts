@@ -1,0 +1,20 @@
+// The scheduler's expiry of one claimed item: one call of `entitlement_expire` (db/entitlement/functions/), inside the
+// scheduler's transaction: the expiry DONE under its claim and, when the entitlement is still ACTIVE with an expiry
+// that has passed, its revoke with the EXPIRE audit row and the EntitlementRevoked event.
+import type { Db } from "../../shared/db.ts";
+import { type ChangeFields, changeParams } from "./change-params.ts";
+
+export type Expiry = ChangeFields & { sku: string; lockedBy: string };
+
+/** `lost`: the claim was lost, nothing done; `unchanged`: a revoke, re-grant or extension made it moot. */
+export type ExpiryOutcome = "applied" | "unchanged" | "lost";
+
+export async function expireEntitlement(db: Db, x: Expiry): Promise<ExpiryOutcome> {
+  const [row] = await db<{ outcome: ExpiryOutcome }[]>`
+    select entitlement_expire(
+      ${changeParams(db, "EXPIRE", x)},
+      p_sku => ${x.sku}::text,
+      p_locked_by => ${x.lockedBy}::text) as outcome`;
+  if (!row) throw new Error("entitlement_expire returned no row");
+  return row.outcome;
+}
