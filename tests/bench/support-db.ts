@@ -2,7 +2,7 @@
 // own (own-cluster.ts), so that filling millions of rows never loads the machine's shared server; with `--url URL` a
 // fresh database on that server instead, dropped at the end. Either way migrated to Entitlement's schema.
 import postgres from "postgres";
-import { migrations, SCHEMA } from "../../src/entitlement/migrations.ts";
+import { SCHEMA, schemaText } from "../../src/entitlement/migrations.ts";
 import { migrate } from "../../src/shared/migrate.ts";
 import { startOwnPostgres } from "./own-cluster.ts";
 
@@ -33,7 +33,7 @@ export async function openBenchDatabase(url: string | undefined, label: string):
   }
   const sql = postgres(db.url, { max: 1, onnotice: () => {} });
   try {
-    await migrate(sql, SCHEMA, migrations);
+    await migrate(sql, SCHEMA, schemaText);
   } finally {
     await sql.end();
   }
