@@ -1,5 +1,5 @@
 // SQL of the audit search: the audit log newest first by (occurred_at, audit_id), with the filters given, one page
-// after a key. Which index serves which filter is said in db/entitlement/018_audit_search.sql.
+// after a key. Which index serves which filter is said in db/entitlement/017_audit_search.sql.
 import type { Db } from "../../../shared/db.ts";
 import type { AuditAction } from "../history/model.ts";
 
