@@ -6,6 +6,7 @@ import { EntitlementEvent_EventType, EntitlementEventSchema } from "../../../gen
 import {
   type EncodedEvent,
   EventEncodingError,
+  eventHeaders,
   headerValue,
   INSTANT,
   type OutboxRow,
@@ -71,11 +72,6 @@ export function encodeOutboxEvent(row: OutboxRow): EncodedEvent {
     occurredAt,
     body: toBinary(EntitlementEventSchema, message),
     traceparent: row.traceparent ?? null,
-    headers: {
-      event_type: headerValue(row.eventType),
-      aggregate_key: headerValue(row.aggregateKey),
-      occurred_at: headerValue(s.occurred_at ?? ""),
-      trace_id: headerValue(s.trace_id ?? ""),
-    },
+    headers: eventHeaders(row, s),
   };
 }

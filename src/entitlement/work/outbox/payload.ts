@@ -66,3 +66,13 @@ export function readInstant(text: string): Date {
 export function headerValue(text: string): string {
   return text.replace(CONTROL_CHARACTERS, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`);
 }
+
+/** The headers every event carries (docs/events.md), from its row and its payload's time and trace id. */
+export function eventHeaders(row: OutboxRow, payload: Record<string, string>): EncodedEvent["headers"] {
+  return {
+    event_type: headerValue(row.eventType),
+    aggregate_key: headerValue(row.aggregateKey),
+    occurred_at: headerValue(payload.occurred_at ?? ""),
+    trace_id: headerValue(payload.trace_id ?? ""),
+  };
+}

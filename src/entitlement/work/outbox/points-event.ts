@@ -6,7 +6,7 @@ import { PointsEvent_EventType, PointsEventSchema } from "../../../gen/points_ev
 import {
   type EncodedEvent,
   EventEncodingError,
-  headerValue,
+  eventHeaders,
   type OutboxRow,
   readInstant,
   readPayload,
@@ -49,11 +49,6 @@ export function encodePointsEvent(row: OutboxRow): EncodedEvent {
     body: toBinary(PointsEventSchema, message),
     subject: row.subject,
     traceparent: row.traceparent ?? null,
-    headers: {
-      event_type: headerValue(row.eventType),
-      aggregate_key: headerValue(row.aggregateKey),
-      occurred_at: headerValue(s.occurred_at ?? ""),
-      trace_id: headerValue(s.trace_id ?? ""),
-    },
+    headers: eventHeaders(row, s),
   };
 }
