@@ -1,7 +1,9 @@
 import { describe, expect, test } from "bun:test";
+import { Webhook } from "standardwebhooks";
 import { loadNotificationConfig } from "../../src/notification/config.ts";
 import { createSecretBox, newSigningSecret } from "../../src/notification/outbound/endpoints/secrets.ts";
 import { parseSecretKey } from "../../src/notification/outbound/endpoints/settings.ts";
+import { createSigner, signingKey, signWith } from "../../src/notification/outbound/endpoints/signing.ts";
 import {
   allowedAddresses,
   isForbiddenAddress,
@@ -123,6 +125,42 @@ describe("endpoint configuration", () => {
     expect(endpoints.backoff).toMatchObject({ baseMs: 1_000, maxMs: 3_600_000, minMs: 1_000 });
     expect(problems({ NOTIFICATION_ENDPOINT_BACKOFF_MIN: "2h" }).join("\n")).toContain(
       "NOTIFICATION_ENDPOINT_BACKOFF_MIN",
+    );
+  });
+});
+
+describe("endpoint signatures", () => {
+  const at = new Date("2026-11-27T10:00:00.750Z");
+  const body = JSON.stringify({ notification_id: "n1", payload: { sku: "sku_ü", n: 1 } });
+
+  test("node:crypto's HMAC gives the standardwebhooks package's signature, which its verifier accepts", () => {
+    for (const secret of [newSigningSecret(), newSigningSecret()]) {
+      const signature = signWith(signingKey(secret), "msg_1", at, body);
+      expect(signature).toBe(new Webhook(secret).sign("msg_1", at, body));
+      const now = new Date();
+      const headers = {
+        "webhook-id": "msg_1",
+        "webhook-timestamp": String(Math.floor(now.getTime() / 1000)),
+        "webhook-signature": signWith(signingKey(secret), "msg_1", now, body),
+      };
+      expect(() => new Webhook(secret).verify(body, headers)).not.toThrow();
+    }
+  });
+
+  test("during a rotation's overlap the header carries the new signature, then the previous one; after it only the new", () => {
+    const box = createSecretBox(KEY);
+    const [current, previous] = [newSigningSecret(), newSigningSecret()];
+    const secrets = {
+      endpointId: "e1",
+      secretCiphertext: box.seal("e1", current),
+      previousSecretCiphertext: box.seal("e1", previous),
+      previousSecretUntil: new Date(at.getTime() + 1_000),
+    };
+    const sign = createSigner(box);
+    const expected = [current, previous].map((s) => new Webhook(s).sign("msg_1", at, body));
+    expect(sign(secrets, "msg_1", at, body)).toBe(expected.join(" "));
+    expect(sign(secrets, "msg_1", new Date(at.getTime() + 1_000), body)).toBe(
+      new Webhook(current).sign("msg_1", new Date(at.getTime() + 1_000), body),
     );
   });
 });

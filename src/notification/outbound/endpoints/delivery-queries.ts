@@ -65,7 +65,9 @@ function toClaimed(r: ClaimRow): ClaimedDelivery {
 /**
  * Claims due deliveries of enabled endpoints: PENDING ones whose time came and PROCESSING ones whose lease ended (a
  * claim moves next_attempt_at to the lease's end). `free` gives the slots left of endpoints with deliveries in flight;
- * every other endpoint gets `perEndpoint`.
+ * every other endpoint gets `perEndpoint`. The rows picked and locked are updated by their ctid (a TID scan, the row
+ * locked cannot move before the update): a join on the key let the planner hash the whole table, every claim costing
+ * as much as the backlog was long.
  */
 export async function claimDeliveries(
   db: Db,
@@ -80,12 +82,12 @@ export async function claimDeliveries(
 ): Promise<ClaimedDelivery[]> {
   const rows = await db<ClaimRow[]>`
     with picked as (
-      select d.endpoint_id, d.notification_id
+      select d.ctid
       from webhook_endpoints e
       left join unnest(${input.free.map((f) => f.endpointId)}::uuid[], ${input.free.map((f) => f.free)}::int[])
         as f(endpoint_id, free) on f.endpoint_id = e.endpoint_id
       cross join lateral (
-        select d.endpoint_id, d.notification_id from webhook_deliveries d
+        select d.ctid from webhook_deliveries d
         where d.endpoint_id = e.endpoint_id and d.status in ('PENDING', 'PROCESSING') and d.next_attempt_at <= ${input.now}
         order by d.next_attempt_at
         limit coalesce(f.free, ${input.perEndpoint})
@@ -97,8 +99,7 @@ export async function claimDeliveries(
       update webhook_deliveries d
       set status = 'PROCESSING', locked_by = ${input.lockedBy}, next_attempt_at = ${input.leaseUntil},
           attempt_count = d.attempt_count + 1
-      from picked
-      where d.endpoint_id = picked.endpoint_id and d.notification_id = picked.notification_id
+      where d.ctid = any(array(select ctid from picked))
       returning d.endpoint_id, d.notification_id, d.attempt_count
     )
     select c.endpoint_id, c.notification_id, c.attempt_count, e.url, e.secret_ciphertext, e.previous_secret_ciphertext,
@@ -129,6 +130,9 @@ export type DeliveryOutcome = {
 /**
  * Finalizes many deliveries of one worker in one statement: each delivery still held, its attempt logged, and each
  * endpoint's run of failures started (its first failure) or ended (any success). Returns the deliveries changed.
+ * "Still held" is status PROCESSING (the check constraint leaves no other value) and locked_by, spelled as a `not in`:
+ * `status = 'PROCESSING'` would let the planner look each delivery up in the partial due index, every due delivery
+ * of its endpoint scanned per row, instead of by its primary key.
  */
 export async function finalizeDeliveries(
   db: Db,
@@ -154,7 +158,7 @@ export async function finalizeDeliveries(
           sent_at = case when o.status = 'SENT' then o.at else d.sent_at end
       from o
       where d.endpoint_id = o.endpoint_id and d.notification_id = o.notification_id
-        and d.status = 'PROCESSING' and d.locked_by = ${input.lockedBy}
+        and d.status not in ('PENDING', 'SENT', 'FAILED') and d.locked_by = ${input.lockedBy}
       returning d.endpoint_id, d.notification_id
     ), logged as (
       insert into webhook_attempts

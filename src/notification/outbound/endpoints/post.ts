@@ -1,7 +1,9 @@
-// One webhook request to an endpoint, through node:http(s) with a `lookup` that answers the addresses the URL guard
-// checked: the connection goes to a checked address while the Host header and TLS server name stay the URL's host.
-// Redirects are not followed (a 3xx is an answer like any other non-2xx), and at most RESPONSE_READ_LIMIT bytes of the
-// answer are read before the connection is dropped.
+// One webhook request to an endpoint, to an address the URL guard checked while the Host header and TLS server name
+// stay the URL's host. An http URL goes through `fetch` to the checked address itself (an IP literal: nothing is
+// resolved again), which costs about a fifth of the CPU of node:http in Bun and keeps its connections alive; https,
+// and http beyond FETCH_SHARE requests in flight, go through node:http(s) with a `lookup` that answers the checked
+// addresses. Redirects are not followed (a 3xx is an answer like any other non-2xx), and at most RESPONSE_READ_LIMIT
+// bytes of the answer are read before the connection is dropped.
 import http from "node:http";
 import https from "node:https";
 import type { LookupFunction } from "node:net";
@@ -18,6 +20,15 @@ export type PostRequest = {
   body: string;
   timeoutMs: number;
 };
+
+/**
+ * Requests of this module in flight through `fetch`, and the most it may have. Bun runs at most 256 fetches at once in a
+ * process (BUN_CONFIG_MAX_HTTP_REQUESTS) and queues the rest; beyond this share the requests take node:http, which has
+ * no such limit, so hanging endpoints can never make another endpoint's request wait in that queue (nor the configured
+ * channel's, which uses fetch too).
+ */
+let fetching = 0;
+export const FETCH_SHARE = 128;
 
 function pinnedLookup(addresses: Address[]): LookupFunction {
   return ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
@@ -44,8 +55,63 @@ function readBounded(response: http.IncomingMessage, resolve: (body: string) => 
   response.on("error", finish);
 }
 
+/** At most RESPONSE_READ_LIMIT bytes of a fetch's answer; a declared length within it is read whole, as fetch frames it. */
+async function fetchedBody(response: Response): Promise<string> {
+  const declared = Number(response.headers.get("content-length") ?? Number.NaN);
+  if (declared <= RESPONSE_READ_LIMIT) return response.text();
+  const reader = response.body?.getReader();
+  if (!reader) return "";
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  while (total < RESPONSE_READ_LIMIT) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value.subarray(0, RESPONSE_READ_LIMIT - total));
+    total += value.length;
+  }
+  if (total >= RESPONSE_READ_LIMIT) await reader.cancel().catch(() => {});
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** An http request to the first checked address, the URL's host in the Host header; errors name the address tried. */
+async function postThroughFetch(request: PostRequest): Promise<PostResult> {
+  const first = request.addresses[0] as Address;
+  const target = new URL(request.url);
+  target.hostname = first.family === 6 ? `[${first.address}]` : first.address;
+  const controller = new AbortController();
+  const timer = setTimeout(
+    () => controller.abort(new Error(`timed out after ${request.timeoutMs}ms`)),
+    request.timeoutMs,
+  );
+  fetching++;
+  try {
+    const response = await fetch(target, {
+      method: "POST",
+      headers: { ...request.headers, host: request.url.host },
+      body: request.body,
+      redirect: "manual",
+      signal: controller.signal,
+    });
+    return { statusCode: response.status, body: await fetchedBody(response) };
+  } catch (error) {
+    if (controller.signal.aborted) throw controller.signal.reason;
+    const code = (error as { code?: unknown }).code;
+    throw new Error(`${typeof code === "string" ? `${code} ` : ""}${target.host}: ${errorMessage(error)}`);
+  } finally {
+    clearTimeout(timer);
+    fetching--;
+  }
+}
+
+const errorMessage = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
 /** Resolves with the status and the start of the body; rejects on a network error or after `timeoutMs` in all. */
 export function postToEndpoint(request: PostRequest): Promise<PostResult> {
+  if (request.url.protocol === "http:" && fetching < FETCH_SHARE) return postThroughFetch(request);
+  return postThroughNode(request);
+}
+
+function postThroughNode(request: PostRequest): Promise<PostResult> {
   const client = request.url.protocol === "https:" ? https : http;
   return new Promise<PostResult>((resolve, reject) => {
     const timer = setTimeout(() => {

@@ -59,18 +59,22 @@ function start(d: EndpointWorkerDeps, slots: Slots, delivery: ClaimedDelivery): 
 
 async function claimRound(d: EndpointWorkerDeps, slots: Slots, free: number): Promise<number> {
   const now = d.now();
+  // The slots each endpoint was offered, as sent: deliveries may end while the claim runs, so the count in flight when
+  // it returns can be lower, and an endpoint that got all it was offered must still be marked as having more.
+  const offered = freeOf(d, slots);
   const claimed = await claimDeliveries(d.sql, {
     now,
     leaseUntil: new Date(now.getTime() + d.leaseMs),
     lockedBy: d.workerId,
     limit: free,
     perEndpoint: d.perEndpoint,
-    free: freeOf(d, slots),
+    free: offered,
   });
+  const offer = new Map(offered.map((o) => [o.endpointId, o.free]));
   const counts = new Map<string, number>();
   for (const delivery of claimed) counts.set(delivery.endpointId, (counts.get(delivery.endpointId) ?? 0) + 1);
   for (const [id, n] of counts) {
-    if (n + (slots.perEndpoint.get(id) ?? 0) >= d.perEndpoint) slots.mayHaveMore.add(id);
+    if (n >= (offer.get(id) ?? d.perEndpoint)) slots.mayHaveMore.add(id);
   }
   for (const delivery of claimed) start(d, slots, delivery);
   return claimed.length;
