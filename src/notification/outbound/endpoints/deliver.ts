@@ -109,10 +109,14 @@ async function deliverAttempt(deps: EndpointDeliveryDeps, d: ClaimedDelivery): P
   return outcomeOf(deps, d, await attempt(deps, d));
 }
 
-/** Sends one claimed delivery inside a span of the notification's trace and records its outcome; never throws. */
+/**
+ * Sends one claimed delivery inside a span of the notification's trace and records its outcome; never throws.
+ * `answered` is called once the attempt is over, before its outcome is recorded.
+ */
 export function deliverToEndpoint(
   deps: EndpointDeliveryDeps,
   d: ClaimedDelivery,
+  answered?: () => void,
 ): Promise<DeliveryOutcome | undefined> {
   const attributes = {
     "notification.id": d.notificationId,
@@ -122,6 +126,7 @@ export function deliverToEndpoint(
   const parent = contextOfTraceparent(d.notification?.traceparent ?? null);
   return inSpan("notification deliver to endpoint", { parent, attributes }, async () => {
     const outcome = await deliverAttempt(deps, d);
+    answered?.();
     const log = deps.log.child({ endpoint_id: d.endpointId, notification_id: d.notificationId });
     try {
       if (!(await deps.record(outcome))) log.warn("lease lost before the delivery's outcome was recorded");

@@ -34,25 +34,35 @@ function freeOf(d: EndpointWorkerDeps, slots: Slots) {
   return [...slots.perEndpoint].map(([endpointId, n]) => ({ endpointId, free: Math.max(0, d.perEndpoint - n) }));
 }
 
-/** Starts one delivery; when an endpoint that had more due frees half its slots, the loop is woken to claim again. */
+/**
+ * Starts one delivery. Its endpoint's slot is free again once the endpoint answered (or failed to): recording the
+ * outcome is the database's work, done in groups, and holding the slot through it would keep the endpoint idle for a
+ * statement's time. When an endpoint that had more due frees half its slots, the loop is woken to claim again.
+ */
 function start(d: EndpointWorkerDeps, slots: Slots, delivery: ClaimedDelivery): void {
   const id = delivery.endpointId;
   slots.perEndpoint.set(id, (slots.perEndpoint.get(id) ?? 0) + 1);
-  const running: Promise<void> = deliverToEndpoint(d, delivery)
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    const left = (slots.perEndpoint.get(id) ?? 1) - 1;
+    if (left === 0) slots.perEndpoint.delete(id);
+    else slots.perEndpoint.set(id, left);
+    if (slots.mayHaveMore.has(id) && left <= d.perEndpoint / 2) {
+      slots.mayHaveMore.delete(id);
+      d.waker.wake();
+    }
+  };
+  const running: Promise<void> = deliverToEndpoint(d, delivery, release)
     .then((outcome) => {
       if (!outcome) return;
       const result = outcome.status === "SENT" ? "sent" : outcome.status === "FAILED" ? "failed" : "retry_scheduled";
       d.metrics.endpointDelivery.inc({ result });
     })
     .finally(() => {
+      release();
       slots.inFlight.delete(running);
-      const left = (slots.perEndpoint.get(id) ?? 1) - 1;
-      if (left === 0) slots.perEndpoint.delete(id);
-      else slots.perEndpoint.set(id, left);
-      if (slots.mayHaveMore.has(id) && left <= d.perEndpoint / 2) {
-        slots.mayHaveMore.delete(id);
-        d.waker.wake();
-      }
     });
   slots.inFlight.add(running);
 }
