@@ -1,7 +1,8 @@
 // The support work of Entitlement's console beyond one user, through the real app on its own database: a bulk file
 // uploaded, previewed without a change, applied in the background and applied again (nothing more changes), its
 // result downloaded as CSV; the undo of a console change (a grant, a revoke, an extension; once: a second undo changes
-// nothing), and its refusals; the audit search by each filter, newest first, paged. A reader token may search but not upload.
+// nothing), and its refusals; the audit search by each filter, newest first, paged. A reader token may search but not
+// upload.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { Registry } from "prom-client";
 import { createApp } from "../../src/entitlement/app.ts";
@@ -324,7 +325,7 @@ test("undo of an extension is refused when the entitlement changed since or the 
   clock.at = new Date(Date.now() + 180_000);
   try {
     expect(await post("undo-x3", extension?.audit_id as string)).toContain(
-      "the expiry the item had before the extension has passed",
+      "the expiry before the extension has passed",
     );
   } finally {
     clock.at = undefined;

@@ -60,12 +60,12 @@ function expiryRefusal(target: UndoTarget, now: Date): Notice | undefined {
     if (before === null)
       return {
         ok: false,
-        text: sentence`Undo refused: the expiry the item had before the extension is not recorded: revoke, then grant again with the expiry it should have.`,
+        text: sentence`Undo refused: the expiry before the extension is not recorded; revoke, then grant with the right one.`,
       };
     if (before.getTime() <= now.getTime())
       return {
         ok: false,
-        text: sentence`Undo refused: the expiry the item had before the extension has passed; revoke it instead if it should end now.`,
+        text: sentence`Undo refused: the expiry before the extension has passed; revoke instead if the item should end now.`,
       };
   }
   if (before !== null && before.getTime() <= now.getTime()) {
