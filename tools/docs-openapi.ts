@@ -12,7 +12,7 @@ import openapiTS, { astToString } from "openapi-typescript";
 import pkg from "../package.json" with { type: "json" };
 import { createApp as createEntitlementApp } from "../src/entitlement/app.ts";
 import { createApp as createNotificationApp } from "../src/notification/app.ts";
-import { createSecretBox } from "../src/notification/endpoints/secrets.ts";
+import { createSecretBox } from "../src/notification/outbound/endpoints/secrets.ts";
 import type { StreamHub } from "../src/notification/players/hub.ts";
 import { parseTokenEntries, tokenEntryLine } from "../src/shared/auth/tokens.ts";
 import type { Sql } from "../src/shared/db.ts";

@@ -10,11 +10,11 @@ import { createHttpApp } from "../shared/http/app.ts";
 import type { ApiDocumentation } from "../shared/http/openapi.ts";
 import type { Logger } from "../shared/logger.ts";
 import { createReadiness } from "../shared/readiness.ts";
+import { inboxRoutes } from "./console/inbox/routes.ts";
 import { notificationConsole } from "./console/routes.ts";
-import { guardAdminRoutes } from "./endpoints/edge.ts";
-import { endpointRoutes } from "./endpoints/routes.ts";
-import type { EndpointServiceDeps } from "./endpoints/service.ts";
-import { inboxRoutes } from "./inbox/routes.ts";
+import { guardAdminRoutes } from "./outbound/endpoints/edge.ts";
+import { endpointRoutes } from "./outbound/endpoints/routes.ts";
+import type { EndpointServiceDeps } from "./outbound/endpoints/service.ts";
 import { PLAYER_API_OPERATIONS, type PlayerRouteDeps, playerRoutes } from "./players/routes.ts";
 
 const NOTIFICATION_API: ApiDocumentation = {

@@ -36,8 +36,8 @@ import {
   advisorySubject,
   consumerSettings,
   consumerVariables,
-} from "./consumer/settings.ts";
-import { EndpointVariables, endpointRules, endpointSettings } from "./endpoint-settings.ts";
+} from "./intake/consumer/settings.ts";
+import { EndpointVariables, endpointRules, endpointSettings } from "./outbound/endpoints/settings.ts";
 import { PlayerEnv, playerRules, playerSettings } from "./players/config.ts";
 
 /** The matchmaking consumer's variables. */

@@ -11,12 +11,12 @@ import { lifecycleCommands, type ServiceSpec } from "../shared/service.ts";
 import { installTracing } from "../shared/tracing.ts";
 import { createApp } from "./app.ts";
 import { loadNotificationConfig, type NotificationConfig, SECRET_VARIABLES } from "./config.ts";
-import { allBound, type ConsumerHealth } from "./consumer/worker.ts";
-import { createSecretBox } from "./endpoints/secrets.ts";
-import { eventPipelines } from "./handlers/registry.ts";
+import { allBound, type ConsumerHealth } from "./intake/consumer/worker.ts";
+import { eventPipelines } from "./intake/handlers/registry.ts";
 import { createNotificationMetrics } from "./metrics.ts";
 import { SCHEMA, schemaText } from "./migrations.ts";
 import { notificationOpsCommands } from "./ops/commands.ts";
+import { createSecretBox } from "./outbound/endpoints/secrets.ts";
 import { createPlayers } from "./players/setup.ts";
 import { createWorkers } from "./workers.ts";
 

@@ -14,7 +14,7 @@ import {
   deleteExpiredIdempotencyKeys,
   deletePublishedOutboxEvents,
 } from "../../src/entitlement/work/retention/queries.ts";
-import { findInbox } from "../../src/notification/inbox/queries.ts";
+import { findInbox } from "../../src/notification/console/inbox/queries.ts";
 import { schemaText as notificationSchema } from "../../src/notification/migrations.ts";
 import { deleteFinishedNotifications, deleteProcessedEvents } from "../../src/notification/retention/queries.ts";
 import { migrate } from "../../src/shared/migrate.ts";

@@ -3,11 +3,11 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { AckPolicy, type JetStreamManager, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection, nanos } from "@nats-io/transport-node";
-import { createAdvisoryCapture } from "../../src/notification/advisories/worker.ts";
 import type { NotificationConfig } from "../../src/notification/config.ts";
-import { type ConsumerHealth, createEventConsumer } from "../../src/notification/consumer/worker.ts";
+import { createAdvisoryCapture } from "../../src/notification/intake/advisories/worker.ts";
+import { type ConsumerHealth, createEventConsumer } from "../../src/notification/intake/consumer/worker.ts";
+import { termTakesReason } from "../../src/notification/intake/nats/server.ts";
 import type { NotificationMetrics } from "../../src/notification/metrics.ts";
-import { termTakesReason } from "../../src/notification/nats/server.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createNatsLink } from "../../src/shared/nats.ts";

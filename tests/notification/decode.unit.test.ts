@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { EntitlementEvent_EventType } from "../../src/gen/entitlement_event_pb.ts";
-import { parseAdvisory } from "../../src/notification/advisories/parse.ts";
-import { decodeEntitlementEvent } from "../../src/notification/handlers/entitlement.ts";
-import { isIsoInstant } from "../../src/notification/handlers/fields.ts";
+import { parseAdvisory } from "../../src/notification/intake/advisories/parse.ts";
+import { decodeEntitlementEvent } from "../../src/notification/intake/handlers/entitlement.ts";
+import { isIsoInstant } from "../../src/notification/intake/handlers/fields.ts";
 import { eventBytes } from "./helpers.ts";
 
 const json = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));

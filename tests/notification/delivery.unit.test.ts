@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { withFailureInjection } from "../../src/notification/channels/failure-injection.ts";
-import type { Delivery } from "../../src/notification/channels/sender.ts";
-import { webhookBody } from "../../src/notification/channels/webhook.ts";
-import { requireBearer, validUserId } from "../../src/notification/inbox/service.ts";
+import { requireBearer, validUserId } from "../../src/notification/console/inbox/service.ts";
+import { withFailureInjection } from "../../src/notification/outbound/channels/failure-injection.ts";
+import type { Delivery } from "../../src/notification/outbound/channels/sender.ts";
+import { webhookBody } from "../../src/notification/outbound/channels/webhook.ts";
 import { backoffMs } from "../../src/shared/backoff.ts";
 import { testConfig } from "./helpers.ts";
 

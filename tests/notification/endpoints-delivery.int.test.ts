@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Webhook } from "standardwebhooks";
-import type { NotificationType } from "../../src/notification/consumer/handler.ts";
+import type { NotificationType } from "../../src/notification/intake/consumer/handler.ts";
 import { createLogger } from "../../src/shared/logger.ts";
 import { Waker } from "../../src/shared/runtime.ts";
 import { endpointApp, runEndpointWorker, startReceiver, storeNotifications } from "./endpoints.helpers.ts";

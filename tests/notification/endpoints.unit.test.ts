@@ -1,8 +1,12 @@
 import { describe, expect, test } from "bun:test";
 import { loadNotificationConfig } from "../../src/notification/config.ts";
-import { parseSecretKey } from "../../src/notification/endpoint-settings.ts";
-import { createSecretBox, newSigningSecret } from "../../src/notification/endpoints/secrets.ts";
-import { allowedAddresses, isForbiddenAddress, parseEndpointUrl } from "../../src/notification/endpoints/url-guard.ts";
+import { createSecretBox, newSigningSecret } from "../../src/notification/outbound/endpoints/secrets.ts";
+import { parseSecretKey } from "../../src/notification/outbound/endpoints/settings.ts";
+import {
+  allowedAddresses,
+  isForbiddenAddress,
+  parseEndpointUrl,
+} from "../../src/notification/outbound/endpoints/url-guard.ts";
 import type { ConfigError } from "../../src/shared/config.ts";
 
 const KEY = Buffer.alloc(32, 7);

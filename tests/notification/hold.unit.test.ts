@@ -2,13 +2,13 @@
 // database answers; only failures that are not an outage are nak-ed.
 import { describe, expect, test } from "bun:test";
 import type { JsMsg } from "@nats-io/jetstream";
-import { createAdvisoryHandler } from "../../src/notification/advisories/handler.ts";
-import { createBatchHandler } from "../../src/notification/consumer/batch.ts";
-import type { EventHandler, StoredEvent } from "../../src/notification/consumer/handler.ts";
-import type { StoreOutcome } from "../../src/notification/consumer/service.ts";
-import { entitlementEvents } from "../../src/notification/handlers/entitlement.ts";
-import { matchmakingEvents } from "../../src/notification/handlers/matchmaking.ts";
-import { pointsEvents } from "../../src/notification/handlers/points.ts";
+import { createAdvisoryHandler } from "../../src/notification/intake/advisories/handler.ts";
+import { createBatchHandler } from "../../src/notification/intake/consumer/batch.ts";
+import type { EventHandler, StoredEvent } from "../../src/notification/intake/consumer/handler.ts";
+import type { StoreOutcome } from "../../src/notification/intake/consumer/service.ts";
+import { entitlementEvents } from "../../src/notification/intake/handlers/entitlement.ts";
+import { matchmakingEvents } from "../../src/notification/intake/handlers/matchmaking.ts";
+import { pointsEvents } from "../../src/notification/intake/handlers/points.ts";
 import { createNotificationMetrics } from "../../src/notification/metrics.ts";
 import type { Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";

@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import type { JsMsg } from "@nats-io/jetstream";
-import { createQueue, progressEveryMs, trackInHand } from "../../src/notification/nats/in-hand.ts";
+import { createQueue, progressEveryMs, trackInHand } from "../../src/notification/intake/nats/in-hand.ts";
 
 function message() {
   const calls = { working: 0 };

@@ -1,6 +1,6 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createApp } from "../../src/notification/app.ts";
-import { allBound, type ConsumerHealth } from "../../src/notification/consumer/worker.ts";
+import { allBound, type ConsumerHealth } from "../../src/notification/intake/consumer/worker.ts";
 import { createSql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { useTestDatabase } from "../support/infra.ts";

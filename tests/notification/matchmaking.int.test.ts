@@ -5,9 +5,9 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection, nanos } from "@nats-io/transport-node";
-import { createAdvisoryCapture } from "../../src/notification/advisories/worker.ts";
 import type { NotificationConfig } from "../../src/notification/config.ts";
-import { type ConsumerHealth, createEventConsumer } from "../../src/notification/consumer/worker.ts";
+import { createAdvisoryCapture } from "../../src/notification/intake/advisories/worker.ts";
+import { type ConsumerHealth, createEventConsumer } from "../../src/notification/intake/consumer/worker.ts";
 import { replayNatsDlq } from "../../src/notification/ops/nats-dlq.ts";
 import { createWorkers } from "../../src/notification/workers.ts";
 import { createSql } from "../../src/shared/db.ts";

@@ -1,7 +1,7 @@
 // The matchmaking handler (the cases of the Java original's handler tests, with this system's players): what one event yields, and which events can never be stored and so are terminated.
 import { describe, expect, test } from "bun:test";
 import { MatchmakingEvent_EventType } from "../../src/gen/matchmaking_event_pb.ts";
-import { decodeMatchmakingEvent, MATCHMAKING_SYSTEM_USER } from "../../src/notification/handlers/matchmaking.ts";
+import { decodeMatchmakingEvent, MATCHMAKING_SYSTEM_USER } from "../../src/notification/intake/handlers/matchmaking.ts";
 import { matchBytes } from "./helpers.ts";
 
 const rejected = (reason: string) => ({ ok: false as const, reason });

@@ -1,6 +1,6 @@
 // notification_nats_dlq is keyed by (stream, stream_seq): a sequence number is unique only within its stream.
 import { expect, test } from "bun:test";
-import { insertNatsDlqEntry } from "../../src/notification/advisories/queries.ts";
+import { insertNatsDlqEntry } from "../../src/notification/intake/advisories/queries.ts";
 import { useTestDatabase } from "../support/infra.ts";
 
 const f = useTestDatabase("nats_dlq_q", { service: "notification", poolMax: 2 });

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { jetstream } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { type ConsumerHealth, createEventConsumer } from "../../src/notification/consumer/worker.ts";
+import { type ConsumerHealth, createEventConsumer } from "../../src/notification/intake/consumer/worker.ts";
 import type { Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createNatsLink } from "../../src/shared/nats.ts";

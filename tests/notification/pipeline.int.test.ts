@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection, headers as natsHeaders } from "@nats-io/transport-node";
 import type { NotificationConfig } from "../../src/notification/config.ts";
-import type { ConsumerHealth } from "../../src/notification/consumer/worker.ts";
+import type { ConsumerHealth } from "../../src/notification/intake/consumer/worker.ts";
 import { createWorkers } from "../../src/notification/workers.ts";
 import type { Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";

@@ -2,7 +2,7 @@
 // something false) and so are terminated.
 import { describe, expect, test } from "bun:test";
 import { PointsEvent_EventType } from "../../src/gen/points_event_pb.ts";
-import { decodePointsEvent, pointsEvents } from "../../src/notification/handlers/points.ts";
+import { decodePointsEvent, pointsEvents } from "../../src/notification/intake/handlers/points.ts";
 import { pointsBytes } from "./helpers.ts";
 
 const rejected = (reason: string) => ({ ok: false as const, reason });

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { inBatches } from "../../src/notification/nats/pull.ts";
+import { inBatches } from "../../src/notification/intake/nats/pull.ts";
 
 async function* source() {
   yield "a";

@@ -1,7 +1,6 @@
 // The webhook endpoint commands on real rows: list, disable and enable (what waited goes out again), replay; each safe
 // to run twice.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { createSecretBox } from "../../src/notification/endpoints/secrets.ts";
 import {
   ENDPOINTS_USAGE,
   endpointsCommand,
@@ -11,6 +10,7 @@ import {
   setEnabled,
 } from "../../src/notification/ops/endpoints.ts";
 import { resealSecrets } from "../../src/notification/ops/reseal.ts";
+import { createSecretBox } from "../../src/notification/outbound/endpoints/secrets.ts";
 import { endpointApp, endpointConfig, SECRET_KEY, storeNotifications } from "../notification/endpoints.helpers.ts";
 import { useDatabase } from "../notification/helpers.ts";
 

@@ -121,46 +121,69 @@ export function roomCircles(graph: { file: string; target: string }[]): string[]
   return [...next.keys()].filter((node) => reaches(node, node)).sort();
 }
 
-// Entitlement's rooms, top to bottom, and the rooms each may import. A request enters through a feature's route
-// (features/, built on the HTTP kit in edge/), which writes only through write/; the background work (work/) and the
-// operators' tools (ops/, console/) stand on the same rooms. edge/ is the HTTP kit, not the composition: app.ts,
-// workers.ts and main.ts at the root wire the rooms together and nothing but main.ts imports them. Rooms may read the
-// root's settings (config.ts, migrations.ts), which gather what the rooms declare; a circle through them is caught by
-// the circle check.
-const SERVICE = "src/entitlement";
-const ROOMS: Record<string, string[]> = {
-  console: ["ops", "features", "edge", "write"],
-  ops: ["work", "features", "write"],
-  work: ["features", "write"],
-  features: ["edge", "write"],
-  edge: ["write"],
-  write: [],
+// Each service's rooms, top to bottom, and the rooms each may import. In Entitlement a request enters through a
+// feature's route (features/, built on the HTTP kit in edge/), which writes only through write/; the background work
+// (work/) and the operators' tools (ops/, console/) stand on the same rooms. In Notification events come in through
+// intake/ (the JetStream consumers, the handlers that turn events into notifications, the advisories), go out through
+// outbound/ (the configured channel's delivery and the registered webhook endpoints), and players/ serves a player's
+// own inbox and stream; console/ (with the debug inbox) and ops/ are the operators'. app.ts, workers.ts and main.ts
+// at the root wire the rooms together and nothing but main.ts imports them. Rooms may read the root's settings
+// (config.ts, migrations.ts, metrics.ts), which gather what the rooms declare; a circle through them is caught by the
+// circle check.
+const SERVICES: Record<string, { rooms: Record<string, string[]>; settings: string[] }> = {
+  "src/entitlement": {
+    rooms: {
+      console: ["ops", "features", "edge", "write"],
+      ops: ["work", "features", "write"],
+      work: ["features", "write"],
+      features: ["edge", "write"],
+      edge: ["write"],
+      write: [],
+    },
+    settings: ["config.ts", "migrations.ts"],
+  },
+  "src/notification": {
+    rooms: {
+      console: ["ops", "outbound", "intake"],
+      ops: ["outbound", "intake", "retention"],
+      players: ["intake"],
+      outbound: ["intake"],
+      retention: [],
+      intake: [],
+    },
+    settings: ["config.ts", "migrations.ts", "metrics.ts"],
+  },
 };
+const SERVICE = "src/entitlement";
 const COMPOSITION = ["main.ts", "app.ts", "workers.ts"];
-const SETTINGS = ["config.ts", "migrations.ts"];
 
-/** The room (folder) or root file of a path of Entitlement, or undefined outside it. */
-const entryOf = (file: string) => (under(file, SERVICE) ? file.slice(SERVICE.length + 1).split("/")[0] : undefined);
+/** The room (folder) or root file of a path of `service`, or undefined outside it. */
+const entryOf = (service: string, file: string) =>
+  under(file, service) ? file.slice(service.length + 1).split("/")[0] : undefined;
 
-describe("Entitlement's rooms", () => {
-  test("the top level is the composition, the settings and the rooms, at most twelve entries", () => {
-    const top = readdirSync(join(ROOT, SERVICE)).sort();
-    expect(top).toEqual([...COMPOSITION, ...SETTINGS, ...Object.keys(ROOMS)].sort());
-    expect(top.length).toBeLessThanOrEqual(12);
-  });
-
-  test("a room imports only the rooms below it, the root's settings and itself; only main.ts imports the composition", () => {
-    const wrong = edges.flatMap((e) => {
-      const [from, to] = [entryOf(e.file), entryOf(e.target)];
-      if (!from || !to || from === to) return [];
-      if (COMPOSITION.includes(to)) return from === "main.ts" ? [] : [`${e.file} imports ${e.target}`];
-      if (COMPOSITION.includes(from) || SETTINGS.includes(from)) return [];
-      const allowed = [...(ROOMS[from] ?? []), ...SETTINGS];
-      return allowed.includes(to) ? [] : [`${e.file} imports ${e.target}`];
+for (const [service, { rooms, settings }] of Object.entries(SERVICES)) {
+  describe(`${service}'s rooms`, () => {
+    test("the top level is the composition, the settings and the rooms, at most twelve entries", () => {
+      const top = readdirSync(join(ROOT, service)).sort();
+      expect(top).toEqual([...COMPOSITION, ...settings, ...Object.keys(rooms)].sort());
+      expect(top.length).toBeLessThanOrEqual(12);
     });
-    expect(wrong, "a lower room never imports a higher one; move the shared piece down").toEqual([]);
-  });
 
+    test("a room imports only the rooms below it, the root's settings and itself; only main.ts imports the composition", () => {
+      const wrong = edges.flatMap((e) => {
+        const [from, to] = [entryOf(service, e.file), entryOf(service, e.target)];
+        if (!from || !to || from === to) return [];
+        if (COMPOSITION.includes(to)) return from === "main.ts" ? [] : [`${e.file} imports ${e.target}`];
+        if (COMPOSITION.includes(from) || settings.includes(from)) return [];
+        const allowed = [...(rooms[from] ?? []), ...settings];
+        return allowed.includes(to) ? [] : [`${e.file} imports ${e.target}`];
+      });
+      expect(wrong, "a lower room never imports a higher one; move the shared piece down").toEqual([]);
+    });
+  });
+}
+
+describe("Entitlement's write path", () => {
   test("only write/ calls the SQL functions that write", () => {
     const writers = writeFunctions(sqlFiles(`db/entitlement`));
     const calls = files

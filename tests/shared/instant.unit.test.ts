@@ -2,7 +2,7 @@
 // it refuses never reaches the database (a 500 for a request, a terminated event for the consumer).
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { isIsoInstant } from "../../src/notification/handlers/fields.ts";
+import { isIsoInstant } from "../../src/notification/intake/handlers/fields.ts";
 import { addCalendarYears, parseInstant } from "../../src/shared/instant.ts";
 
 describe("parseInstant", () => {

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { type JetStreamManager, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { ensureEntitlementStream } from "../../src/entitlement/work/outbox/stream.ts";
-import { ensureDurable, ensureOwnedStream, ensureStreamExists } from "../../src/notification/nats/streams.ts";
+import { ensureDurable, ensureOwnedStream, ensureStreamExists } from "../../src/notification/intake/nats/streams.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { type NatsConnection, type NatsLink, openNatsLink } from "../../src/shared/nats.ts";
 import { type NatsCluster, startNatsCluster } from "../support/nats-cluster.ts";

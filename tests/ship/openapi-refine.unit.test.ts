@@ -3,7 +3,7 @@
 // every request and response may carry, and the enum of notification types.
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import { NOTIFICATION_TYPES } from "../../src/notification/consumer/handler.ts";
+import { NOTIFICATION_TYPES } from "../../src/notification/intake/consumer/handler.ts";
 import { OPENAPI_DOCS } from "../../tools/docs-openapi.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: a parsed JSON document, read by path.

@@ -3,11 +3,11 @@
 import { consoleHref, type Html, html, sentence, text } from "../../shared/console/html.ts";
 import type { Action, Page } from "../../shared/console/kit.ts";
 import type { Sql } from "../../shared/db.ts";
-import { badRequest } from "../../shared/http/errors.ts";
+import { badRequest, unavailableOr } from "../../shared/http/errors.ts";
 import { isUuid } from "../../shared/ids.ts";
 import type { Logger } from "../../shared/logger.ts";
-import { unavailableOr, validUserId } from "../inbox/service.ts";
 import { listNotificationDlq, requeueDlqNotification } from "../ops/queries.ts";
+import { validUserId } from "./inbox/service.ts";
 import { listUserNotifications } from "./queries.ts";
 
 export type Operator = { name: string };

@@ -7,8 +7,8 @@ import type { Sql } from "../../shared/db.ts";
 import { createRateLimiter } from "../../shared/http/rate-limit.ts";
 import type { Logger } from "../../shared/logger.ts";
 import type { Clock } from "../../shared/runtime.ts";
-import { requireBearer } from "../inbox/service.ts";
 import { endpointActions, endpointPages } from "./endpoint-pages.ts";
+import { requireBearer } from "./inbox/service.ts";
 import { notificationActions, notificationPages, type Operator } from "./pages.ts";
 
 /** Notification has no API rate limit of its own; the operator's console requests get this one. */

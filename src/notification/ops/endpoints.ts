@@ -5,8 +5,8 @@ import { isUuid } from "../../shared/ids.ts";
 import type { OpsDeps } from "../../shared/ops.ts";
 import { systemClock } from "../../shared/runtime.ts";
 import type { NotificationConfig } from "../config.ts";
-import { findEndpoint, listEndpointSummaries } from "../endpoints/queries.ts";
-import { changeEndpoint, type EndpointChangeDeps, replay } from "../endpoints/service.ts";
+import { findEndpoint, listEndpointSummaries } from "../outbound/endpoints/queries.ts";
+import { changeEndpoint, type EndpointChangeDeps, replay } from "../outbound/endpoints/service.ts";
 import { type OpsEnv, parseLimit, withOps } from "./context.ts";
 import { resealSecrets } from "./reseal.ts";
 

@@ -1,5 +1,6 @@
 // The one error envelope, `{code, message}`, for every status (docs/api.md).
 import { Type } from "@sinclair/typebox";
+import { isTransientDbError } from "../db.ts";
 
 const errorProperties = {
   code: Type.String({ description: "Stable, machine-readable; branch on this.", examples: ["BAD_REQUEST"] }),
@@ -117,4 +118,10 @@ export function errorResponse(
   const retry: Record<string, string> =
     status === 503 && !("retry-after" in headers) ? { "retry-after": String(RETRY_AFTER_SECONDS) } : {};
   return jsonResponse(status, { code, message }, { ...retry, ...headers });
+}
+
+/** A database that cannot be reached, or a transaction to retry, is a 503 with Retry-After, never a 500. */
+export function unavailableOr(error: unknown): never {
+  if (isTransientDbError(error)) throw new ApiError(503, "NOT_READY", "database unavailable, retry later");
+  throw error;
 }

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { type JetStreamClient, jetstream } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import type { NotificationConfig } from "../../../src/notification/config.ts";
-import type { ConsumerHealth } from "../../../src/notification/consumer/worker.ts";
+import type { ConsumerHealth } from "../../../src/notification/intake/consumer/worker.ts";
 import { startTestIdp, type TestIdp } from "../../support/idp.ts";
 import { natsUrl, uniqueName, useTestDatabase } from "../../support/infra.ts";
 import { waitUntil } from "../../support/wait.ts";

@@ -5,7 +5,7 @@
 // no gap, even after retention deleted the newest ones.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import postgres from "postgres";
-import { storeProcessedEvents } from "../../../src/notification/consumer/queries.ts";
+import { storeProcessedEvents } from "../../../src/notification/intake/consumer/queries.ts";
 import { migrations, schemaText } from "../../../src/notification/migrations.ts";
 import { createSql, type Sql } from "../../../src/shared/db.ts";
 import { migrate } from "../../../src/shared/migrate.ts";

@@ -1,0 +1,68 @@
+// The `webhook` channel: a JSON POST signed per the Standard Webhooks spec (webhook-id = notification_id, so a
+// receiver can drop the duplicates that at-least-once delivery allows). 2xx is success, 410 Gone is permanent,
+// anything else (timeouts and network errors included) is retried.
+import { Webhook } from "standardwebhooks";
+import type { Clock } from "../../../shared/runtime.ts";
+import { traceparentOf } from "../../../shared/trace-context.ts";
+import { type Delivery, PermanentDeliveryError, type Sender } from "./sender.ts";
+
+export type WebhookOptions = {
+  url: string;
+  secret: string;
+  timeoutMs: number;
+  now: Clock;
+  fetch?: typeof fetch;
+};
+
+/** The JSON body: snake_case like the HTTP API, the event's payload nested as sent by Entitlement. */
+export function webhookBody(d: Delivery): string {
+  return JSON.stringify({
+    notification_id: d.notificationId,
+    event_id: d.eventId,
+    user_id: d.userId,
+    type: d.type,
+    occurred_at: d.occurredAt.toISOString(),
+    payload: d.payload,
+  });
+}
+
+function traceHeaders(): { traceparent?: string } {
+  const traceparent = traceparentOf();
+  return traceparent ? { traceparent } : {};
+}
+
+export function createWebhookSender(options: WebhookOptions): Sender {
+  const signer = new Webhook(options.secret);
+  const doFetch = options.fetch ?? fetch;
+  return async (d) => {
+    const body = webhookBody(d);
+    const at = options.now();
+    const headers = {
+      "content-type": "application/json",
+      "webhook-id": d.notificationId,
+      "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
+      "webhook-signature": signer.sign(d.notificationId, at, body),
+      // The delivery's span (delivery/service.ts): the receiver's spans join the grant's trace.
+      ...traceHeaders(),
+    };
+    let response: Response;
+    try {
+      response = await doFetch(options.url, {
+        method: "POST",
+        headers,
+        body,
+        signal: AbortSignal.timeout(options.timeoutMs),
+        redirect: "manual",
+      });
+    } catch (error) {
+      const timedOut = error instanceof Error && error.name === "TimeoutError";
+      throw new Error(timedOut ? `webhook timed out after ${options.timeoutMs}ms` : "webhook request failed", {
+        cause: error,
+      });
+    }
+    await response.body?.cancel().catch(() => {});
+    if (response.ok) return;
+    if (response.status === 410) throw new PermanentDeliveryError("webhook answered 410 Gone");
+    throw new Error(`webhook answered ${response.status}`);
+  };
+}

@@ -1,0 +1,137 @@
+// One attempt of one endpoint delivery: check the URL's addresses again, sign, POST to a checked address, and record
+// the outcome (SENT; FAILED at the last attempt or on 410 Gone; otherwise PENDING again after a backoff). Never throws.
+import { type BackoffPolicy, backoffMs, errorText } from "../../../shared/backoff.ts";
+import type { Logger } from "../../../shared/logger.ts";
+import type { Clock } from "../../../shared/runtime.ts";
+import { contextOfTraceparent, inSpan, traceparentOf } from "../../../shared/trace-context.ts";
+import { webhookBody } from "../channels/webhook.ts";
+import type { ClaimedDelivery, DeliveryOutcome } from "./delivery-queries.ts";
+import type { OutcomeRecorder } from "./outcomes.ts";
+import { type PostResult, postToEndpoint } from "./post.ts";
+import type { Signer } from "./signing.ts";
+import { allowedAddresses, parseEndpointUrl, type Resolve } from "./url-guard.ts";
+
+/** Characters of a response kept in the attempts log. */
+export const EXCERPT_LENGTH = 1_024;
+
+export type EndpointDeliveryDeps = {
+  log: Logger;
+  now: Clock;
+  sign: Signer;
+  record: OutcomeRecorder;
+  maxAttempts: number;
+  backoff: BackoffPolicy;
+  timeoutMs: number;
+  errorMessageMaxLength: number;
+  allowPrivate: boolean;
+  resolve?: Resolve;
+  random?: () => number;
+};
+
+/** `ownFault`: the service could not even sign (a sealed secret no configured key opens), the endpoint is not to blame. */
+type Attempt = { at: Date; durationMs: number; result?: PostResult; error?: unknown; ownFault?: boolean };
+
+function signedHeaders(deps: EndpointDeliveryDeps, d: ClaimedDelivery, at: Date, body: string) {
+  const traceparent = traceparentOf();
+  return {
+    "content-type": "application/json",
+    "user-agent": "notification-webhooks",
+    "webhook-id": d.notificationId,
+    "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
+    "webhook-signature": deps.sign(d, d.notificationId, at, body),
+    ...(traceparent ? { traceparent } : {}),
+  };
+}
+
+async function attempt(deps: EndpointDeliveryDeps, d: ClaimedDelivery): Promise<Attempt> {
+  const n = d.notification as NonNullable<ClaimedDelivery["notification"]>;
+  const at = deps.now();
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  const body = webhookBody({ notificationId: d.notificationId, ...n });
+  let headers: Record<string, string>;
+  try {
+    headers = signedHeaders(deps, d, at, body);
+  } catch (error) {
+    return { at, durationMs: 0, error, ownFault: true };
+  }
+  try {
+    const url = parseEndpointUrl(d.url);
+    const addresses = await allowedAddresses(url, { allowPrivate: deps.allowPrivate, resolve: deps.resolve });
+    const result = await postToEndpoint({ url, addresses, headers, body, timeoutMs: deps.timeoutMs });
+    return { at, durationMs: elapsed(), result };
+  } catch (error) {
+    return { at, durationMs: elapsed(), error };
+  }
+}
+
+function outcomeOf(deps: EndpointDeliveryDeps, d: ClaimedDelivery, a: Attempt): DeliveryOutcome {
+  const base = {
+    endpointId: d.endpointId,
+    notificationId: d.notificationId,
+    attempt: d.attemptCount,
+    at: a.at,
+    endpointFault: !a.ownFault,
+  };
+  const measured = { durationMs: a.durationMs, statusCode: a.result?.statusCode ?? null };
+  const excerpt = a.result ? a.result.body.slice(0, EXCERPT_LENGTH) : null;
+  const code = a.result?.statusCode;
+  if (code !== undefined && code >= 200 && code < 300) {
+    return { ...base, ...measured, excerpt, status: "SENT", nextAttemptAt: null, error: null };
+  }
+  const error = a.error
+    ? errorText(a.error, deps.errorMessageMaxLength)
+    : `the endpoint answered ${code}${code !== undefined && code >= 300 && code < 400 ? " (redirects are not followed)" : ""}`;
+  const last = code === 410 || d.attemptCount >= deps.maxAttempts;
+  const nextAttemptAt = last ? null : new Date(a.at.getTime() + backoffMs(deps.backoff, d.attemptCount, deps.random));
+  return { ...base, ...measured, excerpt, status: last ? "FAILED" : "PENDING", nextAttemptAt, error };
+}
+
+/** An outcome without a request: the notification is gone, or earlier claims used up every attempt. */
+function unattempted(deps: EndpointDeliveryDeps, d: ClaimedDelivery, error: string): DeliveryOutcome {
+  const common = { durationMs: null, statusCode: null, excerpt: null, nextAttemptAt: null, endpointFault: false };
+  return {
+    endpointId: d.endpointId,
+    notificationId: d.notificationId,
+    attempt: d.attemptCount,
+    at: deps.now(),
+    status: "FAILED",
+    error,
+    ...common,
+  };
+}
+
+async function deliverAttempt(deps: EndpointDeliveryDeps, d: ClaimedDelivery): Promise<DeliveryOutcome> {
+  if (d.notification === null) return unattempted(deps, d, "the notification no longer exists");
+  if (d.attemptCount > deps.maxAttempts) {
+    return unattempted(deps, d, "delivery attempts exhausted: earlier claims expired without an outcome");
+  }
+  return outcomeOf(deps, d, await attempt(deps, d));
+}
+
+/** Sends one claimed delivery inside a span of the notification's trace and records its outcome; never throws. */
+export function deliverToEndpoint(
+  deps: EndpointDeliveryDeps,
+  d: ClaimedDelivery,
+): Promise<DeliveryOutcome | undefined> {
+  const attributes = {
+    "notification.id": d.notificationId,
+    "webhook.endpoint_id": d.endpointId,
+    "notification.attempt": d.attemptCount,
+  };
+  const parent = contextOfTraceparent(d.notification?.traceparent ?? null);
+  return inSpan("notification deliver to endpoint", { parent, attributes }, async () => {
+    const outcome = await deliverAttempt(deps, d);
+    const log = deps.log.child({ endpoint_id: d.endpointId, notification_id: d.notificationId });
+    try {
+      if (!(await deps.record(outcome))) log.warn("lease lost before the delivery's outcome was recorded");
+      // A dead endpoint fails every attempt: its retries are in the attempts log (debug here), its end is a warning.
+      else if (outcome.status === "FAILED") log.warn({ error: outcome.error }, "endpoint delivery FAILED");
+      else if (outcome.status === "PENDING") log.debug({ error: outcome.error }, "endpoint delivery retry scheduled");
+      return outcome;
+    } catch (error) {
+      log.error({ err: error }, "could not record an endpoint delivery; it is tried again when its lease ends");
+      return undefined;
+    }
+  });
+}

@@ -1,0 +1,103 @@
+// The guard against server-side request forgery: an endpoint URL may not reach the service's own network. Checked at
+// registration and again at every delivery, on the addresses the host resolves to right then; the delivery connects
+// to exactly the addresses checked (endpoints/post.ts), so a DNS answer that changes between the check and the
+// connection (rebinding) gains nothing. NOTIFICATION_ENDPOINT_ALLOW_PRIVATE=true lifts the address check (tests, and
+// receivers on a private network).
+import { lookup as dnsLookup } from "node:dns/promises";
+import { BlockList, isIP } from "node:net";
+import { ApiError, badRequest } from "../../../shared/http/errors.ts";
+
+export type Address = { address: string; family: 4 | 6 };
+export type Resolve = (hostname: string) => Promise<Address[]>;
+
+export const MAX_URL_LENGTH = 2048;
+
+const refused = (message: string) => new ApiError(400, "ENDPOINT_URL_NOT_ALLOWED", message);
+
+/** Addresses no endpoint may reach: loopback, private, link-local (cloud metadata), unspecified, mapped and the like. */
+const FORBIDDEN = new BlockList();
+for (const [net, prefix] of [
+  ["0.0.0.0", 8], // "this network", unspecified
+  ["10.0.0.0", 8],
+  ["100.64.0.0", 10], // carrier-grade NAT
+  ["127.0.0.0", 8],
+  ["169.254.0.0", 16], // link-local, 169.254.169.254 the metadata service of most clouds
+  ["172.16.0.0", 12],
+  ["192.0.0.0", 24],
+  ["192.168.0.0", 16],
+  ["198.18.0.0", 15],
+  ["224.0.0.0", 4], // multicast
+  ["240.0.0.0", 4], // reserved, broadcast
+] as const) {
+  FORBIDDEN.addSubnet(net, prefix, "ipv4");
+}
+for (const [net, prefix] of [
+  ["::", 128], // unspecified
+  ["::1", 128],
+  ["64:ff9b::", 96], // NAT64, which could carry any IPv4 address
+  ["fc00::", 7], // unique local
+  ["fe80::", 10], // link-local
+  ["ff00::", 8], // multicast
+] as const) {
+  FORBIDDEN.addSubnet(net, prefix, "ipv6");
+}
+
+/** IPv4-mapped IPv6, refused whatever the IPv4 address; its own list, since a list's IPv6 rule for ::ffff:0:0/96 also
+ * matches every plain IPv4 address. */
+const MAPPED = new BlockList();
+MAPPED.addSubnet("::ffff:0:0", 96, "ipv6");
+
+export function isForbiddenAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 0) return true;
+  if (family === 6 && MAPPED.check(address, "ipv6")) return true;
+  return FORBIDDEN.check(address, family === 4 ? "ipv4" : "ipv6");
+}
+
+/** An endpoint URL as given: http or https, a host, no user info; 400 otherwise. */
+export function parseEndpointUrl(text: string): URL {
+  if (text.length > MAX_URL_LENGTH) throw badRequest(`url must be at most ${MAX_URL_LENGTH} characters`);
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw badRequest("url must be an absolute http or https URL");
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw refused("url must use http or https");
+  if (url.username !== "" || url.password !== "") throw refused("url must not contain user info");
+  if (url.hostname === "") throw badRequest("url must name a host");
+  return url;
+}
+
+/** The URL's host without the brackets of an IPv6 literal. */
+export const hostOf = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, "$1");
+
+export const systemResolve: Resolve = async (hostname) => {
+  const found = await dnsLookup(hostname, { all: true, verbatim: true });
+  return found.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+};
+
+/**
+ * Every address the URL's host stands for, each checked; throws ENDPOINT_URL_NOT_ALLOWED when any is forbidden (one
+ * forbidden answer among several is refused too: a connection may go to any of them) and BAD_REQUEST when the host
+ * does not resolve.
+ */
+export async function allowedAddresses(url: URL, options: { allowPrivate: boolean; resolve?: Resolve }) {
+  const host = hostOf(url);
+  const family = isIP(host);
+  let addresses: Address[];
+  if (family !== 0) addresses = [{ address: host, family: family === 6 ? 6 : 4 }];
+  else {
+    try {
+      addresses = await (options.resolve ?? systemResolve)(host);
+    } catch {
+      throw badRequest(`the host ${host} does not resolve`);
+    }
+  }
+  if (addresses.length === 0) throw badRequest(`the host ${host} does not resolve`);
+  const forbidden = addresses.find((a) => isForbiddenAddress(a.address));
+  if (forbidden && !options.allowPrivate) {
+    throw refused(`${host} is or resolves to an address endpoints may not reach`);
+  }
+  return addresses;
+}
