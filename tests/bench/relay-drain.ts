@@ -12,7 +12,7 @@ import { parseArgs } from "node:util";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import postgres from "postgres";
-import { processCpuSeconds } from "./cpu.ts";
+import { measureCpu } from "./cpu.ts";
 import { rawPublish, seedAndDrainOutbox } from "./relay.ts";
 
 const { values } = parseArgs({
@@ -60,13 +60,26 @@ try {
   try {
     await Bun.sleep(1_500);
     for (let round = 1; round <= Number(values.rounds); round++) {
-      const before = processCpuSeconds(service.pid);
       const prefix = `${tag}r${round}`;
-      const drain = await seedAndDrainOutbox({ sql, count, prefix, timeoutMs: 300_000, progress: () => {} });
-      const used = Math.round((processCpuSeconds(service.pid) - before) * 1000);
+      let cpu = measureCpu({});
+      const drain = await seedAndDrainOutbox({
+        sql,
+        count,
+        prefix,
+        timeoutMs: 300_000,
+        progress: () => {},
+        onCommitted: () => {
+          cpu = measureCpu({ service: service.pid });
+        },
+      });
+      const report = cpu();
+      const perEvent = (seconds: number) => ((seconds / drain.published) * 1e6).toFixed(1);
+      const own = report.seconds.service ?? 0;
+      const busy = report.machineBusy * navigator.hardwareConcurrency * report.elapsedSeconds;
       console.log(
         `relay, round ${round}: ${drain.eventsPerSecond.toFixed(0)} events/s (${drain.published} in ` +
-          `${drain.seconds.toFixed(2)} s); service CPU ${used} ms, ${((used / drain.published) * 1000).toFixed(1)} µs per event`,
+          `${drain.seconds.toFixed(2)} s); machine ${(report.machineBusy * 100).toFixed(0)} % busy; CPU per event: ` +
+          `service ${perEvent(own)} µs, everything else ${perEvent(busy - own)} µs`,
       );
     }
   } finally {
