@@ -7,12 +7,11 @@ import {
   authenticate,
   type Caller,
   callerName,
+  createRouteCheck,
   type EdgeDecision,
   requiredAccess,
-  routeAllowed,
 } from "../shared/auth/guard.ts";
 import { createRefusalReporter } from "../shared/auth/refusal.ts";
-import { type RouteScopes, routeScopes } from "../shared/auth/scope.ts";
 import { ping, type Sql } from "../shared/db.ts";
 import { createHttpApp } from "../shared/http/app.ts";
 import { ApiError } from "../shared/http/errors.ts";
@@ -81,7 +80,7 @@ export type AppDeps = {
 const isConsolePath = (path: string) => path === "/console" || path.startsWith("/console/");
 
 /** A console path may reach only console routes, which check their own session. */
-const CONSOLE: EdgeDecision = { access: "open", route: undefined };
+const CONSOLE: EdgeDecision = { access: "open", route: undefined, under: "/console" };
 
 /** The prefix of the authentication metrics: entitlement_auth_refusals_total, entitlement_auth_jwks_*. */
 export const AUTH_METRICS = "entitlement_auth";
@@ -90,11 +89,9 @@ export function createApp(deps: AppDeps) {
   const registry = deps.registry ?? createRegistry("entitlement");
   const { requestTimeoutMs, limiter, gate } = requestLimits(deps);
   const callers = new WeakMap<Request, Caller>();
-  const decisions = new WeakMap<Request, EdgeDecision>();
+  const routeCheck = createRouteCheck(() => app.routes, deps.log, "every route");
   const onRefusal = createRefusalReporter({ registry, metricPrefix: AUTH_METRICS, log: deps.log });
   const auth: AuthSettings = { ...deps.auth, onRefusal };
-  // Read from the routes' own declarations once every route is mounted, i.e. at the first request.
-  let scopes: RouteScopes | undefined;
   const readiness = createReadiness(() => ping(deps.sql), { timeoutMs: deps.readinessTimeoutMs });
   const routeDeps: RouteDeps = {
     ...commandDeps(deps, registry),
@@ -118,10 +115,9 @@ export function createApp(deps: AppDeps) {
     .onRequest(async ({ request }) => {
       checkHeaderLimits(request.headers);
       const path = requestPath(request);
-      if (deps.console?.enabled && isConsolePath(path)) return void decisions.set(request, CONSOLE);
-      scopes ??= routeScopes(app.routes);
-      const decision = requiredAccess(scopes, request.method, path, auth.metricsPublic);
-      decisions.set(request, decision);
+      if (deps.console?.enabled && isConsolePath(path)) return routeCheck.decide(request, CONSOLE);
+      const decision = requiredAccess(routeCheck.scopes(), request.method, path, auth.metricsPublic);
+      routeCheck.decide(request, decision);
       const caller = await authenticate(auth, decision.access, request.headers.get("authorization"));
       if (!caller) return;
       callers.set(request, caller);
@@ -130,12 +126,7 @@ export function createApp(deps: AppDeps) {
         throw new ApiError(429, "RATE_LIMITED", "rate limit exceeded, retry later", { "retry-after": String(wait) });
       }
     })
-    .onBeforeHandle({ as: "global" }, ({ request, route }) => {
-      const decision = decisions.get(request);
-      if (decision === CONSOLE ? route.startsWith("/console") : routeAllowed(decision, route)) return;
-      deps.log.error({ route }, "a request reached a route the edge did not authorise");
-      throw new ApiError(404, "NOT_FOUND", "no such resource");
-    })
+    .onBeforeHandle({ as: "global" }, ({ request, route }) => routeCheck.check(request, route))
     .use(entitlementRoutes(routeDeps))
     .use(historyRoutes(routeDeps))
     .use(bundleRoutes(routeDeps))

@@ -169,7 +169,7 @@ const consoleNeedsTokens: Rule<EntitlementEnv> = (e) =>
     : undefined;
 
 /**
- * `requireAuth: false` is for the commands that never serve the API (migrate, operator tools): they need neither
+ * `requireAuth: false` is for the subcommands that never serve the API (migrate, operator tools): they need neither
  * tokens nor ENTITLEMENT_AUTH_DISABLED, though tokens that are set must still be valid.
  */
 export function loadEntitlementConfig(

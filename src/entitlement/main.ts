@@ -5,17 +5,17 @@ import pkg from "../../package.json" with { type: "json" };
 import { createKeySource } from "../shared/auth/jwks.ts";
 import { createJwtAuthenticator } from "../shared/auth/jwt.ts";
 import { buildInfo, versionLine } from "../shared/build-info.ts";
-import { type Command, dispatch } from "../shared/cli.ts";
+import { dispatch, type Subcommand } from "../shared/cli.ts";
 import { createRegistry, natsConnectedMetric } from "../shared/metrics.ts";
 import { openNatsLink } from "../shared/nats.ts";
 import { systemClock, workerId } from "../shared/runtime.ts";
-import { lifecycleCommands, type ServiceSpec } from "../shared/service.ts";
+import { lifecycleSubcommands, type ServiceSpec } from "../shared/service.ts";
 import { installTracing } from "../shared/tracing.ts";
 import { AUTH_METRICS, createApp } from "./app.ts";
 import { type EntitlementConfig, loadEntitlementConfig, SECRET_VARIABLES } from "./config.ts";
 import { SCHEMA, schemaText } from "./migrations.ts";
-import { entitlementOpsCommands } from "./ops/commands.ts";
-import { tokenCommand } from "./ops/tokens.ts";
+import { entitlementOpsSubcommands } from "./ops/subcommands.ts";
+import { tokenSubcommand } from "./ops/tokens.ts";
 import { createWakeups } from "./work/wakeups.ts";
 import { createWorkers } from "./workers.ts";
 
@@ -91,16 +91,16 @@ const spec: ServiceSpec<EntitlementConfig> = {
 };
 
 const env = process.env;
-const commands: Command[] = [
+const subcommands: Subcommand[] = [
   // Migrating serves nothing, so it needs no API tokens.
-  ...lifecycleCommands(spec, env, { migrateConfig: (e) => loadEntitlementConfig(e, { requireAuth: false }) }),
-  ...entitlementOpsCommands(env),
-  tokenCommand(),
+  ...lifecycleSubcommands(spec, env, { migrateConfig: (e) => loadEntitlementConfig(e, { requireAuth: false }) }),
+  ...entitlementOpsSubcommands(env),
+  tokenSubcommand(),
 ];
 
 process.exitCode = await dispatch(
   "entitlement",
   process.argv.slice(2),
-  commands,
+  subcommands,
   versionLine(buildInfo("entitlement", pkg.version)),
 );

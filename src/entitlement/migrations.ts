@@ -19,6 +19,7 @@ import apiInstant from "../../db/entitlement/functions/api_instant.sql" with { t
 import entitlementChange from "../../db/entitlement/functions/entitlement_change.sql" with { type: "text" };
 import entitlementExpire from "../../db/entitlement/functions/entitlement_expire.sql" with { type: "text" };
 import entitlementExtend from "../../db/entitlement/functions/entitlement_extend.sql" with { type: "text" };
+import entitlementExtendUndo from "../../db/entitlement/functions/entitlement_extend_undo.sql" with { type: "text" };
 import entitlementGrant from "../../db/entitlement/functions/entitlement_grant.sql" with { type: "text" };
 import entitlementRecord from "../../db/entitlement/functions/entitlement_record.sql" with { type: "text" };
 import entitlementReply from "../../db/entitlement/functions/entitlement_reply.sql" with { type: "text" };
@@ -72,6 +73,7 @@ export const functions = functionList({
   "entitlement_change.sql": entitlementChange,
   "entitlement_expire.sql": entitlementExpire,
   "entitlement_extend.sql": entitlementExtend,
+  "entitlement_extend_undo.sql": entitlementExtendUndo,
   "entitlement_grant.sql": entitlementGrant,
   "entitlement_record.sql": entitlementRecord,
   "entitlement_reply.sql": entitlementReply,

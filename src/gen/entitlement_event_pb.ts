@@ -124,8 +124,10 @@ export enum EntitlementEvent_EventType {
   ENTITLEMENT_REVOKED = 1,
 
   /**
-   * An ACTIVE entitlement's expires_at moved later (header `event_type`: EntitlementExtended). Added after the
-   * original system: a consumer built before it sees an unknown value (the Java original stores "Unrecognized").
+   * An ACTIVE entitlement's expires_at moved (header `event_type`: EntitlementExtended): later by an extension, or
+   * back to the one an extension replaced by the console's undo of it (then `source_id` is `undo:<audit id>`).
+   * Added after the original system: a consumer built before it sees an unknown value (the Java original stores
+   * "Unrecognized").
    *
    * @generated from enum value: ENTITLEMENT_EXTENDED = 2;
    */

@@ -2,12 +2,12 @@
 // PostgreSQL and NATS, listens and starts the loops.
 import pkg from "../../package.json" with { type: "json" };
 import { buildInfo, versionLine } from "../shared/build-info.ts";
-import { type Command, dispatch } from "../shared/cli.ts";
+import { dispatch, type Subcommand } from "../shared/cli.ts";
 import type { Sql } from "../shared/db.ts";
 import { createRegistry, natsConnectedMetric } from "../shared/metrics.ts";
 import { openNatsLink } from "../shared/nats.ts";
 import { systemClock, Waker, workerId } from "../shared/runtime.ts";
-import { lifecycleCommands, type ServiceSpec } from "../shared/service.ts";
+import { lifecycleSubcommands, type ServiceSpec } from "../shared/service.ts";
 import { installTracing } from "../shared/tracing.ts";
 import { createApp } from "./app.ts";
 import { loadNotificationConfig, type NotificationConfig, SECRET_VARIABLES } from "./config.ts";
@@ -15,7 +15,7 @@ import { allBound, type ConsumerHealth } from "./intake/consumer/worker.ts";
 import { eventPipelines } from "./intake/handlers/registry.ts";
 import { createNotificationMetrics } from "./metrics.ts";
 import { SCHEMA, schemaText } from "./migrations.ts";
-import { notificationOpsCommands } from "./ops/commands.ts";
+import { notificationOpsSubcommands } from "./ops/subcommands.ts";
 import { createSecretBox } from "./outbound/endpoints/secrets.ts";
 import { createPlayers } from "./players/setup.ts";
 import { createWorkers } from "./workers.ts";
@@ -99,11 +99,11 @@ const spec: ServiceSpec<NotificationConfig> = {
 };
 
 const env = process.env;
-const commands: Command[] = [...lifecycleCommands(spec, env), ...notificationOpsCommands(env)];
+const subcommands: Subcommand[] = [...lifecycleSubcommands(spec, env), ...notificationOpsSubcommands(env)];
 
 process.exitCode = await dispatch(
   "notification",
   process.argv.slice(2),
-  commands,
+  subcommands,
   versionLine(buildInfo("notification", pkg.version)),
 );

@@ -5,27 +5,32 @@ import { ConfigError, EXIT_CONFIG } from "./config.ts";
 
 export const EXIT_USAGE = 2;
 
-export type Command = {
+export type Subcommand = {
   name: string;
   summary: string;
   /** Receives the arguments after the subcommand; returns the exit code. */
   run: (args: string[]) => Promise<number>;
 };
 
-export function usage(program: string, commands: Command[]): string {
-  const width = Math.max(...commands.map((c) => c.name.length));
+export function usage(program: string, subcommands: Subcommand[]): string {
+  const width = Math.max(...subcommands.map((c) => c.name.length));
   return [
     `usage: ${program} [command] [args]   (no command: serve; --version: what is built)`,
     "",
     "commands:",
-    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    ...subcommands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
   ].join("\n");
 }
 
-export async function dispatch(program: string, argv: string[], commands: Command[], version: string): Promise<number> {
+export async function dispatch(
+  program: string,
+  argv: string[],
+  subcommands: Subcommand[],
+  version: string,
+): Promise<number> {
   const [first, ...rest] = argv;
   if (first === "--help" || first === "-h" || first === "help") {
-    console.log(usage(program, commands));
+    console.log(usage(program, subcommands));
     return 0;
   }
   if (first === "--version" && rest.length === 0) {
@@ -33,16 +38,16 @@ export async function dispatch(program: string, argv: string[], commands: Comman
     return 0;
   }
   const name = first ?? "serve";
-  const command = commands.find((c) => c.name === name);
-  if (!command) {
-    console.error(`${program}: unknown command or flag '${name}'\n${usage(program, commands)}`);
+  const subcommand = subcommands.find((c) => c.name === name);
+  if (!subcommand) {
+    console.error(`${program}: unknown command or flag '${name}'\n${usage(program, subcommands)}`);
     return EXIT_USAGE;
   }
-  return command.run(rest);
+  return subcommand.run(rest);
 }
 
 /** Wraps a subcommand that takes no arguments: anything after it is a usage error (exit 2). */
-export function withoutArgs(program: string, name: string, run: () => Promise<number>): Command["run"] {
+export function withoutArgs(program: string, name: string, run: () => Promise<number>): Subcommand["run"] {
   return async (args) => {
     if (args.length === 0) return run();
     console.error(`${program} ${name}: unexpected argument '${args[0]}'\nusage: ${program} ${name}`);
@@ -51,9 +56,9 @@ export function withoutArgs(program: string, name: string, run: () => Promise<nu
 }
 
 /**
- * Loads the configuration a command needs, then runs it. Invalid configuration prints every problem on a line of its
- * own (`<program>: configuration: <problem>`) and returns 78 without running `body`. Every command (serve, migrate,
- * healthcheck, the operator commands) loads its configuration through here.
+ * Loads the configuration a subcommand needs, then runs it. Invalid configuration prints every problem on a line of its
+ * own (`<program>: configuration: <problem>`) and returns 78 without running `body`. Every subcommand (serve, migrate,
+ * healthcheck, the operator subcommands) loads its configuration through here.
  */
 export async function withConfig<C>(
   program: string,

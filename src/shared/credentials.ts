@@ -1,5 +1,5 @@
 // Credentials inside URL-like values (DATABASE_URL, NATS_URL, a webhook or OTLP endpoint): hidden before a value is
-// printed in a configuration problem, a log line or an operator command's error.
+// printed in a configuration problem, a log line or an operator subcommand's error.
 
 /** A `password` query parameter and everything after it: an unencoded `&` or `#` in the password must not end it. */
 const PASSWORD_PARAMETER = /([?&]password=)[\s\S]*$/i;

@@ -1,6 +1,6 @@
 // `<service> healthcheck`: asks the running service's own /readyz, so an image FROM scratch (no shell, no curl) can
 // still have a container health check. Exit 0 when ready, 1 otherwise, 78 on bad configuration.
-import { type Command, EXIT_USAGE, withConfig } from "./cli.ts";
+import { EXIT_USAGE, type Subcommand, withConfig } from "./cli.ts";
 
 export async function probeReadiness(port: number, timeoutMs = 3_000): Promise<number> {
   try {
@@ -14,7 +14,7 @@ export async function probeReadiness(port: number, timeoutMs = 3_000): Promise<n
 }
 
 /** `portOf` reads the service's configuration (and throws ConfigError when it is invalid). */
-export function healthcheckCommand(service: string, portOf: () => number): Command {
+export function healthcheckSubcommand(service: string, portOf: () => number): Subcommand {
   return {
     name: "healthcheck",
     summary: "exit 0 when the service on PORT answers /readyz with 200 (container health checks)",

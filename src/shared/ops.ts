@@ -1,5 +1,5 @@
-// What every operator command opens: the service's configuration from the environment and one PostgreSQL connection
-// of its own. Each command prints one human-readable line per fact or change and returns its exit code.
+// What every operator subcommand opens: the service's configuration from the environment and one PostgreSQL connection
+// of its own. Each subcommand prints one human-readable line per fact or change and returns its exit code.
 import { withConfig } from "./cli.ts";
 import { createSql, type Sql } from "./db.ts";
 
@@ -15,7 +15,7 @@ export type Out = (line: string) => void;
 const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/g;
 
 /**
- * A line as it may reach an operator's terminal: what the commands print comes partly from stored data (ids, error
+ * A line as it may reach an operator's terminal: what the subcommands print comes partly from stored data (ids, error
  * texts), and an ESC or a newline there could rewrite the screen or forge lines, a bidi override reverse them. Every
  * UNPRINTABLE character is shown as `\xNN` / `\uNNNN` instead (docs/operations.md); a missing value is `none`.
  */

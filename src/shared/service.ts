@@ -2,7 +2,7 @@
 // advisory lock, serve HTTP, run background workers, and on SIGTERM/SIGINT stop taking requests, let workers finish
 // their batch, close connections and exit 0.
 import type { AnyElysia } from "elysia";
-import { type Command, withConfig, withoutArgs } from "./cli.ts";
+import { type Subcommand, withConfig, withoutArgs } from "./cli.ts";
 import { createSql, type Sql } from "./db.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import { type MigrationLog, migrate, type SchemaText } from "./migrate.ts";
@@ -57,11 +57,11 @@ export function runServe<C>(spec: ServiceSpec<C>, env: Env): Promise<number> {
  * The `serve` (the default) and `migrate` subcommands of a service's executable. `migrateConfig` loads the
  * configuration for `migrate` when it needs less than `serve` (Entitlement: no API tokens).
  */
-export function lifecycleCommands<C>(
+export function lifecycleSubcommands<C>(
   spec: ServiceSpec<C>,
   env: Env,
   options: { migrateConfig?: ServiceSpec<C>["loadConfig"] } = {},
-): Command[] {
+): Subcommand[] {
   const migrateSpec = options.migrateConfig ? { ...spec, loadConfig: options.migrateConfig } : spec;
   return [
     {

@@ -5,6 +5,8 @@
 //   bun tests/bench/audit-search.ts                     10 million rows on a cluster of its own
 //   bun tests/bench/audit-search.ts --rows 20000        a first look
 //   bun tests/bench/audit-search.ts --url postgres://…  on that server, in a database of its own (dropped after)
+//   bun tests/bench/audit-search.ts --diagnose          also times each kind again under each plan_cache_mode and
+//                                                       prints its slowest searches (which sample, which filter)
 import { parseArgs } from "node:util";
 import postgres from "postgres";
 import type { AuditFilter } from "../../src/entitlement/features/audit/queries.ts";
@@ -18,6 +20,7 @@ const { values } = parseArgs({
     rows: { type: "string", default: "10000000" },
     samples: { type: "string", default: "200" },
     url: { type: "string" },
+    diagnose: { type: "boolean", default: false },
   },
 });
 const ROWS = Number(values.rows);
@@ -110,11 +113,49 @@ async function measure(sql: postgres.Sql): Promise<void> {
   for (const line of table) console.log(line);
 }
 
+type Sample = { i: number; ms: number; filter: AuditFilter; secondPage: boolean };
+
+/** The samples of one kind, each with its filter, so that the slowest can be looked at. */
+async function samples(sql: postgres.Sql, filter: () => AuditFilter): Promise<Sample[]> {
+  const out: Sample[] = [];
+  for (let i = 0; i < SAMPLES; i++) {
+    const f = filter();
+    const started = performance.now();
+    const page = await searchAuditPage(sql, { filter: f });
+    const cursor = i % 2 === 1 ? page.nextCursor : null;
+    if (cursor) await searchAuditPage(sql, { filter: f, cursor });
+    const secondPage = cursor !== null;
+    out.push({ i, ms: performance.now() - started, filter: f, secondPage });
+  }
+  return out;
+}
+
+/**
+ * Each kind again under each plan_cache_mode (postgres.js prepares every statement: from the sixth run PostgreSQL may
+ * switch to a generic plan), with the slowest searches: a slow first sample is a cold cache, a slow sixth one the plan.
+ */
+async function diagnose(sql: postgres.Sql): Promise<void> {
+  for (const mode of ["auto", "force_custom_plan", "force_generic_plan"]) {
+    await sql.unsafe(`set plan_cache_mode = ${mode}`);
+    for (const [kind, filter] of Object.entries(KINDS)) {
+      const all = await samples(sql, filter);
+      const s = summarize(all.map((x) => x.ms));
+      const slow = [...all].sort((a, b) => b.ms - a.ms).slice(0, 3);
+      const said = slow.map((x) => `#${x.i} ${round(x.ms)} ms${x.secondPage ? " (2 pages)" : ""}`).join(", ");
+      console.log(
+        `${mode.padEnd(18)} ${kind.padEnd(24)} p50 ${round(s.p50)} ms p99 ${round(s.p99)} ms; slowest ${said}`,
+      );
+    }
+  }
+  await sql`reset plan_cache_mode`;
+}
+
 const db = await openBenchDatabase(values.url, "audit");
 const sql = postgres(db.url, { max: 1, onnotice: () => {}, connection: { search_path: SCHEMA } });
 try {
   await fill(sql);
   await measure(sql);
+  if (values.diagnose) await diagnose(sql);
 } finally {
   await sql.end();
   await db.stop();

@@ -42,17 +42,22 @@ function machineTicks(): { busy: number; total: number } {
   return { busy: total - idle, total };
 }
 
-export type CpuReport = { machineBusy: number; seconds: Record<string, number> };
+export type CpuReport = { machineBusy: number; seconds: Record<string, number>; elapsedSeconds: number };
 
 /** Starts measuring; the returned function gives the share of the machine that was busy and CPU seconds per name. */
 export function measureCpu(pids: Record<string, number>): () => CpuReport {
   const machine = machineTicks();
+  const started = performance.now();
   const all = { ...pids, harness: process.pid };
   const before = Object.fromEntries(Object.entries(all).map(([name, pid]) => [name, processCpuSeconds(pid)]));
   return () => {
     const m = machineTicks();
     const seconds: Record<string, number> = {};
     for (const [name, pid] of Object.entries(all)) seconds[name] = processCpuSeconds(pid) - (before[name] ?? 0);
-    return { machineBusy: (m.busy - machine.busy) / Math.max(1, m.total - machine.total), seconds };
+    return {
+      machineBusy: (m.busy - machine.busy) / Math.max(1, m.total - machine.total),
+      seconds,
+      elapsedSeconds: (performance.now() - started) / 1000,
+    };
   };
 }

@@ -13,6 +13,8 @@ export async function seedAndDrainOutbox(args: {
   prefix: string;
   timeoutMs: number;
   progress: (line: string) => void;
+  /** Called once the backlog is committed, before the relay hears of it (where a CPU measurement starts). */
+  onCommitted?: () => void;
 }): Promise<{ eventsPerSecond: number; seconds: number; published: number }> {
   const { sql, prefix } = args;
   await sql`
@@ -25,6 +27,7 @@ export async function seedAndDrainOutbox(args: {
         'source_id', 'p-' || g, 'version', 0, 'trace_id', md5(id::text)),
       'PENDING', 0, now()
     from s`;
+  args.onCommitted?.();
   const committed = Date.now();
   otherReplica(sql).committed({ events: true });
   const deadline = committed + args.timeoutMs;

@@ -296,14 +296,20 @@ async function runPhases(options: BenchOptions, target: BenchPostgres): Promise<
     progress(`relay drain: stopping notification, inserting ${options.events} PENDING outbox rows`);
     await notification.stop();
     running.splice(running.indexOf(notification), 1);
+    let cpu = measureCpu({});
     const drain = await seedAndDrainOutbox({
       sql,
       count: options.events,
       prefix: `drain-${tag}`,
       timeoutMs: 600_000,
       progress: detail,
+      onCommitted: () => {
+        cpu = measureCpu({ entitlement: entitlement.pid });
+      },
     });
+    const drainCpu = cpu();
     progress(`relay drain: raw publish of ${options.events} messages, windows of ${options.publishWindow}`);
+    cpu = measureCpu({});
     const raw = await rawPublish(nc, {
       stream: `bench-${tag}-raw`,
       subject: `bench.${tag}.raw`,
@@ -315,6 +321,8 @@ async function runPhases(options: BenchOptions, target: BenchPostgres): Promise<
     add(`relay drain (${drain.published} events)`, drain.eventsPerSecond, "events/s");
     add(`raw publish (window ${options.publishWindow})`, raw.eventsPerSecond, "events/s");
     add("relay ÷ raw publish", drain.eventsPerSecond / raw.eventsPerSecond, "", { op: ">=", value: 0.6 });
+    reportEventCpu(add, "relay drain", drainCpu, drain, "entitlement");
+    reportEventCpu(add, "raw publish", cpu(), { ...raw, published: options.events }, "harness");
 
     progress(`notification ingest: backlog of ${options.events} events, starting notification (delivery off)`);
     await fillBacklog(nc, {
@@ -654,3 +662,24 @@ const mains = { points: mainPoints, growth: mainGrowth, players: mainPlayers };
     process.exit(1);
   },
 );
+
+/**
+ * Where a phase's CPU went, per event: the machine's busy share, the named process (the relay's service, or the
+ * harness that publishes), and everything else (PostgreSQL's backends, nats-server, the harness's polling). When the
+ * machine is busy near 100 %, the phase is bound by the CPU those per-event costs add up to.
+ */
+function reportEventCpu(
+  add: (name: string, value: number, unit: string) => void,
+  phase: string,
+  cpu: CpuReport,
+  run: { seconds: number; published: number },
+  process: string,
+): void {
+  // The busy share is of the whole measured window, a little longer than the run (the harness's last poll).
+  const busy = cpu.machineBusy * navigator.hardwareConcurrency * cpu.elapsedSeconds;
+  const own = cpu.seconds[process] ?? 0;
+  const perEvent = (s: number) => (s / Math.max(1, run.published)) * 1e6;
+  add(`machine CPU busy, ${phase}`, cpu.machineBusy * 100, "%");
+  add(`CPU per event, ${phase}: ${process}`, perEvent(own), "µs");
+  add(`CPU per event, ${phase}: everything else`, perEvent(busy - own), "µs");
+}

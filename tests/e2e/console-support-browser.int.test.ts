@@ -1,7 +1,8 @@
 // Entitlement's support pages in a real browser (headless Chromium) against the service started as a process: a bulk
 // file uploaded through the file input shows its preview counts, is applied (the run page reloads itself until the
-// result), and applied again changes nothing; a grant made in the console is undone from its history row; the audit
-// search finds the rows of a user. CONSOLE_SCREENSHOTS=1 also writes the pages to docs/console/*.png.
+// result), and applied again changes nothing; a grant and an extension made in the console are undone from their
+// history rows; the audit search finds the rows of a user. CONSOLE_SCREENSHOTS=1 also writes the pages to
+// docs/console/*.png.
 import { afterAll, beforeAll, expect, setDefaultTimeout } from "bun:test";
 import { mkdirSync } from "node:fs";
 import type { Page } from "playwright-core";
@@ -138,4 +139,33 @@ test("undo of a console grant from its history row, then the audit search finds 
   expect(await rows.count()).toBe(2);
   expect(await rows.first().textContent(), "newest first").toContain("REVOKE");
   await screenshot(page, "entitlement-audit");
+});
+
+test("undo of a console extension from its history row: the expiry it replaced is back", async () => {
+  const page = await (browser as Browser).context.newPage();
+  const user = `player-${uniqueName("undo_extend")}`;
+  const [first, later] = [10, 40].map((days) => new Date(Date.now() + days * 86_400_000).toISOString());
+  await page.goto(`${base}/console/users?user_id=${user}`);
+  const grant = page.locator("form[data-testid=grant-form]");
+  await grant.locator("input[name=stock_keeping_unit]").fill("pass");
+  await grant.locator("input[name=reason]").fill("support");
+  await grant.locator("input[name=expires_at]").fill(first as string);
+  await Promise.all([page.waitForURL(/user_id=/), grant.locator("button[type=submit]").click()]);
+  const extend = page.locator("form[data-testid=extend-form]");
+  await extend.locator("input[name=expires_at]").fill(later as string);
+  await extend.locator("input[name=reason]").fill("support");
+  await Promise.all([page.waitForURL(/user_id=/), extend.locator("button[type=submit]").click()]);
+  expect(await page.locator("[data-testid=entitlement-row]").textContent()).toContain(later as string);
+
+  await Promise.all([page.waitForURL(/\/console\/history/), page.locator("[data-testid=entitlement-row] a").click()]);
+  const row = page.locator("[data-testid=history-row]", { has: page.locator("[data-testid=undo]") });
+  expect(await row.textContent(), "the extension offers the undo").toContain("EXTEND");
+  await row.locator("input[name=reason]").fill("extended by mistake");
+  await Promise.all([page.waitForURL(/\/console\/history/), row.locator("[data-testid=undo]").click()]);
+  expect(await page.locator("[data-testid=notice]").textContent()).toContain("Undid the extension");
+  expect(await page.locator("[data-testid=history-row]").first().textContent()).toContain("undo:");
+  expect(await page.locator("[data-testid=undo]").count(), "an undone change offers no undo").toBe(0);
+  await page.goto(`${base}/console/users?user_id=${user}`);
+  expect(await page.locator("[data-testid=entitlement-row]").textContent()).toContain(first as string);
+  await page.close();
 });

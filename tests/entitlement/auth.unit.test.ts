@@ -4,7 +4,7 @@ import { describe, expect, test } from "bun:test";
 import { createApp } from "../../src/entitlement/app.ts";
 import { loadEntitlementConfig } from "../../src/entitlement/config.ts";
 import { createGate } from "../../src/entitlement/edge/limits/gate.ts";
-import { tokenCommand } from "../../src/entitlement/ops/tokens.ts";
+import { tokenSubcommand } from "../../src/entitlement/ops/tokens.ts";
 import { loadNotificationConfig } from "../../src/notification/config.ts";
 import { authenticate, bearerToken, requiredAccess } from "../../src/shared/auth/guard.ts";
 import { routeScopes } from "../../src/shared/auth/scope.ts";
@@ -297,7 +297,7 @@ describe("configuration", () => {
 describe("entitlement token new NAME SCOPES", () => {
   async function run(args: string[]) {
     const lines: string[] = [];
-    const code = await tokenCommand((line) => lines.push(line)).run(args);
+    const code = await tokenSubcommand((line) => lines.push(line)).run(args);
     return { code, lines };
   }
 

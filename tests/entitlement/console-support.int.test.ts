@@ -1,9 +1,13 @@
 // The support work of Entitlement's console beyond one user, through the real app on its own database: a bulk file
 // uploaded, previewed without a change, applied in the background and applied again (nothing more changes), its
-// result downloaded as CSV; the undo of a console change (once; a second undo changes nothing); the audit search by
-// each filter, newest first, paged. A reader token may search but not upload.
+// result downloaded as CSV; the undo of a console change (a grant, a revoke, an extension; once: a second undo changes
+// nothing), and its refusals; the audit search by each filter, newest first, paged. A reader token may search but not
+// upload.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { Registry } from "prom-client";
 import { createApp } from "../../src/entitlement/app.ts";
+import { executeExtensionUndo } from "../../src/entitlement/features/extensions/undo.ts";
+import { createCommandMetrics } from "../../src/entitlement/write/metrics.ts";
 import { parseTokenEntries, tokenEntryLine } from "../../src/shared/auth/tokens.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { type ConsoleClient, consoleClient, hiddenField, signIn } from "../support/console-client.ts";
@@ -214,25 +218,6 @@ test("undo of a revoke grants again with the expiry the revoke cleared; a revoke
   expect(row?.status).toBe("ACTIVE");
   expect(row?.expires_at?.toISOString(), "the expiry the revoke cleared is back").toBe(expiry);
 
-  // An extension is not undone here (the command path moves an expiry later only): not offered, refused if posted.
-  await act("grant", "undo-u6", { expires_at: expiry });
-  await act("extend", "undo-u6", { expires_at: new Date(Date.now() + 60 * 86_400_000).toISOString() });
-  expect(await undoFrom(client, "undo-u6", "pass"), "no undo offered for an extension").toBeUndefined();
-  const [extension] = await f.sql<{ audit_id: string }[]>`
-    select audit_id from entitlement_audit where user_id = 'undo-u6' and action = 'EXTEND'`;
-  const page = await client.get("/console/users?user_id=undo-u6");
-  await client.post("/console/actions/undo", {
-    csrf: hiddenField(page.text, "csrf", 'data-testid="grant-form"'),
-    form_token: hiddenField(page.text, "form_token", 'data-testid="grant-form"'),
-    user_id: "undo-u6",
-    stock_keeping_unit: "pass",
-    audit_id: extension?.audit_id as string,
-    reason: "mistake",
-  });
-  expect((await client.get("/console/users?user_id=undo-u6")).text).toContain(
-    "an extension moves an expiry later only",
-  );
-
   await act("revoke", "undo-u4");
   expect(await undoFrom(client, "undo-u4", "pass"), "nothing was granted, so nothing to undo").toBeUndefined();
 
@@ -247,6 +232,150 @@ test("undo of a revoke grants again with the expiry the revoke cleared; a revoke
   const [bundled] = await f.sql<{ status: string; expires_at: Date | null }[]>`
     select status, expires_at from entitlements where user_id = 'undo-u5' and stock_keeping_unit = 'pass'`;
   expect(bundled).toEqual({ status: "ACTIVE", expires_at: new Date(expiry) });
+});
+
+/** A console change of `user`'s pass from the user's page, with the page's fresh form token. */
+async function change(client: ConsoleClient, action: string, user: string, extra: Record<string, string> = {}) {
+  const page = await client.get(`/console/users?user_id=${user}`);
+  return client.post(`/console/actions/${action}`, {
+    csrf: hiddenField(page.text, "csrf", 'data-testid="grant-form"'),
+    form_token: hiddenField(page.text, "form_token", 'data-testid="grant-form"'),
+    user_id: user,
+    stock_keeping_unit: "pass",
+    reason: "support",
+    ...extra,
+  });
+}
+
+const inDays = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString();
+const auditOf = (user: string) => f.sql<{ action: string; source_id: string; source: string; version: number }[]>`
+  select action, source_id, source, version::int from entitlement_audit where user_id = ${user} order by version`;
+const noticeOf = async (client: ConsoleClient, user: string) =>
+  (await client.get(`/console/users?user_id=${user}`)).text;
+
+test("undo of an extension: the expiry it replaced is back, audited as its undo, one event; twice changes nothing more", async () => {
+  const client = await signedIn(TOKENS.admin);
+  const [first, later] = [inDays(10), inDays(40)];
+  await change(client, "grant", "undo-x1", { expires_at: first });
+  await change(client, "extend", "undo-x1", { expires_at: later });
+  const [extension] = await f.sql<{ audit_id: string }[]>`
+    select audit_id from entitlement_audit where user_id = 'undo-x1' and action = 'EXTEND'`;
+  const undo = await undoFrom(client, "undo-x1", "pass", "extended by mistake");
+  expect(undo?.fields.audit_id, "the extension offers the undo").toBe(extension?.audit_id as string);
+  expect(await noticeOf(client, "undo-x1")).toContain("Undid the extension, version 2");
+
+  const [row] = await f.sql<{ status: string; version: number; expires_at: Date }[]>`
+    select status, version::int, expires_at from entitlements where user_id = 'undo-x1'`;
+  expect(row).toEqual({ status: "ACTIVE", version: 2, expires_at: new Date(first) });
+  const undoId = `undo:${extension?.audit_id}`;
+  expect((await auditOf("undo-x1")).at(-1)).toEqual({
+    action: "EXTEND",
+    source_id: undoId,
+    source: "extended by mistake",
+    version: 2,
+  });
+  const [record] = await f.sql<{ response_code: number }[]>`
+    select response_code from idempotency_keys
+    where caller = 'console:lead' and idem_key = ${`console-undo-${extension?.audit_id}`}`;
+  expect(record?.response_code, "remembered under the undo's key").toBe(200);
+  const events = await f.sql<{ event_type: string; payload: Record<string, unknown> }[]>`
+    select event_type, payload from outbox_events where aggregate_key = 'undo-x1:pass' order by created_at`;
+  expect(events.map((e) => e.event_type)).toEqual(["EntitlementGranted", "EntitlementExtended", "EntitlementExtended"]);
+  expect(events[2]?.payload).toMatchObject({ expires_at: first, version: 2, source_id: undoId });
+  const [expiry] = await f.sql<{ status: string; due_at: Date }[]>`
+    select status, due_at from entitlement_expiries where user_id = 'undo-x1'`;
+  expect(expiry, "the expiry is due at the earlier time again").toEqual({ status: "PENDING", due_at: new Date(first) });
+
+  await client.post("/console/actions/undo", { ...(undo?.fields as Record<string, string>) });
+  expect(await noticeOf(client, "undo-x1")).toContain("Already undone");
+  expect((await auditOf("undo-x1")).length, "undoing twice changes nothing more").toBe(3);
+  expect(await undoFrom(client, "undo-x1", "pass"), "the undo offers no undo in turn").toBeUndefined();
+});
+
+test("undo of an extension is refused when the entitlement changed since or the expiry it replaced has passed", async () => {
+  const client = await signedIn(TOKENS.admin);
+  const post = async (user: string, auditId: string) => {
+    const page = await client.get(`/console/users?user_id=${user}`);
+    await client.post("/console/actions/undo", {
+      csrf: hiddenField(page.text, "csrf", 'data-testid="grant-form"'),
+      form_token: hiddenField(page.text, "form_token", 'data-testid="grant-form"'),
+      user_id: user,
+      stock_keeping_unit: "pass",
+      audit_id: auditId,
+      reason: "mistake",
+    });
+    return noticeOf(client, user);
+  };
+  const extensions = async (user: string) =>
+    f.sql<{ audit_id: string }[]>`
+      select audit_id from entitlement_audit where user_id = ${user} and action = 'EXTEND' order by version`;
+
+  // Extended twice: the first extension is no longer the latest change.
+  await change(client, "grant", "undo-x2", { expires_at: inDays(10) });
+  await change(client, "extend", "undo-x2", { expires_at: inDays(20) });
+  await change(client, "extend", "undo-x2", { expires_at: inDays(30) });
+  const [older] = await extensions("undo-x2");
+  expect(await post("undo-x2", older?.audit_id as string)).toContain("The entitlement has changed since");
+  expect((await auditOf("undo-x2")).length, "nothing written").toBe(3);
+
+  // Granted to expire in two minutes, extended, then the two minutes pass: restoring it would revoke the item at once.
+  await change(client, "grant", "undo-x3", { expires_at: new Date(Date.now() + 120_000).toISOString() });
+  await change(client, "extend", "undo-x3", { expires_at: inDays(30) });
+  const [extension] = await extensions("undo-x3");
+  clock.at = new Date(Date.now() + 180_000);
+  try {
+    expect(await post("undo-x3", extension?.audit_id as string)).toContain(
+      "the expiry before the extension has passed",
+    );
+  } finally {
+    clock.at = undefined;
+  }
+  const [row] = await f.sql<{ version: number; expires_at: Date }[]>`
+    select version::int, expires_at from entitlements where user_id = 'undo-x3'`;
+  expect(row?.version, "nothing changed").toBe(1);
+
+  // After a bundle grant the expiry before the extension is not recorded (its detail has none, the row was rewritten).
+  const up = await upload(
+    client,
+    `user_id,stock_keeping_unit,action,reason,expires_at\nundo-x4,pass,grant,r,${inDays(10)}\nundo-x4,cape,grant,r,${inDays(10)}\n`,
+  );
+  await applyUploaded(client, up.location as string);
+  await change(client, "extend", "undo-x4", { expires_at: inDays(30) });
+  const [afterBundle] = await extensions("undo-x4");
+  expect(await post("undo-x4", afterBundle?.audit_id as string)).toContain("is not recorded");
+});
+
+test("the undo of an extension checks the version again under the lock: a change in between refuses it", async () => {
+  const client = await signedIn(TOKENS.admin);
+  const [first, later] = [inDays(10), inDays(40)];
+  await change(client, "grant", "undo-x5", { expires_at: first });
+  await change(client, "extend", "undo-x5", { expires_at: later });
+  const deps = {
+    sql: f.sql,
+    now: () => new Date(),
+    idempotencyTtlMs: 86_400_000,
+    statementTimeoutMs: 5_000,
+    metrics: createCommandMetrics(new Registry()),
+  };
+  const command = (key: string, version: number) => ({
+    body: {
+      user_id: "undo-x5",
+      stock_keeping_unit: "pass",
+      reason: "r",
+      purchase_id: "undo:x",
+      expires_at: first,
+      version,
+    },
+    idempotencyKey: key,
+    traceId: "t",
+    caller: "console:lead",
+  });
+  const stale = await executeExtensionUndo(deps, command("stale", 0));
+  expect(stale).toMatchObject({ kind: "state_conflict", status: 409 });
+  expect((stale.body as { message: string }).message).toBe("the entitlement has changed since the extension");
+  expect((await auditOf("undo-x5")).length, "nothing written").toBe(2);
+  const current = await executeExtensionUndo(deps, command("current", 1));
+  expect(current).toMatchObject({ kind: "applied", status: 200, body: { version: 2, expires_at: first } });
 });
 
 test("audit search: by user, SKU, caller, action and time, newest first, paged", async () => {

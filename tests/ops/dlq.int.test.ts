@@ -1,7 +1,7 @@
 // The notification DLQ commands on real rows: requeue moves FAILED back to PENDING and deletes the DLQ row in one
 // transaction, touches nothing else, and a second run does nothing.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { DLQ_USAGE, dlqCommand, printNotificationDlq, requeueNotification } from "../../src/notification/ops/dlq.ts";
+import { DLQ_USAGE, dlqSubcommand, printNotificationDlq, requeueNotification } from "../../src/notification/ops/dlq.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
 
@@ -85,12 +85,12 @@ describe("dlq list and the dlq command", () => {
   test("usage errors exit 2; requeue through the command exits 0", async () => {
     const env = { DATABASE_URL: db.url };
     for (const args of [[], ["list", "--limit"], ["list", "--limit", "0"], ["requeue"], ["requeue", "x"], ["purge"]]) {
-      expect(await dlqCommand(env).run(args)).toBe(2);
+      expect(await dlqSubcommand(env).run(args)).toBe(2);
     }
     expect(DLQ_USAGE).toContain("requeue <notification_id>");
     const id = await insertNotification("FAILED", { dlq: true });
-    expect(await dlqCommand(env).run(["requeue", id])).toBe(0);
+    expect(await dlqSubcommand(env).run(["requeue", id])).toBe(0);
     expect(await snapshot(id)).toMatchObject({ status: "PENDING", dlq: 0 });
-    expect(await dlqCommand(env).run(["list", "--limit", "5"])).toBe(0);
+    expect(await dlqSubcommand(env).run(["list", "--limit", "5"])).toBe(0);
   });
 });

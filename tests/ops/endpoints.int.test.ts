@@ -3,7 +3,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import {
   ENDPOINTS_USAGE,
-  endpointsCommand,
+  endpointsSubcommand,
   parseEndpointsArgs,
   printEndpoints,
   replayEndpoint,
@@ -121,7 +121,7 @@ describe("notification endpoints", () => {
     const original = console.error;
     console.error = (line: string) => errors.push(line);
     try {
-      expect(await endpointsCommand({}).run(["frobnicate"])).toBe(2);
+      expect(await endpointsSubcommand({}).run(["frobnicate"])).toBe(2);
     } finally {
       console.error = original;
     }

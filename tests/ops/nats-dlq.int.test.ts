@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type JetStreamManager, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, headers, type NatsConnection } from "@nats-io/transport-node";
-import { natsDlqCommand, printNatsDlq, replayNatsDlq } from "../../src/notification/ops/nats-dlq.ts";
+import { natsDlqSubcommand, printNatsDlq, replayNatsDlq } from "../../src/notification/ops/nats-dlq.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { createTestDatabase, natsUrl, type TestDatabase, uniqueName } from "../support/infra.ts";
 
@@ -114,12 +114,12 @@ describe("nats-dlq list and the command", () => {
       ["replay", "1", "--stream", "bad name"],
       ["list", "-n"],
     ]) {
-      expect(await natsDlqCommand(env).run(args), `nats-dlq ${args.join(" ")} is a usage error`).toBe(2);
+      expect(await natsDlqSubcommand(env).run(args), `nats-dlq ${args.join(" ")} is a usage error`).toBe(2);
     }
     // The row belongs to this test's stream: under the configured default stream there is no such message.
-    expect(await natsDlqCommand(env).run(["replay", String(seq)])).toBe(1);
-    expect(await natsDlqCommand(env).run(["replay", String(seq), "--stream", stream])).toBe(0);
-    expect(await natsDlqCommand({ ...env, NOTIFICATION_NATS_STREAM: stream }).run(["replay", String(seq)])).toBe(0);
-    expect(await natsDlqCommand(env).run(["list"])).toBe(0);
+    expect(await natsDlqSubcommand(env).run(["replay", String(seq)])).toBe(1);
+    expect(await natsDlqSubcommand(env).run(["replay", String(seq), "--stream", stream])).toBe(0);
+    expect(await natsDlqSubcommand({ ...env, NOTIFICATION_NATS_STREAM: stream }).run(["replay", String(seq)])).toBe(0);
+    expect(await natsDlqSubcommand(env).run(["list"])).toBe(0);
   });
 });

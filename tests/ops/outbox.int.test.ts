@@ -1,6 +1,6 @@
 // The outbox operator commands on real rows: each touches only the rows it names and is safe to run twice.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { OUTBOX_USAGE, outboxCommand, printOutboxStats, requeueOutbox } from "../../src/entitlement/ops/outbox.ts";
+import { OUTBOX_USAGE, outboxSubcommand, printOutboxStats, requeueOutbox } from "../../src/entitlement/ops/outbox.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
 
@@ -99,20 +99,20 @@ describe("the outbox command", () => {
 
   test("usage errors exit 2 without touching the database", async () => {
     for (const args of [[], ["requeue"], ["requeue", "not-a-uuid"], ["stats", "extra"], ["purge"]]) {
-      expect(await outboxCommand({ DATABASE_URL: "postgres://nobody@127.0.0.1:1/none" }).run(args)).toBe(2);
+      expect(await outboxSubcommand({ DATABASE_URL: "postgres://nobody@127.0.0.1:1/none" }).run(args)).toBe(2);
     }
     expect(OUTBOX_USAGE).toContain("requeue --failed");
   });
 
   test("runs against the configured database and exits 0", async () => {
     const id = await insertEvent("FAILED", { attempts: 10 });
-    expect(await outboxCommand(env()).run(["requeue", id])).toBe(0);
+    expect(await outboxSubcommand(env()).run(["requeue", id])).toBe(0);
     expect((await row(id)).status).toBe("PENDING");
-    expect(await outboxCommand(env()).run(["stats"])).toBe(0);
+    expect(await outboxSubcommand(env()).run(["stats"])).toBe(0);
   });
 
   test("an unreachable database exits 1, invalid configuration 78", async () => {
-    expect(await outboxCommand({ DATABASE_URL: "postgres://nobody@127.0.0.1:1/none" }).run(["stats"])).toBe(1);
-    expect(await outboxCommand({ DATABASE_URL: db.url, DATABASE_POOL_MAX: "zero" }).run(["stats"])).toBe(78);
+    expect(await outboxSubcommand({ DATABASE_URL: "postgres://nobody@127.0.0.1:1/none" }).run(["stats"])).toBe(1);
+    expect(await outboxSubcommand({ DATABASE_URL: db.url, DATABASE_POOL_MAX: "zero" }).run(["stats"])).toBe(78);
   });
 });

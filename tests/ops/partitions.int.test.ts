@@ -6,7 +6,7 @@ import {
   detachPartition,
   dropPartition,
   PARTITIONS_USAGE,
-  partitionsCommand,
+  partitionsSubcommand,
   printPartitions,
 } from "../../src/entitlement/ops/partitions.ts";
 import { monthStart } from "../../src/entitlement/work/partitions/maintenance.ts";
@@ -90,7 +90,7 @@ describe("partitions detach and drop", () => {
     expect(c.lines).toEqual([`${attached} is not a detached history partition: nothing dropped (detach it first)`]);
     const [still] = await sql`select to_regclass(${attached}) as t`;
     expect(still?.t, "the attached month is untouched").not.toBeNull();
-    expect(await partitionsCommand({ DATABASE_URL: db.url }).run(["detach", "entitlement_audit_default"])).toBe(2);
+    expect(await partitionsSubcommand({ DATABASE_URL: db.url }).run(["detach", "entitlement_audit_default"])).toBe(2);
     await expect(sql`select detach_history_partition('entitlement_audit_default')`).rejects.toMatchObject({
       code: "22023",
     });
@@ -101,12 +101,12 @@ describe("the partitions command", () => {
   test("usage errors exit 2 without touching the database", async () => {
     const nowhere = { DATABASE_URL: "postgres://nobody@127.0.0.1:1/none" };
     for (const args of [[], ["list", "x"], ["detach"], ["detach", "entitlements"], ["drop", "a;b"], ["purge"]]) {
-      expect(await partitionsCommand(nowhere).run(args)).toBe(2);
+      expect(await partitionsSubcommand(nowhere).run(args)).toBe(2);
     }
     expect(PARTITIONS_USAGE).toContain("detach <partition>");
   });
 
   test("runs against the configured database and exits 0", async () => {
-    expect(await partitionsCommand({ DATABASE_URL: db.url }).run(["list"])).toBe(0);
+    expect(await partitionsSubcommand({ DATABASE_URL: db.url }).run(["list"])).toBe(0);
   });
 });

@@ -1,8 +1,8 @@
 // What the operator commands print comes partly from stored data: ids and error texts written by callers and
 // receivers. Through the real commands (console output), no control character reaches the terminal (docs/operations.md).
 import { afterAll, beforeAll, expect, spyOn, test } from "bun:test";
-import { outboxCommand } from "../../src/entitlement/ops/outbox.ts";
-import { dlqCommand } from "../../src/notification/ops/dlq.ts";
+import { outboxSubcommand } from "../../src/entitlement/ops/outbox.ts";
+import { dlqSubcommand } from "../../src/notification/ops/dlq.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { printable } from "../../src/shared/ops.ts";
 import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
@@ -56,7 +56,7 @@ test("outbox requeue prints a stored id with escapes, never raw", async () => {
   await sql`
     insert into entitlement.outbox_events (event_id, event_type, aggregate_key, payload, status, attempt_count, last_error)
     values (${id}, 'EntitlementGranted', ${`${HOSTILE}:sku`}, ${sql.json({ event_id: id })}, 'FAILED', 10, ${HOSTILE})`;
-  const { code, lines, text } = await printed(() => outboxCommand({ DATABASE_URL: db.url }).run(["requeue", id]));
+  const { code, lines, text } = await printed(() => outboxSubcommand({ DATABASE_URL: db.url }).run(["requeue", id]));
   expect(code).toBe(0);
   expect(text).toContain(`requeued ${id}`);
   expect(text).toContain("\\x1b[2J");
@@ -76,7 +76,7 @@ test("dlq list prints stored user ids and errors with escapes, never raw", async
   await sql`
     insert into notification.notification_dlq (dlq_id, notification_id, event_id, payload_json, error_message)
     values (${crypto.randomUUID()}, ${id}, ${eventId}, ${sql.json({ event_id: eventId })}, ${HOSTILE})`;
-  const { code, lines, text } = await printed(() => dlqCommand({ DATABASE_URL: db.url }).run(["list"]));
+  const { code, lines, text } = await printed(() => dlqSubcommand({ DATABASE_URL: db.url }).run(["list"]));
   expect(code).toBe(0);
   expect(text).toContain(id);
   for (const line of lines) {

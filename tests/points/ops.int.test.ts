@@ -1,7 +1,7 @@
 // The points operator commands and retention on real rows: each touches only the rows it names, is safe to run
 // twice, prints stored text escaped; retention deletes only old DONE and CANCELLED reservations, never the ledger.
 import { describe, expect, test } from "bun:test";
-import { POINTS_USAGE, pointsCommand, printPointsStats, requeuePoints } from "../../src/entitlement/ops/points.ts";
+import { POINTS_USAGE, pointsSubcommand, printPointsStats, requeuePoints } from "../../src/entitlement/ops/points.ts";
 import { runPointsRetentionOnce } from "../../src/entitlement/work/points/retention.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { useTestDatabase } from "../support/infra.ts";
@@ -77,10 +77,10 @@ test("points stats counts by status and names the most overdue reservation", asy
 test("the points command: usage errors exit 2, a good command 0", async () => {
   const env = { DATABASE_URL: f.db.url };
   for (const args of [[], ["stats", "x"], ["requeue"], ["requeue", "not-a-uuid"], ["purge"]]) {
-    expect(await pointsCommand(env).run(args), `points ${args.join(" ")}`).toBe(2);
+    expect(await pointsSubcommand(env).run(args), `points ${args.join(" ")}`).toBe(2);
   }
   expect(POINTS_USAGE).toContain("requeue --failed");
-  expect(await pointsCommand(env).run(["stats"])).toBe(0);
+  expect(await pointsSubcommand(env).run(["stats"])).toBe(0);
 });
 
 test("retention deletes old DONE and CANCELLED reservations only, and keeps the ledger and balances", async () => {

@@ -5,9 +5,9 @@ import { describe, expect, spyOn, test } from "bun:test";
 import { Writable } from "node:stream";
 import fc from "fast-check";
 import { loadEntitlementConfig } from "../../src/entitlement/config.ts";
-import { entitlementOpsCommands } from "../../src/entitlement/ops/commands.ts";
+import { entitlementOpsSubcommands } from "../../src/entitlement/ops/subcommands.ts";
 import { loadNotificationConfig } from "../../src/notification/config.ts";
-import { notificationOpsCommands } from "../../src/notification/ops/commands.ts";
+import { notificationOpsSubcommands } from "../../src/notification/ops/subcommands.ts";
 import { ConfigError, redact } from "../../src/shared/config.ts";
 import { hideCredentials } from "../../src/shared/credentials.ts";
 import { createLogger } from "../../src/shared/logger.ts";
@@ -111,7 +111,7 @@ describe("configuration problems", () => {
         const error = spyOn(console, "error").mockImplementation(capture);
         const log = spyOn(console, "log").mockImplementation(capture);
         try {
-          const commands = [...entitlementOpsCommands(env), ...notificationOpsCommands(env)];
+          const commands = [...entitlementOpsSubcommands(env), ...notificationOpsSubcommands(env)];
           for (const command of commands) {
             const args = ARGS[command.name];
             if (args) expect(await command.run(args), `${command.name} exits 78`).toBe(78);

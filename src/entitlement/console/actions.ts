@@ -1,5 +1,5 @@
 // The Entitlement console's actions: grant, revoke, extend, cancel a reservation (through writes.ts, the API's
-// command path) and requeue a FAILED outbox event (the operator command's statement). Each needs the write scope,
+// command path) and requeue a FAILED outbox event (the operator subcommand's statement). Each needs the write scope,
 // checks its fields as the API does, and answers with the user's page and a notice saying what happened.
 
 import type { Caller } from "../../shared/auth/guard.ts";

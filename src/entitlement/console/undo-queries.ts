@@ -18,9 +18,10 @@ export type UndoTarget = {
   /** The entitlement's version now (null: the row is gone). */
   current_version: number | null;
   /**
-   * For a revoke: the expiry the entitlement had before it (a revoke clears it), set by the grant or extension just
-   * before. A single grant or an extension keeps it in its audit detail; a bundle grant's is the expiry row it wrote
-   * in the same statement (same instant).
+   * For a revoke or an extension: the expiry the entitlement had before it (a revoke clears it, an extension replaces
+   * it), set by the grant or extension just before. A single grant or an extension (an undo of one too) keeps it in
+   * its audit detail; a bundle grant's is the expiry row it wrote in the same statement (same instant), found only
+   * while no extension has rewritten that row since: null for an extension right after a bundle grant.
    */
   expires_before: Date | null;
 };
@@ -52,8 +53,8 @@ export async function findUndoTarget(
 
 /**
  * The one change of the entitlement that can be undone now, if any: its latest (its version is the entitlement's),
- * made from the console since `since`, a grant or a revoke (of an item that had been granted), not itself an undo,
- * not undone yet.
+ * made from the console since `since`, a grant, a revoke (of an item that had been granted) or an extension, not
+ * itself an undo, not undone yet.
  */
 export async function findUndoable(
   db: Db,
@@ -65,7 +66,7 @@ export async function findUndoable(
     join entitlements e on e.user_id = a.user_id and e.stock_keeping_unit = a.stock_keeping_unit
       and e.version = a.version
     where a.user_id = ${args.userId} and a.stock_keeping_unit = ${args.sku}
-      and a.caller like 'console:%' and a.action in ('GRANT', 'REVOKE') and a.occurred_at >= ${args.since}
+      and a.caller like 'console:%' and a.action in ('GRANT', 'REVOKE', 'EXTEND') and a.occurred_at >= ${args.since}
       and coalesce(a.source_id, '') not like 'undo:%' and not (a.action = 'REVOKE' and a.version = 0)
       and not exists (select from entitlement_audit u
                       where u.user_id = a.user_id and u.stock_keeping_unit = a.stock_keeping_unit

@@ -10,6 +10,7 @@ import type { CommandBody } from "../features/entitlements/model.ts";
 import { executeCommand } from "../features/entitlements/service.ts";
 import type { ExtensionBody } from "../features/extensions/model.ts";
 import { executeExtension } from "../features/extensions/service.ts";
+import { type ExtensionUndoBody, executeExtensionUndo } from "../features/extensions/undo.ts";
 import { cancelReservation } from "../features/points/service.ts";
 
 /** Who acts, and the form that carries the change. */
@@ -43,6 +44,11 @@ export function revoke(deps: RouteDeps, actor: ConsoleActor, body: CommandBody):
 
 export function extend(deps: RouteDeps, actor: ConsoleActor, body: ExtensionBody): Promise<WriteOutcome> {
   return run(deps, () => executeExtension(deps, { body, ...keyed(actor) }));
+}
+
+/** The undo of an extension (undo.ts): the expiry it replaced, while the entitlement is at the version it left. */
+export function undoExtend(deps: RouteDeps, actor: ConsoleActor, body: ExtensionUndoBody): Promise<WriteOutcome> {
+  return run(deps, () => executeExtensionUndo(deps, { body, ...keyed(actor) }));
 }
 
 /** A reservation unknown to the database is a 404 outcome, as the API answers it. */

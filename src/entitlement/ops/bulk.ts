@@ -4,7 +4,7 @@
 // default beside the file). Exit 0 when every valid row is done, 1 when a row failed (run it again), 2 for usage,
 // 3 for a file that cannot be read as a bulk file.
 import { readFileSync, writeFileSync } from "node:fs";
-import { type Command, EXIT_USAGE, withConfig } from "../../shared/cli.ts";
+import { EXIT_USAGE, type Subcommand, withConfig } from "../../shared/cli.ts";
 import { createSql } from "../../shared/db.ts";
 import { silentLogger } from "../../shared/logger.ts";
 import { createRegistry } from "../../shared/metrics.ts";
@@ -82,7 +82,7 @@ async function runBulk(deps: BulkDeps, args: BulkArgs, out: (line: string) => vo
   return n.failed > 0 ? 1 : 0;
 }
 
-export function bulkCommand(env: Record<string, string | undefined> = process.env): Command {
+export function bulkSubcommand(env: Record<string, string | undefined> = process.env): Subcommand {
   return {
     name: "bulk",
     summary: "bulk apply FILE.csv [--dry-run]   (grants and revokes from a CSV file, see docs/operations.md)",

@@ -1,6 +1,6 @@
-// What every entitlement operator command opens: the configuration from the environment (no API tokens needed: an
-// operator command serves nothing) and one PostgreSQL connection; and the shapes the commands share.
-import { type Command, EXIT_USAGE } from "../../shared/cli.ts";
+// What every entitlement operator subcommand opens: the configuration from the environment (no API tokens needed: an
+// operator subcommand serves nothing) and one PostgreSQL connection; and the shapes the subcommands share.
+import { EXIT_USAGE, type Subcommand } from "../../shared/cli.ts";
 import { isUuid } from "../../shared/ids.ts";
 import { type OpsDeps, withOpsDatabase } from "../../shared/ops.ts";
 import { type EntitlementConfig, loadEntitlementConfig } from "../config.ts";
@@ -25,7 +25,7 @@ export function withOps(
 }
 
 /** An operator subcommand: its arguments are checked first (a usage error: exit 2), then it runs inside withOps. */
-export function opsCommand<A>(
+export function opsSubcommand<A>(
   env: OpsEnv,
   spec: {
     name: string;
@@ -34,7 +34,7 @@ export function opsCommand<A>(
     parse: (args: string[]) => A | undefined;
     run: (ctx: OpsDeps & { config: EntitlementConfig }, parsed: A) => Promise<number>;
   },
-): Command {
+): Subcommand {
   return {
     name: spec.name,
     summary: spec.summary,

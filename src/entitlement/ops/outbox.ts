@@ -1,8 +1,8 @@
 // `entitlement outbox stats|requeue <event_id>|requeue --failed` (docs/operations.md): the runbook's SQL, made safe.
 // Each prints one human-readable line per fact or change and returns its exit code; running one twice is harmless.
-import type { Command } from "../../shared/cli.ts";
+import type { Subcommand } from "../../shared/cli.ts";
 import type { OpsDeps } from "../../shared/ops.ts";
-import { type OpsEnv, opsCommand, parseStatsOrRequeue, requeueOutcome } from "./context.ts";
+import { type OpsEnv, opsSubcommand, parseStatsOrRequeue, requeueOutcome } from "./context.ts";
 import { findOutboxStatus, readOutboxStats, requeueFailedOutboxEvents } from "./queries.ts";
 
 export const OUTBOX_USAGE = "usage: entitlement outbox stats | requeue <event_id> | requeue --failed";
@@ -37,8 +37,8 @@ export async function requeueOutbox({ sql, out }: OpsDeps, target: { eventId: st
 }
 
 /** The `outbox` subcommand; opens its own PostgreSQL connection from the service configuration in `env`. */
-export function outboxCommand(env: OpsEnv = process.env): Command {
-  return opsCommand(env, {
+export function outboxSubcommand(env: OpsEnv = process.env): Subcommand {
+  return opsSubcommand(env, {
     name: "outbox",
     summary: "outbox stats | requeue <event_id> | requeue --failed   (operator tools, see docs/operations.md)",
     usage: OUTBOX_USAGE,

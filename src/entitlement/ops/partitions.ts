@@ -1,7 +1,7 @@
 // `entitlement partitions list | detach <partition> | drop <partition>`: the month partitions of the history tables
 // (audit, point ledger, point audit) with their rows and sizes, and the two steps of archiving one month by hand:
 // detach it (the service no longer sees it, the table stays), dump it with pg_dump, then drop it (docs/operations.md).
-import type { Command } from "../../shared/cli.ts";
+import type { Subcommand } from "../../shared/cli.ts";
 import type { OpsDeps } from "../../shared/ops.ts";
 import {
   detachHistoryPartition,
@@ -10,7 +10,7 @@ import {
   listHistoryPartitions,
   type PartitionRow,
 } from "../work/partitions/queries.ts";
-import { type OpsEnv, opsCommand } from "./context.ts";
+import { type OpsEnv, opsSubcommand } from "./context.ts";
 
 export const PARTITIONS_USAGE = "usage: entitlement partitions list | detach <partition> | drop <partition>";
 /** Names the database functions accept; anything else is a usage error before any connection is opened. */
@@ -73,8 +73,8 @@ function parsePartitionsArgs(args: string[]): PartitionsArgs | undefined {
   return undefined;
 }
 
-export function partitionsCommand(env: OpsEnv = process.env): Command {
-  return opsCommand(env, {
+export function partitionsSubcommand(env: OpsEnv = process.env): Subcommand {
+  return opsSubcommand(env, {
     name: "partitions",
     summary: "partitions list | detach <partition> | drop <partition>   (archiving history, see docs/operations.md)",
     usage: PARTITIONS_USAGE,

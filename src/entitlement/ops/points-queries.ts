@@ -1,4 +1,4 @@
-// SQL of the `points` operator commands (docs/operations.md): the runbook's statements, each touching only its rows.
+// SQL of the `points` operator subcommands (docs/operations.md): the runbook's statements, each touching only its rows.
 import type { Db } from "../../shared/db.ts";
 import type { ReservationStatus } from "../features/points/reservation-queries.ts";
 import { DUE_CHANNEL } from "../work/wakeups.ts";

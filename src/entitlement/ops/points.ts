@@ -1,8 +1,8 @@
 // `entitlement points stats|requeue <reservation_id>|requeue --failed` (docs/operations.md), in the style of `outbox`:
 // one line per fact or change, only the named rows touched, harmless to run twice, stored text escaped.
-import type { Command } from "../../shared/cli.ts";
+import type { Subcommand } from "../../shared/cli.ts";
 import { type OpsDeps, printable } from "../../shared/ops.ts";
-import { type OpsEnv, opsCommand, parseStatsOrRequeue, requeueOutcome } from "./context.ts";
+import { type OpsEnv, opsSubcommand, parseStatsOrRequeue, requeueOutcome } from "./context.ts";
 import { findReservationStatus, readPointsStats, requeueFailedReservations } from "./points-queries.ts";
 
 export const POINTS_USAGE = "usage: entitlement points stats | requeue <reservation_id> | requeue --failed";
@@ -43,8 +43,8 @@ export async function requeuePoints(
 }
 
 /** The `points` subcommand; opens its own PostgreSQL connection from the service configuration in `env`. */
-export function pointsCommand(env: OpsEnv = process.env): Command {
-  return opsCommand(env, {
+export function pointsSubcommand(env: OpsEnv = process.env): Subcommand {
+  return opsSubcommand(env, {
     name: "points",
     summary: "points stats | requeue <reservation_id> | requeue --failed   (operator tools, see docs/operations.md)",
     usage: POINTS_USAGE,

@@ -1,4 +1,4 @@
-// SQL of the outbox operator commands (docs/operations.md): the runbook's statements, each touching only its rows.
+// SQL of the outbox operator subcommands (docs/operations.md): the runbook's statements, each touching only its rows.
 import type { Db } from "../../shared/db.ts";
 import { OUTBOX_CHANNEL } from "../work/wakeups.ts";
 

@@ -2,12 +2,12 @@
 // (its SHA-256 digest) for the service. Nothing is stored: the token is shown once, the configuration keeps the digest.
 
 import { newToken, parseScopes, TOKEN_NAME, tokenEntryLine } from "../../shared/auth/tokens.ts";
-import { type Command, EXIT_USAGE } from "../../shared/cli.ts";
+import { EXIT_USAGE, type Subcommand } from "../../shared/cli.ts";
 
 export const TOKEN_USAGE =
   "usage: entitlement token new NAME SCOPES   (NAME: [a-z0-9_-]{1,64}; SCOPES: read, write or read+write)";
 
-export function tokenCommand(out: (line: string) => void = console.log): Command {
+export function tokenSubcommand(out: (line: string) => void = console.log): Subcommand {
   return {
     name: "token",
     summary: "token new NAME SCOPES: print a fresh API token and its ENTITLEMENT_AUTH_TOKENS entry",

@@ -1,5 +1,5 @@
 // The console's webhook endpoints: the list (state, what waits, what failed), an endpoint's recent attempts, and a
-// replay of a time window. Reads are the operator commands' statements; the replay is the admin API's own.
+// replay of a time window. Reads are the operator subcommands' statements; the replay is the admin API's own.
 import { consoleHref, type Html, html, sentence, text } from "../../shared/console/html.ts";
 import type { Action, Page } from "../../shared/console/kit.ts";
 import type { Sql } from "../../shared/db.ts";

@@ -1,5 +1,5 @@
 // The Notification console: a user's notifications (status, attempts, last error) and the delivery DLQ, each FAILED
-// notification with a requeue button. Reads and the requeue are the operator commands' statements (ops/queries.ts).
+// notification with a requeue button. Reads and the requeue are the operator subcommands' statements (ops/queries.ts).
 import { consoleHref, type Html, html, sentence, text } from "../../shared/console/html.ts";
 import type { Action, Page } from "../../shared/console/kit.ts";
 import type { Sql } from "../../shared/db.ts";

@@ -1,4 +1,4 @@
-// What every notification operator command opens: the configuration from the environment, one PostgreSQL connection
+// What every notification operator subcommand opens: the configuration from the environment, one PostgreSQL connection
 // and, for the NATS DLQ replay only, a NATS connection that fails fast instead of waiting for the server.
 import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";

@@ -1,6 +1,6 @@
 // `notification dlq list|requeue <notification_id>` (docs/operations.md): read the delivery DLQ and give a FAILED
 // notification a fresh attempt budget. Requeueing twice is harmless: the second run finds nothing FAILED.
-import { type Command, EXIT_USAGE } from "../../shared/cli.ts";
+import { EXIT_USAGE, type Subcommand } from "../../shared/cli.ts";
 import { isUuid } from "../../shared/ids.ts";
 import type { OpsDeps } from "../../shared/ops.ts";
 import { type OpsEnv, parseLimit, withOps } from "./context.ts";
@@ -39,7 +39,7 @@ export async function requeueNotification({ sql, out }: OpsDeps, notificationId:
   }
 }
 
-export function dlqCommand(env: OpsEnv = process.env): Command {
+export function dlqSubcommand(env: OpsEnv = process.env): Subcommand {
   return {
     name: "dlq",
     summary: "dlq list [--limit N] | requeue <notification_id>   (delivery DLQ, see docs/operations.md)",

@@ -1,6 +1,6 @@
 // `notification endpoints list|disable|enable|replay` (docs/operations.md): the webhook endpoints without the admin
 // API. Enabling and replaying go through the API's own service functions; each is safe to run twice.
-import { type Command, EXIT_USAGE } from "../../shared/cli.ts";
+import { EXIT_USAGE, type Subcommand } from "../../shared/cli.ts";
 import { isUuid } from "../../shared/ids.ts";
 import type { OpsDeps } from "../../shared/ops.ts";
 import { systemClock } from "../../shared/runtime.ts";
@@ -96,7 +96,7 @@ export function parseEndpointsArgs(args: string[]): Parsed | undefined {
   return op === "replay" ? parseReplay(id.toLowerCase(), rest) : undefined;
 }
 
-export function endpointsCommand(env: OpsEnv = process.env): Command {
+export function endpointsSubcommand(env: OpsEnv = process.env): Subcommand {
   return {
     name: "endpoints",
     summary:

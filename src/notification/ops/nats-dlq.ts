@@ -3,7 +3,7 @@
 // by sequence and republishes payload and headers to its subject under a new Nats-Msg-Id, so the stream's duplicate
 // window does not swallow it; `processed_events` still deduplicates by event_id on the consuming side.
 import { headers } from "@nats-io/transport-node";
-import { type Command, EXIT_USAGE } from "../../shared/cli.ts";
+import { EXIT_USAGE, type Subcommand } from "../../shared/cli.ts";
 import type { OpsDeps } from "../../shared/ops.ts";
 import type { NotificationConfig } from "../config.ts";
 import { type Jet, type OpsEnv, parseLimit, withJetStream, withOps } from "./context.ts";
@@ -104,7 +104,7 @@ function replayWith(deps: OpsDeps & { config: NotificationConfig }, args: Replay
   return withJetStream(deps.config, (jet) => replayNatsDlq(deps, jet, args));
 }
 
-export function natsDlqCommand(env: OpsEnv = process.env): Command {
+export function natsDlqSubcommand(env: OpsEnv = process.env): Subcommand {
   return {
     name: "nats-dlq",
     summary:

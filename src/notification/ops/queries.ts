@@ -1,4 +1,4 @@
-// SQL of the notification operator commands (docs/operations.md): each statement touches only the rows it names.
+// SQL of the notification operator subcommands (docs/operations.md): each statement touches only the rows it names.
 import type { Db, Sql } from "../../shared/db.ts";
 import { DELIVERY_CHANNEL } from "../outbound/delivery/queries.ts";
 

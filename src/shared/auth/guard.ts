@@ -4,9 +4,11 @@
 // A bearer token is either a static token (auth/tokens.ts) or, when an issuer is configured, a JWT access token
 // (auth/jwt.ts); its shape alone decides which, so neither kind is ever checked as the other.
 import { PROBE_PATHS } from "../http/app.ts";
+import { ApiError } from "../http/errors.ts";
+import type { Logger } from "../logger.ts";
 import type { JwtAuthenticator } from "./jwt.ts";
 import { type Refusal, refusalError } from "./refusal.ts";
-import { type RouteScopes, scopeOf } from "./scope.ts";
+import { type DeclaredRoute, type RouteScopes, routeScopes, scopeOf } from "./scope.ts";
 import { type Caller, findTokenEntry, type Scope, type TokenEntry } from "./tokens.ts";
 
 export type { Caller };
@@ -28,9 +30,10 @@ export type Access = "open" | Scope | "authenticated";
 
 /**
  * The edge's decision for one request: the access it needs and the only route it may then reach (its declared path);
- * `route` undefined: no route may run (an unknown path or method: 404/405 follow).
+ * `route` undefined: no route may run (an unknown path or method: 404/405 follow). `under`: instead, any route whose
+ * path starts with it (the console's, which check their own session).
  */
-export type EdgeDecision = { access: Access; route: string | undefined };
+export type EdgeDecision = { access: Access; route: string | undefined; under?: string };
 
 /** The probes and documents of the shared HTTP skeleton (shared/http/app.ts), which declares no scopes. */
 const OPEN = new Set(PROBE_PATHS);
@@ -59,12 +62,38 @@ export function requiredAccess(
   return scoped ? { access: scoped.scope, route: scoped.route } : { access: "authenticated", route: undefined };
 }
 
+/** Whether the route Elysia matched is one the edge decided the request may reach. */
+function routeAllowed(decision: EdgeDecision | undefined, matched: string): boolean {
+  if (decision === undefined) return false;
+  return decision.route === matched || (decision.under !== undefined && matched.startsWith(decision.under));
+}
+
+/** Which matched routes a route check holds to the edge's decision: all, or those that declare a scope. */
+export type GuardedRoutes = "every route" | "scoped routes";
+
 /**
- * Whether the route Elysia matched is the one the edge decided on: the last line of defence should the router and
- * the edge ever read a request differently (they share one canonical path, shared/http/path.ts).
+ * An edge's record of what it decided for each request, and its last line of defence: the route Elysia then matches
+ * must be one the decision allows, should the router and the edge ever read a request differently (they share one
+ * canonical path, shared/http/path.ts); any other is logged and answered 404. The routes' declared scopes are read at
+ * the first request, once every route is mounted. Both services' edges are built on it.
  */
-export function routeAllowed(decision: EdgeDecision | undefined, matched: string): boolean {
-  return decision !== undefined && decision.route === matched;
+export function createRouteCheck(routesOf: () => readonly DeclaredRoute[], log: Logger, guarded: GuardedRoutes) {
+  let scopes: RouteScopes | undefined;
+  const decisions = new WeakMap<Request, EdgeDecision>();
+  const declared = () => (scopes ??= routeScopes(routesOf()));
+  return {
+    /** The scopes the routes declare (read at the first call). */
+    scopes: declared,
+    /** Records the decision for `request` (in onRequest, before it is routed). */
+    decide: (request: Request, decision: EdgeDecision) => void decisions.set(request, decision),
+    /** Throws 404 unless the decision for `request` allows the `matched` route (in onBeforeHandle). */
+    check(request: Request, matched: string): void {
+      if (guarded === "scoped routes" && !declared().some((s) => s.path === matched)) return;
+      if (routeAllowed(decisions.get(request), matched)) return;
+      log.error({ route: matched }, "a request reached a route the edge did not authorise");
+      throw new ApiError(404, "NOT_FOUND", "no such resource");
+    },
+  };
 }
 
 export const looksLikeJwt = (token: string) => JWT_SHAPE.test(token);

@@ -20,7 +20,8 @@ export const scopeMacro = new Elysia({ name: "route-scope" }).macro({
 /** The declared scope of every route, for matching a request before Elysia has routed it. */
 export type RouteScopes = readonly { method: string; path: string; pattern: RegExp; scope: Scope }[];
 
-type DeclaredRoute = { method: string; path: string; hooks?: { detail?: unknown } };
+/** A route as Elysia lists it once mounted; its scope is in its OpenAPI detail. */
+export type DeclaredRoute = { method: string; path: string; hooks?: { detail?: unknown } };
 
 export function routeScopes(routes: readonly DeclaredRoute[]): RouteScopes {
   return routes.flatMap((route) => {

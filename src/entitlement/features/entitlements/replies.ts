@@ -3,6 +3,7 @@
 // remembered under the key like any reply.
 import type { JSONValue } from "postgres";
 import type { ExtensionRefusals } from "../../write/entitlement-extend.ts";
+import type { ExtensionUndoRefusals } from "../../write/entitlement-extend-undo.ts";
 import type { StoredReply } from "../../write/run.ts";
 
 export const ok = (body: JSONValue): StoredReply => ({ code: 200, body });
@@ -20,4 +21,10 @@ export const EXTENSION_REFUSED: ExtensionRefusals = {
   not_active: stateConflict("not ACTIVE"),
   no_expiry: stateConflict("the entitlement has no expiry to extend"),
   not_later: stateConflict("expires_at must be later than the current one ({expires_at})"),
+};
+
+/** The console's undo of an extension applies only to the change it undoes, and only moves an expiry back. */
+export const EXTENSION_UNDO_REFUSED: ExtensionUndoRefusals = {
+  changed: stateConflict("the entitlement has changed since the extension"),
+  not_earlier: stateConflict("the expiry before the extension is not earlier than the current one"),
 };

@@ -23,7 +23,7 @@ import { eventPayload } from "./outbox-event.ts";
 import { listEntitlementsOfUser } from "./queries.ts";
 import { ALREADY_ACTIVE, ALREADY_REVOKED, ok } from "./replies.ts";
 
-export type Command = {
+export type EntitlementCommand = {
   action: Action;
   body: CommandBody;
   idempotencyKey: string;
@@ -35,7 +35,7 @@ export type Command = {
 export type GrantReply = CommandReply<EntitlementResponse>;
 
 /** Runs a grant or revoke; throws only on database trouble (the call is then rolled back as a whole). */
-export function executeCommand(deps: CommandDeps, command: Command): Promise<GrantReply> {
+export function executeCommand(deps: CommandDeps, command: EntitlementCommand): Promise<GrantReply> {
   const dueAt = command.body.expires_at === undefined ? undefined : new Date(command.body.expires_at);
   return recordCommand(
     deps,
@@ -49,7 +49,7 @@ export function executeCommand(deps: CommandDeps, command: Command): Promise<Gra
  * One call: the lock, the lookup, then either nothing (a live record: replay or key conflict; an expiry not ahead:
  * 400) or the state change with everything that commits with it, or only the 409 of a refused transition.
  */
-function runCommand(deps: CommandDeps, command: Command): Promise<GrantReply> {
+function runCommand(deps: CommandDeps, command: EntitlementCommand): Promise<GrantReply> {
   const { action, body } = command;
   return runEntitlementCommand<EntitlementResponse>(deps, command, {
     hash: requestHash({ action, ...body }),

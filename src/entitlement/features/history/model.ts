@@ -4,7 +4,11 @@ import { EntitlementStatus } from "../entitlements/model.ts";
 
 export const AuditAction = Type.Union(
   [Type.Literal("GRANT"), Type.Literal("REVOKE"), Type.Literal("EXPIRE"), Type.Literal("EXTEND")],
-  { description: "EXPIRE: revoked by the scheduler when expires_at passed; EXTEND: expires_at moved later." },
+  {
+    description:
+      "EXPIRE: revoked by the scheduler when expires_at passed; EXTEND: expires_at moved later, or back to the one an " +
+      "extension replaced by the console's undo of it (source_id undo:<audit_id>).",
+  },
 );
 export type AuditAction = Static<typeof AuditAction>;
 

@@ -1,10 +1,10 @@
 // The admin API's edge in Notification's app: only the routes that declare a scope (shared/auth/scope.ts) ask for a
 // token; every other path (probes, metrics, the debug inbox with its own token, the console) is as it was. The
 // request's path is read by one call, the router's own reading (shared/http/path.ts), and the route that then runs
-// must be the one the edge authorised.
+// must be the one the edge authorised (shared/auth/guard.ts createRouteCheck, as on Entitlement's edge).
 import type { Elysia } from "elysia";
-import { type AuthSettings, authenticate } from "../../../shared/auth/guard.ts";
-import { type RouteScopes, routeScopes, scopeOf } from "../../../shared/auth/scope.ts";
+import { type AuthSettings, authenticate, createRouteCheck } from "../../../shared/auth/guard.ts";
+import { scopeOf } from "../../../shared/auth/scope.ts";
 import { ApiError } from "../../../shared/http/errors.ts";
 import { requestPath } from "../../../shared/http/path.ts";
 import type { Logger } from "../../../shared/logger.ts";
@@ -20,25 +20,16 @@ export function guardAdminRoutes<A extends Elysia<any, any, any, any, any, any, 
   settings: AuthSettings,
   log: Logger,
 ) {
-  let scopes: RouteScopes | undefined;
-  /** The declared route each authorised request is for. */
-  const authorised = new WeakMap<Request, string | undefined>();
+  const routeCheck = createRouteCheck(() => app.routes, log, "scoped routes");
   return app
     .onRequest(async ({ request }) => {
-      scopes ??= routeScopes(app.routes);
-      const scoped = scopeOf(scopes, request.method, requestPath(request));
+      const scoped = scopeOf(routeCheck.scopes(), request.method, requestPath(request));
       if (!scoped) return;
       await authenticate(settings, scoped.scope, request.headers.get("authorization"));
-      authorised.set(request, scoped.route);
+      routeCheck.decide(request, { access: scoped.scope, route: scoped.route });
       if (Number(request.headers.get("content-length") ?? 0) > MAX_ADMIN_BODY_BYTES) {
         throw new ApiError(413, "PAYLOAD_TOO_LARGE", `request body must be at most ${MAX_ADMIN_BODY_BYTES} bytes`);
       }
     })
-    .onBeforeHandle({ as: "global" }, ({ request, route }) => {
-      scopes ??= routeScopes(app.routes);
-      if (!scopes.some((s) => s.path === route)) return;
-      if (authorised.has(request) && authorised.get(request) === route) return;
-      log.error({ route }, "a request reached an admin route the edge did not authorise");
-      throw new ApiError(404, "NOT_FOUND", "no such resource");
-    });
+    .onBeforeHandle({ as: "global" }, ({ request, route }) => routeCheck.check(request, route));
 }

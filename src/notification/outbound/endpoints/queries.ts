@@ -1,4 +1,4 @@
-// SQL of the endpoints admin API and operator commands, one statement per function.
+// SQL of the endpoints admin API and operator subcommands, one statement per function.
 import type { Db } from "../../../shared/db.ts";
 
 /** Told after a commit that made deliveries due (a replay, an endpoint enabled again): other replicas LISTEN on it. */

@@ -109,7 +109,7 @@ export async function getEndpoint(deps: EndpointServiceDeps, endpointId: string)
   return toEndpoint(row);
 }
 
-/** What a change, a replay and a deletion need: no secret is touched (the operator commands use them too). */
+/** What a change, a replay and a deletion need: no secret is touched (the operator subcommands use them too). */
 export type EndpointChangeDeps = Omit<EndpointServiceDeps, "box">;
 
 export async function changeEndpoint(deps: EndpointChangeDeps, endpointId: string, body: PatchEndpointBody) {
