@@ -5,7 +5,9 @@ import { createSecretBox, newSigningSecret } from "../../src/notification/outbou
 import { parseSecretKey } from "../../src/notification/outbound/endpoints/settings.ts";
 import { createSigner, signingKey, signWith } from "../../src/notification/outbound/endpoints/signing.ts";
 import {
+  type Address,
   allowedAddresses,
+  cachingResolve,
   isForbiddenAddress,
   parseEndpointUrl,
 } from "../../src/notification/outbound/endpoints/url-guard.ts";
@@ -93,6 +95,38 @@ describe("the SSRF guard", () => {
     await expect(allowedAddresses(new URL("http://[::ffff:7f00:1]/"), { allowPrivate: false })).rejects.toMatchObject({
       code: "ENDPOINT_URL_NOT_ALLOWED",
     });
+  });
+});
+
+describe("the delivery worker's resolver cache", () => {
+  test("an answer is kept for its ttl and checked at every use; after it, and after a failure, the name is resolved again", async () => {
+    let clock = 0;
+    let answer: Address[] | Error = [{ address: "93.184.216.34", family: 4 }];
+    let calls = 0;
+    const resolve = cachingResolve(
+      async () => {
+        calls++;
+        if (answer instanceof Error) throw answer;
+        return answer;
+      },
+      1_000,
+      () => clock,
+    );
+    const url = parseEndpointUrl("https://rebinding.example/hook");
+    const check = () => allowedAddresses(url, { allowPrivate: false, resolve });
+    expect(await check()).toEqual([{ address: "93.184.216.34", family: 4 }]);
+    answer = [{ address: "127.0.0.1", family: 4 }];
+    clock = 999;
+    expect(await check(), "within the ttl: the kept answer").toEqual([{ address: "93.184.216.34", family: 4 }]);
+    expect(calls).toBe(1);
+    clock = 1_000;
+    await expect(check(), "after it: resolved again, and the new answer is checked").rejects.toThrow("may not reach");
+    answer = new Error("SERVFAIL");
+    clock = 2_000;
+    await expect(check()).rejects.toThrow("does not resolve");
+    answer = [{ address: "93.184.216.35", family: 4 }];
+    expect(await check(), "a failure is not kept").toEqual([{ address: "93.184.216.35", family: 4 }]);
+    expect(calls).toBe(4);
   });
 });
 

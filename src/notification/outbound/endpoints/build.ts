@@ -9,8 +9,11 @@ import { createOutcomeRecorder } from "./outcomes.ts";
 import { createSecretBox } from "./secrets.ts";
 import type { EndpointSettings } from "./settings.ts";
 import { createSigner } from "./signing.ts";
-import type { Resolve } from "./url-guard.ts";
+import { cachingResolve, type Resolve, systemResolve } from "./url-guard.ts";
 import { createEndpointDeliveryWorker } from "./worker.ts";
+
+/** How long the delivery worker keeps a hostname's addresses (url-guard.ts: they are checked at every delivery). */
+export const RESOLVE_TTL_MS = 5_000;
 
 export function endpointDeliveryWorker(deps: {
   /** The configuration's endpoint settings and the delivery settings they share (config.ts). */
@@ -55,7 +58,7 @@ export function endpointDeliveryWorker(deps: {
     timeoutMs: d.webhook.timeoutMs,
     errorMessageMaxLength: d.errorMessageMaxLength,
     allowPrivate: e.allowPrivate,
-    resolve: deps.resolve,
+    resolve: cachingResolve(deps.resolve ?? systemResolve, RESOLVE_TTL_MS),
     workerId: deps.workerId,
     waker: deps.waker,
     leaseMs: d.leaseMs,

@@ -77,6 +77,35 @@ export const systemResolve: Resolve = async (hostname) => {
   return found.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
 };
 
+/** Hostnames whose answers a caching resolver keeps at most; beyond, it starts over. */
+const MAX_CACHED_HOSTS = 1_000;
+
+/**
+ * A resolver that keeps each hostname's answer `ttlMs`: a busy endpoint's deliveries resolve its name once per ttl
+ * instead of once each. It caches the answer, not a verdict: every delivery still checks the addresses it gets
+ * (allowedAddresses) and connects to those, so a cached answer can never reach an address the check refuses. A failed
+ * resolution is not kept.
+ */
+export function cachingResolve(
+  resolve: Resolve,
+  ttlMs: number,
+  clock: () => number = () => performance.now(),
+): Resolve {
+  const answers = new Map<string, { addresses: Promise<Address[]>; until: number }>();
+  return (hostname) => {
+    const now = clock();
+    const kept = answers.get(hostname);
+    if (kept && kept.until > now) return kept.addresses;
+    if (answers.size >= MAX_CACHED_HOSTS) answers.clear();
+    const addresses = resolve(hostname);
+    answers.set(hostname, { addresses, until: now + ttlMs });
+    addresses.catch(() => {
+      if (answers.get(hostname)?.addresses === addresses) answers.delete(hostname);
+    });
+    return addresses;
+  };
+}
+
 /**
  * Every address the URL's host stands for, each checked; throws ENDPOINT_URL_NOT_ALLOWED when any is forbidden (one
  * forbidden answer among several is refused too: a connection may go to any of them) and BAD_REQUEST when the host
