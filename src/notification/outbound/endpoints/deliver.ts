@@ -43,6 +43,19 @@ function signedHeaders(deps: EndpointDeliveryDeps, d: ClaimedDelivery, at: Date,
   };
 }
 
+/** Endpoint URLs parsed, by their text: every delivery to an endpoint would parse the same one (never changed after). */
+const parsedUrls = new Map<string, URL>();
+
+function endpointUrl(text: string): URL {
+  let url = parsedUrls.get(text);
+  if (!url) {
+    url = parseEndpointUrl(text);
+    if (parsedUrls.size >= 1_000) parsedUrls.clear();
+    parsedUrls.set(text, url);
+  }
+  return url;
+}
+
 async function attempt(deps: EndpointDeliveryDeps, d: ClaimedDelivery): Promise<Attempt> {
   const n = d.notification as NonNullable<ClaimedDelivery["notification"]>;
   const at = deps.now();
@@ -56,7 +69,7 @@ async function attempt(deps: EndpointDeliveryDeps, d: ClaimedDelivery): Promise<
     return { at, durationMs: 0, error, ownFault: true };
   }
   try {
-    const url = parseEndpointUrl(d.url);
+    const url = endpointUrl(d.url);
     const addresses = await allowedAddresses(url, { allowPrivate: deps.allowPrivate, resolve: deps.resolve });
     const result = await postToEndpoint({ url, addresses, headers, body, timeoutMs: deps.timeoutMs });
     return { at, durationMs: elapsed(), result };
@@ -127,15 +140,16 @@ export function deliverToEndpoint(
   return inSpan("notification deliver to endpoint", { parent, attributes }, async () => {
     const outcome = await deliverAttempt(deps, d);
     answered?.();
-    const log = deps.log.child({ endpoint_id: d.endpointId, notification_id: d.notificationId });
+    // Made only when there is something to say: a child logger per delivery costs more than the rest of its bookkeeping.
+    const log = () => deps.log.child({ endpoint_id: d.endpointId, notification_id: d.notificationId });
     try {
-      if (!(await deps.record(outcome))) log.warn("lease lost before the delivery's outcome was recorded");
+      if (!(await deps.record(outcome))) log().warn("lease lost before the delivery's outcome was recorded");
       // A dead endpoint fails every attempt: its retries are in the attempts log (debug here), its end is a warning.
-      else if (outcome.status === "FAILED") log.warn({ error: outcome.error }, "endpoint delivery FAILED");
-      else if (outcome.status === "PENDING") log.debug({ error: outcome.error }, "endpoint delivery retry scheduled");
+      else if (outcome.status === "FAILED") log().warn({ error: outcome.error }, "endpoint delivery FAILED");
+      else if (outcome.status === "PENDING") log().debug({ error: outcome.error }, "endpoint delivery retry scheduled");
       return outcome;
     } catch (error) {
-      log.error({ err: error }, "could not record an endpoint delivery; it is tried again when its lease ends");
+      log().error({ err: error }, "could not record an endpoint delivery; it is tried again when its lease ends");
       return undefined;
     }
   });

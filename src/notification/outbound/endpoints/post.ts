@@ -76,8 +76,9 @@ async function fetchedBody(response: Response): Promise<string> {
 /** An http request to the first checked address, the URL's host in the Host header; errors name the address tried. */
 async function postThroughFetch(request: PostRequest): Promise<PostResult> {
   const first = request.addresses[0] as Address;
-  const target = new URL(request.url);
-  target.hostname = first.family === 6 ? `[${first.address}]` : first.address;
+  const { protocol, port, pathname, search } = request.url;
+  const address = first.family === 6 ? `[${first.address}]` : first.address;
+  const target = `${protocol}//${address}${port ? `:${port}` : ""}${pathname}${search}`;
   const controller = new AbortController();
   const timer = setTimeout(
     () => controller.abort(new Error(`timed out after ${request.timeoutMs}ms`)),
@@ -96,7 +97,8 @@ async function postThroughFetch(request: PostRequest): Promise<PostResult> {
   } catch (error) {
     if (controller.signal.aborted) throw controller.signal.reason;
     const code = (error as { code?: unknown }).code;
-    throw new Error(`${typeof code === "string" ? `${code} ` : ""}${target.host}: ${errorMessage(error)}`);
+    const to = `${address}${port ? `:${port}` : ""}`;
+    throw new Error(`${typeof code === "string" ? `${code} ` : ""}${to}: ${errorMessage(error)}`);
   } finally {
     clearTimeout(timer);
     fetching--;
