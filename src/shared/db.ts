@@ -7,6 +7,19 @@ export type Sql = postgres.Sql;
 /** A handle that runs queries: the pool or a transaction. Query functions take it first. */
 export type Db = postgres.Sql | postgres.TransactionSql;
 
+/**
+ * A query written like a tagged template but sent as an unnamed statement, so PostgreSQL plans it at every execution
+ * with its values. A prepared statement gets a generic plan after five runs and keeps it until the table is analyzed:
+ * one made while a queue table was nearly empty (seq scans) went on scanning the whole table per statement as it grew
+ * (with autovacuum off or behind, for ever). For batched statements of hot queues the planning costs little per row.
+ */
+export function unprepared<T extends object[]>(db: Db) {
+  return (strings: TemplateStringsArray, ...values: unknown[]): Promise<T> => {
+    const text = strings.reduce((sql, part, i) => `${sql}$${i}${part}`);
+    return db.unsafe<T>(text, values as postgres.ParameterOrJSON<never>[], { prepare: false });
+  };
+}
+
 /** `url` may carry libpq's TLS parameters (sslmode, sslrootcert, sslcert, sslkey): see database-tls.ts. */
 export function createSql(options: { url: string; schema: string; max: number; applicationName: string }): Sql {
   const { url, ssl } = postgresTls(options.url);

@@ -1,7 +1,7 @@
 // SQL of the endpoint delivery worker, one statement per function. A claim takes due deliveries endpoint by endpoint,
 // each endpoint at most its free slots, so one endpoint's backlog never takes another's turn; every finalize is guarded
 // by the in-flight status and locked_by, as the notifications' are (docs/failure-modes.md).
-import type { Db } from "../../../shared/db.ts";
+import { type Db, unprepared } from "../../../shared/db.ts";
 
 export type ClaimedDelivery = {
   endpointId: string;
@@ -80,7 +80,7 @@ export async function claimDeliveries(
     free: { endpointId: string; free: number }[];
   },
 ): Promise<ClaimedDelivery[]> {
-  const rows = await db<ClaimRow[]>`
+  const rows = await unprepared<ClaimRow[]>(db)`
     with picked as (
       select d.ctid
       from webhook_endpoints e
@@ -140,7 +140,7 @@ export async function finalizeDeliveries(
 ): Promise<{ endpointId: string; notificationId: string }[]> {
   const o = input.outcomes;
   if (o.length === 0) return [];
-  const rows = await db<{ endpoint_id: string; notification_id: string }[]>`
+  const rows = await unprepared<{ endpoint_id: string; notification_id: string }[]>(db)`
     with o as (
       select * from unnest(
         ${o.map((x) => x.endpointId)}::uuid[], ${o.map((x) => x.notificationId)}::uuid[],
