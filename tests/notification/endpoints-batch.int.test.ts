@@ -6,12 +6,12 @@ import {
   type DeliveryOutcome,
   finalizeDeliveries,
 } from "../../src/notification/outbound/endpoints/delivery-queries.ts";
+import { useTestDatabase } from "../support/infra.ts";
 import { endpointApp, startReceiver, storeNotifications } from "./endpoints.helpers.ts";
-import { useDatabase } from "./helpers.ts";
 
 setDefaultTimeout(60_000);
 
-const f = useDatabase("notif_endpoints_batch", { truncate: ["webhook_endpoints"] });
+const f = useTestDatabase("notif_endpoints_batch", { service: "notification", resetEach: true });
 const receiver = startReceiver();
 
 async function twoEndpoints(): Promise<[string, string]> {
