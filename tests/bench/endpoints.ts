@@ -152,7 +152,7 @@ async function phase(label: string, hanging: number[]): Promise<number[]> {
     const span = (lastArrival - Math.min(...committed.values())) / 1000;
     console.log(
       `  drain: ${arrived} deliveries from the first commit to the last arrival in ${span.toFixed(1)} s ` +
-        `(${Math.round(arrived / span)}/s; the rate stored is ${rate * healthy.length}/s)`,
+        `(${Math.round(arrived / span)}/s; stored at ${Math.round((total * healthy.length) / seconds)}/s)`,
     );
     controller.abort();
     receivers.stop();
