@@ -3,7 +3,8 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { MsgHdrsImpl } from "@nats-io/transport-node";
 import { createJetStreamPublisher } from "../../src/entitlement/work/outbox/jetstream-publisher.ts";
-import { countByStatus, insertEvents, makeRelay, readStream, useFixture, waitFor } from "./outbox.helpers.ts";
+import { waitUntil } from "../support/wait.ts";
+import { countByStatus, insertEvents, makeRelay, readStream, useFixture } from "./outbox.helpers.ts";
 
 setDefaultTimeout(60_000);
 
@@ -80,7 +81,7 @@ describe("the relay's JetStream publisher", () => {
     const loop = relay.run(stop.signal);
     try {
       const ids = await insertEvents(f.sql, 300);
-      await waitFor(async () => (await countByStatus(f.sql)).PUBLISHED === 300, "all 300 PUBLISHED");
+      await waitUntil(async () => (await countByStatus(f.sql)).PUBLISHED === 300, "all 300 PUBLISHED");
       const stored = (await readStream(f.jsm, f.stream)).map((m) => m.headers["Nats-Msg-Id"]);
       expect(stored.sort()).toEqual([...ids].sort());
     } finally {

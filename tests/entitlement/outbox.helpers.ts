@@ -244,9 +244,6 @@ export async function streamCount(jsm: JetStreamManager, stream: string): Promis
   return (await jsm.streams.info(stream)).state.messages;
 }
 
-/** @deprecated The one polling helper is waitUntil (tests/support/wait.ts); this name stays while branches merge. */
-export const waitFor = waitUntil;
-
 export async function metricValue(registry: Registry, name: string, labels: Record<string, string> = {}) {
   const metric = registry.getSingleMetric(name);
   if (!metric) return undefined;

@@ -3,12 +3,13 @@ import { expect, setDefaultTimeout, test } from "bun:test";
 import { createApp } from "../../src/notification/app.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { consoleClient, hiddenField, signIn } from "../support/console-client.ts";
+import { useTestDatabase } from "../support/infra.ts";
 import { endpointApp, storeNotifications } from "./endpoints.helpers.ts";
-import { testMetrics, useDatabase } from "./helpers.ts";
+import { testMetrics } from "./helpers.ts";
 
 setDefaultTimeout(60_000);
 
-const f = useDatabase("notif_console_endpoints");
+const f = useTestDatabase("notif_console_endpoints", { service: "notification" });
 const TOKEN = "debug-token-for-the-console-0123";
 
 test("endpoints are listed with their attempts, and a replay queues the window", async () => {

@@ -1,12 +1,13 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createApp } from "../../src/notification/app.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
+import { useTestDatabase } from "../support/infra.ts";
 import { endpointApp, READER, WRITER } from "./endpoints.helpers.ts";
-import { testMetrics, useDatabase } from "./helpers.ts";
+import { testMetrics } from "./helpers.ts";
 
 setDefaultTimeout(30_000);
 
-const f = useDatabase("notif_endpoints_api");
+const f = useTestDatabase("notif_endpoints_api", { service: "notification" });
 const api = () => endpointApp(f.sql).call;
 
 describe("webhook endpoints admin API", () => {

@@ -3,12 +3,13 @@ import { Webhook } from "standardwebhooks";
 import type { NotificationType } from "../../src/notification/intake/consumer/handler.ts";
 import { createLogger } from "../../src/shared/logger.ts";
 import { Waker } from "../../src/shared/runtime.ts";
+import { useTestDatabase } from "../support/infra.ts";
+import { waitUntil } from "../support/wait.ts";
 import { endpointApp, runEndpointWorker, startReceiver, storeNotifications } from "./endpoints.helpers.ts";
-import { useDatabase, waitFor } from "./helpers.ts";
 
 setDefaultTimeout(60_000);
 
-const f = useDatabase("notif_endpoints_delivery");
+const f = useTestDatabase("notif_endpoints_delivery", { service: "notification" });
 const granted = startReceiver();
 const matches = startReceiver();
 const everything = startReceiver();
@@ -50,7 +51,7 @@ describe("delivery to registered endpoints", () => {
     const c = await call("POST", "/v1/webhook-endpoints", { url: everything.url });
     await call("POST", "/v1/webhook-endpoints", { url: everything.url, enabled: false });
     const [grant, match] = await store([{ type: "EntitlementGranted" }, { type: "MatchFound" }], worker.waker);
-    await waitFor(
+    await waitUntil(
       async () => (everything.hits.length >= 2 && granted.hits.length >= 1 && matches.hits.length >= 1) || undefined,
       "deliveries",
     );
@@ -69,7 +70,7 @@ describe("delivery to registered endpoints", () => {
     ).toThrow();
     const [notification] = await f.sql`select status from notifications where notification_id = ${grant as string}`;
     expect(notification?.status, "the configured channel's row is not the endpoints' business").toBe("PENDING");
-    await waitFor(async () => {
+    await waitUntil(async () => {
       const [row] = await f.sql<
         { n: number }[]
       >`select count(*)::int as n from webhook_deliveries where status = 'SENT'`;
@@ -84,7 +85,7 @@ describe("delivery to registered endpoints", () => {
       overlap: "1h",
     });
     const [id] = await store([{}], worker.waker);
-    await waitFor(async () => hitsFor(granted, id as string)[0], "the delivery");
+    await waitUntil(async () => hitsFor(granted, id as string)[0], "the delivery");
     const hit = hitsFor(granted, id as string)[0] as { body: string; headers: Record<string, string> };
     expect(hit.headers["webhook-signature"]?.split(" ")).toHaveLength(2);
     expect(hit.headers["webhook-signature"]).toMatch(/^v1,\S+ v1,\S+$/);
@@ -93,7 +94,7 @@ describe("delivery to registered endpoints", () => {
 
     await call("POST", `/v1/webhook-endpoints/${created.body.endpoint_id}/secret/rotate`, { overlap: "0s" });
     const [next] = await store([{}], worker.waker);
-    await waitFor(async () => hitsFor(granted, next as string)[0], "the delivery after a rotation without overlap");
+    await waitUntil(async () => hitsFor(granted, next as string)[0], "the delivery after a rotation without overlap");
     const last = hitsFor(granted, next as string)[0] as { body: string; headers: Record<string, string> };
     expect(last.headers["webhook-signature"]?.split(" ")).toHaveLength(1);
     expect(() => new Webhook(rotated.body.secret).verify(last.body, last.headers)).toThrow();
@@ -106,7 +107,7 @@ describe("delivery to registered endpoints", () => {
     const created = await call("POST", "/v1/webhook-endpoints", { url: granted.url });
     const [id] = await store([{}], worker.waker);
     const path = `/v1/webhook-endpoints/${created.body.endpoint_id}/attempts`;
-    const page = await waitFor(async () => {
+    const page = await waitUntil(async () => {
       const answer = await call("GET", path);
       return answer.body.attempts.length === 2 ? answer.body : undefined;
     }, "two attempts");
@@ -139,7 +140,7 @@ describe("delivery to registered endpoints", () => {
     granted.answer = () => new Response(null, { status: 302, headers: { location: matches.url } });
     const created = await call("POST", "/v1/webhook-endpoints", { url: granted.url });
     await store([{}], worker.waker);
-    const attempt = await waitFor(async () => {
+    const attempt = await waitUntil(async () => {
       const answer = await call("GET", `/v1/webhook-endpoints/${created.body.endpoint_id}/attempts`);
       return answer.body.attempts[0];
     }, "the attempt");
@@ -154,23 +155,23 @@ describe("delivery to registered endpoints", () => {
     const created = await call("POST", "/v1/webhook-endpoints", { url: granted.url });
     const since = new Date().toISOString();
     const [failed] = await store([{}], waker);
-    await waitFor(async () => {
+    await waitUntil(async () => {
       const [row] = await f.sql`select status from webhook_deliveries where notification_id = ${failed as string}`;
       return row?.status === "FAILED" || undefined;
     }, "a 410 ends the delivery FAILED at once");
     granted.answer = () => new Response("ok");
     const [sent] = await store([{}], waker);
-    await waitFor(async () => hitsFor(granted, sent as string)[0], "the second notification");
+    await waitUntil(async () => hitsFor(granted, sent as string)[0], "the second notification");
     granted.hits = [];
 
     const path = `/v1/webhook-endpoints/${created.body.endpoint_id}/replay`;
     const onlyFailed = await call("POST", path, { since, only_failed: true });
     expect(onlyFailed.status).toBe(202);
     expect(onlyFailed.body.notifications).toBe(1);
-    await waitFor(async () => hitsFor(granted, failed as string)[0], "the failed one again");
+    await waitUntil(async () => hitsFor(granted, failed as string)[0], "the failed one again");
     expect(hitsFor(granted, sent as string)).toHaveLength(0);
 
-    await waitFor(async () => {
+    await waitUntil(async () => {
       const rows = await f.sql`select 1 from webhook_deliveries where status in ('PENDING', 'PROCESSING')`;
       return rows.length === 0 || undefined;
     }, "nothing in flight");
@@ -183,8 +184,8 @@ describe("delivery to registered endpoints", () => {
     expect(all.body.notifications).toBe(2);
     expect(again.body.notifications).toBe(2);
     start({ waker });
-    await waitFor(async () => (granted.hits.length >= 2 ? true : undefined), "the replay");
-    await waitFor(async () => {
+    await waitUntil(async () => (granted.hits.length >= 2 ? true : undefined), "the replay");
+    await waitUntil(async () => {
       const rows = await f.sql`select 1 from webhook_deliveries where status in ('PENDING', 'PROCESSING')`;
       return rows.length === 0 || undefined;
     }, "the replay finished");
@@ -201,7 +202,7 @@ describe("delivery to registered endpoints", () => {
     const id = created.body.endpoint_id;
     await f.sql`update webhook_endpoints set failing_since = now() - interval '5 days 1 minute' where endpoint_id = ${id}`;
     const [waiting] = await store([{}], worker.waker);
-    const disabled = await waitFor(async () => {
+    const disabled = await waitUntil(async () => {
       const answer = await call("GET", `/v1/webhook-endpoints/${id}`);
       return answer.body.enabled === false ? answer.body : undefined;
     }, "the endpoint disabled");
@@ -210,7 +211,7 @@ describe("delivery to registered endpoints", () => {
     expect(warning).toMatchObject({ level: "warn", endpoint_id: id });
     expect(await worker.registry.metrics()).toMatch(/notification_webhook_endpoints_disabled_total\{[^}]*\} 1\n/);
 
-    await waitFor(async () => {
+    await waitUntil(async () => {
       const [row] = await f.sql`select status from webhook_deliveries where notification_id = ${waiting as string}`;
       return row?.status === "FAILED" || row?.status === "PENDING" ? true : undefined;
     }, "the delivery waits");
@@ -218,7 +219,7 @@ describe("delivery to registered endpoints", () => {
     granted.hits = [];
     const enabled = await call("PATCH", `/v1/webhook-endpoints/${id}`, { enabled: true });
     expect(enabled.body).toMatchObject({ enabled: true, disabled_reason: null, failing_since: null });
-    await waitFor(async () => hitsFor(granted, waiting as string)[0], "what waited is sent");
+    await waitUntil(async () => hitsFor(granted, waiting as string)[0], "what waited is sent");
   });
 
   test("a secret no configured key opens fails the attempt on the service's side: logged, but not the endpoint's failure", async () => {
@@ -227,7 +228,7 @@ describe("delivery to registered endpoints", () => {
     const id = created.body.endpoint_id as string;
     await f.sql`update webhook_endpoints set secret_ciphertext = 'v1.0badc0de.aaaa.bbbb.cccc' where endpoint_id = ${id}`;
     await store([{}], worker.waker);
-    const attempt = await waitFor(async () => {
+    const attempt = await waitUntil(async () => {
       const page = await call("GET", `/v1/webhook-endpoints/${id}/attempts`);
       return page.body.attempts[0];
     }, "the attempt");

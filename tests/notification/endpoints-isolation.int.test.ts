@@ -2,12 +2,13 @@
 // hanging one still holds its first requests, and the failing one's retries never hold them up.
 import { afterAll, expect, setDefaultTimeout, test } from "bun:test";
 import { Waker } from "../../src/shared/runtime.ts";
+import { useTestDatabase } from "../support/infra.ts";
+import { waitUntil } from "../support/wait.ts";
 import { endpointApp, runEndpointWorker, startReceiver, storeNotifications } from "./endpoints.helpers.ts";
-import { useDatabase, waitFor } from "./helpers.ts";
 
 setDefaultTimeout(90_000);
 
-const f = useDatabase("notif_endpoints_isolation");
+const f = useTestDatabase("notif_endpoints_isolation", { service: "notification" });
 const healthy = [startReceiver(), startReceiver(), startReceiver()];
 const failing = startReceiver();
 const hanging = startReceiver();
@@ -40,7 +41,7 @@ test("a failing and a hanging endpoint never delay the healthy ones", async () =
     waker.wake();
   }
   for (const r of healthy) {
-    await waitFor(async () => (r.hits.length >= ids.length ? true : undefined), "every healthy endpoint gets all 50");
+    await waitUntil(async () => (r.hits.length >= ids.length ? true : undefined), "every healthy endpoint gets all 50");
     expect(new Set(r.hits.map((h) => h.headers["webhook-id"]))).toEqual(new Set(ids));
   }
   expect(hanging.hits.length, "the hanging endpoint holds only its own slots").toBeLessThanOrEqual(4);

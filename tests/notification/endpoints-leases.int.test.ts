@@ -3,12 +3,13 @@
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { claimDeliveries, finalizeDeliveries } from "../../src/notification/outbound/endpoints/delivery-queries.ts";
 import { Waker } from "../../src/shared/runtime.ts";
+import { useTestDatabase } from "../support/infra.ts";
+import { waitUntil } from "../support/wait.ts";
 import { endpointApp, runEndpointWorker, startReceiver, storeNotifications } from "./endpoints.helpers.ts";
-import { useDatabase, waitFor } from "./helpers.ts";
 
 setDefaultTimeout(60_000);
 
-const f = useDatabase("notif_endpoints_leases");
+const f = useTestDatabase("notif_endpoints_leases", { service: "notification" });
 const receiver = startReceiver();
 
 test("a claim that is never finalized is taken over after its lease; the first worker's late outcome changes nothing", async () => {
@@ -29,8 +30,8 @@ test("a claim that is never finalized is taken over after its lease; the first w
   const waker = new Waker();
   const worker = runEndpointWorker(f.sql, { waker });
   waker.wake();
-  await waitFor(async () => receiver.hits.find((h) => h.headers["webhook-id"] === id), "the delivery taken over");
-  await waitFor(async () => {
+  await waitUntil(async () => receiver.hits.find((h) => h.headers["webhook-id"] === id), "the delivery taken over");
+  await waitUntil(async () => {
     const [row] = await f.sql`select status from webhook_deliveries where notification_id = ${id as string}`;
     return row?.status === "SENT" || undefined;
   }, "SENT by the second worker");

@@ -3,11 +3,11 @@
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { runRetention } from "../../src/notification/retention/service.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
-import { useDatabase } from "./helpers.ts";
+import { useTestDatabase } from "../support/infra.ts";
 
 setDefaultTimeout(60_000);
 
-const f = useDatabase("notif_endpoints_retention");
+const f = useTestDatabase("notif_endpoints_retention", { service: "notification" });
 const NOW = new Date("2026-02-16T00:00:00Z");
 const OLD = new Date(NOW.getTime() - 31 * 86_400_000);
 const RECENT = new Date(NOW.getTime() - 29 * 86_400_000);

@@ -5,8 +5,9 @@ import { jetstream } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { Webhook } from "standardwebhooks";
 import { createTestDatabase, natsUrl, type TestDatabase } from "../support/infra.ts";
+import { waitUntil } from "../support/wait.ts";
 import { SECRET_KEY, startReceiver, TOKENS, WRITER } from "./endpoints.helpers.ts";
-import { deleteStreams, eventBytes, serveEnv, streamsOf, testConfig, waitFor } from "./helpers.ts";
+import { deleteStreams, eventBytes, serveEnv, streamsOf, testConfig } from "./helpers.ts";
 
 setDefaultTimeout(120_000);
 
@@ -52,7 +53,7 @@ test("an event stored by serve reaches the registered endpoint, signed with the 
   const nc = await connect({ servers: nats });
   try {
     const base = `http://127.0.0.1:${await listeningPort(child.stdout)}`;
-    await waitFor(async () => ((await fetch(`${base}/readyz`)).status === 200 ? true : undefined), "ready");
+    await waitUntil(async () => ((await fetch(`${base}/readyz`)).status === 200 ? true : undefined), "ready");
     const created = await fetch(`${base}/v1/webhook-endpoints`, {
       method: "POST",
       headers: { authorization: `Bearer ${WRITER}`, "content-type": "application/json" },
@@ -61,7 +62,7 @@ test("an event stored by serve reaches the registered endpoint, signed with the 
     expect(created.status).toBe(201);
     const { secret } = (await created.json()) as { secret: string };
     await jetstream(nc).publish(config.nats.subject, eventBytes({ userId: "u_serve" }));
-    const hit = await waitFor(async () => receiver.hits[0], "the webhook at the endpoint");
+    const hit = await waitUntil(async () => receiver.hits[0], "the webhook at the endpoint");
     expect(new Webhook(secret).verify(hit.body, hit.headers)).toMatchObject({
       user_id: "u_serve",
       type: "EntitlementGranted",

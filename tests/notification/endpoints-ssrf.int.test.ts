@@ -3,12 +3,13 @@
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Address } from "../../src/notification/outbound/endpoints/url-guard.ts";
 import { Waker } from "../../src/shared/runtime.ts";
+import { useTestDatabase } from "../support/infra.ts";
+import { waitUntil } from "../support/wait.ts";
 import { endpointApp, runEndpointWorker, startReceiver, storeNotifications } from "./endpoints.helpers.ts";
-import { useDatabase, waitFor } from "./helpers.ts";
 
 setDefaultTimeout(60_000);
 
-const f = useDatabase("notif_endpoints_ssrf");
+const f = useTestDatabase("notif_endpoints_ssrf", { service: "notification" });
 const receiver = startReceiver();
 const stops: (() => Promise<void>)[] = [];
 afterAll(async () => {
@@ -61,7 +62,7 @@ describe("the SSRF guard", () => {
     stops.push(worker.stop);
     await storeNotifications(f.sql, [{}]);
     waker.wake();
-    const attempt = await waitFor(async () => {
+    const attempt = await waitUntil(async () => {
       const page = await call("GET", `/v1/webhook-endpoints/${created.body.endpoint_id}/attempts`);
       return page.body.attempts[0];
     }, "the refused attempt");
@@ -83,7 +84,7 @@ describe("the SSRF guard", () => {
     stops.push(worker.stop);
     const [id] = await storeNotifications(f.sql, [{}]);
     waker.wake();
-    const hit = await waitFor(async () => receiver.hits.find((h) => h.headers["webhook-id"] === id), "the delivery");
+    const hit = await waitUntil(async () => receiver.hits.find((h) => h.headers["webhook-id"] === id), "the delivery");
     expect(hit.headers.host).toBe(`receiver.example:${receiver.server.port}`);
   });
 });

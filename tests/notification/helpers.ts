@@ -22,7 +22,7 @@ import type { DeliveryDeps } from "../../src/notification/outbound/delivery/deps
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createRegistry } from "../../src/shared/metrics.ts";
-import { uniqueName, useTestDatabase } from "../support/infra.ts";
+import { uniqueName } from "../support/infra.ts";
 import { waitUntil } from "../support/wait.ts";
 
 export function notificationSql(url: string, max = 8): Sql {
@@ -176,18 +176,6 @@ export async function notificationRow(sql: Sql, id: string) {
   if (!row) throw new Error(`notification ${id} does not exist`);
   return row;
 }
-
-/**
- * @deprecated The database fixture is useTestDatabase(label, { service: "notification", resetEach }), whose reset
- * needs no table list; this name stays while branches merge.
- */
-export function useDatabase(label: string, options: { truncate?: string[]; poolMax?: number } = {}) {
-  const resetEach = (options.truncate?.length ?? 0) > 0;
-  return useTestDatabase(label, { service: "notification", poolMax: options.poolMax, resetEach });
-}
-
-/** @deprecated The one polling helper is waitUntil (tests/support/wait.ts); this name stays while branches merge. */
-export const waitFor = waitUntil;
 
 /** Delivery dependencies with max attempts 3, a fixed clock and a sender that records what it was given. */
 export function deliveryDeps(

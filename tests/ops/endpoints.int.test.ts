@@ -12,11 +12,11 @@ import {
 import { resealSecrets } from "../../src/notification/ops/reseal.ts";
 import { createSecretBox } from "../../src/notification/outbound/endpoints/secrets.ts";
 import { endpointApp, endpointConfig, SECRET_KEY, storeNotifications } from "../notification/endpoints.helpers.ts";
-import { useDatabase } from "../notification/helpers.ts";
+import { useTestDatabase } from "../support/infra.ts";
 
 setDefaultTimeout(30_000);
 
-const f = useDatabase("ops_endpoints");
+const f = useTestDatabase("ops_endpoints", { service: "notification" });
 
 function ops() {
   const lines: string[] = [];
