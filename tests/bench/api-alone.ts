@@ -9,6 +9,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import postgres from "postgres";
+import { type CpuReport, measureCpu } from "./cpu.ts";
 import { bundleOf, RESERVATION, runCommandLoad, runGrantLoad, type ThroughputResult } from "./grants.ts";
 import { runPgbench } from "./pgbench.ts";
 import type { Figure } from "./report.ts";
@@ -28,6 +29,8 @@ export type ApiAloneResult = {
   call: Pgbench;
   bundles: ThroughputResult;
   reservations: ThroughputResult;
+  /** Where the CPU went while the API's grants ran, and while the pace's pgbench ran. */
+  cpu: { grants: CpuReport; pace: CpuReport };
 };
 
 export async function measureApiAlone(args: {
@@ -70,8 +73,11 @@ export async function measureApiAlone(args: {
     progress("API alone: warm-up");
     await runGrantLoad({ ...load, seconds: 1 });
     progress(`API alone: grants, ${CLIENTS} connections, ${seconds}s (NATS off, rate limit off)`);
+    let cpu = measureCpu({ entitlement: service.pid });
     const grants = await runGrantLoad(load);
+    const grantsCpu = cpu();
     progress(`database's pace: pgbench of the least a grant writes, ${CLIENTS} clients, ${seconds}s`);
+    cpu = measureCpu({});
     const paceRun = await runPgbench({
       databaseUrl: paceUrl,
       clients: CLIENTS,
@@ -79,6 +85,7 @@ export async function measureApiAlone(args: {
       script: PACE_SCRIPT,
       mode: "simple",
     });
+    const paceCpu = cpu();
     progress(`pgbench of the service's own call, ${CLIENTS} clients, ${seconds}s`);
     const callUrl = new URL(aloneUrl);
     callUrl.searchParams.set("options", "-csearch_path=entitlement");
@@ -87,7 +94,7 @@ export async function measureApiAlone(args: {
     const bundles = await runCommandLoad({ ...load, command: bundleOf(BUNDLE_ITEMS) });
     progress(`API alone: point reservations, ${CLIENTS} connections, ${seconds}s`);
     const reservations = await runCommandLoad({ ...load, command: RESERVATION });
-    const result = { grants, pace: paceRun, call, bundles, reservations };
+    const result = { grants, pace: paceRun, call, bundles, reservations, cpu: { grants: grantsCpu, pace: paceCpu } };
     return { result, figures: figuresOf(result) };
   } finally {
     await service.stop();
@@ -96,6 +103,9 @@ export async function measureApiAlone(args: {
 
 /** A pgbench run that measured nothing gives NaN with pgbench's own words (pgbench.ts), for it and its ratio. */
 const measured = (p: Pgbench) => (p.unmeasured ? { value: Number.NaN, unmeasured: p.unmeasured } : { value: p.rps });
+
+/** The cores a process kept busy over a measured window. */
+const cores = (r: CpuReport, name: string) => ((r.seconds[name] ?? 0) / Math.max(0.001, r.elapsedSeconds)).toFixed(2);
 
 function figuresOf(r: ApiAloneResult): Figure[] {
   const c = `c=${CLIENTS}`;
@@ -117,7 +127,13 @@ function figuresOf(r: ApiAloneResult): Figure[] {
       value: r.grants.rps,
       unit: "req/s",
     },
+    {
+      name: `machine CPU busy, API alone ${c} (cores: entitlement ${cores(r.cpu.grants, "entitlement")}, autocannon ${cores(r.cpu.grants, "harness")})`,
+      value: r.cpu.grants.machineBusy * 100,
+      unit: "%",
+    },
     { name: `grants/s database's pace ${c} (pgbench, plain tables)`, ...measured(r.pace), unit: "tx/s" },
+    { name: `machine CPU busy, database's pace ${c}`, value: r.cpu.pace.machineBusy * 100, unit: "%" },
     { name: `grants/s pgbench of the service's call ${c}`, ...measured(r.call), unit: "tx/s" },
     {
       name: `bundle of ${BUNDLE_ITEMS}: items/s API alone ${c} (${r.bundles.rps.toFixed(0)} bundles/s, non-2xx ${r.bundles.non2xx})`,

@@ -37,8 +37,8 @@ export type BenchOptions = {
   playerRate: number;
   playerSeconds: number;
   resume: number;
-  /** `points`, `growth` or `players`: only those phases (points-phase.ts, growth.ts, players-phase.ts). */
-  only: "points" | "growth" | "players" | undefined;
+  /** `api`, `points`, `growth` or `players`: only those phases (api-alone.ts, points-phase.ts, growth.ts, players-phase.ts). */
+  only: "api" | "points" | "growth" | "players" | undefined;
   /** Where the JSON goes (default .data/bench/<timestamp>.json). */
   out: string | undefined;
   keep: boolean;
@@ -50,7 +50,7 @@ export const USAGE = `usage: bun run bench [--quick] [--duration S] [--connectio
                      [--events N] [--publish-window N] [--reservations N] [--due-rate N] [--due-duration S]
                      [--expiries N] [--pipeline-backlog N] [--settle-timeout S] [--growth-sizes N,N] [--growth-samples N] [--growth-retention T,T]
                      [--streams N] [--player-rate N] [--player-seconds S] [--resume N]
-                     [--only points|growth|players] [--out FILE] [--keep]
+                     [--only api|points|growth|players] [--out FILE] [--keep]
                      [--use-database-url]`;
 
 function positive(name: string, text: string | undefined, fallback: number): number {
@@ -93,8 +93,8 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
   });
   const quick = values.quick ?? false;
   const only = values.only;
-  if (only !== undefined && only !== "points" && only !== "growth" && only !== "players")
-    throw new Error(`--only takes one phase group: points, growth or players, got '${only}'\n${USAGE}`);
+  if (only !== undefined && only !== "api" && only !== "points" && only !== "growth" && only !== "players")
+    throw new Error(`--only takes one phase group: api, points, growth or players, got '${only}'\n${USAGE}`);
   const growthSizes = (values["growth-sizes"] ?? (quick ? "1000,10000" : "100000,1000000"))
     .split(",")
     .map((n) => Math.round(positive("growth-sizes", n, 0)));

@@ -532,6 +532,39 @@ async function serverSettings(sql: postgres.Sql): Promise<Record<string, string>
   return Object.fromEntries(rows.map((r) => [r.name, r.setting]));
 }
 
+/** `--only api`: the first phase alone (api-alone.ts), to repeat the API ÷ pace ratio; the same table and JSON. */
+async function mainApi(options: BenchOptions): Promise<void> {
+  const tag = Date.now().toString(36);
+  const runDir = join(stack.root, ".data/bench", tag);
+  mkdirSync(runDir, { recursive: true });
+  progress("building executables into .data/bench/dist");
+  const bin = await stack.buildBinaries();
+  const target = await openBenchPostgres({
+    useDatabaseUrl: options.useDatabaseUrl,
+    databaseUrl: givenDatabaseUrl,
+    connections: options.connections,
+  });
+  try {
+    progress(describeBenchPostgres(target));
+    const alone = await measureApiAlone({
+      adminUrl: target.adminUrl,
+      binary: bin.entitlement,
+      names: stack.benchNames(tag),
+      auth: stack.apiAuth(),
+      logFile: join(runDir, "entitlement-alone.log"),
+      seconds: options.duration,
+      tag,
+      progress,
+    });
+    const results = { apiAlone: alone.result, machine: machine({ postgres: target.cluster, nats: "-" }) };
+    console.log(`\n${renderTable(alone.figures)}\n`);
+    const out = saveReport({ tag, options, figures: alone.figures, results, argv: process.argv.slice(2) });
+    progress(`done in ${((performance.now() - began) / 1000).toFixed(0)}s; JSON: ${relative(process.cwd(), out)}`);
+  } finally {
+    target.dispose(options.keep);
+  }
+}
+
 /** `--only points`: the points phases alone, on their own cluster (points-phase.ts); the same table and JSON. */
 async function mainPoints(options: BenchOptions): Promise<void> {
   const tag = Date.now().toString(36);
@@ -654,7 +687,7 @@ async function mainPlayers(options: BenchOptions): Promise<void> {
 }
 
 const options = parseBenchOptions(Bun.argv.slice(2));
-const mains = { points: mainPoints, growth: mainGrowth, players: mainPlayers };
+const mains = { api: mainApi, points: mainPoints, growth: mainGrowth, players: mainPlayers };
 (options.only ? mains[options.only](options) : main(options)).then(
   () => process.exit(0),
   (error: unknown) => {
