@@ -24,6 +24,7 @@ import entitlementGrant from "../../db/entitlement/functions/entitlement_grant.s
 import entitlementRecord from "../../db/entitlement/functions/entitlement_record.sql" with { type: "text" };
 import entitlementReply from "../../db/entitlement/functions/entitlement_reply.sql" with { type: "text" };
 import entitlementRevoke from "../../db/entitlement/functions/entitlement_revoke.sql" with { type: "text" };
+import entitlementSetExpiry from "../../db/entitlement/functions/entitlement_set_expiry.sql" with { type: "text" };
 import idempotencyAnswer from "../../db/entitlement/functions/idempotency_answer.sql" with { type: "text" };
 import idempotencyOpen from "../../db/entitlement/functions/idempotency_open.sql" with { type: "text" };
 import idempotencyStore from "../../db/entitlement/functions/idempotency_store.sql" with { type: "text" };
@@ -78,6 +79,7 @@ export const functions = functionList({
   "entitlement_record.sql": entitlementRecord,
   "entitlement_reply.sql": entitlementReply,
   "entitlement_revoke.sql": entitlementRevoke,
+  "entitlement_set_expiry.sql": entitlementSetExpiry,
   "idempotency_answer.sql": idempotencyAnswer,
   "idempotency_open.sql": idempotencyOpen,
   "idempotency_store.sql": idempotencyStore,

@@ -41,17 +41,7 @@ begin
     return query select 'past', null::text, null::int, null::jsonb, null::timestamptz;
     return;
   end if;
-  -- The expiry row before the entitlement's: the scheduler's order (entitlement_expire), so the two never deadlock.
-  perform 1 from entitlement_expiries where user_id = p_user_id and stock_keeping_unit = p_sku for update;
-  with c as (
-    update entitlements e
-    set expires_at = p_expires_at, version = e.version + 1, updated_at = p_now, source = p_reason,
-        source_id = p_purchase_id
-    where e.user_id = p_user_id and e.stock_keeping_unit = p_sku and e.status = 'ACTIVE'
-      and e.version = p_version and e.expires_at > p_expires_at
-    returning e.stock_keeping_unit, e.version, e.source, e.source_id
-  )
-  select coalesce(jsonb_agg(to_jsonb(c)), '[]') into v_changed from c;
+  v_changed := entitlement_set_expiry(p_user_id, p_sku, p_reason, p_purchase_id, p_expires_at, p_now, p_version);
   if v_changed <> '[]' then
     perform entitlement_record('EXTEND', p_user_id, v_changed, p_now, p_trace_id, p_traceparent, p_event_type,
                                p_payload, p_detail, p_caller, p_idem_key, p_expires_at);

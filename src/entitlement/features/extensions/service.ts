@@ -1,10 +1,11 @@
 // An extension (docs/api.md): one call of `entitlement_extend` under one idempotency record, as a grant is. An
 // ACTIVE entitlement gets the later expires_at (version + 1, audit EXTEND, event EntitlementExtended) and its expiry
-// is rescheduled; anything else is a 409 that is remembered under the key like a grant's.
+// is rescheduled; anything else is a 409 that is remembered under the key like a grant's. The console's undo of an
+// extension (undo.ts) runs through the same two functions with its own write.
 
-import { extendEntitlement } from "../../write/entitlement-extend.ts";
+import { type Extension, extendEntitlement } from "../../write/entitlement-extend.ts";
 import { requestHash } from "../../write/idempotency/hash.ts";
-import { type CommandDeps, type CommandReply, recordCommand } from "../../write/run.ts";
+import { type CommandDeps, type CommandOutcome, type CommandReply, recordCommand } from "../../write/run.ts";
 import { runEntitlementCommand } from "../entitlements/change.ts";
 import { EntitlementDetail as DetailSchema, type EntitlementDetail } from "../entitlements/model.ts";
 import { eventPayload } from "../entitlements/outbox-event.ts";
@@ -13,19 +14,39 @@ import type { ExtensionBody } from "./model.ts";
 
 export type ExtensionCommand = { body: ExtensionBody; idempotencyKey: string; traceId: string; caller: string };
 export type ExtensionReply = CommandReply<EntitlementDetail>;
+/** What every write of an expiry takes from the command: all of an extension's call but its refusals. */
+export type ExtensionFields = Omit<Extension, "refused">;
 
 /** Runs an extension; throws only on database trouble (the call is then rolled back as a whole). */
 export function executeExtension(deps: CommandDeps, command: ExtensionCommand): Promise<ExtensionReply> {
+  return recordExpiryChange(deps, command, (fields) =>
+    extendEntitlement(deps.sql, { ...fields, refused: EXTENSION_REFUSED }),
+  );
+}
+
+/**
+ * A change of an entitlement's expiry to `command.body.expires_at` through `write`, counted as an EXTEND, the
+ * scheduler told of the new due time: an extension, or the console's undo of one.
+ */
+export function recordExpiryChange(
+  deps: CommandDeps,
+  command: ExtensionCommand,
+  write: (fields: ExtensionFields) => Promise<CommandOutcome>,
+): Promise<ExtensionReply> {
   const dueAt = new Date(command.body.expires_at);
   return recordCommand(
     deps,
     "EXTEND",
-    () => runExtension(deps, command),
+    () => runExpiryChange(deps, command, write),
     () => ({ events: true, dueAt }),
   );
 }
 
-function runExtension(deps: CommandDeps, command: ExtensionCommand): Promise<ExtensionReply> {
+function runExpiryChange(
+  deps: CommandDeps,
+  command: ExtensionCommand,
+  write: (fields: ExtensionFields) => Promise<CommandOutcome>,
+): Promise<ExtensionReply> {
   const { body } = command;
   const expiresAt = new Date(body.expires_at);
   return runEntitlementCommand<EntitlementDetail>(deps, command, {
@@ -33,7 +54,7 @@ function runExtension(deps: CommandDeps, command: ExtensionCommand): Promise<Ext
     ok: DetailSchema,
     expiresAt: body.expires_at,
     write: (context) =>
-      extendEntitlement(deps.sql, {
+      write({
         ...context,
         userId: body.user_id,
         sku: body.stock_keeping_unit,
@@ -42,7 +63,7 @@ function runExtension(deps: CommandDeps, command: ExtensionCommand): Promise<Ext
         expiresAt,
         payload: eventPayload("EXTEND", body, command.traceId, context.now),
         detail: { ...body },
-        // An extension applies only to an ACTIVE entitlement; the function sets the version.
+        // Either applies only to an ACTIVE entitlement; the function sets the version.
         applied: ok({
           user_id: body.user_id,
           stock_keeping_unit: body.stock_keeping_unit,
@@ -51,7 +72,6 @@ function runExtension(deps: CommandDeps, command: ExtensionCommand): Promise<Ext
           updated_at: context.now.toISOString(),
           expires_at: expiresAt.toISOString(),
         }),
-        refused: EXTENSION_REFUSED,
       }),
   });
 }

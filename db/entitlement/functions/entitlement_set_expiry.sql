@@ -1,0 +1,30 @@
+-- The expiry of one ACTIVE item set to p_expires_at, the write that an extension and the console's undo of one share:
+-- with p_version null only a later expiry is set (entitlement_extend), with a version only an earlier one and only
+-- while the item is at that version (entitlement_extend_undo). The expiry row is locked before the entitlement's, the
+-- scheduler's order (entitlement_expire), so the two never deadlock. Returns the changed item as entitlement_record
+-- takes it, or '[]' when nothing changed (the caller then says why).
+create or replace function entitlement_set_expiry(
+  p_user_id text,
+  p_sku text,
+  p_reason text,
+  p_purchase_id text,
+  p_expires_at timestamptz,
+  p_now timestamptz,
+  p_version bigint
+) returns jsonb language plpgsql volatile as $$
+declare
+  v_changed jsonb;
+begin
+  perform 1 from entitlement_expiries where user_id = p_user_id and stock_keeping_unit = p_sku for update;
+  with c as (
+    update entitlements e
+    set expires_at = p_expires_at, version = e.version + 1, updated_at = p_now, source = p_reason,
+        source_id = p_purchase_id
+    where e.user_id = p_user_id and e.stock_keeping_unit = p_sku and e.status = 'ACTIVE'
+      and case when p_version is null then e.expires_at < p_expires_at
+               else e.version = p_version and e.expires_at > p_expires_at end
+    returning e.stock_keeping_unit, e.version, e.source, e.source_id
+  )
+  select coalesce(jsonb_agg(to_jsonb(c)), '[]') into v_changed from c;
+  return v_changed;
+end $$;
