@@ -532,13 +532,25 @@ async function serverSettings(sql: postgres.Sql): Promise<Record<string, string>
   return Object.fromEntries(rows.map((r) => [r.name, r.setting]));
 }
 
-/** `--only api`: the first phase alone (api-alone.ts), to repeat the API ÷ pace ratio; the same table and JSON. */
-async function mainApi(options: BenchOptions): Promise<void> {
+/** A phase run alone (`--only`): its tag, its folder for logs and the executables it starts. */
+async function prepareRun() {
   const tag = Date.now().toString(36);
   const runDir = join(stack.root, ".data/bench", tag);
   mkdirSync(runDir, { recursive: true });
   progress("building executables into .data/bench/dist");
-  const bin = await stack.buildBinaries();
+  return { tag, runDir, bin: await stack.buildBinaries() };
+}
+
+/** The table of a phase run alone, and its JSON, as a full run writes them. */
+function report(tag: string, options: BenchOptions, figures: Figure[], results: Record<string, unknown>): void {
+  console.log(`\n${renderTable(figures)}\n`);
+  const out = saveReport({ tag, options, figures, results, argv: process.argv.slice(2) });
+  progress(`done in ${((performance.now() - began) / 1000).toFixed(0)}s; JSON: ${relative(process.cwd(), out)}`);
+}
+
+/** `--only api`: the first phase alone (api-alone.ts), to repeat the API ÷ pace ratio; the same table and JSON. */
+async function mainApi(options: BenchOptions): Promise<void> {
+  const { tag, runDir, bin } = await prepareRun();
   const target = await openBenchPostgres({
     useDatabaseUrl: options.useDatabaseUrl,
     databaseUrl: givenDatabaseUrl,
@@ -557,9 +569,7 @@ async function mainApi(options: BenchOptions): Promise<void> {
       progress,
     });
     const results = { apiAlone: alone.result, machine: machine({ postgres: target.cluster, nats: "-" }) };
-    console.log(`\n${renderTable(alone.figures)}\n`);
-    const out = saveReport({ tag, options, figures: alone.figures, results, argv: process.argv.slice(2) });
-    progress(`done in ${((performance.now() - began) / 1000).toFixed(0)}s; JSON: ${relative(process.cwd(), out)}`);
+    report(tag, options, alone.figures, results);
   } finally {
     target.dispose(options.keep);
   }
@@ -567,20 +577,14 @@ async function mainApi(options: BenchOptions): Promise<void> {
 
 /** `--only points`: the points phases alone, on their own cluster (points-phase.ts); the same table and JSON. */
 async function mainPoints(options: BenchOptions): Promise<void> {
-  const tag = Date.now().toString(36);
-  const runDir = join(stack.root, ".data/bench", tag);
-  mkdirSync(runDir, { recursive: true });
-  progress("building executables into .data/bench/dist");
-  const bin = await stack.buildBinaries();
+  const { tag, runDir, bin } = await prepareRun();
   const nc = await stack.connectBenchNats(natsUrl);
   try {
     const auth = stack.apiAuth();
     const points = await measurePoints({ bin, nc, natsUrl, auth, tag, options, logDir: runDir, progress, detail });
     const postgres = String((points.results.postgres as { version?: string } | undefined)?.version ?? "?");
     const results = { points: points.results, machine: machine({ postgres, nats: nc.info?.version ?? "?" }) };
-    console.log(`\n${renderTable(points.figures)}\n`);
-    const out = saveReport({ tag, options, figures: points.figures, results, argv: process.argv.slice(2) });
-    progress(`done in ${((performance.now() - began) / 1000).toFixed(0)}s; JSON: ${relative(process.cwd(), out)}`);
+    report(tag, options, points.figures, results);
   } finally {
     await nc.close();
   }
@@ -609,9 +613,7 @@ async function mainGrowth(options: BenchOptions): Promise<void> {
     const settings = await serverSettings(admin);
     await admin.end();
     const results = { growth: growth.sizes, machine: machine({ postgres: settings.server_version ?? "?", nats: "-" }) };
-    console.log(`\n${renderTable(growth.figures)}\n`);
-    const out = saveReport({ tag, options, figures: growth.figures, results, argv: process.argv.slice(2) });
-    progress(`done in ${((performance.now() - began) / 1000).toFixed(0)}s; JSON: ${relative(process.cwd(), out)}`);
+    report(tag, options, growth.figures, results);
   } finally {
     target.dispose(options.keep);
   }
@@ -658,11 +660,7 @@ async function mainPlayers(options: BenchOptions): Promise<void> {
     if (process.exitCode !== 0) throw new Error(`the players' phase exited with ${process.exitCode}`);
     return;
   }
-  const tag = Date.now().toString(36);
-  const runDir = join(stack.root, ".data/bench", tag);
-  mkdirSync(runDir, { recursive: true });
-  progress("building executables into .data/bench/dist");
-  const bin = await stack.buildBinaries();
+  const { tag, runDir, bin } = await prepareRun();
   const target = await openBenchPostgres({
     useDatabaseUrl: options.useDatabaseUrl,
     databaseUrl: givenDatabaseUrl,
@@ -677,9 +675,7 @@ async function mainPlayers(options: BenchOptions): Promise<void> {
       ...players.results,
       machine: machine({ postgres: target.cluster, nats: nc.info?.version ?? "?" }),
     };
-    console.log(`\n${renderTable(players.figures)}\n`);
-    const out = saveReport({ tag, options, figures: players.figures, results, argv: process.argv.slice(2) });
-    progress(`done in ${((performance.now() - began) / 1000).toFixed(0)}s; JSON: ${relative(process.cwd(), out)}`);
+    report(tag, options, players.figures, results);
   } finally {
     await nc.close();
     target.dispose(options.keep);
