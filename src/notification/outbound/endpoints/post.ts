@@ -38,39 +38,25 @@ function pinnedLookup(addresses: Address[]): LookupFunction {
   }) as unknown as LookupFunction;
 }
 
-function readBounded(response: http.IncomingMessage, resolve: (body: string) => void): void {
-  const chunks: Buffer[] = [];
-  let total = 0;
-  const finish = () => resolve(Buffer.concat(chunks).toString("utf8"));
-  response.on("data", (chunk: Buffer) => {
-    if (total >= RESPONSE_READ_LIMIT) return;
-    chunks.push(chunk.subarray(0, RESPONSE_READ_LIMIT - total));
-    total += chunk.length;
-    if (total >= RESPONSE_READ_LIMIT) {
-      response.destroy();
-      finish();
-    }
-  });
-  response.on("end", finish);
-  response.on("error", finish);
-}
-
-/** At most RESPONSE_READ_LIMIT bytes of a fetch's answer; a declared length within it is read whole, as fetch frames it. */
-async function fetchedBody(response: Response): Promise<string> {
-  const declared = Number(response.headers.get("content-length") ?? Number.NaN);
-  if (declared <= RESPONSE_READ_LIMIT) return response.text();
-  const reader = response.body?.getReader();
-  if (!reader) return "";
+/**
+ * At most RESPONSE_READ_LIMIT bytes of an answer, for both request paths (a fetch's body and node:http's response are
+ * both streams of chunks); leaving the loop early cancels the stream, which drops the connection.
+ */
+async function readPrefix(body: AsyncIterable<Uint8Array> | null): Promise<string> {
   const chunks: Uint8Array[] = [];
   let total = 0;
-  while (total < RESPONSE_READ_LIMIT) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    chunks.push(value.subarray(0, RESPONSE_READ_LIMIT - total));
-    total += value.length;
+  for await (const chunk of body ?? []) {
+    chunks.push(chunk.subarray(0, RESPONSE_READ_LIMIT - total));
+    total += chunk.length;
+    if (total >= RESPONSE_READ_LIMIT) break;
   }
-  if (total >= RESPONSE_READ_LIMIT) await reader.cancel().catch(() => {});
   return Buffer.concat(chunks).toString("utf8");
+}
+
+/** A fetch's answer: a declared length within the limit is read whole, as fetch frames it (cheaper than a stream). */
+function fetchedBody(response: Response): Promise<string> {
+  const declared = Number(response.headers.get("content-length") ?? Number.NaN);
+  return declared <= RESPONSE_READ_LIMIT ? response.text() : readPrefix(response.body);
 }
 
 /** An http request to the first checked address, the URL's host in the Host header; errors name the address tried. */
@@ -79,11 +65,7 @@ async function postThroughFetch(request: PostRequest): Promise<PostResult> {
   const { protocol, port, pathname, search } = request.url;
   const address = first.family === 6 ? `[${first.address}]` : first.address;
   const target = `${protocol}//${address}${port ? `:${port}` : ""}${pathname}${search}`;
-  const controller = new AbortController();
-  const timer = setTimeout(
-    () => controller.abort(new Error(`timed out after ${request.timeoutMs}ms`)),
-    request.timeoutMs,
-  );
+  const signal = AbortSignal.timeout(request.timeoutMs);
   fetching++;
   try {
     const response = await fetch(target, {
@@ -91,16 +73,15 @@ async function postThroughFetch(request: PostRequest): Promise<PostResult> {
       headers: { ...request.headers, host: request.url.host },
       body: request.body,
       redirect: "manual",
-      signal: controller.signal,
+      signal,
     });
     return { statusCode: response.status, body: await fetchedBody(response) };
   } catch (error) {
-    if (controller.signal.aborted) throw controller.signal.reason;
+    if (signal.aborted) throw new Error(`timed out after ${request.timeoutMs}ms`);
     const code = (error as { code?: unknown }).code;
     const to = `${address}${port ? `:${port}` : ""}`;
     throw new Error(`${typeof code === "string" ? `${code} ` : ""}${to}: ${errorMessage(error)}`);
   } finally {
-    clearTimeout(timer);
     fetching--;
   }
 }
@@ -127,10 +108,13 @@ function postThroughNode(request: PostRequest): Promise<PostResult> {
         lookup: pinnedLookup(request.addresses),
       },
       (response) =>
-        readBounded(response, (body) => {
-          clearTimeout(timer);
-          resolve({ statusCode: response.statusCode ?? 0, body });
-        }),
+        // An answer cut off while read is still an answer: its status counts, with what came of its body.
+        readPrefix(response)
+          .catch(() => "")
+          .then((body) => {
+            clearTimeout(timer);
+            resolve({ statusCode: response.statusCode ?? 0, body });
+          }),
     );
     req.on("error", (error) => {
       clearTimeout(timer);
