@@ -80,13 +80,15 @@ async function claimRound(d: EndpointWorkerDeps, slots: Slots, free: number): Pr
     perEndpoint: d.perEndpoint,
     free: offered,
   });
-  const offer = new Map(offered.map((o) => [o.endpointId, o.free]));
-  const counts = new Map<string, number>();
-  for (const delivery of claimed) counts.set(delivery.endpointId, (counts.get(delivery.endpointId) ?? 0) + 1);
-  for (const [id, n] of counts) {
-    if (n >= (offer.get(id) ?? d.perEndpoint)) slots.mayHaveMore.add(id);
+  // Slots offered and not taken, per endpoint: one that got them all may have more due.
+  const left = new Map(offered.map((o) => [o.endpointId, o.free]));
+  for (const delivery of claimed) {
+    const id = delivery.endpointId;
+    const n = (left.get(id) ?? d.perEndpoint) - 1;
+    left.set(id, n);
+    if (n <= 0) slots.mayHaveMore.add(id);
+    start(d, slots, delivery);
   }
-  for (const delivery of claimed) start(d, slots, delivery);
   return claimed.length;
 }
 
