@@ -26,9 +26,20 @@ export function webhookBody(d: Delivery): string {
   });
 }
 
-function traceHeaders(): { traceparent?: string } {
+/**
+ * The Standard Webhooks headers of one request, `signature` made over the same id, `at` and body; with the delivery's
+ * span (delivery/service.ts, endpoints/deliver.ts), so the receiver's spans join the grant's trace. Shared by this
+ * channel and the registered endpoints.
+ */
+export function webhookHeaders(webhookId: string, at: Date, signature: string): Record<string, string> {
   const traceparent = traceparentOf();
-  return traceparent ? { traceparent } : {};
+  return {
+    "content-type": "application/json",
+    "webhook-id": webhookId,
+    "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
+    "webhook-signature": signature,
+    ...(traceparent ? { traceparent } : {}),
+  };
 }
 
 export function createWebhookSender(options: WebhookOptions): Sender {
@@ -37,14 +48,7 @@ export function createWebhookSender(options: WebhookOptions): Sender {
   return async (d) => {
     const body = webhookBody(d);
     const at = options.now();
-    const headers = {
-      "content-type": "application/json",
-      "webhook-id": d.notificationId,
-      "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
-      "webhook-signature": signer.sign(d.notificationId, at, body),
-      // The delivery's span (delivery/service.ts): the receiver's spans join the grant's trace.
-      ...traceHeaders(),
-    };
+    const headers = webhookHeaders(d.notificationId, at, signer.sign(d.notificationId, at, body));
     let response: Response;
     try {
       response = await doFetch(options.url, {

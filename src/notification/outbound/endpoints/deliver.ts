@@ -3,8 +3,8 @@
 import { type BackoffPolicy, backoffMs, errorText } from "../../../shared/backoff.ts";
 import type { Logger } from "../../../shared/logger.ts";
 import type { Clock } from "../../../shared/runtime.ts";
-import { contextOfTraceparent, inSpan, traceparentOf } from "../../../shared/trace-context.ts";
-import { webhookBody } from "../channels/webhook.ts";
+import { contextOfTraceparent, inSpan } from "../../../shared/trace-context.ts";
+import { webhookBody, webhookHeaders } from "../channels/webhook.ts";
 import type { ClaimedDelivery, DeliveryOutcome } from "./delivery-queries.ts";
 import type { OutcomeRecorder } from "./outcomes.ts";
 import { type PostResult, postToEndpoint } from "./post.ts";
@@ -32,15 +32,9 @@ export type EndpointDeliveryDeps = {
 type Attempt = { at: Date; durationMs: number; result?: PostResult; error?: unknown; ownFault?: boolean };
 
 function signedHeaders(deps: EndpointDeliveryDeps, d: ClaimedDelivery, at: Date, body: string) {
-  const traceparent = traceparentOf();
-  return {
-    "content-type": "application/json",
-    "user-agent": "notification-webhooks",
-    "webhook-id": d.notificationId,
-    "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
-    "webhook-signature": deps.sign(d, d.notificationId, at, body),
-    ...(traceparent ? { traceparent } : {}),
-  };
+  const headers = webhookHeaders(d.notificationId, at, deps.sign(d, d.notificationId, at, body));
+  headers["user-agent"] = "notification-webhooks";
+  return headers;
 }
 
 /** Endpoint URLs parsed, by their text: every delivery to an endpoint would parse the same one (never changed after). */
