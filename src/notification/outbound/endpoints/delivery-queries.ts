@@ -111,7 +111,7 @@ export async function claimDeliveries(
   return rows.map(toClaimed);
 }
 
-/** The end of one attempt: SENT, FAILED, or PENDING again at `nextAttemptAt`; `attempted` false when none was made. */
+/** The end of one attempt: SENT, FAILED, or PENDING again at `nextAttemptAt`; `durationMs` null when none was made. */
 export type DeliveryOutcome = {
   endpointId: string;
   notificationId: string;
