@@ -121,6 +121,9 @@ describe("the delivery worker's resolver cache", () => {
     expect(calls).toBe(1);
     clock = 1_000;
     await expect(check(), "after it: resolved again, and the new answer is checked").rejects.toThrow("may not reach");
+    clock = 1_500;
+    await expect(check(), "a kept forbidden answer is refused at every use").rejects.toThrow("may not reach");
+    expect(calls).toBe(2);
     answer = new Error("SERVFAIL");
     clock = 2_000;
     await expect(check()).rejects.toThrow("does not resolve");
