@@ -9,7 +9,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import postgres from "postgres";
-import { type CpuReport, measureCpu } from "./cpu.ts";
+import { type CpuReport, coresOf, measureCpu } from "./cpu.ts";
 import { bundleOf, RESERVATION, runCommandLoad, runGrantLoad, type ThroughputResult } from "./grants.ts";
 import { runPgbench } from "./pgbench.ts";
 import type { Figure } from "./report.ts";
@@ -104,9 +104,6 @@ export async function measureApiAlone(args: {
 /** A pgbench run that measured nothing gives NaN with pgbench's own words (pgbench.ts), for it and its ratio. */
 const measured = (p: Pgbench) => (p.unmeasured ? { value: Number.NaN, unmeasured: p.unmeasured } : { value: p.rps });
 
-/** The cores a process kept busy over a measured window. */
-const cores = (r: CpuReport, name: string) => ((r.seconds[name] ?? 0) / Math.max(0.001, r.elapsedSeconds)).toFixed(2);
-
 function figuresOf(r: ApiAloneResult): Figure[] {
   const c = `c=${CLIENTS}`;
   const items = r.bundles.rps * BUNDLE_ITEMS;
@@ -128,7 +125,7 @@ function figuresOf(r: ApiAloneResult): Figure[] {
       unit: "req/s",
     },
     {
-      name: `machine CPU busy, API alone ${c} (cores: entitlement ${cores(r.cpu.grants, "entitlement")}, autocannon ${cores(r.cpu.grants, "harness")})`,
+      name: `machine CPU busy, API alone ${c} (cores: entitlement ${coresOf(r.cpu.grants, "entitlement")}, autocannon ${coresOf(r.cpu.grants, "harness")})`,
       value: r.cpu.grants.machineBusy * 100,
       unit: "%",
     },

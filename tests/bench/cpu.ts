@@ -61,3 +61,19 @@ export function measureCpu(pids: Record<string, number>): () => CpuReport {
     };
   };
 }
+
+/** The cores a process kept busy over the measured window, e.g. "0.57". */
+export const coresOf = (r: CpuReport, name: string) =>
+  ((r.seconds[name] ?? 0) / Math.max(0.001, r.elapsedSeconds)).toFixed(2);
+
+/**
+ * A phase's CPU per event, in µs: the named process's, and everything else's (the machine's busy share over the
+ * window, less that process: PostgreSQL's backends, nats-server, the harness). The window may be a little longer
+ * than the phase (a last poll), so "everything else" is an upper bound.
+ */
+export function cpuPerEvent(r: CpuReport, name: string, events: number): { own: number; rest: number } {
+  const busy = r.machineBusy * navigator.hardwareConcurrency * r.elapsedSeconds;
+  const own = r.seconds[name] ?? 0;
+  const perEvent = (s: number) => (s / Math.max(1, events)) * 1e6;
+  return { own: perEvent(own), rest: perEvent(busy - own) };
+}

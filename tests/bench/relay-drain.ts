@@ -12,7 +12,7 @@ import { parseArgs } from "node:util";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import postgres from "postgres";
-import { measureCpu } from "./cpu.ts";
+import { cpuPerEvent, measureCpu } from "./cpu.ts";
 import { rawPublish, seedAndDrainOutbox } from "./relay.ts";
 
 const { values } = parseArgs({
@@ -73,13 +73,11 @@ try {
         },
       });
       const report = cpu();
-      const perEvent = (seconds: number) => ((seconds / drain.published) * 1e6).toFixed(1);
-      const own = report.seconds.service ?? 0;
-      const busy = report.machineBusy * navigator.hardwareConcurrency * report.elapsedSeconds;
+      const { own, rest } = cpuPerEvent(report, "service", drain.published);
       console.log(
         `relay, round ${round}: ${drain.eventsPerSecond.toFixed(0)} events/s (${drain.published} in ` +
           `${drain.seconds.toFixed(2)} s); machine ${(report.machineBusy * 100).toFixed(0)} % busy; CPU per event: ` +
-          `service ${perEvent(own)} µs, everything else ${perEvent(busy - own)} µs`,
+          `service ${own.toFixed(1)} µs, everything else ${rest.toFixed(1)} µs`,
       );
     }
   } finally {

@@ -8,7 +8,7 @@ import { Writable } from "node:stream";
 import postgres from "postgres";
 import { measureApiAlone } from "./api-alone.ts";
 import { type BenchPostgres, describeBenchPostgres, openBenchPostgres } from "./bench-postgres.ts";
-import { type CpuReport, measureCpu } from "./cpu.ts";
+import { type CpuReport, coresOf, cpuPerEvent, measureCpu } from "./cpu.ts";
 import { measureEndToEnd } from "./e2e.ts";
 import { measureExpiryLateness } from "./expiry.ts";
 import { runGrantLoad, type ThroughputResult } from "./grants.ts";
@@ -210,14 +210,13 @@ async function runPhases(options: BenchOptions, target: BenchPostgres): Promise<
           pace.unmeasured,
         );
       }
-      const perCore = (r: CpuReport, name: string) => ((r.seconds[name] ?? 0) / options.duration).toFixed(2);
       add(
-        `machine CPU busy, API c=${c} (cores: autocannon ${perCore(api.cpu, "harness")}, entitlement ${perCore(api.cpu, "entitlement")}, notification ${perCore(api.cpu, "notification")})`,
+        `machine CPU busy, API c=${c} (cores: autocannon ${coresOf(api.cpu, "harness")}, entitlement ${coresOf(api.cpu, "entitlement")}, notification ${coresOf(api.cpu, "notification")})`,
         api.cpu.machineBusy * 100,
         "%",
       );
       add(
-        `machine CPU busy, pgbench c=${c} (cores: entitlement ${perCore(pg.cpu, "entitlement")}, notification ${perCore(pg.cpu, "notification")})`,
+        `machine CPU busy, pgbench c=${c} (cores: entitlement ${coresOf(pg.cpu, "entitlement")}, notification ${coresOf(pg.cpu, "notification")})`,
         pg.cpu.machineBusy * 100,
         "%",
       );
@@ -701,14 +700,11 @@ function reportEventCpu(
   add: (name: string, value: number, unit: string) => void,
   phase: string,
   cpu: CpuReport,
-  run: { seconds: number; published: number },
+  run: { published: number },
   process: string,
 ): void {
-  // The busy share is of the whole measured window, a little longer than the run (the harness's last poll).
-  const busy = cpu.machineBusy * navigator.hardwareConcurrency * cpu.elapsedSeconds;
-  const own = cpu.seconds[process] ?? 0;
-  const perEvent = (s: number) => (s / Math.max(1, run.published)) * 1e6;
+  const { own, rest } = cpuPerEvent(cpu, process, run.published);
   add(`machine CPU busy, ${phase}`, cpu.machineBusy * 100, "%");
-  add(`CPU per event, ${phase}: ${process}`, perEvent(own), "µs");
-  add(`CPU per event, ${phase}: everything else`, perEvent(busy - own), "µs");
+  add(`CPU per event, ${phase}: ${process}`, own, "µs");
+  add(`CPU per event, ${phase}: everything else`, rest, "µs");
 }

@@ -198,17 +198,7 @@ test("undo: a console grant is revoked as the undo of its audit row, once; an AP
 test("undo of a revoke grants again with the expiry the revoke cleared; a revoke of an item never granted offers none", async () => {
   const client = await signedIn(TOKENS.admin);
   const expiry = new Date(Date.now() + 30 * 86_400_000).toISOString();
-  const act = async (action: string, user: string, extra: Record<string, string> = {}) => {
-    const page = await client.get(`/console/users?user_id=${user}`);
-    return client.post(`/console/actions/${action}`, {
-      csrf: hiddenField(page.text, "csrf", 'data-testid="grant-form"'),
-      form_token: hiddenField(page.text, "form_token", 'data-testid="grant-form"'),
-      user_id: user,
-      stock_keeping_unit: "pass",
-      reason: "support",
-      ...extra,
-    });
-  };
+  const act = (action: string, user: string, extra: Record<string, string> = {}) => change(client, action, user, extra);
   await act("grant", "undo-u3", { expires_at: expiry });
   await act("revoke", "undo-u3");
   const undo = await undoFrom(client, "undo-u3", "pass");
