@@ -16,7 +16,6 @@ import { createWakeups } from "../../src/entitlement/work/wakeups.ts";
 import type { Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { natsUrl, type TestDatabase, uniqueName, useTestDatabase } from "../support/infra.ts";
-import { waitUntil } from "../support/wait.ts";
 import { otherReplica } from "../support/wakeups.ts";
 
 export type Fixture = {
