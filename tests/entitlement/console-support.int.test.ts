@@ -324,7 +324,8 @@ test("undo of an extension is refused when the entitlement changed since or the 
     select version::int, expires_at from entitlements where user_id = 'undo-x3'`;
   expect(row?.version, "nothing changed").toBe(1);
 
-  // After a bundle grant the expiry before the extension is not recorded (its detail has none, the row was rewritten).
+  // An extension recorded without the expiry it replaced (as the release before kept them), right after a bundle
+  // grant: the bundle's audit detail has no expiry and the extension rewrote the expiry row, so nothing says it.
   const up = await upload(
     client,
     `user_id,stock_keeping_unit,action,reason,expires_at\nundo-x4,pass,grant,r,${inDays(10)}\nundo-x4,cape,grant,r,${inDays(10)}\n`,
@@ -332,7 +333,45 @@ test("undo of an extension is refused when the entitlement changed since or the 
   await applyUploaded(client, up.location as string);
   await change(client, "extend", "undo-x4", { expires_at: inDays(30) });
   const [afterBundle] = await extensions("undo-x4");
+  await f.sql`update entitlement_audit set detail = detail - 'expires_before' where audit_id = ${afterBundle?.audit_id as string}`;
   expect(await post("undo-x4", afterBundle?.audit_id as string)).toContain("is not recorded");
+  expect((await auditOf("undo-x4")).length, "nothing written: the bundle's two grants and the extension").toBe(3);
+});
+
+test("an extension right after a bundle grant keeps the expiry it replaced, and its undo restores it", async () => {
+  const client = await signedIn(TOKENS.admin);
+  const [first, later] = [inDays(10), inDays(30)];
+  const up = await upload(
+    client,
+    `user_id,stock_keeping_unit,action,reason,expires_at\nundo-x6,pass,grant,r,${first}\nundo-x6,cape,grant,r,${first}\n`,
+  );
+  await applyUploaded(client, up.location as string);
+  await change(client, "extend", "undo-x6", { expires_at: later });
+  const [extension] = await f.sql<{ detail: Record<string, unknown> }[]>`
+    select detail from entitlement_audit where user_id = 'undo-x6' and stock_keeping_unit = 'pass' and action = 'EXTEND'`;
+  expect(extension?.detail, "the audit detail says the expiry the extension replaced").toMatchObject({
+    expires_at: later,
+    expires_before: first,
+  });
+
+  const undo = await undoFrom(client, "undo-x6", "pass");
+  expect(undo, "the extension is offered for undo").toBeDefined();
+  expect(await noticeOf(client, "undo-x6")).toContain("Undid the extension");
+  const [row] = await f.sql<{ version: number; expires_at: Date }[]>`
+    select version::int, expires_at from entitlements where user_id = 'undo-x6' and stock_keeping_unit = 'pass'`;
+  expect(row, "the version after the grant (0) and the extension (1)").toEqual({
+    version: 2,
+    expires_at: new Date(first),
+  });
+  const [expiry] = await f.sql<{ status: string; due_at: Date }[]>`
+    select status, due_at from entitlement_expiries where user_id = 'undo-x6' and stock_keeping_unit = 'pass'`;
+  expect(expiry, "the expiry is due at the bundle's time again").toEqual({
+    status: "PENDING",
+    due_at: new Date(first),
+  });
+  const [cape] = await f.sql<{ version: number; expires_at: Date }[]>`
+    select version::int, expires_at from entitlements where user_id = 'undo-x6' and stock_keeping_unit = 'cape'`;
+  expect(cape, "the bundle's other item is untouched").toEqual({ version: 0, expires_at: new Date(first) });
 });
 
 test("the undo of an extension checks the version again under the lock: a change in between refuses it", async () => {

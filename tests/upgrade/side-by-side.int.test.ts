@@ -130,7 +130,16 @@ describe("side by side", () => {
     expect(rows, "the same rows as the previous release on this schema").toEqual(
       normalized(await everyRow(previous.sql, "entitlement"), columns),
     );
-    expect(rows, "the same rows as the previous release before the upgrade").toEqual(before);
+    // Beside what it wrote before the upgrade, this release adds one key: an extension's audit detail keeps the
+    // expiry it replaced (expires_before), which the previous release's rows do not have.
+    expect(rows.entitlement_audit?.filter((r) => r.includes('"action":"EXTEND"')).length).toBeGreaterThan(0);
+    for (const row of rows.entitlement_audit?.filter((r) => r.includes('"action":"EXTEND"')) ?? []) {
+      expect(row, "an extension's audit row says the expiry it replaced").toContain('"expires_before":"');
+    }
+    expect(
+      normalized(await everyRow(current.sql, "entitlement"), columns, ADDED_KEYS),
+      "the same rows as the previous release before the upgrade, but for the keys this release adds",
+    ).toEqual(before);
   });
 });
 
@@ -259,8 +268,15 @@ async function schedulerSteps(reservations: string[]): Promise<void> {
  * Rows without the ids each insert draws at random and the record's created_at (the database's clock), in a stable
  * order; with `columns`, only those tables and their columns.
  */
-function normalized(tables: Record<string, unknown[]>, columns?: Record<string, string[]>): Record<string, string[]> {
-  const random = new Set(["audit_id", "event_id"]);
+/** Keys of JSON values that this release writes and the previous release did not (an extension's audit detail). */
+const ADDED_KEYS = ["expires_before"];
+
+function normalized(
+  tables: Record<string, unknown[]>,
+  columns?: Record<string, string[]>,
+  added: string[] = [],
+): Record<string, string[]> {
+  const random = new Set(["audit_id", "event_id", ...added]);
   const drop = (value: unknown, skip: Set<string>): unknown => {
     if (Array.isArray(value)) return value.map((v) => drop(v, skip));
     if (value === null || typeof value !== "object") return value;

@@ -1,6 +1,7 @@
 -- What every applied change of entitlements writes beside the rows themselves, and the only code that writes it: per
--- changed item (p_changed: [{stock_keeping_unit, version, source, source_id, detail?}]) its audit row and its outbox
--- event, and for a grant or an extension with an expiry the item's expiry row, (re)set PENDING and due at the expiry.
+-- changed item (p_changed: [{stock_keeping_unit, version, source, source_id, detail?, expires_before?}]) its audit row
+-- (with the expiry an extension replaced, expires_before, added to its detail) and its outbox event, and for a grant
+-- or an extension with an expiry the item's expiry row, (re)set PENDING and due at the expiry.
 -- A claim in flight for an older expiry loses its lock (locked_by is cleared), so its execution changes nothing.
 -- Expiry rows are written in SKU order, the order every writer of them follows.
 create or replace function entitlement_record(
@@ -23,9 +24,12 @@ begin
      detail, trace_id)
   select gen_random_uuid(), p_now, p_user_id, c.stock_keeping_unit, p_action, c.version, c.source, c.source_id,
          p_idem_key, nullif(p_caller, ''),
-         coalesce(c.detail, p_detail || jsonb_build_object('stock_keeping_unit', c.stock_keeping_unit)), p_trace_id
+         coalesce(c.detail, p_detail || jsonb_build_object('stock_keeping_unit', c.stock_keeping_unit))
+           || case when c.expires_before is null then '{}'::jsonb
+                   else jsonb_build_object('expires_before', c.expires_before) end,
+         p_trace_id
   from jsonb_to_recordset(p_changed) as c(stock_keeping_unit text, version bigint, source text, source_id text,
-                                          detail jsonb);
+                                          detail jsonb, expires_before text);
 
   insert into outbox_events
     (event_id, event_type, aggregate_key, payload, status, attempt_count, created_at, traceparent)

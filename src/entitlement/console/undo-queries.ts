@@ -19,9 +19,10 @@ export type UndoTarget = {
   current_version: number | null;
   /**
    * For a revoke or an extension: the expiry the entitlement had before it (a revoke clears it, an extension replaces
-   * it), set by the grant or extension just before. A single grant or an extension (an undo of one too) keeps it in
-   * its audit detail; a bundle grant's is the expiry row it wrote in the same statement (same instant), found only
-   * while no extension has rewritten that row since: null for an extension right after a bundle grant.
+   * it). An extension keeps it in its own audit detail (`expires_before`). For a revoke, and an extension recorded
+   * before extensions kept it, it is the one set by the grant or extension just before: a single grant or an
+   * extension keeps it in its audit detail; a bundle grant's is the expiry row it wrote in the same statement (same
+   * instant), found only while no extension has rewritten that row since (null then).
    */
   expires_before: Date | null;
 };
@@ -37,15 +38,16 @@ export async function findUndoTarget(
                      and u.source_id = ${undoSourceId(args.auditId)}) as undone,
            (select e.version::float8 from entitlements e
             where e.user_id = a.user_id and e.stock_keeping_unit = a.stock_keeping_unit) as current_version,
-           (select coalesce((p.detail ->> 'expires_at')::timestamptz,
-                            (select x.expires_at from entitlement_expiries x
-                             where x.user_id = p.user_id and x.stock_keeping_unit = p.stock_keeping_unit
-                               and x.updated_at = p.occurred_at))
-            from entitlement_audit p
-            where p.user_id = a.user_id and p.stock_keeping_unit = a.stock_keeping_unit
-              and p.action in ('GRANT', 'EXTEND') and coalesce(p.version, -1) < coalesce(a.version, -1)
-            order by coalesce(p.version, -1) desc, p.occurred_at desc
-            limit 1) as expires_before
+           coalesce((a.detail ->> 'expires_before')::timestamptz,
+                    (select coalesce((p.detail ->> 'expires_at')::timestamptz,
+                                     (select x.expires_at from entitlement_expiries x
+                                      where x.user_id = p.user_id and x.stock_keeping_unit = p.stock_keeping_unit
+                                        and x.updated_at = p.occurred_at))
+                     from entitlement_audit p
+                     where p.user_id = a.user_id and p.stock_keeping_unit = a.stock_keeping_unit
+                       and p.action in ('GRANT', 'EXTEND') and coalesce(p.version, -1) < coalesce(a.version, -1)
+                     order by coalesce(p.version, -1) desc, p.occurred_at desc
+                     limit 1)) as expires_before
     from entitlement_audit a
     where a.user_id = ${args.userId} and a.stock_keeping_unit = ${args.sku} and a.audit_id = ${args.auditId}::uuid`;
   return row;

@@ -56,7 +56,8 @@ function refusal(target: UndoTarget, now: Date, windowMs: number): Notice | unde
 function expiryRefusal(target: UndoTarget, now: Date): Notice | undefined {
   const before = target.action === "GRANT" ? null : target.expires_before;
   if (target.action === "EXTEND") {
-    // A bundle grant's audit detail has no expiry, and the extension rewrote the expiry row that held it.
+    // Only for an extension recorded before extensions kept the expiry they replaced, right after a bundle grant: its
+    // audit detail has no expiry, and the extension rewrote the expiry row that held it.
     if (before === null)
       return {
         ok: false,
