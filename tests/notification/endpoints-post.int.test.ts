@@ -1,20 +1,28 @@
 // One request to an http endpoint (endpoints/post.ts): it goes to the checked address with the URL's host, reads at
-// most RESPONSE_READ_LIMIT bytes of the answer, does not follow a redirect, and ends within its timeout.
+// most RESPONSE_READ_LIMIT bytes of the answer, does not follow a redirect, and ends within its timeout; beyond
+// FETCH_SHARE requests in flight it takes node:http, and both paths count an answer whose body is cut off or stalls
+// by its status.
 import { afterAll, expect, test } from "bun:test";
 import {
+  FETCH_SHARE,
   type PostRequest,
   postToEndpoint,
   RESPONSE_READ_LIMIT,
 } from "../../src/notification/outbound/endpoints/post.ts";
 
-const seen: { host: string | null; path: string; body: string }[] = [];
+const seen: { host: string | null; path: string; body: string; agent: string | null }[] = [];
 const server = Bun.serve({
   port: 0,
   hostname: "127.0.0.1",
   idleTimeout: 0,
   fetch: async (request) => {
     const url = new URL(request.url);
-    seen.push({ host: request.headers.get("host"), path: url.pathname + url.search, body: await request.text() });
+    seen.push({
+      host: request.headers.get("host"),
+      path: url.pathname + url.search,
+      body: await request.text(),
+      agent: request.headers.get("user-agent"),
+    });
     if (url.pathname === "/big") return new Response("x".repeat(RESPONSE_READ_LIMIT * 4));
     if (url.pathname === "/stream") {
       const chunk = new TextEncoder().encode("y".repeat(4096));
@@ -43,7 +51,7 @@ const request = (path: string, overrides: Partial<PostRequest> = {}): PostReques
 
 test("the request goes to the checked address, with the URL's host, path and body", async () => {
   expect(await postToEndpoint(request("/hook?x=1"))).toEqual({ statusCode: 202, body: "fine" });
-  expect(seen.at(-1)).toEqual({ host: `receiver.example:${server.port}`, path: "/hook?x=1", body: '{"a":1}' });
+  expect(seen.at(-1)).toMatchObject({ host: `receiver.example:${server.port}`, path: "/hook?x=1", body: '{"a":1}' });
 });
 
 test("at most RESPONSE_READ_LIMIT bytes of an answer are read, with or without a declared length", async () => {
@@ -70,3 +78,64 @@ test("a request that gets no answer fails after its timeout; a refused connectio
   const refused = request("/", { url: new URL(`http://receiver.example:${port}/`) });
   await expect(postToEndpoint(refused)).rejects.toThrow(`127.0.0.1:${port}`);
 });
+
+/**
+ * Runs `body` while FETCH_SHARE requests to a receiver that never answers hold every fetch slot of the module, so
+ * that the requests it makes take node:http; then waits for those to time out.
+ */
+async function withFetchFull<T>(body: () => Promise<T>): Promise<T> {
+  const held = Array.from({ length: FETCH_SHARE }, () =>
+    postToEndpoint(request("/hang", { timeoutMs: 1_500 })).then(
+      () => "answered",
+      (error: Error) => error.message,
+    ),
+  );
+  try {
+    return await body();
+  } finally {
+    expect(await Promise.all(held)).toEqual(Array(FETCH_SHARE).fill("timed out after 1500ms"));
+  }
+}
+
+test("beyond FETCH_SHARE requests in flight an http request takes node:http, to the same address and host", async () => {
+  const viaFetch = await postToEndpoint(request("/hook?path=fetch"));
+  expect(viaFetch).toEqual({ statusCode: 202, body: "fine" });
+  expect(seen.at(-1)?.agent, "fetch names itself").toStartWith("Bun/");
+  const viaNode = await withFetchFull(() => postToEndpoint(request("/hook?path=node")));
+  expect(viaNode).toEqual({ statusCode: 202, body: "fine" });
+  const last = seen.findLast((r) => r.path === "/hook?path=node");
+  expect(last, "node:http sends no user-agent of its own").toEqual({
+    host: `receiver.example:${server.port}`,
+    path: "/hook?path=node",
+    body: '{"a":1}',
+    agent: null,
+  });
+}, 10_000);
+
+/** A receiver that answers 200 with a declared length of 1,000 bytes, sends 7 of them and then closes or stalls. */
+function cutOffReceiver(then: "close" | "stall") {
+  return Bun.listen({
+    hostname: "127.0.0.1",
+    port: 0,
+    socket: {
+      data(socket) {
+        socket.write("HTTP/1.1 200 OK\r\ncontent-length: 1000\r\n\r\npartial");
+        if (then === "close") socket.end();
+      },
+    },
+  });
+}
+
+test("an answer whose body is cut off or stalls counts by its status, through fetch and through node:http", async () => {
+  for (const then of ["close", "stall"] as const) {
+    const receiver = cutOffReceiver(then);
+    const cut = () =>
+      postToEndpoint(request("/", { url: new URL(`http://receiver.example:${receiver.port}/`), timeoutMs: 500 }));
+    try {
+      expect((await cut()).statusCode, `fetch, body that ${then}s`).toBe(200);
+      expect((await withFetchFull(cut)).statusCode, `node:http, body that ${then}s`).toBe(200);
+    } finally {
+      receiver.stop(true);
+    }
+  }
+}, 20_000);

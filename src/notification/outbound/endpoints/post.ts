@@ -3,7 +3,8 @@
 // resolved again), which costs about a fifth of the CPU of node:http in Bun and keeps its connections alive; https,
 // and http beyond FETCH_SHARE requests in flight, go through node:http(s) with a `lookup` that answers the checked
 // addresses. Redirects are not followed (a 3xx is an answer like any other non-2xx), and at most RESPONSE_READ_LIMIT
-// bytes of the answer are read before the connection is dropped.
+// bytes of the answer are read before the connection is dropped. On both paths the status decides once it came: a
+// body cut off or stalled past the timeout leaves the excerpt empty, not the attempt failed.
 import http from "node:http";
 import https from "node:https";
 import type { LookupFunction } from "node:net";
@@ -75,7 +76,8 @@ async function postThroughFetch(request: PostRequest): Promise<PostResult> {
       redirect: "manual",
       signal,
     });
-    return { statusCode: response.status, body: await fetchedBody(response) };
+    // An answer cut off or stalled while its body is read is still an answer, as on node:http below.
+    return { statusCode: response.status, body: await fetchedBody(response).catch(() => "") };
   } catch (error) {
     if (signal.aborted) throw new Error(`timed out after ${request.timeoutMs}ms`);
     const code = (error as { code?: unknown }).code;
@@ -97,8 +99,11 @@ export function postToEndpoint(request: PostRequest): Promise<PostResult> {
 function postThroughNode(request: PostRequest): Promise<PostResult> {
   const client = request.url.protocol === "https:" ? https : http;
   return new Promise<PostResult>((resolve, reject) => {
+    let answer: http.IncomingMessage | undefined;
     const timer = setTimeout(() => {
-      req.destroy(new Error(`timed out after ${request.timeoutMs}ms`));
+      // An answer that came keeps its status: only the read of its body is cut short.
+      if (answer) answer.destroy();
+      else req.destroy(new Error(`timed out after ${request.timeoutMs}ms`));
     }, request.timeoutMs);
     const req = client.request(
       request.url,
@@ -107,16 +112,19 @@ function postThroughNode(request: PostRequest): Promise<PostResult> {
         headers: { ...request.headers, "content-length": String(Buffer.byteLength(request.body)) },
         lookup: pinnedLookup(request.addresses),
       },
-      (response) =>
-        // An answer cut off while read is still an answer: its status counts, with what came of its body.
+      (response) => {
+        answer = response;
+        // An answer cut off or stalled while read is still an answer: its status counts.
         readPrefix(response)
           .catch(() => "")
           .then((body) => {
             clearTimeout(timer);
             resolve({ statusCode: response.statusCode ?? 0, body });
-          }),
+          });
+      },
     );
     req.on("error", (error) => {
+      if (answer) return; // settled by the answer's read
       clearTimeout(timer);
       reject(error);
     });
