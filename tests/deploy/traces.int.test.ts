@@ -1,8 +1,10 @@
 // One grant, one trace (docs/architecture.md), with both compiled executables: a grant sent with a W3C `traceparent` yields
 // connected spans in both services (HTTP request → transaction → relay publish → consume → delivery), exported over
-// OTLP/HTTP to a receiver in this test; the webhook request carries the delivery span's `traceparent`, the event
-// carries the trace id, and the log lines of that work carry trace_id and span_id.
+// OTLP/HTTP to a receiver in this test; the webhook request (the configured channel's, and a registered endpoint's)
+// carries its delivery span's `traceparent`, the event carries the trace id, and the log lines of that work carry
+// trace_id and span_id.
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { tokenEntryLine } from "../../src/shared/auth/tokens.ts";
 import { waitUntil } from "../support/wait.ts";
 import { command, type Pair, startPair } from "./pair.ts";
 
@@ -18,9 +20,13 @@ type OtlpBody = {
 const TRACE_ID = Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("hex");
 const CALLER_SPAN_ID = Buffer.from(crypto.getRandomValues(new Uint8Array(8))).toString("hex");
 const SECRET = `whsec_${Buffer.from("a-test-secret-of-32-bytes-length").toString("base64")}`;
+const ADMIN = "admin-token-of-the-traces-test";
 
 const spans: ExportedSpan[] = [];
-const webhookCalls: { traceparent: string | null; body: { payload: { trace_id: string } } }[] = [];
+type WebhookCall = { traceparent: string | null; body: { payload: { trace_id: string } } };
+/** Requests of the configured channel (/hook) and of the registered endpoint (/endpoint). */
+const webhookCalls: WebhookCall[] = [];
+const endpointCalls: WebhookCall[] = [];
 let collector: ReturnType<typeof Bun.serve>;
 let receiver: ReturnType<typeof Bun.serve>;
 let pair: Pair;
@@ -45,10 +51,15 @@ beforeAll(async () => {
     port: 0,
     hostname: "127.0.0.1",
     async fetch(request) {
-      webhookCalls.push({
+      const call = {
         traceparent: request.headers.get("traceparent"),
-        body: (await request.json()) as (typeof webhookCalls)[number]["body"],
-      });
+        body: (await request.json()) as WebhookCall["body"],
+      };
+      if (new URL(request.url).pathname === "/endpoint") {
+        endpointCalls.push(call);
+        return new Response(null, { status: 204 });
+      }
+      webhookCalls.push(call);
       return new Response(null, { status: webhookCalls.length === 1 ? 500 : 204 });
     },
   });
@@ -61,8 +72,17 @@ beforeAll(async () => {
       NOTIFICATION_DELIVERY_BACKOFF_BASE: "100ms",
       NOTIFICATION_DELIVERY_BACKOFF_MIN: "100ms",
       NOTIFICATION_DELIVERY_POLL_INTERVAL: "100ms",
+      NOTIFICATION_AUTH_TOKENS: tokenEntryLine("admin", ADMIN, "read+write"),
+      NOTIFICATION_ENDPOINT_SECRET_KEY: "b".repeat(64),
+      NOTIFICATION_ENDPOINT_ALLOW_PRIVATE: "true",
     },
   });
+  const registered = await fetch(`${pair.notification.url}/v1/webhook-endpoints`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" },
+    body: JSON.stringify({ url: `http://127.0.0.1:${receiver.port}/endpoint`, event_types: ["EntitlementGranted"] }),
+  });
+  expect(registered.status).toBe(201);
   const grant = await command(
     pair.entitlement.url,
     "grants",
@@ -72,6 +92,7 @@ beforeAll(async () => {
   );
   expect(grant.status).toBe(200);
   await waitUntil(() => webhookCalls.length >= 2, "the webhook retried and accepted", 60_000);
+  await waitUntil(() => endpointCalls.length >= 1, "the registered endpoint's request", 60_000);
   // Stopping flushes the exporters (SIGTERM → provider shutdown), so every span has arrived once both exited 0.
   expect(await pair.entitlement.stop()).toBe(0);
   expect(await pair.notification.stop()).toBe(0);
@@ -130,6 +151,17 @@ test("the webhook request carries the delivery span's traceparent and the event 
     expect(traceId).toBe(TRACE_ID);
     expect(deliveries).toContain(spanId as string);
     expect(call.body.payload.trace_id, "the event's trace_id is the W3C trace id").toBe(TRACE_ID);
+  }
+});
+
+test("a registered endpoint's request carries its own delivery span's traceparent, in the grant's trace", () => {
+  const deliveries = named("notification deliver to endpoint").map((s) => s.spanId);
+  expect(endpointCalls.length).toBeGreaterThanOrEqual(1);
+  for (const call of endpointCalls) {
+    const [version, traceId, spanId] = (call.traceparent ?? "").split("-");
+    expect(version).toBe("00");
+    expect(traceId).toBe(TRACE_ID);
+    expect(deliveries).toContain(spanId as string);
   }
 });
 
