@@ -1,0 +1,271 @@
+// The whole system under the API's load, build against build: grants through the API at c=16 (autocannon) while the
+// relay, the consumer and the delivery worker (log channel) run beside it, on a PostgreSQL cluster and a nats-server of
+// this run's own (stock settings), the builds' executables alternating round by round (A B A B …) so that a machine
+// whose speed drifts weighs on both alike. Each run measures, one after the other on the same cluster: the database's
+// pace for a grant (pgbench of the least a grant writes, as the full bench), the API alone (NATS off) and the whole
+// system; it reports grants/s and ÷ pace, the machine's busy share, core-ms per grant (machine-wide and per service;
+// the whole system's less the API alone's is what the pipeline behind the API costs at that load), the statements per
+// grant (pg_stat_statements: how full the pipeline's batches are), and whether the pipeline kept up (SENT ÷ granted
+// when the load ends, and after it settles). With one build it measures that build alone.
+//   bun run tests/bench/whole-system.ts --dist A=dist-before --dist B=dist [--rounds 3] [--seconds 15] [--connections 16]
+//     [--rate 300 …]   (then commit → SENT at each steady rate, 10 s, per run)
+// A folder holds `entitlement` and `notification` (`bun run build --outdir DIR` of a checkout); `--dist B=dist,KEY=VALUE`
+// sets variables for both services of that build (one executable, two settings).
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import postgres from "postgres";
+import { type CpuReport, measureCpu } from "./cpu.ts";
+import { type E2eResult, measureEndToEnd } from "./e2e.ts";
+import { runGrantLoad, type ThroughputResult } from "./grants.ts";
+import { removeOwnInfra, startOwnNats, startOwnPostgres } from "./own-cluster.ts";
+import { runPgbench } from "./pgbench.ts";
+import * as stack from "./stack.ts";
+
+const PACE_SCHEMA = join(import.meta.dir, "pace-schema.sql");
+const PACE_SCRIPT = join(import.meta.dir, "pace-grant.pgbench.sql");
+
+const { values } = parseArgs({
+  args: Bun.argv.slice(2),
+  options: {
+    dist: { type: "string", multiple: true, default: ["this=dist"] },
+    rounds: { type: "string", default: "3" },
+    seconds: { type: "string", default: "15" },
+    connections: { type: "string", default: "16" },
+    rate: { type: "string", multiple: true, default: [] },
+  },
+});
+/** `name=dir[,KEY=VALUE…]`: the executables of `dir`, with those variables set for both services. */
+const builds = (values.dist ?? []).map((spec) => {
+  const [head = "", ...vars] = spec.split(",");
+  const [name, dir] = head.includes("=") ? (head.split("=", 2) as [string, string]) : [head, head];
+  const env = Object.fromEntries(vars.map((v) => [v.slice(0, v.indexOf("=")), v.slice(v.indexOf("=") + 1)]));
+  return { name, env, entitlement: resolve(dir, "entitlement"), notification: resolve(dir, "notification") };
+});
+const rounds = Number(values.rounds);
+const seconds = Number(values.seconds);
+const connections = Number(values.connections);
+/** Steady rates at which commit → SENT is measured after the load (10 s each), e.g. the latency targets' 300. */
+const rates = (values.rate ?? []).map(Number);
+
+type Run = {
+  build: string;
+  round: number;
+  /** The database's pace for a grant (pgbench of the least a grant writes), run right before this build's load. */
+  pace: ThroughputResult;
+  paceCpu: CpuReport;
+  /** The API alone (NATS off: no relay, no Notification) on a database of its own, right before the whole system. */
+  alone: ThroughputResult;
+  aloneCpu: CpuReport;
+  load: ThroughputResult;
+  cpu: CpuReport;
+  /** Statements run per grant during the load, the most frequent first (pg_stat_statements). */
+  statements: { calls: number; query: string }[];
+  sentAtEnd: number;
+  sentSettled: number;
+  granted: number;
+  e2e: E2eResult[];
+};
+
+const dir = mkdtempSync(join(tmpdir(), "bench-whole-"));
+const pg = await startOwnPostgres();
+const nats = await startOwnNats(dir);
+const runs: Run[] = [];
+try {
+  for (let round = 1; round <= rounds; round++) {
+    for (const build of builds) {
+      const run = await measure(build, round);
+      runs.push(run);
+      console.error(line(run));
+    }
+  }
+} finally {
+  await nats.stop();
+  pg.stop();
+  removeOwnInfra(dir);
+}
+console.log(JSON.stringify({ seconds, connections, runs }, null, 2));
+for (const build of builds) {
+  const mine = runs.filter((r) => r.build === build.name);
+  const ratios = mine.map((r) => (r.load.rps / r.pace.rps).toFixed(2)).join(" / ");
+  console.error(`${build.name}: grants/s ${mine.map((r) => r.load.rps.toFixed(0)).join(" / ")}; ÷ pace ${ratios}`);
+}
+
+async function measurePace(): Promise<{ pace: ThroughputResult; cpu: CpuReport }> {
+  const name = `bench_pace_${Date.now() % 100000}`;
+  const url = await stack.createDatabase(pg.url, name);
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    await sql.unsafe(readFileSync(PACE_SCHEMA, "utf8"));
+    const cpu = measureCpu({});
+    const pace = await runPgbench({
+      databaseUrl: url,
+      clients: connections,
+      seconds,
+      script: PACE_SCRIPT,
+      mode: "simple",
+    });
+    return { pace, cpu: cpu() };
+  } finally {
+    await sql.end();
+    await stack.dropDatabase(pg.url, name);
+  }
+}
+
+async function measureAlone(build: (typeof builds)[number]): Promise<{ load: ThroughputResult; cpu: CpuReport }> {
+  const tag = `alone${Date.now() % 100000}`;
+  const names = stack.benchNames(tag);
+  const url = await stack.createDatabase(pg.url, names.database);
+  const auth = stack.apiAuth();
+  const env = {
+    ...stack.entitlementEnv(names, { DATABASE_URL: url, LOG_LEVEL: "warn", ...build.env }, auth),
+    NATS_ENABLED: "false",
+    ENTITLEMENT_RATE_LIMIT_ENABLED: "false",
+    ENTITLEMENT_SCHEDULER_ENABLED: "false",
+  };
+  const migrate = Bun.spawnSync([build.entitlement, "migrate"], { env: { ...process.env, ...env } });
+  if (migrate.exitCode !== 0) throw new Error(`migrate failed: ${migrate.stderr.toString()}`);
+  const service = await stack.startService("entitlement", build.entitlement, env, join(dir, `${tag}.log`));
+  try {
+    const load = { url: service.url, headers: auth.headers, connections, tag };
+    await runGrantLoad({ ...load, seconds: 1 });
+    const cpu = measureCpu({ entitlement: service.pid });
+    const result = await runGrantLoad({ ...load, seconds });
+    return { load: result, cpu: cpu() };
+  } finally {
+    await service.stop();
+    await stack.dropDatabase(pg.url, names.database);
+  }
+}
+
+async function measure(build: (typeof builds)[number], round: number): Promise<Run> {
+  const { pace, cpu: paceCpu } = await measurePace();
+  const { load: alone, cpu: aloneCpu } = await measureAlone(build);
+  const tag = `w${round}${build.name.replace(/\W/g, "")}${Date.now() % 100000}`;
+  const names = stack.benchNames(tag);
+  const url = await stack.createDatabase(pg.url, names.database);
+  const common = { DATABASE_URL: url, NATS_URL: nats.url, LOG_LEVEL: "warn", ...build.env };
+  const auth = stack.apiAuth();
+  const entitlementEnv = {
+    ...stack.entitlementEnv(names, common, auth),
+    ENTITLEMENT_RATE_LIMIT_ENABLED: "false",
+    ENTITLEMENT_SCHEDULER_ENABLED: "false",
+  };
+  for (const [binary, env] of [
+    [build.entitlement, entitlementEnv],
+    [build.notification, stack.notificationEnv(names, common, true)],
+  ] as const) {
+    const migrate = Bun.spawnSync([binary, "migrate"], { env: { ...process.env, ...env } });
+    if (migrate.exitCode !== 0) throw new Error(`${binary} migrate failed: ${migrate.stderr.toString()}`);
+  }
+  const logs = (name: string) => join(dir, `${tag}-${name}.log`);
+  const entitlement = await stack.startService("entitlement", build.entitlement, entitlementEnv, logs("entitlement"));
+  const notification = await stack.startService(
+    "notification",
+    build.notification,
+    stack.notificationEnv(names, common, true),
+    logs("notification"),
+  );
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    const load = { url: entitlement.url, headers: auth.headers, connections, tag };
+    await runGrantLoad({ ...load, seconds: 1 });
+    await settled(sql, 30_000);
+    await sql`create extension if not exists pg_stat_statements`;
+    await sql`select pg_stat_statements_reset()`;
+    const cpu = measureCpu({ entitlement: entitlement.pid, notification: notification.pid });
+    const before = await counts(sql);
+    const result = await runGrantLoad({ ...load, seconds });
+    const report = cpu();
+    const end = await counts(sql);
+    const statements = await sql<{ calls: number; query: string }[]>`
+      select s.calls::float8 / greatest(1, ${result.ok}) as calls, left(regexp_replace(s.query, ${"\\s+"}, ' ', 'g'), 90) as query
+      from pg_stat_statements s join pg_database d on d.oid = s.dbid
+      where d.datname = ${names.database} and s.query !~* ${"pg_stat_statements|count\\(\\*\\)"}
+      order by s.calls desc limit 8`;
+    await settled(sql, 60_000);
+    const after = await counts(sql);
+    const granted = end.granted - before.granted;
+    const e2e: E2eResult[] = [];
+    for (const [i, rate] of rates.entries()) {
+      const prefix = `e2e${i}-${tag}`;
+      e2e.push(await measureEndToEnd({ sql, ...load, rate, seconds: 10, prefix, timeoutMs: 30_000 }));
+      await settled(sql, 30_000);
+    }
+    return {
+      build: build.name,
+      round,
+      pace,
+      paceCpu,
+      alone,
+      aloneCpu,
+      statements,
+      load: result,
+      cpu: report,
+      granted,
+      sentAtEnd: (end.sent - before.sent) / Math.max(1, granted),
+      sentSettled: (after.sent - before.sent) / Math.max(1, granted),
+      e2e,
+    };
+  } finally {
+    await sql.end();
+    await notification.stop();
+    await entitlement.stop();
+    const nc = await stack.connectBenchNats(nats.url);
+    await stack.deleteStreams(nc, [
+      names.stream,
+      `${names.stream}-points`,
+      names.matches.stream,
+      ...names.advisories.map((a) => a.stream),
+    ]);
+    await nc.close();
+    await stack.dropDatabase(pg.url, names.database);
+  }
+}
+
+/** Entitlement rows granted and notifications SENT so far (both schemas live in the run's one database). */
+async function counts(sql: postgres.Sql): Promise<{ granted: number; sent: number }> {
+  const [row] = await sql<{ granted: number; sent: number }[]>`
+    select (select count(*) from entitlement.entitlements)::int as granted,
+           (select count(*) from notification.notifications where status = 'SENT')::int as sent`;
+  return row ?? { granted: 0, sent: 0 };
+}
+
+/** Waits until every stored event's notification is SENT and the outbox is drained, or `ms` passed. */
+async function settled(sql: postgres.Sql, ms: number): Promise<void> {
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    const [row] = await sql<{ left: number }[]>`
+      select (select count(*) from entitlement.outbox_events where status <> 'PUBLISHED')::int
+           + (select count(*) from notification.notifications where status <> 'SENT')::int as left`;
+    if (row?.left === 0) return;
+    await Bun.sleep(100);
+  }
+}
+
+/** Core-ms per grant of the whole machine over a window (its busy share of every core). */
+function perGrantOf(cpu: CpuReport, grants: number): string {
+  const busy = cpu.machineBusy * navigator.hardwareConcurrency * cpu.elapsedSeconds;
+  return ((busy / Math.max(1, grants)) * 1e3).toFixed(3);
+}
+
+function line(r: Run): string {
+  const cores = navigator.hardwareConcurrency;
+  const busy = r.cpu.machineBusy * cores * r.cpu.elapsedSeconds;
+  const perGrant = (s: number) => ((s / Math.max(1, r.load.ok)) * 1e3).toFixed(3);
+  const e = r.cpu.seconds.entitlement ?? 0;
+  const n = r.cpu.seconds.notification ?? 0;
+  const h = r.cpu.seconds.harness ?? 0;
+  return [
+    `${r.build} round ${r.round}: ${r.load.rps.toFixed(0)} grants/s (p99 ${r.load.p99Ms} ms, non-2xx ${r.load.non2xx})`,
+    `API alone ${r.alone.rps.toFixed(0)} grants/s, ${perGrantOf(r.aloneCpu, r.alone.ok)} core-ms/grant (entitlement ${((1e3 * (r.aloneCpu.seconds.entitlement ?? 0)) / Math.max(1, r.alone.ok)).toFixed(3)})`,
+    `pace ${r.pace.rps.toFixed(0)} tx/s (busy ${(r.paceCpu.machineBusy * 100).toFixed(1)} %, ${((r.paceCpu.machineBusy * cores * r.paceCpu.elapsedSeconds * 1e3) / Math.max(1, r.pace.rps * r.paceCpu.elapsedSeconds)).toFixed(3)} core-ms/tx), whole ÷ pace ${(r.load.rps / r.pace.rps).toFixed(2)}`,
+    `busy ${(r.cpu.machineBusy * 100).toFixed(1)} %`,
+    `core-ms/grant: all ${perGrant(busy)}, entitlement ${perGrant(e)}, notification ${perGrant(n)}, autocannon ${perGrant(h)}, rest ${perGrant(busy - e - n - h)}`,
+    `SENT ÷ granted at the end ${r.sentAtEnd.toFixed(2)}, settled ${r.sentSettled.toFixed(2)}`,
+    ...r.e2e.map((e) => `commit → SENT at ${e.rate}/s p50 ${e.p50Ms} ms, p99 ${e.p99Ms} ms (${e.delivered}/${e.sent})`),
+  ]
+    .join("; ")
+    .concat(r.statements.map((st) => `\n    ${st.calls.toFixed(3)} per grant: ${st.query}`).join(""));
+}
