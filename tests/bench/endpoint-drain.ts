@@ -3,9 +3,14 @@
 // the drain (deliveries/s) and what each delivery cost: CPU of the worker's process and of the receivers' (from
 // process.cpuUsage and /proc), CPU of the database's backends serving the worker (from /proc, when PostgreSQL runs on
 // this machine), and transactions (pg_stat_database). Where endpoints.ts measures latency at a rate, this measures
-// cost, which is what bounds the rate.
+// cost, which is what bounds the rate. With --https the receivers serve TLS with a certificate for receiver.example
+// from a CA made for the run (trusted through NODE_EXTRA_CA_CERTS, which is read at start: the program runs itself
+// again with it), and the endpoints' URLs name that host, resolved to 127.0.0.1: the https request path.
 //   DATABASE_URL=postgres://... bun run tests/bench/endpoint-drain.ts [--notifications 2000] [--endpoints 10] [--hanging]
-import { readFileSync } from "node:fs";
+//     [--https]
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { loadNotificationConfig } from "../../src/notification/config.ts";
 import { storeEvents } from "../../src/notification/intake/consumer/service.ts";
@@ -17,6 +22,7 @@ import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createRegistry } from "../../src/shared/metrics.ts";
 import { Waker } from "../../src/shared/runtime.ts";
+import { createTestCa } from "../support/certificates.ts";
 import { createTestDatabase } from "../support/infra.ts";
 
 const { values } = parseArgs({
@@ -24,8 +30,28 @@ const { values } = parseArgs({
     notifications: { type: "string", default: "2000" },
     endpoints: { type: "string", default: "10" },
     hanging: { type: "boolean", default: false },
+    https: { type: "boolean", default: false },
   },
 });
+
+/** The receivers' certificate and key when --https, set by the run that made them (see the header). */
+const tls = values.https ? { cert: process.env.DRAIN_TLS_CERT, key: process.env.DRAIN_TLS_KEY } : undefined;
+if (tls && !tls.cert) {
+  const dir = mkdtempSync(join(tmpdir(), "endpoint-drain-tls-"));
+  try {
+    const ca = await createTestCa(dir);
+    const pair = await ca.server("receiver", "DNS:receiver.example");
+    const child = Bun.spawn([process.execPath, "run", import.meta.path, ...Bun.argv.slice(2)], {
+      env: { ...process.env, NODE_EXTRA_CA_CERTS: ca.ca, DRAIN_TLS_CERT: pair.cert, DRAIN_TLS_KEY: pair.key },
+      stdout: "inherit",
+      stderr: "inherit",
+    });
+    process.exitCode = await child.exited;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  process.exit();
+}
 const notifications = Number(values.notifications);
 const endpointCount = Number(values.endpoints);
 const KEY = Buffer.alloc(32, 1);
@@ -47,7 +73,12 @@ async function backendCpuMs(sql: Sql, database: string): Promise<Map<number, num
 
 async function setUp(sql: Sql) {
   const child = Bun.spawn(["bun", "run", `${import.meta.dir}/endpoint-receivers.ts`], {
-    env: { ...process.env, COUNT: String(endpointCount), HANGING: values.hanging ? String(endpointCount - 1) : "" },
+    env: {
+      ...process.env,
+      COUNT: String(endpointCount),
+      HANGING: values.hanging ? String(endpointCount - 1) : "",
+      ...(tls ? { TLS_CERT: tls.cert, TLS_KEY: tls.key } : {}),
+    },
     stdout: "pipe",
   });
   const { value } = await child.stdout.getReader().read();
@@ -56,7 +87,7 @@ async function setUp(sql: Sql) {
   for (const port of ports) {
     const endpointId = crypto.randomUUID();
     const secretCiphertext = box.seal(endpointId, newSigningSecret());
-    const url = `http://127.0.0.1:${port}/hook`;
+    const url = tls ? `https://receiver.example:${port}/hook` : `http://127.0.0.1:${port}/hook`;
     await insertEndpoint(sql, {
       ...{ endpointId, url, description: "drain", eventTypes: null, enabled: true, secretCiphertext },
       now: new Date(),
@@ -90,6 +121,7 @@ async function drain(sql: Sql, database: string, receiverPid: number) {
     metrics: createNotificationMetrics(createRegistry("drain")),
     waker: new Waker(),
     workerId: "drain",
+    resolve: async () => [{ address: "127.0.0.1", family: 4 }],
   });
   const controller = new AbortController();
   const before = {
@@ -118,7 +150,7 @@ async function drain(sql: Sql, database: string, receiverPid: number) {
   const perDelivery = (x: number) => (x / sent).toFixed(3);
   console.log(
     `${sent}/${expected} deliveries SENT in ${seconds.toFixed(1)} s: ${Math.round(sent / seconds)}/s` +
-      `${values.hanging ? " (one endpoint hanging)" : ""}\n` +
+      `${values.hanging ? " (one endpoint hanging)" : ""}${tls ? " over https" : ""}\n` +
       `per delivery: worker ${perDelivery((used.user + used.system) / 1000)} ms CPU, database backends ` +
       `${perDelivery(backends)} ms (0 when PostgreSQL is not on this machine), receivers ${perDelivery(receivers)} ms, ` +
       `${perDelivery((await commits()) - before.commits)} transactions`,
