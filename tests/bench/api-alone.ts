@@ -33,6 +33,33 @@ export type ApiAloneResult = {
   cpu: { grants: CpuReport; pace: CpuReport };
 };
 
+/** A database holding only the plain tables of the least a grant writes (pace-schema.sql); its URL. */
+export async function createPaceDatabase(adminUrl: string, name: string): Promise<string> {
+  const url = await stack.createDatabase(adminUrl, name);
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    await sql.unsafe(readFileSync(PACE_SCHEMA, "utf8"));
+  } finally {
+    await sql.end();
+  }
+  return url;
+}
+
+/** The database's pace for a grant: pgbench of pace-grant.pgbench.sql in simple mode, as the yardstick is defined. */
+export function runPace(url: string, clients: number, seconds: number): Promise<Pgbench> {
+  return runPgbench({ databaseUrl: url, clients, seconds, script: PACE_SCRIPT, mode: "simple" });
+}
+
+/** Entitlement serving the API alone: NATS off (no relay), no rate limit, no scheduler. */
+export function apiAloneEnv(env: Record<string, string>): Record<string, string> {
+  return {
+    ...env,
+    NATS_ENABLED: "false",
+    ENTITLEMENT_RATE_LIMIT_ENABLED: "false",
+    ENTITLEMENT_SCHEDULER_ENABLED: "false",
+  };
+}
+
 export async function measureApiAlone(args: {
   adminUrl: string;
   binary: string;
@@ -45,22 +72,11 @@ export async function measureApiAlone(args: {
 }): Promise<{ result: ApiAloneResult; figures: Figure[] }> {
   const { progress, seconds } = args;
   const aloneUrl = await stack.createDatabase(args.adminUrl, `${args.names.database}_alone`);
-  const paceUrl = await stack.createDatabase(args.adminUrl, `${args.names.database}_pace`);
-  const pace = postgres(paceUrl, { max: 1, onnotice: () => {} });
-  try {
-    await pace.unsafe(readFileSync(PACE_SCHEMA, "utf8"));
-  } finally {
-    await pace.end();
-  }
+  const paceUrl = await createPaceDatabase(args.adminUrl, `${args.names.database}_pace`);
   const common = { DATABASE_URL: aloneUrl, LOG_LEVEL: process.env.LOG_LEVEL ?? "warn" };
   const migrate = Bun.spawnSync([args.binary, "migrate"], { env: { ...process.env, ...common } });
   if (migrate.exitCode !== 0) throw new Error(`entitlement migrate failed: ${migrate.stderr.toString()}`);
-  const env = {
-    ...stack.entitlementEnv(args.names, common, args.auth),
-    NATS_ENABLED: "false",
-    ENTITLEMENT_RATE_LIMIT_ENABLED: "false",
-    ENTITLEMENT_SCHEDULER_ENABLED: "false",
-  };
+  const env = apiAloneEnv(stack.entitlementEnv(args.names, common, args.auth));
   const service = await stack.startService("entitlement (API alone)", args.binary, env, args.logFile);
   const load = {
     url: service.url,
@@ -78,13 +94,7 @@ export async function measureApiAlone(args: {
     const grantsCpu = cpu();
     progress(`database's pace: pgbench of the least a grant writes, ${CLIENTS} clients, ${seconds}s`);
     cpu = measureCpu({});
-    const paceRun = await runPgbench({
-      databaseUrl: paceUrl,
-      clients: CLIENTS,
-      seconds,
-      script: PACE_SCRIPT,
-      mode: "simple",
-    });
+    const paceRun = await runPace(paceUrl, CLIENTS, seconds);
     const paceCpu = cpu();
     progress(`pgbench of the service's own call, ${CLIENTS} clients, ${seconds}s`);
     const callUrl = new URL(aloneUrl);

@@ -62,6 +62,9 @@ export function measureCpu(pids: Record<string, number>): () => CpuReport {
   };
 }
 
+/** CPU seconds the whole machine spent over the window: its busy share of every core. */
+export const busySeconds = (r: CpuReport) => r.machineBusy * navigator.hardwareConcurrency * r.elapsedSeconds;
+
 /** The cores a process kept busy over the measured window, e.g. "0.57". */
 export const coresOf = (r: CpuReport, name: string) =>
   ((r.seconds[name] ?? 0) / Math.max(0.001, r.elapsedSeconds)).toFixed(2);
@@ -72,7 +75,7 @@ export const coresOf = (r: CpuReport, name: string) =>
  * than the phase (a last poll), so "everything else" is an upper bound.
  */
 export function cpuPerEvent(r: CpuReport, name: string, events: number): { own: number; rest: number } {
-  const busy = r.machineBusy * navigator.hardwareConcurrency * r.elapsedSeconds;
+  const busy = busySeconds(r);
   const own = r.seconds[name] ?? 0;
   const perEvent = (s: number) => (s / Math.max(1, events)) * 1e6;
   return { own: perEvent(own), rest: perEvent(busy - own) };

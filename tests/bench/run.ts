@@ -65,11 +65,7 @@ async function settle(sql: postgres.Sql, timeoutMs: number): Promise<boolean> {
 /** The phases on a cluster of the bench's own, stopped and removed however the run ends (Ctrl-C included). */
 async function main(options: BenchOptions): Promise<void> {
   progress(options.useDatabaseUrl ? "PostgreSQL: DATABASE_URL's server" : "PostgreSQL: starting a cluster of its own");
-  const target = await openBenchPostgres({
-    useDatabaseUrl: options.useDatabaseUrl,
-    databaseUrl: givenDatabaseUrl,
-    connections: options.connections,
-  });
+  const target = await openTarget(options);
   progress(describeBenchPostgres(target));
   const interrupted = (signal: NodeJS.Signals) => {
     target.dispose(false);
@@ -531,6 +527,15 @@ async function serverSettings(sql: postgres.Sql): Promise<Record<string, string>
   return Object.fromEntries(rows.map((r) => [r.name, r.setting]));
 }
 
+/** The bench's PostgreSQL: a cluster of its own, or DATABASE_URL's server with --use-database-url. */
+function openTarget(options: BenchOptions): Promise<BenchPostgres> {
+  return openBenchPostgres({
+    useDatabaseUrl: options.useDatabaseUrl,
+    databaseUrl: givenDatabaseUrl,
+    connections: options.connections,
+  });
+}
+
 /** A phase run alone (`--only`): its tag, its folder for logs and the executables it starts. */
 async function prepareRun() {
   const tag = Date.now().toString(36);
@@ -550,11 +555,7 @@ function report(tag: string, options: BenchOptions, figures: Figure[], results: 
 /** `--only api`: the first phase alone (api-alone.ts), to repeat the API ÷ pace ratio; the same table and JSON. */
 async function mainApi(options: BenchOptions): Promise<void> {
   const { tag, runDir, bin } = await prepareRun();
-  const target = await openBenchPostgres({
-    useDatabaseUrl: options.useDatabaseUrl,
-    databaseUrl: givenDatabaseUrl,
-    connections: options.connections,
-  });
+  const target = await openTarget(options);
   try {
     progress(describeBenchPostgres(target));
     const alone = await measureApiAlone({
@@ -600,11 +601,7 @@ const growthOptions = (o: BenchOptions) => {
 async function mainGrowth(options: BenchOptions): Promise<void> {
   const tag = Date.now().toString(36);
   mkdirSync(join(stack.root, ".data/bench"), { recursive: true });
-  const target = await openBenchPostgres({
-    useDatabaseUrl: options.useDatabaseUrl,
-    databaseUrl: givenDatabaseUrl,
-    connections: options.connections,
-  });
+  const target = await openTarget(options);
   try {
     progress(describeBenchPostgres(target));
     const growth = await measureGrowth({ adminUrl: target.adminUrl, tag, options: growthOptions(options), progress });
@@ -660,11 +657,7 @@ async function mainPlayers(options: BenchOptions): Promise<void> {
     return;
   }
   const { tag, runDir, bin } = await prepareRun();
-  const target = await openBenchPostgres({
-    useDatabaseUrl: options.useDatabaseUrl,
-    databaseUrl: givenDatabaseUrl,
-    connections: options.connections,
-  });
+  const target = await openTarget(options);
   const nc = await stack.connectBenchNats(natsUrl);
   try {
     progress(describeBenchPostgres(target));

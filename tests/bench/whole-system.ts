@@ -11,20 +11,17 @@
 //     [--rate 300 …]   (then commit → SENT at each steady rate, 10 s, per run)
 // A folder holds `entitlement` and `notification` (`bun run build --outdir DIR` of a checkout); `--dist B=dist,KEY=VALUE`
 // sets variables for both services of that build (one executable, two settings).
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
-import { type CpuReport, measureCpu } from "./cpu.ts";
+import { apiAloneEnv, createPaceDatabase, runPace } from "./api-alone.ts";
+import { busySeconds, type CpuReport, measureCpu } from "./cpu.ts";
 import { type E2eResult, measureEndToEnd } from "./e2e.ts";
 import { runGrantLoad, type ThroughputResult } from "./grants.ts";
 import { removeOwnInfra, startOwnNats, startOwnPostgres } from "./own-cluster.ts";
-import { runPgbench } from "./pgbench.ts";
 import * as stack from "./stack.ts";
-
-const PACE_SCHEMA = join(import.meta.dir, "pace-schema.sql");
-const PACE_SCRIPT = join(import.meta.dir, "pace-grant.pgbench.sql");
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
@@ -94,23 +91,28 @@ for (const build of builds) {
 
 async function measurePace(): Promise<{ pace: ThroughputResult; cpu: CpuReport }> {
   const name = `bench_pace_${Date.now() % 100000}`;
-  const url = await stack.createDatabase(pg.url, name);
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  const url = await createPaceDatabase(pg.url, name);
   try {
-    await sql.unsafe(readFileSync(PACE_SCHEMA, "utf8"));
     const cpu = measureCpu({});
-    const pace = await runPgbench({
-      databaseUrl: url,
-      clients: connections,
-      seconds,
-      script: PACE_SCRIPT,
-      mode: "simple",
-    });
+    const pace = await runPace(url, connections, seconds);
     return { pace, cpu: cpu() };
   } finally {
-    await sql.end();
     await stack.dropDatabase(pg.url, name);
   }
+}
+
+/** Entitlement's variables for a run: the bench's, with no rate limit and no scheduler beside the load. */
+function entitlementEnv(names: stack.Names, common: Record<string, string>, auth: stack.ApiAuth) {
+  return {
+    ...stack.entitlementEnv(names, common, auth),
+    ENTITLEMENT_RATE_LIMIT_ENABLED: "false",
+    ENTITLEMENT_SCHEDULER_ENABLED: "false",
+  };
+}
+
+function migrateWith(binary: string, env: Record<string, string>): void {
+  const migrate = Bun.spawnSync([binary, "migrate"], { env: { ...process.env, ...env } });
+  if (migrate.exitCode !== 0) throw new Error(`${binary} migrate failed: ${migrate.stderr.toString()}`);
 }
 
 async function measureAlone(build: (typeof builds)[number]): Promise<{ load: ThroughputResult; cpu: CpuReport }> {
@@ -118,14 +120,8 @@ async function measureAlone(build: (typeof builds)[number]): Promise<{ load: Thr
   const names = stack.benchNames(tag);
   const url = await stack.createDatabase(pg.url, names.database);
   const auth = stack.apiAuth();
-  const env = {
-    ...stack.entitlementEnv(names, { DATABASE_URL: url, LOG_LEVEL: "warn", ...build.env }, auth),
-    NATS_ENABLED: "false",
-    ENTITLEMENT_RATE_LIMIT_ENABLED: "false",
-    ENTITLEMENT_SCHEDULER_ENABLED: "false",
-  };
-  const migrate = Bun.spawnSync([build.entitlement, "migrate"], { env: { ...process.env, ...env } });
-  if (migrate.exitCode !== 0) throw new Error(`migrate failed: ${migrate.stderr.toString()}`);
+  const env = apiAloneEnv(stack.entitlementEnv(names, { DATABASE_URL: url, LOG_LEVEL: "warn", ...build.env }, auth));
+  migrateWith(build.entitlement, env);
   const service = await stack.startService("entitlement", build.entitlement, env, join(dir, `${tag}.log`));
   try {
     const load = { url: service.url, headers: auth.headers, connections, tag };
@@ -147,26 +143,13 @@ async function measure(build: (typeof builds)[number], round: number): Promise<R
   const url = await stack.createDatabase(pg.url, names.database);
   const common = { DATABASE_URL: url, NATS_URL: nats.url, LOG_LEVEL: "warn", ...build.env };
   const auth = stack.apiAuth();
-  const entitlementEnv = {
-    ...stack.entitlementEnv(names, common, auth),
-    ENTITLEMENT_RATE_LIMIT_ENABLED: "false",
-    ENTITLEMENT_SCHEDULER_ENABLED: "false",
-  };
-  for (const [binary, env] of [
-    [build.entitlement, entitlementEnv],
-    [build.notification, stack.notificationEnv(names, common, true)],
-  ] as const) {
-    const migrate = Bun.spawnSync([binary, "migrate"], { env: { ...process.env, ...env } });
-    if (migrate.exitCode !== 0) throw new Error(`${binary} migrate failed: ${migrate.stderr.toString()}`);
-  }
+  const eEnv = entitlementEnv(names, common, auth);
+  const nEnv = stack.notificationEnv(names, common, true);
+  migrateWith(build.entitlement, eEnv);
+  migrateWith(build.notification, nEnv);
   const logs = (name: string) => join(dir, `${tag}-${name}.log`);
-  const entitlement = await stack.startService("entitlement", build.entitlement, entitlementEnv, logs("entitlement"));
-  const notification = await stack.startService(
-    "notification",
-    build.notification,
-    stack.notificationEnv(names, common, true),
-    logs("notification"),
-  );
+  const entitlement = await stack.startService("entitlement", build.entitlement, eEnv, logs("entitlement"));
+  const notification = await stack.startService("notification", build.notification, nEnv, logs("notification"));
   const sql = postgres(url, { max: 1, onnotice: () => {} });
   try {
     const load = { url: entitlement.url, headers: auth.headers, connections, tag };
@@ -244,23 +227,22 @@ async function settled(sql: postgres.Sql, ms: number): Promise<void> {
   }
 }
 
-/** Core-ms per grant of the whole machine over a window (its busy share of every core). */
-function perGrantOf(cpu: CpuReport, grants: number): string {
-  const busy = cpu.machineBusy * navigator.hardwareConcurrency * cpu.elapsedSeconds;
-  return ((busy / Math.max(1, grants)) * 1e3).toFixed(3);
+/** Milliseconds of CPU per unit of work (a grant, a transaction), as the line prints them. */
+function msEach(cpuSeconds: number, count: number): string {
+  return ((cpuSeconds * 1e3) / Math.max(1, count)).toFixed(3);
 }
 
 function line(r: Run): string {
-  const cores = navigator.hardwareConcurrency;
-  const busy = r.cpu.machineBusy * cores * r.cpu.elapsedSeconds;
-  const perGrant = (s: number) => ((s / Math.max(1, r.load.ok)) * 1e3).toFixed(3);
+  const busy = busySeconds(r.cpu);
+  const perGrant = (s: number) => msEach(s, r.load.ok);
   const e = r.cpu.seconds.entitlement ?? 0;
   const n = r.cpu.seconds.notification ?? 0;
   const h = r.cpu.seconds.harness ?? 0;
+  const paceTransactions = r.pace.rps * r.paceCpu.elapsedSeconds;
   return [
     `${r.build} round ${r.round}: ${r.load.rps.toFixed(0)} grants/s (p99 ${r.load.p99Ms} ms, non-2xx ${r.load.non2xx})`,
-    `API alone ${r.alone.rps.toFixed(0)} grants/s, ${perGrantOf(r.aloneCpu, r.alone.ok)} core-ms/grant (entitlement ${((1e3 * (r.aloneCpu.seconds.entitlement ?? 0)) / Math.max(1, r.alone.ok)).toFixed(3)})`,
-    `pace ${r.pace.rps.toFixed(0)} tx/s (busy ${(r.paceCpu.machineBusy * 100).toFixed(1)} %, ${((r.paceCpu.machineBusy * cores * r.paceCpu.elapsedSeconds * 1e3) / Math.max(1, r.pace.rps * r.paceCpu.elapsedSeconds)).toFixed(3)} core-ms/tx), whole ÷ pace ${(r.load.rps / r.pace.rps).toFixed(2)}`,
+    `API alone ${r.alone.rps.toFixed(0)} grants/s, ${msEach(busySeconds(r.aloneCpu), r.alone.ok)} core-ms/grant (entitlement ${msEach(r.aloneCpu.seconds.entitlement ?? 0, r.alone.ok)})`,
+    `pace ${r.pace.rps.toFixed(0)} tx/s (busy ${(r.paceCpu.machineBusy * 100).toFixed(1)} %, ${msEach(busySeconds(r.paceCpu), paceTransactions)} core-ms/tx), whole ÷ pace ${(r.load.rps / r.pace.rps).toFixed(2)}`,
     `busy ${(r.cpu.machineBusy * 100).toFixed(1)} %`,
     `core-ms/grant: all ${perGrant(busy)}, entitlement ${perGrant(e)}, notification ${perGrant(n)}, autocannon ${perGrant(h)}, rest ${perGrant(busy - e - n - h)}`,
     `SENT ÷ granted at the end ${r.sentAtEnd.toFixed(2)}, settled ${r.sentSettled.toFixed(2)}`,

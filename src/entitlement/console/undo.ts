@@ -54,25 +54,23 @@ function refusal(target: UndoTarget, now: Date, windowMs: number): Notice | unde
 
 /** A revoke's or an extension's undo restores the expiry the item had before; refused when that has passed. */
 function expiryRefusal(target: UndoTarget, now: Date): Notice | undefined {
-  const before = target.action === "GRANT" ? null : target.expires_before;
-  if (target.action === "EXTEND") {
-    // Only for an extension recorded before extensions kept the expiry they replaced, right after a bundle grant: its
-    // audit detail has no expiry, and the extension rewrote the expiry row that held it.
-    if (before === null)
-      return {
-        ok: false,
-        text: sentence`Undo refused: the expiry before the extension is not recorded; revoke, then grant with the right one.`,
-      };
-    if (before.getTime() <= now.getTime())
-      return {
+  if (target.action === "GRANT") return undefined;
+  const before = target.expires_before;
+  const extension = target.action === "EXTEND";
+  // Only for an extension recorded before extensions kept the expiry they replaced, right after a bundle grant: its
+  // audit detail has no expiry, and the extension rewrote the expiry row that held it.
+  if (extension && before === null)
+    return {
+      ok: false,
+      text: sentence`Undo refused: the expiry before the extension is not recorded; revoke, then grant with the right one.`,
+    };
+  if (before === null || before.getTime() > now.getTime()) return undefined;
+  return extension
+    ? {
         ok: false,
         text: sentence`Undo refused: the expiry before the extension has passed; revoke instead if the item should end now.`,
-      };
-  }
-  if (before !== null && before.getTime() <= now.getTime()) {
-    return { ok: false, text: sentence`Nothing to undo: the expiry the item had before has passed.` };
-  }
-  return undefined;
+      }
+    : { ok: false, text: sentence`Nothing to undo: the expiry the item had before has passed.` };
 }
 
 /**
