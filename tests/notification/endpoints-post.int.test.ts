@@ -51,7 +51,12 @@ const request = (path: string, overrides: Partial<PostRequest> = {}): PostReques
 
 test("the request goes to the checked address, with the URL's host, path and body", async () => {
   expect(await postToEndpoint(request("/hook?x=1"))).toEqual({ statusCode: 202, body: "fine" });
-  expect(seen.at(-1)).toMatchObject({ host: `receiver.example:${server.port}`, path: "/hook?x=1", body: '{"a":1}' });
+  expect(seen.at(-1)).toEqual({
+    host: `receiver.example:${server.port}`,
+    path: "/hook?x=1",
+    body: '{"a":1}',
+    agent: expect.stringMatching(/^Bun\//),
+  });
 });
 
 test("at most RESPONSE_READ_LIMIT bytes of an answer are read, with or without a declared length", async () => {
