@@ -8,7 +8,7 @@
 // again with it), and the endpoints' URLs name that host, resolved to 127.0.0.1: the https request path.
 //   DATABASE_URL=postgres://... bun run tests/bench/endpoint-drain.ts [--notifications 2000] [--endpoints 10] [--hanging]
 //     [--https]
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -24,6 +24,7 @@ import { createRegistry } from "../../src/shared/metrics.ts";
 import { Waker } from "../../src/shared/runtime.ts";
 import { createTestCa } from "../support/certificates.ts";
 import { createTestDatabase } from "../support/infra.ts";
+import { processCpuSeconds } from "./cpu.ts";
 
 const { values } = parseArgs({
   options: {
@@ -57,14 +58,7 @@ const endpointCount = Number(values.endpoints);
 const KEY = Buffer.alloc(32, 1);
 
 /** CPU milliseconds a process has used (user + system), or 0 when /proc does not show it. */
-function cpuMsOf(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return 0;
-  }
-}
+const cpuMsOf = (pid: number) => processCpuSeconds(pid) * 1000;
 
 async function backendCpuMs(sql: Sql, database: string): Promise<Map<number, number>> {
   const rows = await sql<{ pid: number }[]>`select pid from pg_stat_activity where datname = ${database}`;
