@@ -84,7 +84,7 @@ async function explainReads(e: postgres.Sql, n: postgres.Sql): Promise<Record<Re
     inbox: await plan(
       n,
       `select notification_id, type, status, created_at from notifications
-      where user_id = 'user-7' order by created_at desc, notification_id desc limit 50`,
+      where user_id = 'user-7' order by seq desc limit 50`,
     ),
   };
 }

@@ -15,7 +15,7 @@ export type UserNotification = {
   sent_at: Date | null;
 };
 
-/** The user's latest notifications, newest first (the debug inbox's order and index). */
+/** The user's latest notifications, the last stored first (by seq: the debug inbox's order and index). */
 export async function listUserNotifications(
   db: Db,
   args: { userId: string; limit: number },
@@ -25,6 +25,6 @@ export async function listUserNotifications(
            attempt_count, last_error, next_retry_at, created_at, sent_at
     from notifications
     where user_id = ${args.userId}
-    order by created_at desc, notification_id desc
+    order by seq desc
     limit ${args.limit}`;
 }

@@ -11,12 +11,12 @@ export type InboxRow = {
   payload: string;
 };
 
-/** The user's latest notifications, newest first. */
+/** The user's latest notifications, the last stored first (by seq, notifications_user_seq_key). */
 export async function findInbox(db: Db, input: { userId: string; limit: number }): Promise<InboxRow[]> {
   return db<InboxRow[]>`
     select notification_id, event_id, type, status, created_at, sent_at, payload_json::text as payload
     from notifications
     where user_id = ${input.userId}
-    order by created_at desc, notification_id desc
+    order by seq desc
     limit ${input.limit}`;
 }
