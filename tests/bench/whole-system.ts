@@ -1,7 +1,9 @@
 // The whole system under the API's load, build against build: grants through the API at c=16 (autocannon) while the
 // relay, the consumer and the delivery worker (log channel) run beside it, on a PostgreSQL cluster and a nats-server of
-// this run's own (stock settings), the builds' executables alternating round by round (A B A B …) so that a machine
-// whose speed drifts weighs on both alike. Each run measures, one after the other on the same cluster: the database's
+// this run's own (stock settings), the builds' executables alternating, in the opposite order every other round (A B,
+// B A, A B …): a machine whose speed drifts weighs on both alike, and so does the lead of the build that goes first in
+// a round (3–10 % in each of four rounds of two builds of about equal cost, docs/benchmarks.md "Notification's storing
+// statement"). Each run measures, one after the other on the same cluster: the database's
 // pace for a grant (pgbench of the least a grant writes, as the full bench), the API alone (NATS off) and the whole
 // system; it reports grants/s and ÷ pace, the machine's busy share, core-ms per grant (machine-wide and per service;
 // the whole system's less the API alone's is what the pipeline behind the API costs at that load), the statements per
@@ -71,7 +73,7 @@ const nats = await startOwnNats(dir);
 const runs: Run[] = [];
 try {
   for (let round = 1; round <= rounds; round++) {
-    for (const build of builds) {
+    for (const build of round % 2 === 1 ? builds : [...builds].reverse()) {
       const run = await measure(build, round);
       runs.push(run);
       console.error(line(run));
