@@ -4,7 +4,7 @@
 // DATABASE_URL's server instead (a managed or remote PostgreSQL, or a quick look on the shared one).
 // The points and pipeline phases start clusters of their own either way (points-phase.ts, pipeline.ts).
 import { dirname } from "node:path";
-import { requirePostgresBin, stopNode } from "../../tools/infra/postgres.ts";
+import { postmasterPid, requirePostgresBin, stopNode } from "../../tools/infra/postgres.ts";
 import { type PostgresNode, startPostgresNode } from "../support/postgres-node.ts";
 
 /** initdb's max_connections. */
@@ -23,6 +23,8 @@ export type BenchPostgresReport = {
 
 export type BenchPostgres = BenchPostgresReport & {
   adminUrl: string;
+  /** The own cluster's postmaster, whose children's CPU a phase can split by kind (cpu.ts); unset for DATABASE_URL. */
+  postmasterPid?: number;
   /** Stops the own cluster and removes its folder (`keep`: stops it and leaves the folder); nothing for DATABASE_URL. */
   dispose: (keep: boolean) => string | undefined;
 };
@@ -69,6 +71,7 @@ export async function openBenchPostgres(o: {
     deviations,
     port: node.port,
     adminUrl: node.url,
+    postmasterPid: postmasterPid(node.data),
     dispose: (keep) => {
       if (!keep) return void node.dispose();
       stopNode(requirePostgresBin(), node);

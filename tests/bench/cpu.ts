@@ -80,3 +80,54 @@ export function cpuPerEvent(r: CpuReport, name: string, events: number): { own: 
   const perEvent = (s: number) => (s / Math.max(1, events)) * 1e6;
   return { own: perEvent(own), rest: perEvent(busy - own) };
 }
+
+/** What a PostgreSQL child process is, from its title (`postgres: autovacuum worker`, `postgres: user db … idle`). */
+function postgresKind(pid: number): "backends" | "autovacuum" | "background" {
+  let title = "";
+  try {
+    title = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+  } catch {
+    return "background";
+  }
+  if (title.includes("autovacuum")) return "autovacuum";
+  return /checkpointer|background writer|walwriter|wal writer|archiver|logical replication|stats/.test(title)
+    ? "background"
+    : "backends";
+}
+
+/** CPU seconds of a cluster's processes by kind; "exited" is what children that ended meanwhile spent in all. */
+type PostgresCpu = Record<"backends" | "autovacuum" | "background" | "exited", number>;
+
+type PostgresSnapshot = { live: Map<number, number>; kinds: Map<number, string>; reaped: number; own: number };
+
+function postgresSnapshot(postmaster: number): PostgresSnapshot {
+  const live = new Map<number, number>();
+  const kinds = new Map<number, string>();
+  for (const pid of childPids(postmaster)) {
+    live.set(pid, processCpuSeconds(pid));
+    kinds.set(pid, postgresKind(pid));
+  }
+  return { live, kinds, reaped: reapedChildrenCpuSeconds(postmaster), own: processCpuSeconds(postmaster) };
+}
+
+/**
+ * Starts measuring a cluster's CPU by kind of process: client backends (the services' and the harness's queries),
+ * autovacuum workers, background processes (checkpointer, WAL writer, the postmaster). A child that exits in the window
+ * (an autovacuum worker does when its table is done) is counted as "exited", less what it had spent before the
+ * window began.
+ */
+export function measurePostgresCpu(postmaster: number): () => PostgresCpu {
+  const before = postgresSnapshot(postmaster);
+  return () => {
+    const after = postgresSnapshot(postmaster);
+    const out: PostgresCpu = { backends: 0, autovacuum: 0, background: after.own - before.own, exited: 0 };
+    for (const [pid, seconds] of after.live) {
+      const kind = (after.kinds.get(pid) ?? "backends") as keyof PostgresCpu;
+      out[kind] += seconds - (before.live.get(pid) ?? 0);
+    }
+    let exited = after.reaped - before.reaped;
+    for (const [pid, seconds] of before.live) if (!after.live.has(pid)) exited -= seconds;
+    out.exited = Math.max(0, exited);
+    return out;
+  };
+}

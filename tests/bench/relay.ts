@@ -33,8 +33,12 @@ export async function seedAndDrainOutbox(args: {
   const deadline = committed + args.timeoutMs;
   let left = args.count;
   while (Date.now() < deadline) {
+    // One count per partial index the claim reads (new, retries, in flight): a count over both statuses at once is a
+    // scan of the whole table, which after the throughput phases holds every earlier event and took CPU from the drain.
     const [row] = await sql<{ n: number }[]>`
-      select count(*)::int as n from entitlement.outbox_events where status in ('PENDING', 'IN_FLIGHT')`;
+      select ((select count(*) from entitlement.outbox_events where status = 'PENDING' and next_retry_at is null)
+            + (select count(*) from entitlement.outbox_events where status = 'PENDING' and next_retry_at is not null)
+            + (select count(*) from entitlement.outbox_events where status = 'IN_FLIGHT'))::int as n`;
     left = row?.n ?? 0;
     if (left === 0) break;
     args.progress(`relay drain: ${args.count - left}/${args.count} published`);

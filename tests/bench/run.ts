@@ -8,7 +8,7 @@ import { Writable } from "node:stream";
 import postgres from "postgres";
 import { measureApiAlone } from "./api-alone.ts";
 import { type BenchPostgres, describeBenchPostgres, openBenchPostgres } from "./bench-postgres.ts";
-import { type CpuReport, coresOf, cpuPerEvent, measureCpu } from "./cpu.ts";
+import { type CpuReport, coresOf, cpuPerEvent, measureCpu, measurePostgresCpu } from "./cpu.ts";
 import { measureEndToEnd } from "./e2e.ts";
 import { measureExpiryLateness } from "./expiry.ts";
 import { runGrantLoad, type ThroughputResult } from "./grants.ts";
@@ -292,6 +292,7 @@ async function runPhases(options: BenchOptions, target: BenchPostgres): Promise<
     await notification.stop();
     running.splice(running.indexOf(notification), 1);
     let cpu = measureCpu({});
+    let postgresCpu: (() => Record<string, number>) | undefined;
     const drain = await seedAndDrainOutbox({
       sql,
       count: options.events,
@@ -300,9 +301,11 @@ async function runPhases(options: BenchOptions, target: BenchPostgres): Promise<
       progress: detail,
       onCommitted: () => {
         cpu = measureCpu({ entitlement: entitlement.pid });
+        if (target.postmasterPid) postgresCpu = measurePostgresCpu(target.postmasterPid);
       },
     });
     const drainCpu = cpu();
+    const drainPostgres = postgresCpu?.();
     progress(`relay drain: raw publish of ${options.events} messages, windows of ${options.publishWindow}`);
     cpu = measureCpu({});
     const raw = await rawPublish(nc, {
@@ -317,6 +320,10 @@ async function runPhases(options: BenchOptions, target: BenchPostgres): Promise<
     add(`raw publish (window ${options.publishWindow})`, raw.eventsPerSecond, "events/s");
     add("relay ÷ raw publish", drain.eventsPerSecond / raw.eventsPerSecond, "", { op: ">=", value: 0.6 });
     reportEventCpu(add, "relay drain", drainCpu, drain, "entitlement");
+    // What "everything else" was made of, on the bench's own cluster: the relay's and the harness's queries, autovacuum
+    // (the phases before leave it work on the same tables), the cluster's background processes.
+    for (const [kind, seconds] of Object.entries(drainPostgres ?? {}))
+      add(`CPU per event, relay drain: PostgreSQL ${kind}`, (seconds / Math.max(1, drain.published)) * 1e6, "µs");
     reportEventCpu(add, "raw publish", cpu(), { ...raw, published: options.events }, "harness");
 
     progress(`notification ingest: backlog of ${options.events} events, starting notification (delivery off)`);
