@@ -3,12 +3,12 @@
 // this run's own (stock settings), the builds' executables alternating, in the opposite order every other round (A B,
 // B A, A B …): a machine whose speed drifts weighs on both alike, and so does the lead of the build that goes first in
 // a round (3–10 % in each of four rounds of two builds of about equal cost, docs/benchmarks.md "Notification's storing
-// statement"). Each run measures, one after the other on the same cluster: the database's
-// pace for a grant (pgbench of the least a grant writes, as the full bench), the API alone (NATS off) and the whole
-// system; it reports grants/s and ÷ pace, the machine's busy share, core-ms per grant (machine-wide and per service;
-// the whole system's less the API alone's is what the pipeline behind the API costs at that load), the statements per
-// grant (pg_stat_statements: how full the pipeline's batches are), and whether the pipeline kept up (SENT ÷ granted
-// when the load ends, and after it settles). With one build it measures that build alone.
+// statement"). Each run measures, one after the other on the same cluster: the database's pace for a grant (pgbench
+// of the least a grant writes, as the full bench), the API alone (NATS off) and the whole system; it reports grants/s
+// and ÷ pace, the machine's busy share, core-ms per grant (machine-wide and per service; the whole system's less the
+// API alone's is what the pipeline behind the API costs at that load), the statements per grant (pg_stat_statements:
+// how full the pipeline's batches are), and whether the pipeline kept up (SENT ÷ granted when the load ends, and after
+// it settles). With one build it measures that build alone.
 //   bun run tests/bench/whole-system.ts --dist A=dist-before --dist B=dist [--rounds 3] [--seconds 15] [--connections 16]
 //     [--rate 300 …]   (then commit → SENT at each steady rate, 10 s, per run)
 // A folder holds `entitlement` and `notification` (`bun run build --outdir DIR` of a checkout); `--dist B=dist,KEY=VALUE`

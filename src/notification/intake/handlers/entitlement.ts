@@ -36,8 +36,8 @@ const TYPES: Record<number, EntitlementNotificationType> = {
 
 /**
  * The producer's limits (docs/api.md), so that nothing reaches the database that it would refuse: an over-long
- * user_id overflows the btree row of notifications_user_seq_key, and PostgreSQL text cannot hold NUL. Such an event could
- * never be stored, however often it was redelivered. Other control characters are kept: rows stored before the
+ * user_id overflows the btree row of notifications_user_seq_key, and PostgreSQL text cannot hold NUL. Such an event
+ * could never be stored, however often it was redelivered. Other control characters are kept: rows stored before the
  * producer refused them are still published and must still be notified.
  */
 const STRING_LIMITS = [
