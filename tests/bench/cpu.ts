@@ -81,7 +81,37 @@ export function cpuPerEvent(r: CpuReport, name: string, events: number): { own: 
   return { own: perEvent(own), rest: perEvent(busy - own) };
 }
 
-/** What a PostgreSQL child process is, from its title (`postgres: autovacuum worker`, `postgres: user db … idle`). */
+/** A process and its live children: CPU seconds of each, and what its children that ended have spent in all. */
+export type TreeSnapshot = { cpu: Map<number, number>; reaped: number };
+
+/** The CPU of `parent` and of each of its live children, now (childrenCpu compares two of these). */
+export function treeSnapshot(parent: number): TreeSnapshot {
+  const cpu = new Map<number, number>();
+  for (const pid of [parent, ...childPids(parent)]) cpu.set(pid, processCpuSeconds(pid));
+  return { cpu, reaped: reapedChildrenCpuSeconds(parent) };
+}
+
+/**
+ * CPU seconds of a process tree between two snapshots, by the name `nameOf` gives each pid that is live at the end;
+ * children that exited in between are summed under `exited`: their whole lifetime is in the parent's reaped time, so
+ * the part they had spent before the window is taken off.
+ */
+export function childrenCpu(
+  before: TreeSnapshot,
+  after: TreeSnapshot,
+  nameOf: (pid: number) => string,
+  exited: string,
+): Map<string, number> {
+  const out = new Map<string, number>();
+  const add = (name: string, seconds: number) => out.set(name, (out.get(name) ?? 0) + seconds);
+  for (const [pid, seconds] of after.cpu) add(nameOf(pid), seconds - (before.cpu.get(pid) ?? 0));
+  let reaped = after.reaped - before.reaped;
+  for (const [pid, seconds] of before.cpu) if (!after.cpu.has(pid)) reaped -= seconds;
+  add(exited, Math.max(0, reaped));
+  return out;
+}
+
+/** What a PostgreSQL process is, from its title (`postgres: autovacuum worker`, `postgres: user db … idle`). */
 function postgresKind(pid: number): "backends" | "autovacuum" | "background" {
   let title = "";
   try {
@@ -95,39 +125,18 @@ function postgresKind(pid: number): "backends" | "autovacuum" | "background" {
     : "backends";
 }
 
-/** CPU seconds of a cluster's processes by kind; "exited" is what children that ended meanwhile spent in all. */
-type PostgresCpu = Record<"backends" | "autovacuum" | "background" | "exited", number>;
-
-type PostgresSnapshot = { live: Map<number, number>; kinds: Map<number, string>; reaped: number; own: number };
-
-function postgresSnapshot(postmaster: number): PostgresSnapshot {
-  const live = new Map<number, number>();
-  const kinds = new Map<number, string>();
-  for (const pid of childPids(postmaster)) {
-    live.set(pid, processCpuSeconds(pid));
-    kinds.set(pid, postgresKind(pid));
-  }
-  return { live, kinds, reaped: reapedChildrenCpuSeconds(postmaster), own: processCpuSeconds(postmaster) };
-}
-
 /**
  * Starts measuring a cluster's CPU by kind of process: client backends (the services' and the harness's queries),
- * autovacuum workers, background processes (checkpointer, WAL writer, the postmaster). A child that exits in the window
- * (an autovacuum worker does when its table is done) is counted as "exited", less what it had spent before the
- * window began.
+ * autovacuum workers, background processes (checkpointer, WAL writer, the postmaster), and "exited": children that
+ * ended in the window (an autovacuum worker does when its table is done).
  */
-export function measurePostgresCpu(postmaster: number): () => PostgresCpu {
-  const before = postgresSnapshot(postmaster);
-  return () => {
-    const after = postgresSnapshot(postmaster);
-    const out: PostgresCpu = { backends: 0, autovacuum: 0, background: after.own - before.own, exited: 0 };
-    for (const [pid, seconds] of after.live) {
-      const kind = (after.kinds.get(pid) ?? "backends") as keyof PostgresCpu;
-      out[kind] += seconds - (before.live.get(pid) ?? 0);
-    }
-    let exited = after.reaped - before.reaped;
-    for (const [pid, seconds] of before.live) if (!after.live.has(pid)) exited -= seconds;
-    out.exited = Math.max(0, exited);
-    return out;
-  };
+export function measurePostgresCpu(postmaster: number): () => Map<string, number> {
+  const before = treeSnapshot(postmaster);
+  return () =>
+    childrenCpu(
+      before,
+      treeSnapshot(postmaster),
+      (pid) => (pid === postmaster ? "background" : postgresKind(pid)),
+      "exited",
+    );
 }

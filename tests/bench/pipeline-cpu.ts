@@ -3,7 +3,7 @@
 // statements each role ran (pg_stat_statements). The harness's own process and backend (the grant commits and the
 // polling) are measured too, but are no part of the pipeline.
 import type postgres from "postgres";
-import { childPids, processCpuSeconds, reapedChildrenCpuSeconds } from "./cpu.ts";
+import { childrenCpu, processCpuSeconds, type TreeSnapshot, treeSnapshot } from "./cpu.ts";
 
 /** Roles the bench connects as: each service as its own, so backends and statements can be told apart. */
 export const ROLES = { entitlement: "bench_entitlement", notification: "bench_notification", harness: "bench_harness" };
@@ -20,7 +20,7 @@ export type ProcessName = (typeof PROCESSES)[number] | "harness" | "pg: harness"
 
 export type Pids = { entitlement: number; notification: number; nats: number; postmaster: number };
 
-type Snapshot = { cpu: Map<number, number>; who: Map<number, ProcessName>; reaped: number; own: Map<string, number> };
+type Snapshot = { pg: TreeSnapshot; who: Map<number, ProcessName>; own: Map<string, number> };
 
 function roleProcess(usename: string | null): ProcessName {
   if (usename === ROLES.entitlement) return "pg: entitlement";
@@ -32,15 +32,13 @@ function roleProcess(usename: string | null): ProcessName {
 async function snapshot(sql: postgres.Sql, pids: Pids): Promise<Snapshot> {
   const activity = await sql<{ pid: number; usename: string | null }[]>`select pid, usename from pg_stat_activity`;
   const who = new Map<number, ProcessName>(activity.map((a) => [a.pid, roleProcess(a.usename)]));
-  const cpu = new Map<number, number>();
-  for (const pid of [pids.postmaster, ...childPids(pids.postmaster)]) cpu.set(pid, processCpuSeconds(pid));
   const own = new Map<string, number>([
     ["entitlement", processCpuSeconds(pids.entitlement)],
     ["notification", processCpuSeconds(pids.notification)],
     ["nats-server", processCpuSeconds(pids.nats)],
     ["harness", processCpuSeconds(process.pid)],
   ]);
-  return { cpu, who, reaped: reapedChildrenCpuSeconds(pids.postmaster), own };
+  return { pg: treeSnapshot(pids.postmaster), who, own };
 }
 
 export type Statement = { role: string; calls: number; query: string; ms: number };
@@ -62,17 +60,10 @@ export async function openCostWindow(sql: postgres.Sql, pids: Pids): Promise<() 
       [...PROCESSES, "harness", "pg: harness"].map((p) => [p, 0]),
     ) as CostWindow["cpuSeconds"];
     for (const [name, value] of after.own) cpuSeconds[name as ProcessName] += value - (before.own.get(name) ?? 0);
-    for (const [pid, value] of after.cpu) {
-      const who = pid === pids.postmaster ? "pg: background" : (after.who.get(pid) ?? before.who.get(pid));
-      cpuSeconds[who ?? "pg: background"] += value - (before.cpu.get(pid) ?? 0);
-    }
-    let reaped = after.reaped - before.reaped;
-    for (const [pid, value] of before.cpu) {
-      if (after.cpu.has(pid)) continue;
-      // It exited: its whole lifetime is in the reaped time; the part before the window is not the window's.
-      reaped -= value;
-    }
-    cpuSeconds["pg: background"] += Math.max(0, reaped);
+    const who = (pid: number) =>
+      pid === pids.postmaster ? "pg: background" : (after.who.get(pid) ?? before.who.get(pid) ?? "pg: background");
+    for (const [name, value] of childrenCpu(before.pg, after.pg, who, "pg: background"))
+      cpuSeconds[name as ProcessName] += value;
     return { seconds, cpuSeconds, statements: await statements(sql) };
   };
 }

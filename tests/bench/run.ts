@@ -292,7 +292,7 @@ async function runPhases(options: BenchOptions, target: BenchPostgres): Promise<
     await notification.stop();
     running.splice(running.indexOf(notification), 1);
     let cpu = measureCpu({});
-    let postgresCpu: (() => Record<string, number>) | undefined;
+    let postgresCpu: ReturnType<typeof measurePostgresCpu> | undefined;
     const drain = await seedAndDrainOutbox({
       sql,
       count: options.events,
@@ -322,7 +322,7 @@ async function runPhases(options: BenchOptions, target: BenchPostgres): Promise<
     reportEventCpu(add, "relay drain", drainCpu, drain, "entitlement");
     // What "everything else" was made of, on the bench's own cluster: the relay's and the harness's queries, autovacuum
     // (the phases before leave it work on the same tables), the cluster's background processes.
-    for (const [kind, seconds] of Object.entries(drainPostgres ?? {}))
+    for (const [kind, seconds] of drainPostgres ?? [])
       add(`CPU per event, relay drain: PostgreSQL ${kind}`, (seconds / Math.max(1, drain.published)) * 1e6, "µs");
     reportEventCpu(add, "raw publish", cpu(), { ...raw, published: options.events }, "harness");
 
