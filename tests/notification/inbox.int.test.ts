@@ -55,6 +55,15 @@ describe("debug inbox", () => {
     expect(await empty.json()).toEqual({ user_id: "nobody-here", notifications: [] });
   });
 
+  test("the last stored comes first, by seq, even when its created_at is earlier", async () => {
+    const user = `stored-order-${crypto.randomUUID()}`;
+    const first = await seedNotification(f.sql, { userId: user, createdAt: new Date("2026-01-18T00:00:00Z") });
+    const second = await seedNotification(f.sql, { userId: user, createdAt: new Date("2026-01-17T00:00:00Z") });
+    const res = await get(app({ enabled: true }), `/debug/notification/inbox/${encodeURIComponent(user)}`);
+    const body = (await res.json()) as { notifications: { notification_id: string }[] };
+    expect(body.notifications.map((n) => n.notification_id)).toEqual([second, first]);
+  });
+
   test("lists at most the latest 100", async () => {
     const user = `busy-${crypto.randomUUID()}`;
     for (let i = 0; i < 105; i++)
