@@ -40,10 +40,11 @@ export async function postJson(
   key: string,
   body: unknown,
   timeoutMs = CLIENT_TIMEOUT_MS,
+  session?: Bun.FetchSession,
 ): Promise<{ answer?: Answer; error?: string; ms: number }> {
   const started = performance.now();
   try {
-    const response = await fetch(url, {
+    const response = await (session?.fetch ?? fetch)(url, {
       method: "POST",
       headers: { "content-type": "application/json", "idempotency-key": key, authorization: `Bearer ${token}` },
       body: JSON.stringify(body),
@@ -66,8 +67,10 @@ export function send(
   token: string,
   request: { action: Action; key: string; body: Body },
   timeoutMs = CLIENT_TIMEOUT_MS,
+  session?: Bun.FetchSession,
 ): Promise<{ answer?: Answer; error?: string; ms: number }> {
-  return postJson(`${baseUrl}/v1/entitlements/${request.action}`, token, request.key, request.body, timeoutMs);
+  const url = `${baseUrl}/v1/entitlements/${request.action}`;
+  return postJson(url, token, request.key, request.body, timeoutMs, session);
 }
 
 /** The answer that counts for a fresh request: its own when it was a definite one (not 5xx), else its replay's. */

@@ -142,15 +142,17 @@ async function verify(
 /**
  * Recovered means healthy, not merely answering: bursts wider than the pool reach every pooled connection, and each
  * grant must be answered 200 at once. A connection left broken by the fault (it hangs until connect_timeout) fails it.
+ * Each burst dials its own connections (a fetch session of its own): the load's idle keep-alive sockets, which the
+ * service's idle timeout may be closing at that very moment, are the drill's own state, not the service's health.
  */
 async function probeReplicas(deps: RunDeps, problems: string[]): Promise<Recorded[]> {
   const probes: Recorded[] = [];
-  const probe = async (replica: Service, n: number) => {
+  const probe = async (replica: Service, n: number, session: Bun.FetchSession) => {
     const user = `${deps.prefix}probe-${replica.label}-${n}`;
     const body = { user_id: user, stock_keeping_unit: "sku-probe", reason: "drill", purchase_id: "probe" };
     const request = { action: "grants" as const, key: `${user}-key`, body };
     const startedAt = Date.now();
-    const result = await send(replica.url, deps.fleet.token, request, PROBE_BOUND_MS * 5);
+    const result = await send(replica.url, deps.fleet.token, request, PROBE_BOUND_MS * 5, session);
     const record: Recorded = {
       kind: "fresh",
       ...request,
@@ -162,12 +164,20 @@ async function probeReplicas(deps: RunDeps, problems: string[]): Promise<Recorde
     probes.push(record);
     return result.answer?.status === 200 && result.ms <= PROBE_BOUND_MS ? undefined : result;
   };
+  const burst = async (replica: Service, round: number) => {
+    const session = new Bun.FetchSession();
+    try {
+      const ids = Array.from({ length: PROBE_WIDTH }, (_, i) => round * PROBE_WIDTH + i);
+      return (await Promise.all(ids.map((n) => probe(replica, n, session)))).filter((r) => r !== undefined);
+    } finally {
+      session.close();
+    }
+  };
   for (const replica of deps.fleet.replicas) {
     for (let round = 0; round < PROBE_ROUNDS; round++) {
-      const ids = Array.from({ length: PROBE_WIDTH }, (_, i) => round * PROBE_WIDTH + i);
-      const bad = (await Promise.all(ids.map((n) => probe(replica, n)))).filter((r) => r !== undefined);
+      const bad = await burst(replica, round);
       if (bad.length === 0) continue;
-      const worst = bad.map((r) => (r.answer ? `${r.answer.status} after ${Math.round(r.ms)}ms` : r.error)).join(", ");
+      const worst = bad.map((r) => `${r.answer ? r.answer.status : r.error} after ${Math.round(r.ms)}ms`).join(", ");
       problems.push(
         `${replica.label} not healthy after recovery: ${bad.length} of ${PROBE_WIDTH} probes failed: ${worst}`,
       );
