@@ -7,7 +7,8 @@
 // PUBLISHED rows and dead row versions, as the full bench's drain meets those of its throughput phases. DRAIN_TAG
 // names the database and the streams (default drain_<time>), so another process can watch or add to them.
 // --fillfactor N sets the outbox table's fillfactor before the drains (an experiment; the schema keeps the default).
-//   bun run tests/bench/relay-drain.ts [--count 100000] [--rounds 1] [--raw] [--fillfactor 70]
+// --statements prints each round's costliest statements (the server must preload pg_stat_statements).
+//   bun run tests/bench/relay-drain.ts [--count 100000] [--rounds 1] [--raw] [--fillfactor 70] [--statements]
 import { parseArgs } from "node:util";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
@@ -22,6 +23,7 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "1" },
     raw: { type: "boolean", default: false },
     fillfactor: { type: "string" },
+    statements: { type: "boolean", default: false },
   },
 });
 const count = Number(values.count);
@@ -53,6 +55,7 @@ try {
   const migrated = Bun.spawnSync([...command, "migrate"], { env });
   if (migrated.exitCode !== 0) throw new Error(`migrate failed: ${migrated.stderr.toString()}`);
   // An experiment's setting: room on each page for a row's next version, so an update can stay on its page.
+  if (values.statements) await sql`create extension if not exists pg_stat_statements`;
   if (values.fillfactor) {
     await sql.unsafe(`alter table entitlement.outbox_events set (fillfactor = ${Number(values.fillfactor)})`);
   }
@@ -67,8 +70,10 @@ try {
         count,
         prefix,
         timeoutMs: 300_000,
+        stream: { nc, name: `${tag}-events` },
         progress: () => {},
-        onCommitted: () => {
+        onCommitted: async () => {
+          if (values.statements) await sql`select pg_stat_statements_reset()`;
           cpu = measureCpu({ service: service.pid });
         },
       });
@@ -79,6 +84,7 @@ try {
           `${drain.seconds.toFixed(2)} s); machine ${(report.machineBusy * 100).toFixed(0)} % busy; CPU per event: ` +
           `service ${own.toFixed(1)} µs, everything else ${rest.toFixed(1)} µs`,
       );
+      if (values.statements) await printStatements(drain.published);
     }
   } finally {
     service.kill("SIGTERM");
@@ -101,4 +107,22 @@ try {
   await sql.end();
   await admin.unsafe(`drop database if exists "${tag}" with (force)`);
   await admin.end();
+}
+
+/** The round's four costliest statements of this database: calls, execution time per event and per call, buffers. */
+async function printStatements(events: number) {
+  const top = await sql<{ calls: string; total: number; hit: string; read: string; query: string }[]>`
+    select calls::text, total_exec_time as total, shared_blks_hit::text as hit, shared_blks_read::text as read, query
+    from pg_stat_statements join pg_database d on d.oid = dbid
+    where d.datname = current_database() and query not ilike '%pg_stat_statements%'
+    order by total_exec_time desc limit 4`;
+  for (const s of top) {
+    const calls = Number(s.calls);
+    const perEvent = ((s.total * 1000) / events).toFixed(1);
+    const text = s.query.replace(/\s+/g, " ").slice(0, 90);
+    console.log(
+      `  ${perEvent} µs/event, ${calls} calls × ${(s.total / calls).toFixed(2)} ms, ` +
+        `${Math.round(Number(s.hit) / calls)} hit + ${Math.round(Number(s.read) / calls)} read per call: ${text}`,
+    );
+  }
 }

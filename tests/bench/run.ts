@@ -298,6 +298,7 @@ async function runPhases(options: BenchOptions, target: BenchPostgres): Promise<
       count: options.events,
       prefix: `drain-${tag}`,
       timeoutMs: 600_000,
+      stream: { nc, name: names.stream },
       progress: detail,
       onCommitted: () => {
         cpu = measureCpu({ entitlement: entitlement.pid });

@@ -62,7 +62,7 @@ test("the written tables have exactly the indexes docs/architecture.md lists wit
   ).toEqual([]);
 });
 
-test("the outbox claim's retry branch and the failure gauge read their partial indexes", async () => {
+test("the outbox claim's retry and lease branches and the failure gauge read their partial indexes", async () => {
   const plan = async (query: Promise<{ "QUERY PLAN": string }[]>) =>
     (await query).map((r) => r["QUERY PLAN"]).join("\n");
   await sql.begin(async (tx) => {
@@ -71,6 +71,13 @@ test("the outbox claim's retry branch and the failure gauge read their partial i
     const retry = await plan(tx`explain select event_id from outbox_events
       where status = 'PENDING' and next_retry_at <= now() order by created_at limit 50 for update skip locked`);
     expect(retry, "the retry branch of markOutboxPublishedAndClaim").toContain("outbox_retry_idx");
+    // A range of the lease index, not a filter over it: a filter reads the entry of every event in flight.
+    const lease = await plan(tx`explain select event_id from outbox_events
+      where status = 'IN_FLIGHT' and lease_until <= now() and attempt_count < 10
+      order by created_at limit 50 for update skip locked`);
+    expect(lease, "the expired-lease branch of markOutboxPublishedAndClaim").toMatch(
+      /outbox_inflight_lease_idx[\s\S]*Index Cond: \(lease_until <= now\(\)\)/,
+    );
     const failed = await plan(tx`explain select count(*)::int from outbox_events where status = 'FAILED'`);
     expect(failed, "countFailedOutbox").toContain("outbox_failed_idx");
   });

@@ -83,6 +83,22 @@ describe("claimOutboxBatch", () => {
     });
   });
 
+  test("an IN_FLIGHT row without a lease (set by hand) is claimed as an expired one is, in created_at order", async () => {
+    const expired = await insertEvent(sql, {
+      createdAt: at(-30),
+      status: "IN_FLIGHT",
+      lockedBy: "a",
+      leaseUntil: at(-1),
+    });
+    const leaseless = await insertEvent(sql, { createdAt: at(-40), status: "IN_FLIGHT", lockedBy: "b" });
+    const fresh = await insertEvent(sql, { createdAt: at(-20) });
+    await insertEvent(sql, { createdAt: at(-50), status: "IN_FLIGHT", lockedBy: "alive", leaseUntil: at(10) });
+    expect((await readEvent(sql, leaseless)).lease_until, "the row as an operator left it").toBeNull();
+    const rows = await claim("worker-2");
+    expect(rows.map((r) => r.eventId)).toEqual([leaseless, expired, fresh]);
+    expect(await readEvent(sql, leaseless)).toMatchObject({ locked_by: "worker-2", lease_until: at(30) });
+  });
+
   test("a row whose every attempt was claimed and never finalized is not claimed again but FAILED", async () => {
     const id = await insertEvent(sql, { status: "IN_FLIGHT", lockedBy: "dead", leaseUntil: at(-1), attemptCount: 3 });
     expect(await claim("worker-2", T, 10, 3)).toHaveLength(0);

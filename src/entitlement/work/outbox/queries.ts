@@ -59,7 +59,9 @@ export async function claimOutboxBatchAt(db: Db, args: OutboxClaimArgs): Promise
  * made PostgreSQL read and sort the entire backlog for every batch (docs/benchmarks.md), and picking candidates first
  * and locking them afterwards made concurrent claims (the relay's lanes, relay.ts) pick the same candidates and come
  * back nearly empty. New events use outbox_fresh_idx (migration 002). Each branch is materialized so its limit holds;
- * up to 3 × limit rows are locked and only `limit` are claimed.
+ * up to 4 × limit rows are locked and only `limit` are claimed. A lease that ran out and one that is missing (set by
+ * hand) are two branches, each a range of outbox_inflight_lease_idx: one `or` of them was a filter, and every claim
+ * read the whole index, i.e. every event in flight on any lane (docs/benchmarks.md, "The relay's claim").
  * With `after`, new events are looked for from that `created_at` on: the index keeps an entry for every event claimed
  * since the last vacuum, and a scan from the oldest steps over all of them (docs/benchmarks.md, "The relay's claim").
  */
@@ -83,13 +85,20 @@ export async function markOutboxPublishedAndClaim(
       for update skip locked
     ), lease_expired as materialized (
       select event_id, created_at from outbox_events
-      where status = 'IN_FLIGHT' and (lease_until is null or lease_until <= ${now}) and attempt_count < ${maxAttempts}
+      where status = 'IN_FLIGHT' and lease_until <= ${now} and attempt_count < ${maxAttempts}
+        and event_id <> all(${ids}::uuid[])
+      order by created_at limit ${limit}
+      for update skip locked
+    ), lease_missing as materialized (
+      select event_id, created_at from outbox_events
+      where status = 'IN_FLIGHT' and lease_until is null and attempt_count < ${maxAttempts}
         and event_id <> all(${ids}::uuid[])
       order by created_at limit ${limit}
       for update skip locked
     ), picked as (
       select event_id from (
-        select * from fresh union all select * from retry_due union all select * from lease_expired
+        select * from fresh union all select * from retry_due
+        union all select * from lease_expired union all select * from lease_missing
       ) due
       order by created_at limit ${limit}
     ), claimed as (
