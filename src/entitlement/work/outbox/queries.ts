@@ -72,7 +72,7 @@ export async function markOutboxPublishedAndClaim(
   const { now, limit, maxAttempts, after } = args.claim;
   const ids = args.published.map((p) => p.eventId);
   const times = args.published.map((p) => p.publishedAt.toISOString());
-  const rows = await db<(ClaimedRecord & { kind: "claimed" | "published"; created_at: Date | null })[]>`
+  const rows = await db<ClaimStatementRow[]>`
     with fresh as materialized (
       select event_id, created_at from outbox_events
       where status = 'PENDING' and next_retry_at is null ${after ? db`and created_at >= ${after}` : db``}
@@ -122,6 +122,13 @@ export async function markOutboxPublishedAndClaim(
     select 'published', event_id, null, null, null, null, null, null, null
     from published
     order by kind, created_at, event_id`;
+  return splitClaimRows(rows);
+}
+
+type ClaimStatementRow = ClaimedRecord & { kind: "claimed" | "published"; created_at: Date | null };
+
+/** The claim statement's rows as the ids it finalized, the rows it claimed and where the claimed ones end. */
+function splitClaimRows(rows: ClaimStatementRow[]): { published: string[] } & ClaimResult {
   const claimed = rows.filter((r) => r.kind === "claimed");
   return {
     published: rows.filter((r) => r.kind === "published").map((r) => r.event_id),
