@@ -66,10 +66,11 @@ export async function seedAndDrainOutbox(args: {
   return { eventsPerSecond: published / seconds, seconds, published };
 }
 
+/** The stream's last sequence: it only grows, whatever limits or consumers remove messages meanwhile. */
 async function streamMessages(stream: { nc: NatsConnection; name: string } | undefined): Promise<number> {
   if (!stream) return 0;
   const jsm = await jetstreamManager(stream.nc);
-  return (await jsm.streams.info(stream.name)).state.messages;
+  return (await jsm.streams.info(stream.name)).state.last_seq;
 }
 
 /** The raw yardstick, into its own stream with the entitlement stream's settings; the stream is deleted afterwards. */
