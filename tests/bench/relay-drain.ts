@@ -55,7 +55,13 @@ try {
   const migrated = Bun.spawnSync([...command, "migrate"], { env });
   if (migrated.exitCode !== 0) throw new Error(`migrate failed: ${migrated.stderr.toString()}`);
   // An experiment's setting: room on each page for a row's next version, so an update can stay on its page.
-  if (values.statements) await sql`create extension if not exists pg_stat_statements`;
+  if (values.statements) {
+    const [loaded] = await sql<{ libs: string }[]>`select current_setting('shared_preload_libraries') as libs`;
+    if (!loaded?.libs.includes("pg_stat_statements")) {
+      throw new Error("--statements needs a server started with shared_preload_libraries=pg_stat_statements");
+    }
+    await sql`create extension if not exists pg_stat_statements`;
+  }
   if (values.fillfactor) {
     await sql.unsafe(`alter table entitlement.outbox_events set (fillfactor = ${Number(values.fillfactor)})`);
   }

@@ -41,7 +41,11 @@ export async function seedAndDrainOutbox(args: {
   const deadline = committed + args.timeoutMs;
   while (args.stream && Date.now() < deadline) {
     const published = (await streamMessages(args.stream)) - held;
-    if (published >= args.count) break;
+    // Events the relay parked as FAILED never reach the stream: counted through outbox_failed_idx (a few rows).
+    const [failed] = await sql<{ n: number }[]>`
+      select count(*)::int as n from entitlement.outbox_events
+      where status = 'FAILED' and aggregate_key like ${`${prefix}-%`}`;
+    if (published + (failed?.n ?? 0) >= args.count) break;
     args.progress(`relay drain: ${published}/${args.count} in the stream`);
     await Bun.sleep(250);
   }
