@@ -7,13 +7,15 @@
 // PUBLISHED rows and dead row versions, as the full bench's drain meets those of its throughput phases. DRAIN_TAG
 // names the database and the streams (default drain_<time>), so another process can watch or add to them.
 // --fillfactor N sets the outbox table's fillfactor before the drains (an experiment; the schema keeps the default).
-// --statements prints each round's costliest statements (the server must preload pg_stat_statements).
+// --statements prints each round's costliest statements; the drains then run on a cluster of their own (own-cluster.ts:
+// initdb's settings with pg_stat_statements preloaded), whatever DATABASE_URL says.
 //   bun run tests/bench/relay-drain.ts [--count 100000] [--rounds 1] [--raw] [--fillfactor 70] [--statements]
 import { parseArgs } from "node:util";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import postgres from "postgres";
 import { cpuPerEvent, measureCpu } from "./cpu.ts";
+import { startOwnPostgres } from "./own-cluster.ts";
 import { rawPublish, seedAndDrainOutbox } from "./relay.ts";
 
 const { values } = parseArgs({
@@ -28,7 +30,8 @@ const { values } = parseArgs({
 });
 const count = Number(values.count);
 const tag = process.env.DRAIN_TAG ?? `drain_${Date.now().toString(36)}`;
-const adminUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const own = values.statements ? await startOwnPostgres() : undefined;
+const adminUrl = own?.url ?? process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const natsUrl = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
 const url = new URL(adminUrl);
 url.pathname = `/${tag}`;
@@ -54,14 +57,8 @@ const nc = await connect({ servers: natsUrl });
 try {
   const migrated = Bun.spawnSync([...command, "migrate"], { env });
   if (migrated.exitCode !== 0) throw new Error(`migrate failed: ${migrated.stderr.toString()}`);
+  if (values.statements) await sql`create extension if not exists pg_stat_statements`;
   // An experiment's setting: room on each page for a row's next version, so an update can stay on its page.
-  if (values.statements) {
-    const [loaded] = await sql<{ libs: string }[]>`select current_setting('shared_preload_libraries') as libs`;
-    if (!loaded?.libs.includes("pg_stat_statements")) {
-      throw new Error("--statements needs a server started with shared_preload_libraries=pg_stat_statements");
-    }
-    await sql`create extension if not exists pg_stat_statements`;
-  }
   if (values.fillfactor) {
     await sql.unsafe(`alter table entitlement.outbox_events set (fillfactor = ${Number(values.fillfactor)})`);
   }
@@ -113,6 +110,7 @@ try {
   await sql.end();
   await admin.unsafe(`drop database if exists "${tag}" with (force)`);
   await admin.end();
+  own?.stop();
 }
 
 /** The round's four costliest statements of this database: calls, execution time per event and per call, buffers. */

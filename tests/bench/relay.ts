@@ -16,7 +16,7 @@ export async function seedAndDrainOutbox(args: {
   /** Called once the backlog is committed, before the relay hears of it (where a CPU measurement starts). */
   onCommitted?: () => void | Promise<void>;
   /**
-   * The stream the relay publishes to: while it holds fewer than `count` new messages, progress is read from its
+   * The stream the relay publishes to: until its last sequence has moved by `count`, progress is read from its
    * state, which costs the database nothing. Counting the outbox instead walks every index entry the claims left
    * behind since the last vacuum (a heap visit each): 130–170 ms a poll, 15 µs per event drained, measured with
    * relay-drain.ts --statements, taken from the relay it measures.
@@ -24,7 +24,8 @@ export async function seedAndDrainOutbox(args: {
   stream?: { nc: NatsConnection; name: string };
 }): Promise<{ eventsPerSecond: number; seconds: number; published: number }> {
   const { sql, prefix } = args;
-  const held = await streamMessages(args.stream);
+  const lastSeq = await streamLastSeq(args.stream);
+  const held = await lastSeq();
   await sql`
     with s as (select gen_random_uuid() as id, g from generate_series(1, ${args.count}::int) g)
     insert into entitlement.outbox_events (event_id, event_type, aggregate_key, payload, status, attempt_count, created_at)
@@ -40,7 +41,7 @@ export async function seedAndDrainOutbox(args: {
   otherReplica(sql).committed({ events: true });
   const deadline = committed + args.timeoutMs;
   while (args.stream && Date.now() < deadline) {
-    const published = (await streamMessages(args.stream)) - held;
+    const published = (await lastSeq()) - held;
     // Events the relay parked as FAILED never reach the stream: counted through outbox_failed_idx (a few rows).
     const [failed] = await sql<{ n: number }[]>`
       select count(*)::int as n from entitlement.outbox_events
@@ -70,11 +71,11 @@ export async function seedAndDrainOutbox(args: {
   return { eventsPerSecond: published / seconds, seconds, published };
 }
 
-/** The stream's last sequence: it only grows, whatever limits or consumers remove messages meanwhile. */
-async function streamMessages(stream: { nc: NatsConnection; name: string } | undefined): Promise<number> {
-  if (!stream) return 0;
+/** Reads the stream's last sequence (0 without a stream): it only grows, whatever limits or consumers remove. */
+async function streamLastSeq(stream: { nc: NatsConnection; name: string } | undefined): Promise<() => Promise<number>> {
+  if (!stream) return async () => 0;
   const jsm = await jetstreamManager(stream.nc);
-  return (await jsm.streams.info(stream.name)).state.last_seq;
+  return async () => (await jsm.streams.info(stream.name)).state.last_seq;
 }
 
 /** The raw yardstick, into its own stream with the entitlement stream's settings; the stream is deleted afterwards. */

@@ -61,7 +61,7 @@ export async function claimOutboxBatchAt(db: Db, args: OutboxClaimArgs): Promise
  * back nearly empty. New events use outbox_fresh_idx (migration 002). Each branch is materialized so its limit holds;
  * up to 4 × limit rows are locked and only `limit` are claimed. A lease that ran out and one that is missing (set by
  * hand) are two branches, each a range of outbox_inflight_lease_idx: one `or` of them was a filter, and every claim
- * read the whole index, i.e. every event in flight on any lane (docs/benchmarks.md, "The relay's claim").
+ * read the whole index, i.e. every event in flight on any lane (docs/benchmarks.md, "The lease branches").
  * With `after`, new events are looked for from that `created_at` on: the index keeps an entry for every event claimed
  * since the last vacuum, and a scan from the oldest steps over all of them (docs/benchmarks.md, "The relay's claim").
  */
