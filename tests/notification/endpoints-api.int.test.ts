@@ -124,6 +124,28 @@ describe("webhook endpoints admin API", () => {
     ).toBe(404);
   });
 
+  test("the attempts log pages through more than ten attempts, every one once, newest first by number", async () => {
+    const call = api();
+    const created = await call("POST", "/v1/webhook-endpoints", { url: "http://127.0.0.1:9/log" });
+    const id = created.body.endpoint_id as string;
+    const notificationId = crypto.randomUUID();
+    const inserted = await f.sql<{ attempt_id: string }[]>`
+      insert into webhook_attempts (endpoint_id, notification_id, attempt, at, duration_ms)
+      select ${id}, ${notificationId}, n, now(), 1 from generate_series(1, 25) n
+      returning attempt_id::text as attempt_id`;
+    const newestFirst = inserted.map((r) => BigInt(r.attempt_id)).sort((a, b) => (a < b ? 1 : a > b ? -1 : 0));
+    const seen: bigint[] = [];
+    let cursor: string | null = null;
+    do {
+      const query: string = cursor === null ? "?limit=7" : `?limit=7&cursor=${cursor}`;
+      const page = await call("GET", `/v1/webhook-endpoints/${id}/attempts${query}`, undefined, READER);
+      expect(page.status).toBe(200);
+      seen.push(...page.body.attempts.map((a: { attempt_id: string }) => BigInt(a.attempt_id)));
+      cursor = page.body.next_cursor;
+    } while (cursor !== null && seen.length <= inserted.length);
+    expect(seen, "every attempt once, in descending numeric order of attempt_id").toEqual(newestFirst);
+  });
+
   test("replay validates its window", async () => {
     const call = api();
     const created = await call("POST", "/v1/webhook-endpoints", { url: "http://127.0.0.1:9/w" });

@@ -12,17 +12,21 @@ export type AttemptRow = {
   response_excerpt: string | null;
 };
 
-/** Newest first, before the cursor's attempt id. */
+/**
+ * Newest first, before the cursor's attempt id. The id is read as text (a bigint beyond 2^53 stays exact), so the
+ * order names the table's column: a bare `attempt_id` in ORDER BY binds the text output column, and "9" sorts after
+ * "10".
+ */
 export async function listAttempts(
   db: Db,
   input: { endpointId: string; limit: number; before?: string },
 ): Promise<AttemptRow[]> {
   const before = input.before === undefined ? db`` : db`and attempt_id < ${input.before}::bigint`;
   return db<AttemptRow[]>`
-    select attempt_id::text, notification_id, attempt, at, status_code, duration_ms, error, response_excerpt
+    select attempt_id::text as attempt_id, notification_id, attempt, at, status_code, duration_ms, error, response_excerpt
     from webhook_attempts
     where endpoint_id = ${input.endpointId} ${before}
-    order by attempt_id desc limit ${input.limit}`;
+    order by webhook_attempts.attempt_id desc limit ${input.limit}`;
 }
 
 export type ReplayCounts = { notifications: number; queued: number };
