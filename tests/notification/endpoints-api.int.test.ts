@@ -1,5 +1,6 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createApp } from "../../src/notification/app.ts";
+import { createAutoDisable } from "../../src/notification/outbound/endpoints/disable.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { useTestDatabase } from "../support/infra.ts";
 import { endpointApp, READER, WRITER } from "./endpoints.helpers.ts";
@@ -144,6 +145,33 @@ describe("webhook endpoints admin API", () => {
       cursor = page.body.next_cursor;
     } while (cursor !== null && seen.length <= inserted.length);
     expect(seen, "every attempt once, in descending numeric order of attempt_id").toEqual(newestFirst);
+  });
+
+  test.each([
+    [30 * 60_000, "30m"],
+    [90 * 60_000, "90m"],
+    [45_000, "45s"],
+    [36 * 3_600_000, "36h"],
+    [5 * 86_400_000, "5d"],
+  ])("an endpoint disabled after %d ms of failures says so in the window's own unit (%s)", async (windowMs, text) => {
+    const call = api();
+    const created = await call("POST", "/v1/webhook-endpoints", { url: "http://127.0.0.1:9/off" });
+    const id = created.body.endpoint_id as string;
+    const now = new Date();
+    await f.sql`
+      update webhook_endpoints set failing_since = ${new Date(now.getTime() - windowMs - 1_000)}
+      where endpoint_id = ${id}`;
+    const disable = createAutoDisable({
+      sql: f.sql,
+      log: silentLogger,
+      now: () => now,
+      disableAfterMs: windowMs,
+      disabled: testMetrics().metrics.endpointsDisabled,
+    });
+    await disable([id]);
+    const after = await call("GET", `/v1/webhook-endpoints/${id}`, undefined, READER);
+    expect(after.body.enabled).toBe(false);
+    expect(after.body.disabled_reason).toBe(`every attempt failed for ${text}`);
   });
 
   test("replay validates its window", async () => {

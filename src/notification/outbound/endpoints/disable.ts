@@ -7,6 +7,20 @@ import type { Logger } from "../../../shared/logger.ts";
 import type { Clock } from "../../../shared/runtime.ts";
 import { disableFailingEndpoints } from "./delivery-queries.ts";
 
+/** Units from the largest, as NOTIFICATION_ENDPOINT_DISABLE_AFTER is written (`5d`, `36h`, `30m`, `45s`, `250ms`). */
+const UNITS = [
+  ["d", 86_400_000],
+  ["h", 3_600_000],
+  ["m", 60_000],
+  ["s", 1_000],
+] as const;
+
+/** A window in the largest unit that holds it whole, so a reason never says `0h` for a window under an hour. */
+export function windowText(ms: number): string {
+  const unit = UNITS.find(([, size]) => ms >= size && ms % size === 0);
+  return unit ? `${ms / unit[1]}${unit[0]}` : `${ms}ms`;
+}
+
 export function createAutoDisable(deps: {
   sql: Db;
   log: Logger;
@@ -14,7 +28,7 @@ export function createAutoDisable(deps: {
   disableAfterMs: number;
   disabled: Counter;
 }): (endpointIds: string[]) => Promise<void> {
-  const hours = Math.round((deps.disableAfterMs / 3_600_000) * 10) / 10;
+  const reason = `every attempt failed for ${windowText(deps.disableAfterMs)}`;
   return async (endpointIds) => {
     const now = deps.now();
     try {
@@ -22,7 +36,7 @@ export function createAutoDisable(deps: {
         endpointIds,
         threshold: new Date(now.getTime() - deps.disableAfterMs),
         now,
-        reason: `every attempt failed for ${hours}h`,
+        reason,
       });
       for (const d of disabled) {
         deps.disabled.inc();
