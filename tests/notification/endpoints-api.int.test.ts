@@ -1,5 +1,6 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createApp } from "../../src/notification/app.ts";
+import { NOTIFICATION_TYPES } from "../../src/notification/intake/consumer/handler.ts";
 import { createAutoDisable } from "../../src/notification/outbound/endpoints/disable.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { useTestDatabase } from "../support/infra.ts";
@@ -106,6 +107,26 @@ describe("webhook endpoints admin API", () => {
     );
     expect(large.status, "a declared body over 16 KiB is refused before it is read").toBe(413);
     expect(((await large.json()) as { code: string }).code).toBe("PAYLOAD_TOO_LARGE");
+  });
+
+  test("an unknown event type is a 400 that names the field, the value and every valid type, on create and change", async () => {
+    const call = api();
+    const typo = await call("POST", "/v1/webhook-endpoints", {
+      url: "http://127.0.0.1:9/",
+      event_types: ["EntitlementGranted", "EntitlementGrant"],
+    });
+    expect(typo.status).toBe(400);
+    expect(typo.body.code).toBe("BAD_REQUEST");
+    expect(typo.body.message).toContain("event_types[1]");
+    expect(typo.body.message).toContain('"EntitlementGrant"');
+    for (const type of NOTIFICATION_TYPES) expect(typo.body.message, `lists ${type}`).toContain(type);
+    const created = await call("POST", "/v1/webhook-endpoints", { url: "http://127.0.0.1:9/t" });
+    const patched = await call("PATCH", `/v1/webhook-endpoints/${created.body.endpoint_id}`, { event_types: [42] });
+    expect(patched.status).toBe(400);
+    expect(patched.body.message).toContain("event_types[0]");
+    for (const type of NOTIFICATION_TYPES) expect(patched.body.message, `lists ${type}`).toContain(type);
+    const unchanged = await call("GET", `/v1/webhook-endpoints/${created.body.endpoint_id}`);
+    expect(unchanged.body.event_types, "a refused change changes nothing").toBeNull();
   });
 
   test("secret rotation answers a new secret; the overlap is at most 7d", async () => {

@@ -23,6 +23,7 @@ import {
 import {
   changeEndpoint,
   checkEndpointId,
+  checkEventTypes,
   createEndpoint,
   type EndpointServiceDeps,
   getEndpoint,
@@ -74,6 +75,7 @@ function endpointCollectionRoutes(deps: EndpointServiceDeps) {
       },
       {
         scope: "write",
+        transform: ({ body }) => checkEventTypes(body),
         body: CreateEndpointBody,
         response: { ...ADMIN_ERRORS, 201: CreatedEndpoint, 400: URL_REFUSED },
         detail: {
@@ -112,6 +114,7 @@ function endpointItemRoutes(deps: EndpointServiceDeps) {
     .patch(ONE, ({ request, body }) => run(changeEndpoint(deps, idOf(request, ONE), body)), {
       scope: "write",
       params: EndpointParams,
+      transform: ({ body }) => checkEventTypes(body),
       body: PatchEndpointBody,
       response: { ...ADMIN_ERRORS, 200: Endpoint, 400: URL_REFUSED, 404: MISSING },
       detail: {

@@ -8,6 +8,7 @@ import { hasControlCharacter } from "../../../shared/http/path.ts";
 import { isUuid } from "../../../shared/ids.ts";
 import { parseInstant } from "../../../shared/instant.ts";
 import type { Clock } from "../../../shared/runtime.ts";
+import { NOTIFICATION_TYPES } from "../../intake/consumer/handler.ts";
 import type { CreateEndpointBody, Endpoint, PatchEndpointBody, ReplayBody } from "./model.ts";
 import {
   deleteEndpoint,
@@ -61,6 +62,24 @@ export function toEndpoint(row: EndpointRow): Endpoint {
 export function checkEndpointId(text: string): string {
   if (!isUuid(text)) throw notFound();
   return text.toLowerCase();
+}
+
+const KNOWN_TYPES: ReadonlySet<unknown> = new Set(NOTIFICATION_TYPES);
+
+/**
+ * A body's event_types, checked before the schema is: a typo is the likeliest mistake, and the schema's own 400 can
+ * name neither the value nor what would have been valid. The schema still checks everything else.
+ */
+export function checkEventTypes(body: unknown): void {
+  if (typeof body !== "object" || body === null) return;
+  const types = (body as { event_types?: unknown }).event_types;
+  if (!Array.isArray(types)) return;
+  const index = types.findIndex((t) => !KNOWN_TYPES.has(t));
+  if (index === -1) return;
+  throw badRequest(
+    `event_types[${index}] ${JSON.stringify(types[index])} is not a notification type; ` +
+      `valid types: ${NOTIFICATION_TYPES.join(", ")}`,
+  );
 }
 
 async function checkUrl(deps: EndpointChangeDeps, text: string): Promise<string> {
