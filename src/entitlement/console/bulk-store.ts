@@ -1,12 +1,15 @@
 // The console's bulk files and runs, held in this process's memory as its sessions are (one replica behind sticky
 // sessions sees its own): an upload keeps its checked plan until it is applied or an hour passes; a run keeps its
 // progress and, once done, its per-row result for the download. Each belongs to the token name that made it, and only
-// that name may see or apply it. Bounded: the oldest entries go first beyond MAX_KEPT.
+// that name may see or apply it. Bounded per operator (their own oldest goes first beyond MAX_KEPT_PER_OPERATOR) and
+// in total (MAX_KEPT_TOTAL, a plan or result of 10,000 rows being a few MB): a full store refuses a newcomer's entry
+// instead of evicting it from another operator, whose preview or result would vanish under them.
 import { randomToken } from "../../shared/console/session.ts";
 import type { RowResult } from "../features/bulk/outcome.ts";
 import type { BulkPlan } from "../features/bulk/plan.ts";
 
-const MAX_KEPT = 16;
+export const MAX_KEPT_PER_OPERATOR = 8;
+export const MAX_KEPT_TOTAL = 64;
 const KEEP_MS = 3_600_000;
 
 export type BulkUpload = { id: string; owner: string; fileName: string; plan: BulkPlan; at: number };
@@ -26,10 +29,15 @@ export type BulkJob = {
 
 function boundedMap<T extends { id: string; owner: string; at: number }>(now: () => number) {
   const entries = new Map<string, T>();
+  const owned = (owner: string) => [...entries.values()].filter((e) => e.owner === owner);
   return {
-    add: (entry: T) => {
+    /** Keeps `entry`, dropping its owner's oldest when needed; undefined when the store is full of others' entries. */
+    add: (entry: T): T | undefined => {
       for (const [id, e] of entries) if (now() - e.at > KEEP_MS) entries.delete(id);
-      while (entries.size >= MAX_KEPT) entries.delete(entries.keys().next().value as string);
+      const mine = owned(entry.owner);
+      const full = mine.length >= MAX_KEPT_PER_OPERATOR || entries.size >= MAX_KEPT_TOTAL;
+      if (full && mine.length === 0) return undefined;
+      if (full) entries.delete((mine[0] as T).id);
       entries.set(entry.id, entry);
       return entry;
     },

@@ -23,9 +23,15 @@ const CONCURRENCY = 3;
 const FORM_OVERHEAD = 64 * 1024;
 
 const notFound = () => new ApiError(404, "NOT_FOUND", "No such file or run here: upload the file again.");
+/** The store is full of other operators' files and runs: nobody's is evicted for a newcomer's. */
+const storeFull = {
+  redirect: "/console/bulk",
+  notice: { ok: false, text: sentence`The console holds as many bulk files and runs as it keeps; try again later.` },
+};
 
-function startJob(deps: RouteDeps, store: BulkStore, upload: BulkUpload): BulkJob {
+function startJob(deps: RouteDeps, store: BulkStore, upload: BulkUpload): BulkJob | undefined {
   const job = store.addJob({ owner: upload.owner, fileName: upload.fileName, total: upload.plan.file.rows.length });
+  if (!job) return undefined;
   const run = { caller: consoleCaller(upload.owner), traceId: crypto.randomUUID(), concurrency: CONCURRENCY };
   applyBulk({ ...deps, run: deps.gate.run }, upload.plan, {
     ...run,
@@ -85,6 +91,7 @@ export function bulkUploads(deps: RouteDeps, store: BulkStore): Record<string, U
       const file = readBulkFile(given.bytes);
       const plan = await throughGate(deps, () => planBulk(deps.sql, file, deps.now()));
       const kept = store.addUpload({ owner: principal.name, fileName: given.name || "bulk.csv", plan });
+      if (!kept) return storeFull;
       return {
         redirect: consoleHref("/console/bulk/preview", { upload: kept.id }),
         notice: { ok: true, text: sentence`Nothing has changed yet.` },
@@ -104,6 +111,7 @@ export function bulkActions(deps: RouteDeps, store: BulkStore): Record<string, A
       const upload = store.upload(form.get("upload"), principal.name);
       if (!upload) throw notFound();
       const job = startJob(deps, store, upload);
+      if (!job) return storeFull;
       deps.log.info({ caller: consoleCaller(principal.name), rows: job.total }, "console bulk run started");
       return {
         redirect: consoleHref("/console/bulk/run", { job: job.id }),
