@@ -35,8 +35,9 @@ export const PlayerEnv = {
   NOTIFICATION_STREAM_BUFFER_BYTES: Int(256 * 1024, {
     minimum: 4 * 1024,
     description:
-      "Bytes a live stream may have waiting for a slow reader; beyond it the stream is closed (the client resumes " +
-      "with Last-Event-ID), so one slow reader never holds memory or other streams up.",
+      "Bytes a live stream may have waiting for its reader: it writes while there is room, then waits, so a resume " +
+      "goes at the reader's pace. A stream whose buffer stays full for NOTIFICATION_STREAM_HEARTBEAT is closed (the " +
+      "client resumes with Last-Event-ID), so a reader that stopped never holds memory or other streams up.",
   }),
   NOTIFICATION_STREAM_RECHECK_INTERVAL: Duration("5s", {
     minimum: 100,

@@ -90,7 +90,11 @@ async function openStream(deps: HubDeps, streams: Streams, input: OpenInput): Pr
     metrics.open.set(--streams.total);
     metrics.closes.inc({ reason });
   };
-  const stream = openPlayerStream({ ...deps, bufferBytes: settings.bufferBytes, onClose }, input);
+  const stream = openPlayerStream(
+    // A stalled reader is given one heartbeat, the time a proxy would let a silent connection live.
+    { ...deps, bufferBytes: settings.bufferBytes, stallMs: settings.heartbeatMs, onClose },
+    input,
+  );
   mine.add(stream);
   streams.byUser.set(input.userId, mine);
   metrics.open.set(++streams.total);

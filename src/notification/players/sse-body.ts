@@ -1,19 +1,23 @@
 // The body of one event stream: a queue bounded in bytes between what the stream writes and what the client reads.
-// The stream waits for room before each read from the database, so its own bursts (a resume of 1,000) never overflow
-// the queue; a reader that stops reading does, and the stream is then closed without holding anything else up.
+// The stream writes while the queue has room and then waits for the reader to make some, so a resume of any size goes
+// out at the reader's pace and the queue never holds more than the buffer and one frame; a reader that makes no room
+// for `stallMs` has stopped reading, and the stream is then closed without holding anything else up.
 export type SseBody = {
   body: ReadableStream<Uint8Array>;
-  /** Queues a chunk; false once more than the buffer waits for the reader (the caller closes the stream). */
-  write: (chunk: Uint8Array) => boolean;
-  /** Resolves when the reader has taken at least half the buffer (at once when it has, or once the body ended). */
-  room: () => Promise<void>;
+  /** Queues a chunk, room or not: the caller asks for room before each notification. */
+  write: (chunk: Uint8Array) => void;
+  /**
+   * Resolves true once the queue has room (at once when it has, or once the body ended); false when it stayed full
+   * for `stallMs`: the reader took nothing in that time.
+   */
+  room: () => Promise<boolean>;
   /** performance.now() of the last write. */
   lastWriteAt: () => number;
   /** Ends the body: after what is queued, or (`drop`) at once, the backlog discarded with the connection. */
   end: (drop: boolean) => void;
 };
 
-export function createSseBody(bufferBytes: number, onCancel: () => void): SseBody {
+export function createSseBody(bufferBytes: number, stallMs: number, onCancel: () => void): SseBody {
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let ended = false;
   let lastWriteAt = performance.now();
@@ -39,16 +43,23 @@ export function createSseBody(bufferBytes: number, onCancel: () => void): SseBod
   return {
     body,
     write: (chunk) => {
-      if (ended) return true;
+      if (ended) return;
       controller.enqueue(chunk);
       lastWriteAt = performance.now();
-      return (controller.desiredSize ?? 0) >= 0;
     },
+    // The body's pull runs each time the reader takes a chunk and leaves room (desiredSize > 0): that is the wake-up.
     room: () =>
-      ended || (controller.desiredSize ?? 0) >= bufferBytes / 2
-        ? Promise.resolve()
+      ended || (controller.desiredSize ?? 0) > 0
+        ? Promise.resolve(true)
         : new Promise((resolve) => {
-            roomWaiter = resolve;
+            const stalled = setTimeout(() => {
+              roomWaiter = undefined;
+              resolve(false);
+            }, stallMs);
+            roomWaiter = () => {
+              clearTimeout(stalled);
+              resolve(true);
+            };
           }),
     lastWriteAt: () => lastWriteAt,
     end: (drop) => {

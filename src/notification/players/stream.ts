@@ -7,10 +7,13 @@ import type { Logger } from "../../shared/logger.ts";
 import { toItem } from "./inbox.ts";
 import type { PlayerMetrics } from "./metrics.ts";
 import { lastSeq, readPlayerNotificationsAfter } from "./queries.ts";
-import { KEEP_ALIVE, notificationFrame, OPENING, resetFrame } from "./sse.ts";
+import { closedFrame, KEEP_ALIVE, notificationFrame, OPENING, resetFrame } from "./sse.ts";
 import { createSseBody, type SseBody } from "./sse-body.ts";
 
-/** Rows per read: a resume of 1,000 takes ten reads, each waiting for the reader to make room. */
+/**
+ * Rows per read at most: a resume of 1,000 takes ten reads. A page is written a row at a time, each once the reader
+ * has left room, so the size of the rows never matters: the reader's pace does.
+ */
 const PAGE = 100;
 /** After a failed read (the database away), the next try. */
 const RETRY_MS = 1_000;
@@ -36,10 +39,11 @@ export type StreamDeps = {
   log: Logger;
   metrics: PlayerMetrics;
   bufferBytes: number;
+  /** A stream whose buffer stays full this long (its reader took nothing) is closed as slow_reader. */
+  stallMs: number;
   onClose: (stream: PlayerStream, reason: CloseReason) => void;
 };
 
-type Write = (chunk: Uint8Array) => boolean;
 type Input = { userId: string; resumeAfter: string | undefined; expiresAtMs: number };
 
 /**
@@ -62,18 +66,28 @@ async function startingPoint(deps: StreamDeps, input: Input): Promise<{ position
 }
 
 type Cursor = { position: string; closed: boolean };
+/** Where a stream's notifications go: its body, its position, and what ends it when its reader stalls. */
+type Sender = { out: SseBody; cursor: Cursor; stalled: () => void; ready: Promise<void> };
+
+/** True once the body has room; false (the stream closed) when it is closed or its reader stopped reading. */
+async function awaitRoom(send: Sender): Promise<boolean> {
+  const room = await send.out.room();
+  if (!room) send.stalled();
+  return room && !send.cursor.closed;
+}
 
 /**
- * Sends every notification after the cursor's position, a page at a time, each page once the reader made room;
- * `write` answers false once the stream is closed.
+ * Sends every notification after the cursor's position, each once the reader has left room, a page read at a time;
+ * the cursor moves with each row written, so the next read starts after the last one sent.
  */
-async function sendPages(deps: StreamDeps, userId: string, out: SseBody, cursor: Cursor, write: Write) {
+async function sendPages(deps: StreamDeps, userId: string, send: Sender) {
+  const { cursor } = send;
   for (;;) {
-    await out.room();
-    if (cursor.closed) return;
+    if (!(await awaitRoom(send))) return;
     const rows = await readPlayerNotificationsAfter(deps.sql, { userId, afterSeq: cursor.position, limit: PAGE });
     for (const row of rows) {
-      if (cursor.closed || !write(notificationFrame(toItem(row)))) return;
+      if (!(await awaitRoom(send))) return;
+      send.out.write(notificationFrame(toItem(row)));
       cursor.position = row.seq;
       deps.metrics.eventsSent.inc();
       deps.metrics.delay.observe(Math.max(0, Date.now() - row.created_at.getTime()) / 1000);
@@ -86,11 +100,7 @@ async function sendPages(deps: StreamDeps, userId: string, out: SseBody, cursor:
  * Reads and sends what follows the cursor each time it is called, once `ready`; a call during a read makes that read
  * go round once more, so reads never overlap and no wake-up is lost. A failed read is tried again after a second.
  */
-function createCatchUp(
-  deps: StreamDeps,
-  userId: string,
-  send: { out: SseBody; cursor: Cursor; write: Write; ready: Promise<void> },
-): () => Promise<void> {
+function createCatchUp(deps: StreamDeps, userId: string, send: Sender): () => Promise<void> {
   const { cursor } = send;
   let reading = false;
   let again = false;
@@ -105,7 +115,7 @@ function createCatchUp(
       do {
         again = false;
         await send.ready;
-        await sendPages(deps, userId, send.out, cursor, send.write);
+        await sendPages(deps, userId, send);
       } while (again && !cursor.closed);
     } catch (error) {
       if (!cursor.closed) {
@@ -130,20 +140,18 @@ const eventStream = (body: ReadableStream<Uint8Array>) =>
 
 export function openPlayerStream(deps: StreamDeps, input: Input): PlayerStream {
   const cursor: Cursor = { position: input.resumeAfter ?? "0", closed: false };
-  const out = createSseBody(deps.bufferBytes, () => close("client"));
+  const out = createSseBody(deps.bufferBytes, deps.stallMs, () => close("client"));
 
   function close(reason: CloseReason): void {
     if (cursor.closed) return;
     cursor.closed = true;
     clearTimeout(expiry);
+    // The client is told why, so that it does not come straight back and close the player's next oldest stream.
+    if (reason === "replaced") out.write(closedFrame("stream_limit"));
     // A slow reader's backlog is dropped with its connection; the others end after what they were sent.
     out.end(reason === "slow_reader");
     deps.onClose(stream, reason);
   }
-  const write: Write = (chunk) => {
-    if (!out.write(chunk)) close("slow_reader");
-    return !cursor.closed;
-  };
 
   // Where the stream starts is settled before its response is given: whatever commits after the client sees the
   // response has a greater seq, so "new" means new since the stream opened.
@@ -151,10 +159,11 @@ export function openPlayerStream(deps: StreamDeps, input: Input): PlayerStream {
     cursor.position = position;
     if (reset !== undefined) {
       deps.metrics.resets.inc();
-      write(resetFrame(reset));
+      out.write(resetFrame(reset));
     }
   });
-  const catchUp = createCatchUp(deps, input.userId, { out, cursor, write, ready });
+  const stalled = () => close("slow_reader");
+  const catchUp = createCatchUp(deps, input.userId, { out, cursor, stalled, ready });
 
   const remaining = Math.min(Math.max(0, input.expiresAtMs - Date.now()), 2 ** 31 - 1);
   const expiry = setTimeout(() => close("expired"), remaining);
@@ -165,10 +174,10 @@ export function openPlayerStream(deps: StreamDeps, input: Input): PlayerStream {
     position: () => cursor.position,
     wake: () => void catchUp(),
     keepAlive: (idleMs, now) => {
-      if (!cursor.closed && now - out.lastWriteAt() >= idleMs) write(KEEP_ALIVE);
+      if (!cursor.closed && now - out.lastWriteAt() >= idleMs) out.write(KEEP_ALIVE);
     },
     close,
   };
-  write(OPENING);
+  out.write(OPENING);
   return stream;
 }

@@ -47,8 +47,14 @@ export type Replica = {
   url: string;
   players: Players;
   registry: ReturnType<typeof testMetrics>["registry"];
-  /** Stores notifications as the consumer does, then tells the players' side (unless `silently`). */
-  store: (userIds: string[], options?: { silently?: boolean }) => Promise<StoreOutcome>;
+  /**
+   * Stores notifications as the consumer does, then tells the players' side (unless `silently`); each payload is
+   * `{user_id}` and `extra`.
+   */
+  store: (
+    userIds: string[],
+    options?: { silently?: boolean; extra?: Record<string, unknown> },
+  ) => Promise<StoreOutcome>;
   stop: () => Promise<void>;
 };
 
@@ -110,7 +116,9 @@ export async function startReplica(input: {
       const occurredAt = new Date().toISOString();
       const events = userIds.map((userId) => ({
         eventId: crypto.randomUUID(),
-        notifications: [{ userId, type: "EntitlementGranted" as const, occurredAt, payload: { user_id: userId } }],
+        notifications: [
+          { userId, type: "EntitlementGranted" as const, occurredAt, payload: { user_id: userId, ...options.extra } },
+        ],
       }));
       const outcome = await storeEvents(sql, events, new Date());
       if (!options.silently) players.stored(userIds);
