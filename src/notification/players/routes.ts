@@ -101,7 +101,9 @@ export const PLAYER_API_OPERATIONS = {
         description:
           "Server-Sent Events: each notification is `id: <seq>`, `event: notification`, `data: <PlayerNotification " +
           "JSON>`; `event: reset` (data `{last_seq}`) first when retention removed some of what Last-Event-ID asked " +
-          "for; a `: keep-alive` comment at least every NOTIFICATION_STREAM_HEARTBEAT. The stream ends at the token's exp.",
+          "for; a `: keep-alive` comment at least every NOTIFICATION_STREAM_HEARTBEAT. The stream ends at the token's exp; " +
+          "`event: closed` (data `{\"reason\": \"stream_limit\"}`) ends it when the player opened one stream more than " +
+          "NOTIFICATION_STREAM_MAX_PER_USER: do not reconnect at once.",
         content: { "text/event-stream": { schema: { type: "string" } } },
       },
     },

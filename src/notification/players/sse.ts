@@ -21,6 +21,11 @@ export function resetFrame(lastSeq: string): Uint8Array {
   return encoder.encode(`event: reset\ndata: ${JSON.stringify({ last_seq: Number(lastSeq) })}\n\n`);
 }
 
+/** Why the server ends a stream the client should not simply reconnect: `stream_limit`, the player opened too many. */
+export function closedFrame(reason: "stream_limit"): Uint8Array {
+  return encoder.encode(`event: closed\ndata: {"reason": ${JSON.stringify(reason)}}\n\n`);
+}
+
 const SEQ = /^(0|[1-9]\d{0,17})$/;
 
 /** The seq to resume after: the Last-Event-ID header, else the `last_event_id` parameter; undefined when neither. */

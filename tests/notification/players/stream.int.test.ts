@@ -200,6 +200,9 @@ describe("limits", () => {
       const third = await stream(player, {}, "", () => small);
       expect(third.status).toBe(200);
       await waitUntil(() => oldestEnded, "the player's oldest stream to be closed", 10_000, 20);
+      const last = oldest.events.at(-1);
+      expect(last?.event, "the oldest is told why it ends, so that it does not reconnect at once").toBe("closed");
+      expect(JSON.parse(last?.data ?? "{}")).toEqual({ reason: "stream_limit" });
       expect(small.players.hub.size()).toBe(2);
       await stream(uniqueName("other"), {}, "", () => small);
       const refused = await stream(uniqueName("late"), {}, "", () => small);
@@ -210,7 +213,7 @@ describe("limits", () => {
     }
   });
 
-  test("a reader that stops reading is closed when its buffer is full; another stream of the player goes on", async () => {
+  test("a reader that stops reading is closed when its buffer stays full; another stream of the player goes on", async () => {
     const player = uniqueName("slow");
     const hub = replica.players.hub;
     const far = Date.now() + 60_000;
