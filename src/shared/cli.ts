@@ -1,6 +1,6 @@
 // Subcommand dispatch shared by both executables: none means `serve`; `--help` lists them; `--version`
 // prints one line (service, version, commit, Bun); an unknown subcommand or flag exits 2 with a usage line; invalid
-// configuration exits 78.
+// configuration exits 78. A subcommand's own arguments are checked by cli-args.ts.
 import { ConfigError, EXIT_CONFIG } from "./config.ts";
 
 export const EXIT_USAGE = 2;
@@ -44,15 +44,6 @@ export async function dispatch(
     return EXIT_USAGE;
   }
   return subcommand.run(rest);
-}
-
-/** Wraps a subcommand that takes no arguments: anything after it is a usage error (exit 2). */
-export function withoutArgs(program: string, name: string, run: () => Promise<number>): Subcommand["run"] {
-  return async (args) => {
-    if (args.length === 0) return run();
-    console.error(`${program} ${name}: unexpected argument '${args[0]}'\nusage: ${program} ${name}`);
-    return EXIT_USAGE;
-  };
 }
 
 /**

@@ -1,6 +1,7 @@
 // `<service> healthcheck`: asks the running service's own /readyz, so an image FROM scratch (no shell, no curl) can
 // still have a container health check. Exit 0 when ready, 1 otherwise, 78 on bad configuration.
-import { EXIT_USAGE, type Subcommand, withConfig } from "./cli.ts";
+import { type Subcommand, withConfig } from "./cli.ts";
+import { withoutArgs } from "./cli-args.ts";
 
 export async function probeReadiness(port: number, timeoutMs = 3_000): Promise<number> {
   try {
@@ -18,12 +19,6 @@ export function healthcheckSubcommand(service: string, portOf: () => number): Su
   return {
     name: "healthcheck",
     summary: "exit 0 when the service on PORT answers /readyz with 200 (container health checks)",
-    run: async (args) => {
-      if (args.length > 0) {
-        console.error(`usage: ${service} healthcheck`);
-        return EXIT_USAGE;
-      }
-      return withConfig(service, portOf, (port) => probeReadiness(port));
-    },
+    run: withoutArgs(service, "healthcheck", () => withConfig(service, portOf, (port) => probeReadiness(port))),
   };
 }

@@ -1,6 +1,7 @@
 // What every operator subcommand opens: the service's configuration from the environment and one PostgreSQL connection
 // of its own. Each subcommand prints one human-readable line per fact or change and returns its exit code.
 import { withConfig } from "./cli.ts";
+import { ConfigError } from "./config.ts";
 import { createSql, type Sql } from "./db.ts";
 
 export type Out = (line: string) => void;
@@ -29,8 +30,32 @@ export function printable(line: string | null | undefined): string {
 
 export type OpsDeps = { sql: Sql; out: Out };
 
+/**
+ * An operator command acts on one deployment's data, so it never takes DATABASE_URL's default (the local server's
+ * `postgres` database, where the service's tables are missing and every command would fail as if the install were
+ * broken). PostgreSQL's own PG* variables are not read: the URL always names the server and the database.
+ */
+const MISSING_DATABASE_URL =
+  "DATABASE_URL is not set: operator commands need the URL of the service's database " +
+  "(postgres://user@host:5432/dbname) and take no default";
+
+/** `load`'s configuration, or a ConfigError that also names a missing DATABASE_URL. */
+export function loadOperatorConfig<C>(env: Record<string, string | undefined>, load: () => C): C {
+  const missing = env.DATABASE_URL?.trim() ? [] : [MISSING_DATABASE_URL];
+  let config: C;
+  try {
+    config = load();
+  } catch (error) {
+    if (error instanceof ConfigError) throw new ConfigError([...missing, ...error.problems]);
+    throw error;
+  }
+  if (missing.length > 0) throw new ConfigError(missing);
+  return config;
+}
+
 export type OpsSpec<C> = {
   program: string;
+  env: Record<string, string | undefined>;
   /** The subcommand line, for the one-line error message (`notification dlq list: ...`). */
   label: string;
   schema: string;
@@ -40,27 +65,31 @@ export type OpsSpec<C> = {
 
 /**
  * Runs `body` with the configuration and a PostgreSQL connection; returns its exit code, 1 when it throws (the error
- * printed on one line) and 78 when the configuration is invalid.
+ * printed on one line) and 78 when the configuration is invalid or DATABASE_URL is not set.
  */
 export function withOpsDatabase<C>(
   spec: OpsSpec<C>,
   body: (ctx: OpsDeps & { config: C }) => Promise<number>,
 ): Promise<number> {
-  return withConfig(spec.program, spec.loadConfig, async (config) => {
-    const sql = createSql({
-      url: spec.databaseUrl(config),
-      schema: spec.schema,
-      max: 1,
-      applicationName: `${spec.program}-ops`,
-    });
-    try {
-      return await body({ sql, config, out: (line) => console.log(printable(line)) });
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      console.error(printable(`${spec.program} ${spec.label}: ${message}`));
-      return 1;
-    } finally {
-      await sql.end({ timeout: 5 });
-    }
-  });
+  return withConfig(
+    spec.program,
+    () => loadOperatorConfig(spec.env, spec.loadConfig),
+    async (config) => {
+      const sql = createSql({
+        url: spec.databaseUrl(config),
+        schema: spec.schema,
+        max: 1,
+        applicationName: `${spec.program}-ops`,
+      });
+      try {
+        return await body({ sql, config, out: (line) => console.log(printable(line)) });
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        console.error(printable(`${spec.program} ${spec.label}: ${message}`));
+        return 1;
+      } finally {
+        await sql.end({ timeout: 5 });
+      }
+    },
+  );
 }

@@ -2,7 +2,8 @@
 // advisory lock, serve HTTP, run background workers, and on SIGTERM/SIGINT stop taking requests, let workers finish
 // their batch, close connections and exit 0.
 import type { AnyElysia } from "elysia";
-import { type Subcommand, withConfig, withoutArgs } from "./cli.ts";
+import { type Subcommand, withConfig } from "./cli.ts";
+import { withoutArgs } from "./cli-args.ts";
 import { createSql, type Sql } from "./db.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import { type MigrationLog, migrate, type SchemaText } from "./migrate.ts";

@@ -113,10 +113,10 @@ describe("notification endpoints", () => {
     expect(onlyNew.open(id, row?.previous_secret_ciphertext ?? "")).toBe(created.body.secret);
   });
 
-  test("arguments: anything else is the usage line and exit 2", async () => {
+  test("arguments: anything else says what was wrong, then the usage line, and exits 2", async () => {
     expect(parseEndpointsArgs(["list"])).toEqual({ op: "list", limit: 100 });
-    expect(parseEndpointsArgs(["replay", crypto.randomUUID(), "--until", "x"])).toBeUndefined();
-    expect(parseEndpointsArgs(["enable", "not-a-uuid"])).toBeUndefined();
+    expect(() => parseEndpointsArgs(["replay", crypto.randomUUID(), "--until", "x"])).toThrow("missing --since");
+    expect(() => parseEndpointsArgs(["enable", "not-a-uuid"])).toThrow("'not-a-uuid' is not a UUID");
     const errors: string[] = [];
     const original = console.error;
     console.error = (line: string) => errors.push(line);
@@ -125,6 +125,8 @@ describe("notification endpoints", () => {
     } finally {
       console.error = original;
     }
-    expect(errors).toEqual([ENDPOINTS_USAGE]);
+    expect(errors).toEqual([
+      `notification endpoints: unknown command 'frobnicate': expected list, disable, enable, replay or reseal\n${ENDPOINTS_USAGE}`,
+    ]);
   });
 });

@@ -4,11 +4,12 @@
 // default beside the file). Exit 0 when every valid row is done, 1 when a row failed (run it again), 2 for usage,
 // 3 for a file that cannot be read as a bulk file.
 import { readFileSync, writeFileSync } from "node:fs";
-import { EXIT_USAGE, type Subcommand, withConfig } from "../../shared/cli.ts";
+import { type Subcommand, withConfig } from "../../shared/cli.ts";
+import { checkedRun, operation, positionals, splitFlags } from "../../shared/cli-args.ts";
 import { createSql } from "../../shared/db.ts";
 import { silentLogger } from "../../shared/logger.ts";
 import { createRegistry } from "../../shared/metrics.ts";
-import { printable } from "../../shared/ops.ts";
+import { loadOperatorConfig, printable } from "../../shared/ops.ts";
 import { systemClock } from "../../shared/runtime.ts";
 import { loadEntitlementConfig } from "../config.ts";
 import { applyBulk, type BulkDeps } from "../features/bulk/apply.ts";
@@ -27,20 +28,13 @@ const CONCURRENCY = 8;
 
 type BulkArgs = { file: string; dryRun: boolean; result: string };
 
-export function parseBulkArgs(args: string[]): BulkArgs | undefined {
-  const [op, ...rest] = args;
-  if (op !== "apply") return undefined;
-  let file: string | undefined;
-  let result: string | undefined;
-  let dryRun = false;
-  for (let i = 0; i < rest.length; i++) {
-    const arg = rest[i] as string;
-    if (arg === "--dry-run") dryRun = true;
-    else if (arg === "--result" && rest[i + 1] !== undefined) result = rest[++i];
-    else if (arg.startsWith("--") || file !== undefined) return undefined;
-    else file = arg;
-  }
-  return file === undefined ? undefined : { file, dryRun, result: result ?? `${file}.result.csv` };
+/** `apply FILE.csv [--dry-run] [--result OUT.csv]`; anything else throws a UsageError saying what was wrong. */
+export function parseBulkArgs(args: string[]): BulkArgs {
+  const [first, ...rest] = args;
+  operation(first, ["apply"] as const);
+  const { positional, flags } = splitFlags(rest, { "--dry-run": "switch", "--result": "value" });
+  const [file] = positionals(positional, ["FILE.csv"]) as [string];
+  return { file, dryRun: flags["--dry-run"] === true, result: flags["--result"] ?? `${file}.result.csv` };
 }
 
 function printPreview(plan: BulkPlan, out: (line: string) => void): void {
@@ -86,13 +80,8 @@ export function bulkSubcommand(env: Record<string, string | undefined> = process
   return {
     name: "bulk",
     summary: "bulk apply FILE.csv [--dry-run]   (grants and revokes from a CSV file, see docs/operations.md)",
-    run: async (argv) => {
-      const args = parseBulkArgs(argv);
-      if (!args) {
-        console.error(BULK_USAGE);
-        return EXIT_USAGE;
-      }
-      const load = () => loadEntitlementConfig(env, { requireAuth: false });
+    run: checkedRun({ program: "entitlement", name: "bulk", usage: BULK_USAGE, parse: parseBulkArgs }, async (args) => {
+      const load = () => loadOperatorConfig(env, () => loadEntitlementConfig(env, { requireAuth: false }));
       return withConfig("entitlement", load, async (config) => {
         const sql = createSql({
           url: config.database.url,
@@ -119,6 +108,6 @@ export function bulkSubcommand(env: Record<string, string | undefined> = process
           await sql.end({ timeout: 5 });
         }
       });
-    },
+    }),
   };
 }

@@ -1,7 +1,7 @@
 // What every entitlement operator subcommand opens: the configuration from the environment (no API tokens needed: an
 // operator subcommand serves nothing) and one PostgreSQL connection; and the shapes the subcommands share.
-import { EXIT_USAGE, type Subcommand } from "../../shared/cli.ts";
-import { isUuid } from "../../shared/ids.ts";
+import type { Subcommand } from "../../shared/cli.ts";
+import { checkedRun, operation, positionals, splitFlags, uuidArgument } from "../../shared/cli-args.ts";
 import { type OpsDeps, withOpsDatabase } from "../../shared/ops.ts";
 import { type EntitlementConfig, loadEntitlementConfig } from "../config.ts";
 import { SCHEMA } from "../migrations.ts";
@@ -15,6 +15,7 @@ export function withOps(
   body: (ctx: OpsDeps & { config: EntitlementConfig }) => Promise<number>,
 ): Promise<number> {
   const spec = {
+    env,
     program: "entitlement",
     label,
     schema: SCHEMA,
@@ -24,39 +25,48 @@ export function withOps(
   return withOpsDatabase(spec, body);
 }
 
-/** An operator subcommand: its arguments are checked first (a usage error: exit 2), then it runs inside withOps. */
+/**
+ * An operator subcommand: its arguments are checked first (`--help`: exit 0; a usage error, which `parse` throws as a
+ * UsageError: exit 2), then it runs inside withOps.
+ */
 export function opsSubcommand<A>(
   env: OpsEnv,
   spec: {
     name: string;
     summary: string;
     usage: string;
-    parse: (args: string[]) => A | undefined;
+    parse: (args: string[]) => A;
     run: (ctx: OpsDeps & { config: EntitlementConfig }, parsed: A) => Promise<number>;
   },
 ): Subcommand {
+  const check = { program: "entitlement", name: spec.name, usage: spec.usage, parse: spec.parse };
   return {
     name: spec.name,
     summary: spec.summary,
-    run: async (args) => {
-      const parsed = spec.parse(args);
-      if (parsed === undefined) {
-        console.error(spec.usage);
-        return EXIT_USAGE;
-      }
-      return withOps(env, `${spec.name} ${args.join(" ")}`, (ctx) => spec.run(ctx, parsed));
-    },
+    run: checkedRun(check, (parsed, args) =>
+      withOps(env, `${spec.name} ${args.join(" ")}`, (ctx) => spec.run(ctx, parsed)),
+    ),
   };
 }
 
-/** `stats`, `requeue <id>` (a UUID, lower-cased) or `requeue --failed` (every FAILED row: no id). */
-export function parseStatsOrRequeue(args: string[]): { op: "stats" } | { op: "requeue"; id?: string } | undefined {
-  const [op, arg, ...extra] = args;
-  if (extra.length > 0) return undefined;
-  if (op === "stats" && arg === undefined) return { op };
-  if (op === "requeue" && arg === "--failed") return { op };
-  if (op === "requeue" && arg !== undefined && isUuid(arg)) return { op, id: arg.toLowerCase() };
-  return undefined;
+/**
+ * `stats`, `requeue <id>` (a UUID, lower-cased) or `requeue --failed` (every FAILED row: no id); `idName` names the id
+ * in a usage error (`<event_id>`).
+ */
+export function parseStatsOrRequeue(args: string[], idName: string): { op: "stats" } | { op: "requeue"; id?: string } {
+  const [first, ...rest] = args;
+  const op = operation(first, ["stats", "requeue"] as const);
+  if (op === "stats") {
+    positionals(rest, []);
+    return { op };
+  }
+  const { positional, flags } = splitFlags(rest, { "--failed": "switch" });
+  if (flags["--failed"]) {
+    positionals(positional, []);
+    return { op };
+  }
+  const [id] = positionals(positional, [`${idName} (or --failed)`]);
+  return { op, id: uuidArgument(idName, id as string) };
 }
 
 /**

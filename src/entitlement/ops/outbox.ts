@@ -42,7 +42,7 @@ export function outboxSubcommand(env: OpsEnv = process.env): Subcommand {
     name: "outbox",
     summary: "outbox stats | requeue <event_id> | requeue --failed   (operator tools, see docs/operations.md)",
     usage: OUTBOX_USAGE,
-    parse: parseStatsOrRequeue,
+    parse: (args) => parseStatsOrRequeue(args, "<event_id>"),
     run: (deps, parsed) =>
       parsed.op === "stats"
         ? printOutboxStats(deps)

@@ -2,6 +2,7 @@
 // (audit, point ledger, point audit) with their rows and sizes, and the two steps of archiving one month by hand:
 // detach it (the service no longer sees it, the table stays), dump it with pg_dump, then drop it (docs/operations.md).
 import type { Subcommand } from "../../shared/cli.ts";
+import { operation, positionals, quoted, UsageError } from "../../shared/cli-args.ts";
 import type { OpsDeps } from "../../shared/ops.ts";
 import {
   detachHistoryPartition,
@@ -64,13 +65,21 @@ async function refusedAsNull<T>(work: Promise<T>): Promise<T | null> {
 
 type PartitionsArgs = { op: "list" } | { op: "detach" | "drop"; partition: string };
 
-function parsePartitionsArgs(args: string[]): PartitionsArgs | undefined {
-  const [op, arg, ...extra] = args;
-  if (extra.length > 0) return undefined;
-  if (op === "list" && arg === undefined) return { op };
-  if ((op === "detach" || op === "drop") && arg !== undefined && PARTITION_NAME.test(arg))
-    return { op, partition: arg };
-  return undefined;
+function parsePartitionsArgs(args: string[]): PartitionsArgs {
+  const [first, ...rest] = args;
+  const op = operation(first, ["list", "detach", "drop"] as const);
+  if (op === "list") {
+    positionals(rest, []);
+    return { op };
+  }
+  const [partition] = positionals(rest, ["<partition>"]) as [string];
+  if (!PARTITION_NAME.test(partition)) {
+    throw new UsageError(
+      `<partition> ${quoted(partition)} is not a month partition's name (<table>_YYYY_MM or <table>_before_YYYY_MM, ` +
+        `<table> one of ${HISTORY_TABLES.join(", ")}; \`entitlement partitions list\` shows them)`,
+    );
+  }
+  return { op, partition };
 }
 
 export function partitionsSubcommand(env: OpsEnv = process.env): Subcommand {

@@ -48,7 +48,7 @@ export function pointsSubcommand(env: OpsEnv = process.env): Subcommand {
     name: "points",
     summary: "points stats | requeue <reservation_id> | requeue --failed   (operator tools, see docs/operations.md)",
     usage: POINTS_USAGE,
-    parse: parseStatsOrRequeue,
+    parse: (args) => parseStatsOrRequeue(args, "<reservation_id>"),
     run: (deps, parsed) =>
       parsed.op === "stats"
         ? printPointsStats(deps)

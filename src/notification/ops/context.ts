@@ -2,6 +2,8 @@
 // and, for the NATS DLQ replay only, a NATS connection that fails fast instead of waiting for the server.
 import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
+import type { Subcommand } from "../../shared/cli.ts";
+import { checkedRun, positionals, splitFlags, wholeNumber } from "../../shared/cli-args.ts";
 import { natsServers } from "../../shared/nats-security.ts";
 import { type OpsDeps, withOpsDatabase } from "../../shared/ops.ts";
 import { loadNotificationConfig, type NotificationConfig } from "../config.ts";
@@ -17,6 +19,7 @@ export function withOps(
   body: (ctx: OpsDeps & { config: NotificationConfig }) => Promise<number>,
 ): Promise<number> {
   const spec = {
+    env,
     program: "notification",
     label,
     schema: SCHEMA,
@@ -42,9 +45,34 @@ export async function withJetStream<T>(config: NotificationConfig, body: (jet: J
   }
 }
 
-/** `--limit N` (default 100) and nothing else. */
-export function parseLimit(args: string[]): number | undefined {
-  if (args.length === 0) return 100;
-  if (args.length === 2 && args[0] === "--limit" && /^[1-9]\d{0,5}$/.test(args[1] ?? "")) return Number(args[1]);
-  return undefined;
+/** `--limit N` (1 to 999999, default 100) and nothing else. */
+export function parseLimit(args: string[]): number {
+  const { positional, flags } = splitFlags(args, { "--limit": "value" });
+  positionals(positional, []);
+  const limit = flags["--limit"];
+  return limit === undefined ? 100 : wholeNumber("--limit", limit, 1, 999_999);
+}
+
+/**
+ * A notification operator subcommand: its arguments are checked first (`--help`: exit 0; a UsageError from `parse`:
+ * exit 2), then it runs inside withOps.
+ */
+export function opsSubcommand<A>(
+  env: OpsEnv,
+  spec: {
+    name: string;
+    summary: string;
+    usage: string;
+    parse: (args: string[]) => A;
+    run: (ctx: OpsDeps & { config: NotificationConfig }, parsed: A) => Promise<number>;
+  },
+): Subcommand {
+  const check = { program: "notification", name: spec.name, usage: spec.usage, parse: spec.parse };
+  return {
+    name: spec.name,
+    summary: spec.summary,
+    run: checkedRun(check, (parsed, args) =>
+      withOps(env, `${spec.name} ${args.join(" ")}`, (ctx) => spec.run(ctx, parsed)),
+    ),
+  };
 }

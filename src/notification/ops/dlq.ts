@@ -1,9 +1,9 @@
 // `notification dlq list|requeue <notification_id>` (docs/operations.md): read the delivery DLQ and give a FAILED
 // notification a fresh attempt budget. Requeueing twice is harmless: the second run finds nothing FAILED.
-import { EXIT_USAGE, type Subcommand } from "../../shared/cli.ts";
-import { isUuid } from "../../shared/ids.ts";
+import type { Subcommand } from "../../shared/cli.ts";
+import { operation, positionals, uuidArgument } from "../../shared/cli-args.ts";
 import type { OpsDeps } from "../../shared/ops.ts";
-import { type OpsEnv, parseLimit, withOps } from "./context.ts";
+import { type OpsEnv, opsSubcommand, parseLimit } from "./context.ts";
 import { listNotificationDlq, requeueDlqNotification } from "./queries.ts";
 
 export const DLQ_USAGE = "usage: notification dlq list [--limit N] | requeue <notification_id>";
@@ -39,21 +39,23 @@ export async function requeueNotification({ sql, out }: OpsDeps, notificationId:
   }
 }
 
+type DlqArgs = { op: "list"; limit: number } | { op: "requeue"; id: string };
+
+function parseDlqArgs(args: string[]): DlqArgs {
+  const [first, ...rest] = args;
+  const op = operation(first, ["list", "requeue"] as const);
+  if (op === "list") return { op, limit: parseLimit(rest) };
+  const [id] = positionals(rest, ["<notification_id>"]) as [string];
+  return { op, id: uuidArgument("<notification_id>", id) };
+}
+
 export function dlqSubcommand(env: OpsEnv = process.env): Subcommand {
-  return {
+  return opsSubcommand(env, {
     name: "dlq",
     summary: "dlq list [--limit N] | requeue <notification_id>   (delivery DLQ, see docs/operations.md)",
-    run: async (args) => {
-      const [op, ...rest] = args;
-      const limit = op === "list" ? parseLimit(rest) : undefined;
-      const id = op === "requeue" && rest.length === 1 && isUuid(rest[0] ?? "") ? rest[0]?.toLowerCase() : undefined;
-      if (limit === undefined && id === undefined) {
-        console.error(DLQ_USAGE);
-        return EXIT_USAGE;
-      }
-      return withOps(env, `dlq ${args.join(" ")}`, (deps) =>
-        id !== undefined ? requeueNotification(deps, id) : printNotificationDlq(deps, { limit: limit ?? 100 }),
-      );
-    },
-  };
+    usage: DLQ_USAGE,
+    parse: parseDlqArgs,
+    run: (deps, parsed) =>
+      parsed.op === "requeue" ? requeueNotification(deps, parsed.id) : printNotificationDlq(deps, parsed),
+  });
 }

@@ -1,13 +1,13 @@
 // `notification endpoints list|disable|enable|replay` (docs/operations.md): the webhook endpoints without the admin
 // API. Enabling and replaying go through the API's own service functions; each is safe to run twice.
-import { EXIT_USAGE, type Subcommand } from "../../shared/cli.ts";
-import { isUuid } from "../../shared/ids.ts";
+import type { Subcommand } from "../../shared/cli.ts";
+import { operation, positionals, splitFlags, UsageError, uuidArgument } from "../../shared/cli-args.ts";
 import type { OpsDeps } from "../../shared/ops.ts";
 import { systemClock } from "../../shared/runtime.ts";
 import type { NotificationConfig } from "../config.ts";
 import { findEndpoint, listEndpointSummaries } from "../outbound/endpoints/queries.ts";
 import { changeEndpoint, type EndpointChangeDeps, replay } from "../outbound/endpoints/service.ts";
-import { type OpsEnv, parseLimit, withOps } from "./context.ts";
+import { type OpsEnv, opsSubcommand, parseLimit } from "./context.ts";
 import { resealSecrets } from "./reseal.ts";
 
 export const ENDPOINTS_USAGE =
@@ -64,55 +64,42 @@ export async function replayEndpoint(ops: Ops, p: Extract<Parsed, { op: "replay"
   return 0;
 }
 
-function parseReplay(id: string, rest: string[]): Parsed | undefined {
-  const flags: Record<string, string | true> = {};
-  for (let i = 0; i < rest.length; i++) {
-    const flag = rest[i] ?? "";
-    if (flag === "--only-failed") flags[flag] = true;
-    else if ((flag === "--since" || flag === "--until") && rest[i + 1] !== undefined) flags[flag] = rest[++i] as string;
-    else return undefined;
-  }
+function parseReplay(rest: string[]): Parsed {
+  const spec = { "--since": "value", "--until": "value", "--only-failed": "switch" } as const;
+  const { positional, flags } = splitFlags(rest, spec);
+  const [id] = positionals(positional, ["<endpoint_id>"]) as [string];
   const since = flags["--since"];
-  const until = flags["--until"];
-  if (typeof since !== "string") return undefined;
-  return {
-    op: "replay",
-    id,
-    since,
-    until: typeof until === "string" ? until : undefined,
-    onlyFailed: !!flags["--only-failed"],
-  };
+  if (since === undefined) throw new UsageError("missing --since <ISO-8601>");
+  const onlyFailed = flags["--only-failed"] === true;
+  return { op: "replay", id: uuidArgument("<endpoint_id>", id), since, until: flags["--until"], onlyFailed };
 }
 
-export function parseEndpointsArgs(args: string[]): Parsed | undefined {
-  const [op, id, ...rest] = args;
-  if (op === "reseal") return args.length === 1 ? { op } : undefined;
-  if (op === "list") {
-    const limit = parseLimit(args.slice(1));
-    return limit === undefined ? undefined : { op, limit };
+/** The arguments of `endpoints`; anything else throws a UsageError saying what was wrong. */
+export function parseEndpointsArgs(args: string[]): Parsed {
+  const [first, ...rest] = args;
+  const op = operation(first, ["list", "disable", "enable", "replay", "reseal"] as const);
+  if (op === "reseal") {
+    positionals(rest, []);
+    return { op };
   }
-  if (id === undefined || !isUuid(id)) return undefined;
-  if ((op === "disable" || op === "enable") && rest.length === 0) return { op, id: id.toLowerCase() };
-  return op === "replay" ? parseReplay(id.toLowerCase(), rest) : undefined;
+  if (op === "list") return { op, limit: parseLimit(rest) };
+  if (op === "replay") return parseReplay(rest);
+  const [id] = positionals(rest, ["<endpoint_id>"]) as [string];
+  return { op, id: uuidArgument("<endpoint_id>", id) };
 }
 
 export function endpointsSubcommand(env: OpsEnv = process.env): Subcommand {
-  return {
+  return opsSubcommand(env, {
     name: "endpoints",
     summary:
       "endpoints list | disable <id> | enable <id> | replay <id> --since T | reseal   (webhook endpoints, docs/operations.md)",
-    run: async (args) => {
-      const parsed = parseEndpointsArgs(args);
-      if (!parsed) {
-        console.error(ENDPOINTS_USAGE);
-        return EXIT_USAGE;
-      }
-      return withOps(env, `endpoints ${args.join(" ")}`, (ops) => {
-        if (parsed.op === "list") return printEndpoints(ops, parsed.limit);
-        if (parsed.op === "reseal") return resealSecrets(ops);
-        if (parsed.op === "replay") return replayEndpoint(ops, parsed);
-        return setEnabled(ops, parsed.id, parsed.op === "enable");
-      });
+    usage: ENDPOINTS_USAGE,
+    parse: parseEndpointsArgs,
+    run: (ops, parsed) => {
+      if (parsed.op === "list") return printEndpoints(ops, parsed.limit);
+      if (parsed.op === "reseal") return resealSecrets(ops);
+      if (parsed.op === "replay") return replayEndpoint(ops, parsed);
+      return setEnabled(ops, parsed.id, parsed.op === "enable");
     },
-  };
+  });
 }

@@ -3,10 +3,11 @@
 // by sequence and republishes payload and headers to its subject under a new Nats-Msg-Id, so the stream's duplicate
 // window does not swallow it; `processed_events` still deduplicates by event_id on the consuming side.
 import { headers } from "@nats-io/transport-node";
-import { EXIT_USAGE, type Subcommand } from "../../shared/cli.ts";
+import type { Subcommand } from "../../shared/cli.ts";
+import { operation, positionals, quoted, splitFlags, UsageError, wholeNumber } from "../../shared/cli-args.ts";
 import type { OpsDeps } from "../../shared/ops.ts";
 import type { NotificationConfig } from "../config.ts";
-import { type Jet, type OpsEnv, parseLimit, withJetStream, withOps } from "./context.ts";
+import { type Jet, type OpsEnv, opsSubcommand, parseLimit, withJetStream } from "./context.ts";
 import { findNatsDlqEntry, listNatsDlq, markNatsDlqReplayed } from "./queries.ts";
 
 export const NATS_DLQ_USAGE =
@@ -77,27 +78,20 @@ type NatsDlqArgs =
   | { op: "list"; limit: number }
   | { op: "replay"; streamSeq: number; force: boolean; stream: string | undefined };
 
-function parseNatsDlqArgs(args: string[]): NatsDlqArgs | undefined {
-  const [op, ...rest] = args;
-  if (op === "list") {
-    const limit = parseLimit(rest);
-    return limit === undefined ? undefined : { op, limit };
+const STREAM_NAME = /^[A-Za-z0-9_-]{1,255}$/;
+
+function parseNatsDlqArgs(args: string[]): NatsDlqArgs {
+  const [first, ...rest] = args;
+  const op = operation(first, ["list", "replay"] as const);
+  if (op === "list") return { op, limit: parseLimit(rest) };
+  const { positional, flags } = splitFlags(rest, { "--stream": "value", "--force": "switch" });
+  const [seq] = positionals(positional, ["<stream_seq>"]) as [string];
+  const stream = flags["--stream"];
+  if (stream !== undefined && !STREAM_NAME.test(stream)) {
+    throw new UsageError(`--stream ${quoted(stream)} is not a stream name (1 to 255 of A-Z, a-z, 0-9, _ and -)`);
   }
-  if (op !== "replay") return undefined;
-  let force = false;
-  let stream: string | undefined;
-  const positional: string[] = [];
-  for (let i = 0; i < rest.length; i++) {
-    const arg = rest[i] as string;
-    if (arg === "--force" && !force) force = true;
-    else if (arg === "--stream" && stream === undefined && /^[A-Za-z0-9_-]{1,255}$/.test(rest[i + 1] ?? "")) {
-      stream = rest[++i];
-    } else if (arg.startsWith("--")) return undefined;
-    else positional.push(arg);
-  }
-  const seq = positional[0] ?? "";
-  if (positional.length !== 1 || !/^[1-9]\d{0,15}$/.test(seq)) return undefined;
-  return { op, streamSeq: Number(seq), force, stream };
+  const streamSeq = wholeNumber("<stream_seq>", seq, 1, Number.MAX_SAFE_INTEGER);
+  return { op, streamSeq, force: flags["--force"] === true, stream };
 }
 
 function replayWith(deps: OpsDeps & { config: NotificationConfig }, args: ReplayOptions): Promise<number> {
@@ -105,25 +99,19 @@ function replayWith(deps: OpsDeps & { config: NotificationConfig }, args: Replay
 }
 
 export function natsDlqSubcommand(env: OpsEnv = process.env): Subcommand {
-  return {
+  return opsSubcommand(env, {
     name: "nats-dlq",
     summary:
       "nats-dlq list [--limit N] | replay <stream_seq> [--stream NAME] [--force]   (JetStream DLQ, see docs/operations.md)",
-    run: async (args) => {
-      const parsed = parseNatsDlqArgs(args);
-      if (!parsed) {
-        console.error(NATS_DLQ_USAGE);
-        return EXIT_USAGE;
-      }
-      return withOps(env, `nats-dlq ${args.join(" ")}`, (deps) =>
-        parsed.op === "list"
-          ? printNatsDlq(deps, { limit: parsed.limit })
-          : replayWith(deps, {
-              streamSeq: parsed.streamSeq,
-              force: parsed.force,
-              stream: parsed.stream ?? deps.config.nats.stream,
-            }),
-      );
-    },
-  };
+    usage: NATS_DLQ_USAGE,
+    parse: parseNatsDlqArgs,
+    run: (deps, parsed) =>
+      parsed.op === "list"
+        ? printNatsDlq(deps, { limit: parsed.limit })
+        : replayWith(deps, {
+            streamSeq: parsed.streamSeq,
+            force: parsed.force,
+            stream: parsed.stream ?? deps.config.nats.stream,
+          }),
+  });
 }
