@@ -16,7 +16,31 @@ export type E2eResult = {
   p95Ms: number;
   p99Ms: number;
   maxMs: number;
+  /** p50 / p99 ms of each stage, from the database's own timestamps (see `stagesOf`). */
+  stages: StageTimes;
 };
+
+/**
+ * Where one notification's time goes, from the database's own timestamps: relay (the outbox row's transaction start →
+ * published_at), consume (published → the notification stored, its created_at), deliver (stored → sent_at).
+ */
+export type StageTimes = Record<"relay" | "consume" | "deliver" | "total", { p50: number; p99: number }>;
+
+async function stagesOf(sql: postgres.Sql, prefix: string): Promise<StageTimes> {
+  const rows = await sql<{ relay: number; consume: number; deliver: number; total: number }[]>`
+    select extract(epoch from o.published_at - o.created_at)::float8 * 1000 as relay,
+           extract(epoch from n.created_at - o.published_at)::float8 * 1000 as consume,
+           extract(epoch from n.sent_at - n.created_at)::float8 * 1000 as deliver,
+           extract(epoch from n.sent_at - o.created_at)::float8 * 1000 as total
+    from notification.notifications n
+    join entitlement.outbox_events o on o.event_id = n.event_id
+    where n.user_id like ${`${prefix}-%`} and n.status = 'SENT' and o.published_at is not null`;
+  const stage = (key: keyof StageTimes) => {
+    const s = summarize(rows.map((r) => r[key]));
+    return { p50: Math.round(s.p50 * 10) / 10, p99: Math.round(s.p99 * 10) / 10 };
+  };
+  return { relay: stage("relay"), consume: stage("consume"), deliver: stage("deliver"), total: stage("total") };
+}
 
 async function grantAtRate(args: {
   url: string;
@@ -92,5 +116,6 @@ export async function measureEndToEnd(args: {
     p95Ms: e2e.p95,
     p99Ms: e2e.p99,
     maxMs: e2e.max,
+    stages: await stagesOf(args.sql, args.prefix),
   };
 }

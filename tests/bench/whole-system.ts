@@ -248,7 +248,13 @@ function line(r: Run): string {
     `busy ${(r.cpu.machineBusy * 100).toFixed(1)} %`,
     `core-ms/grant: all ${perGrant(busy)}, entitlement ${perGrant(e)}, notification ${perGrant(n)}, autocannon ${perGrant(h)}, rest ${perGrant(busy - e - n - h)}`,
     `SENT ÷ granted at the end ${r.sentAtEnd.toFixed(2)}, settled ${r.sentSettled.toFixed(2)}`,
-    ...r.e2e.map((e) => `commit → SENT at ${e.rate}/s p50 ${e.p50Ms} ms, p99 ${e.p99Ms} ms (${e.delivered}/${e.sent})`),
+    ...r.e2e.map(
+      (e) =>
+        `commit → SENT at ${e.rate}/s p50 ${e.p50Ms} ms, p99 ${e.p99Ms} ms (${e.delivered}/${e.sent}); stages p50/p99 ms: ` +
+        (["relay", "consume", "deliver", "total"] as const)
+          .map((k) => `${k} ${e.stages[k].p50}/${e.stages[k].p99}`)
+          .join(", "),
+    ),
   ]
     .join("; ")
     .concat(r.statements.map((st) => `\n    ${st.calls.toFixed(3)} per grant: ${st.query}`).join(""));
