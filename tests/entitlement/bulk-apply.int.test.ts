@@ -13,6 +13,7 @@ import { applyBulk, type BulkDeps } from "../../src/entitlement/features/bulk/ap
 import { readBulkFile } from "../../src/entitlement/features/bulk/csv.ts";
 import { planBulk, planCounts } from "../../src/entitlement/features/bulk/plan.ts";
 import { countOutcomes } from "../../src/entitlement/features/bulk/result-csv.ts";
+import { executeCommand } from "../../src/entitlement/features/entitlements/service.ts";
 import { createCommandMetrics } from "../../src/entitlement/write/metrics.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createRegistry } from "../../src/shared/metrics.ts";
@@ -95,6 +96,47 @@ test("preview counts, apply, apply again: each valid row changes once, the rest 
   expect(await audit(), "applying the same file again changes nothing").toBe(4);
   const events = await count(f.sql`select count(*)::int as n from outbox_events where aggregate_key like 'b-u%'`);
   expect(events, "one event per change, the setup grant included").toBe(5);
+});
+
+test("the same file applied from another seat after a revoke replays instead of granting again", async () => {
+  const text = `${HEADER}\ns-u1,sword,grant,compensation,\ns-u1,shield,grant,compensation,\ns-u2,sword,grant,compensation,\n`;
+  const file = readBulkFile(bytes(text));
+  const applyAs = async (caller: string) =>
+    applyBulk(deps, await planBulk(f.sql, file, new Date()), { caller, traceId: "seat-test", concurrency: 2 });
+  const first = await applyAs("console:alice");
+  expect(first.map((r) => r.outcome)).toEqual(["changed", "changed", "changed"]);
+  const body = { user_id: "s-u2", stock_keeping_unit: "sword", reason: "refund", purchase_id: "p-refund" };
+  const revoked = await executeCommand(deps, {
+    action: "REVOKE",
+    body,
+    idempotencyKey: "refund-s-u2",
+    traceId: "seat-test",
+    caller: "support",
+  });
+  expect(revoked.status).toBe(200);
+
+  for (const caller of ["cli:bulk", "console:bob"]) {
+    const again = await applyAs(caller);
+    expect(
+      again.map((r) => r.outcome),
+      `${caller}: the file's rows replay, whoever applies it`,
+    ).toEqual(["already_applied", "already_applied", "already_applied"]);
+  }
+  const [u2] = await f.sql<{ status: string }[]>`
+    select status from entitlements where user_id = 's-u2' and stock_keeping_unit = 'sword'`;
+  expect(u2?.status, "the revoke made after the first apply stays").toBe("REVOKED");
+  const audit = await f.sql<{ row: string }[]>`
+    select caller || ' ' || action || ' ' || user_id || '/' || stock_keeping_unit as row
+    from entitlement_audit where user_id like 's-u%' order by row`;
+  expect(
+    audit.map((a) => a.row),
+    "the audit names the real callers, and nothing after the revoke",
+  ).toEqual([
+    "console:alice GRANT s-u1/shield",
+    "console:alice GRANT s-u1/sword",
+    "console:alice GRANT s-u2/sword",
+    "support REVOKE s-u2/sword",
+  ]);
 });
 
 test("a shell run killed with SIGKILL halfway, run again, applies every valid row exactly once", async () => {

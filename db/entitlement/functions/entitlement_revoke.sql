@@ -19,14 +19,15 @@ create or replace function entitlement_revoke(
   p_lock_key bigint,
   p_request_hash text,
   p_record_expires_at timestamptz,
-  p_lock_timeout_ms int
+  p_lock_timeout_ms int,
+  p_key_scope text default null      -- whose key space p_idem_key lives in, when not p_caller's (a bulk file's keys)
 ) returns table (outcome text, stored_hash text, reply_code int, reply_body jsonb, reply_expires_at timestamptz)
 language plpgsql volatile as $$
 declare
   v_changed jsonb;
 begin
   return query select 'stored', o.request_hash, o.response_code, o.response_body, o.expires_at
-               from idempotency_open(p_caller, p_idem_key, p_lock_key, p_lock_timeout_ms) o;
+               from idempotency_open(coalesce(p_key_scope, p_caller), p_idem_key, p_lock_key, p_lock_timeout_ms) o;
   if found then
     return;
   end if;
@@ -47,5 +48,5 @@ begin
   return query select * from idempotency_answer(
     case when v_changed = '[]' then 'state_conflict' else 'applied' end,
     case when v_changed = '[]' then p_refused else entitlement_reply(p_applied, p_user_id, v_changed) end,
-    p_caller, p_idem_key, p_request_hash, p_record_expires_at);
+    coalesce(p_key_scope, p_caller), p_idem_key, p_request_hash, p_record_expires_at);
 end $$;

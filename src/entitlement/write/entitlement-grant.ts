@@ -27,7 +27,8 @@ export async function grantEntitlements(db: Db, g: Grant): Promise<CommandOutcom
       p_skus => ${g.skus}::text[],
       p_expires_at => ${g.expiresAt}::timestamptz,
       p_applied => ${db.json(g.applied)}::jsonb,
-      p_refused => ${g.refused === null ? null : db.json(g.refused)}::jsonb)`;
+      p_refused => ${g.refused === null ? null : db.json(g.refused)}::jsonb,
+      p_key_scope => ${g.idempotency.scope ?? null}::text)`;
   if (!row) throw new Error("entitlement_grant returned no row");
   return row;
 }

@@ -19,7 +19,8 @@ export async function revokeEntitlement(db: Db, r: Revoke): Promise<CommandOutco
       ${keyedChangeParams(db, "REVOKE", r)},
       p_sku => ${r.sku}::text,
       p_applied => ${db.json(r.applied)}::jsonb,
-      p_refused => ${db.json(r.refused)}::jsonb)`;
+      p_refused => ${db.json(r.refused)}::jsonb,
+      p_key_scope => ${r.idempotency.scope ?? null}::text)`;
   if (!row) throw new Error("entitlement_revoke returned no row");
   return row;
 }

@@ -25,7 +25,13 @@ export type CommandDeps = {
 
 /** What the Idempotency-Key brings to a command's function. */
 export type IdempotencyArgs = {
+  /** Who runs the command: the audit row's caller, and the key space of the key unless `scope` names another. */
   caller: string;
+  /**
+   * The key space of the key when it is not the caller's: a bulk file's keys are the file's, whoever applies it, so the
+   * file applied again from another seat replays. Grants and revokes, the only commands of a bulk file, honour it.
+   */
+  scope?: string;
   key: string;
   lockKey: bigint;
   requestHash: string;
@@ -35,12 +41,13 @@ export type IdempotencyArgs = {
 
 export function idempotencyArgs(
   deps: Pick<CommandDeps, "idempotencyTtlMs" | "statementTimeoutMs">,
-  command: { caller: string; idempotencyKey: string },
+  command: { caller: string; idempotencyKey: string; keyScope?: string },
   requestHash: string,
   now: Date,
 ): IdempotencyArgs {
   return {
     caller: command.caller,
+    scope: command.keyScope,
     key: command.idempotencyKey,
     lockKey: idempotencyLockKey(command.idempotencyKey),
     requestHash,

@@ -1,6 +1,7 @@
 // Applies a planned bulk file through the API's command path (executeCommand, executeBundle): the same functions, the
 // same audit rows, events and idempotency records as the API's grants and revokes, under the caller given (the
-// console's `console:<token>`, the shell's `cli:bulk`). Batches run `concurrency` at a time; a batch the database
+// console's `console:<token>`, the shell's `cli:bulk`), with keys in the file's key space (BULK_KEY_SCOPE), not the
+// caller's. Batches run `concurrency` at a time; a batch the database
 // could not take (connection lost, deadlock) is tried again a few times, then its rows are `failed`, and the run goes
 // on: running the file again retries exactly those.
 import { isTransientDbError } from "../../../shared/db.ts";
@@ -10,7 +11,7 @@ import { sleep } from "../../../shared/runtime.ts";
 import type { CommandDeps } from "../../write/run.ts";
 import { type BundleReply, executeBundle } from "../bundles/service.ts";
 import { executeCommand, type GrantReply } from "../entitlements/service.ts";
-import { type BulkBatch, batchChanges } from "./batches.ts";
+import { BULK_KEY_SCOPE, type BulkBatch, batchChanges } from "./batches.ts";
 import { invalidResult, type RowResult, resultOf, resultsOfReply } from "./outcome.ts";
 import type { BulkPlan } from "./plan.ts";
 
@@ -35,7 +36,12 @@ const ATTEMPTS = 4;
 function sendBatch(deps: BulkDeps, batch: BulkBatch, run: BulkRun): Promise<GrantReply | BundleReply> {
   const [first, ...rest] = batch.changes;
   if (!first) throw new Error("an empty batch");
-  const keyed = { idempotencyKey: batch.idempotencyKey, traceId: run.traceId, caller: run.caller };
+  const keyed = {
+    idempotencyKey: batch.idempotencyKey,
+    keyScope: BULK_KEY_SCOPE,
+    traceId: run.traceId,
+    caller: run.caller,
+  };
   if (rest.length === 0) return executeCommand(deps, { action: first.action, body: first.body, ...keyed });
   const { user_id, reason, purchase_id, expires_at } = first.body;
   const skus = batch.changes.map((c) => c.body.stock_keeping_unit);

@@ -8,6 +8,13 @@ import type { BulkChange } from "./rows.ts";
 
 export type BulkBatch = { idempotencyKey: string; changes: BulkChange[] };
 
+/**
+ * The key space of every bulk file's keys: the file's, not the caller's, so the same file applied again from another
+ * seat (another operator, the shell after the console) replays instead of undoing what was changed meanwhile (a
+ * revoke of a row it granted). No caller has this name: token names have no colon, and the others' prefixes differ.
+ */
+export const BULK_KEY_SCOPE = "bulk:file";
+
 function keyOf(fileHash: string, changes: BulkChange[]): string {
   const rows = changes.map((c) => [c.line, c.action, c.body.user_id, c.body.stock_keeping_unit]);
   const digest = new Bun.CryptoHasher("sha256").update(JSON.stringify([fileHash, rows])).digest("hex");

@@ -4,13 +4,13 @@
 
 import { grantEntitlements } from "../../write/entitlement-grant.ts";
 import { type CommandDeps, type CommandReply, recordCommand } from "../../write/run.ts";
-import { runEntitlementCommand } from "../entitlements/change.ts";
+import { type KeyedCommand, runEntitlementCommand } from "../entitlements/change.ts";
 import { eventPayload } from "../entitlements/outbox-event.ts";
 import { ok } from "../entitlements/replies.ts";
 import { bundleRequestHash } from "./hash.ts";
 import { type BundleBody, BundleResponse } from "./model.ts";
 
-export type BundleCommand = { body: BundleBody; idempotencyKey: string; traceId: string; caller: string };
+export type BundleCommand = KeyedCommand & { body: BundleBody };
 
 export type BundleReply = CommandReply<BundleResponse>;
 

@@ -7,7 +7,13 @@ import type { KeyedChange } from "../../write/change-params.ts";
 import { type CommandDeps, type CommandOutcome, type CommandReply, idempotencyArgs, replyOf } from "../../write/run.ts";
 import { assertNotPast } from "./validation.ts";
 
-export type KeyedCommand = { idempotencyKey: string; traceId: string; caller: string };
+export type KeyedCommand = {
+  idempotencyKey: string;
+  traceId: string;
+  caller: string;
+  /** The key space of the key when it is not the caller's (write/run.ts IdempotencyArgs). */
+  keyScope?: string;
+};
 
 /** What every command's change passes besides its own fields, made at the command's clock. */
 export type ChangeContext = Pick<KeyedChange, "now" | "traceId" | "traceparent" | "idempotency">;

@@ -30,6 +30,8 @@ export type EntitlementCommand = {
   traceId: string;
   /** The token name: whose key space the Idempotency-Key lives in; '' when authentication is disabled. */
   caller: string;
+  /** Another key space than the caller's, for keys that are not one caller's (a bulk file's). */
+  keyScope?: string;
 };
 
 export type GrantReply = CommandReply<EntitlementResponse>;
