@@ -4,8 +4,9 @@
 // connection (rebinding) gains nothing. NOTIFICATION_ENDPOINT_ALLOW_PRIVATE=true lifts the address check (tests, and
 // receivers on a private network).
 import { lookup as dnsLookup } from "node:dns/promises";
-import { BlockList, isIP } from "node:net";
+import { isIP } from "node:net";
 import { ApiError, badRequest } from "../../../shared/http/errors.ts";
+import { addressRefusal } from "./address-class.ts";
 
 export type Address = { address: string; family: 4 | 6 };
 export type Resolve = (hostname: string) => Promise<Address[]>;
@@ -14,45 +15,8 @@ export const MAX_URL_LENGTH = 2048;
 
 const refused = (message: string) => new ApiError(400, "ENDPOINT_URL_NOT_ALLOWED", message);
 
-/** Addresses no endpoint may reach: loopback, private, link-local (cloud metadata), unspecified, mapped and the like. */
-const FORBIDDEN = new BlockList();
-for (const [net, prefix] of [
-  ["0.0.0.0", 8], // "this network", unspecified
-  ["10.0.0.0", 8],
-  ["100.64.0.0", 10], // carrier-grade NAT
-  ["127.0.0.0", 8],
-  ["169.254.0.0", 16], // link-local, 169.254.169.254 the metadata service of most clouds
-  ["172.16.0.0", 12],
-  ["192.0.0.0", 24],
-  ["192.168.0.0", 16],
-  ["198.18.0.0", 15],
-  ["224.0.0.0", 4], // multicast
-  ["240.0.0.0", 4], // reserved, broadcast
-] as const) {
-  FORBIDDEN.addSubnet(net, prefix, "ipv4");
-}
-for (const [net, prefix] of [
-  ["::", 128], // unspecified
-  ["::1", 128],
-  ["64:ff9b::", 96], // NAT64, which could carry any IPv4 address
-  ["fc00::", 7], // unique local
-  ["fe80::", 10], // link-local
-  ["ff00::", 8], // multicast
-] as const) {
-  FORBIDDEN.addSubnet(net, prefix, "ipv6");
-}
-
-/** IPv4-mapped IPv6, refused whatever the IPv4 address; its own list, since a list's IPv6 rule for ::ffff:0:0/96 also
- * matches every plain IPv4 address. */
-const MAPPED = new BlockList();
-MAPPED.addSubnet("::ffff:0:0", 96, "ipv6");
-
-export function isForbiddenAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 0) return true;
-  if (family === 6 && MAPPED.check(address, "ipv6")) return true;
-  return FORBIDDEN.check(address, family === 4 ? "ipv4" : "ipv6");
-}
+/** True when no endpoint may reach this address (address-class.ts says which are refused, and why). */
+export const isForbiddenAddress = (address: string): boolean => addressRefusal(address) !== undefined;
 
 /** An endpoint URL as given: http or https, a host, no user info; 400 otherwise. */
 export function parseEndpointUrl(text: string): URL {
@@ -124,9 +88,10 @@ export async function allowedAddresses(url: URL, options: { allowPrivate: boolea
     }
   }
   if (addresses.length === 0) throw badRequest(`the host ${host} does not resolve`);
-  const forbidden = addresses.find((a) => isForbiddenAddress(a.address));
-  if (forbidden && !options.allowPrivate) {
-    throw refused(`${host} is or resolves to an address endpoints may not reach`);
+  if (options.allowPrivate) return addresses;
+  for (const { address } of addresses) {
+    const why = addressRefusal(address);
+    if (why) throw refused(`${host} is or resolves to an address endpoints may not reach (${address}: ${why})`);
   }
   return addresses;
 }
