@@ -5,6 +5,8 @@ import { DOCUMENTED_AS } from "../../shared/http/openapi-refine.ts";
 export const LIST_DEFAULT = 20;
 export const LIST_MAX = 100;
 export const READ_IDS_MAX = 100;
+/** The largest seq a client can name: seqs are JSON numbers, exact up to 2^53 − 1. */
+export const MAX_SEQ = Number.MAX_SAFE_INTEGER;
 
 export const PlayerNotification = Type.Object(
   {
@@ -64,7 +66,7 @@ export const ReadBody = Type.Union(
       },
       { title: "ReadByIds" },
     ),
-    Type.Object({ up_to_seq: Type.Integer({ minimum: 0 }) }, { title: "ReadUpToSeq" }),
+    Type.Object({ up_to_seq: Type.Integer({ minimum: 0, maximum: MAX_SEQ }) }, { title: "ReadUpToSeq" }),
   ],
   {
     title: "PlayerReadRequest",
@@ -87,7 +89,7 @@ export const StreamQuery = Type.Object({
   ticket: Type.Optional(Type.String({ description: "A ticket from POST /v1/me/stream-tickets, instead of a header." })),
   last_event_id: Type.Optional(
     Type.String({
-      description: "The seq of the last notification received, when the Last-Event-ID header cannot be sent.",
+      description: `The seq of the last notification received (0 to ${MAX_SEQ}), when the Last-Event-ID header cannot be sent.`,
     }),
   ),
 });

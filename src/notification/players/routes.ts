@@ -12,6 +12,7 @@ import { inboxSummary, listInbox, markRead } from "./inbox.ts";
 import {
   ListQuery,
   ListResponse,
+  MAX_SEQ,
   ReadBody,
   ReadResponse,
   StreamQuery,
@@ -20,6 +21,7 @@ import {
 } from "./model.ts";
 import { resumePoint } from "./sse.ts";
 import { issueTicket, redeemTicket } from "./tickets.ts";
+import { checkReadBody } from "./validation.ts";
 
 export type PlayerRouteDeps = { sql: Sql; now: Clock; authenticate: PlayerAuthenticator; hub: StreamHub };
 
@@ -63,6 +65,7 @@ const SUMMARY = {
 };
 const READ = {
   parse: "json" as const,
+  transform: ({ body }: { body: unknown }) => checkReadBody(body),
   body: ReadBody,
   response: { 200: ReadResponse, 400: BAD_REQUEST, 401: UNAUTHORIZED },
   detail: {
@@ -102,7 +105,7 @@ export const PLAYER_API_OPERATIONS = {
           "Server-Sent Events: each notification is `id: <seq>`, `event: notification`, `data: <PlayerNotification " +
           "JSON>`; `event: reset` (data `{last_seq}`) first when retention removed some of what Last-Event-ID asked " +
           "for; a `: keep-alive` comment at least every NOTIFICATION_STREAM_HEARTBEAT. The stream ends at the token's exp; " +
-          "`event: closed` (data `{\"reason\": \"stream_limit\"}`) ends it when the player opened one stream more than " +
+          '`event: closed` (data `{"reason": "stream_limit"}`) ends it when the player opened one stream more than ' +
           "NOTIFICATION_STREAM_MAX_PER_USER: do not reconnect at once.",
         content: { "text/event-stream": { schema: { type: "string" } } },
       },
@@ -112,7 +115,7 @@ export const PLAYER_API_OPERATIONS = {
         name: "Last-Event-ID",
         in: "header",
         required: false,
-        description: "The seq of the last notification received: the stream first sends every later one.",
+        description: `The seq of the last notification received (0 to ${MAX_SEQ}): the stream first sends every later one.`,
         schema: { type: "string", pattern: "^[0-9]+$" },
       },
     ],

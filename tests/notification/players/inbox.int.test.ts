@@ -28,7 +28,8 @@ async function call(path: string, init: { token?: string; method?: string; body?
   const response = await fetch(`${replica.url}${path}`, {
     method: init.method ?? "GET",
     headers,
-    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    // A string is sent as it is: JSON whose numbers JavaScript cannot write.
+    body: init.body === undefined || typeof init.body === "string" ? init.body : JSON.stringify(init.body),
   });
   return {
     status: response.status,
@@ -182,6 +183,49 @@ describe("marking read", () => {
       const answer = await call("/v1/me/notifications/read", { token: aliceToken, method: "POST", body });
       expect(answer.status, JSON.stringify(body).slice(0, 40)).toBe(400);
     }
+  });
+
+  test("an up_to_seq that is not a seq (2^63 and beyond, a fraction, text): 400 naming the field and its rule", async () => {
+    const rule = "up_to_seq must be an integer from 0 to 9007199254740991";
+    const raw = ['{"up_to_seq": 1e20}', '{"up_to_seq": 99999999999999999999999}', '{"up_to_seq": 9223372036854775808}'];
+    for (const body of [...raw, { up_to_seq: 2 ** 53 }, { up_to_seq: 1.5 }, { up_to_seq: "3" }, { up_to_seq: -1 }]) {
+      const answer = await call("/v1/me/notifications/read", { token: aliceToken, method: "POST", body });
+      expect(answer.status, JSON.stringify(body)).toBe(400);
+      expect(answer.body, JSON.stringify(body)).toEqual({ code: "BAD_REQUEST", message: rule });
+    }
+    const largest = await call("/v1/me/notifications/read", {
+      token: await playerToken(idp, uniqueName("largest")),
+      method: "POST",
+      body: { up_to_seq: Number.MAX_SAFE_INTEGER },
+    });
+    expect(largest.body, "the largest seq a client can name is accepted").toEqual({ unread_count: 0 });
+  });
+
+  test("a bad notification_ids, neither form or both: 400 naming the field and its rule", async () => {
+    const ids = Array.from({ length: 101 }, () => crypto.randomUUID());
+    const cases: [unknown, string][] = [
+      [{ notification_ids: [] }, "notification_ids must be an array of 1 to 100 notification ids"],
+      [{ notification_ids: ids }, "notification_ids must be an array of 1 to 100 notification ids"],
+      [{ notification_ids: "x" }, "notification_ids must be an array of 1 to 100 notification ids"],
+      [{ notification_ids: [crypto.randomUUID(), "nope"] }, "notification_ids[1] must be a notification id (a UUID)"],
+      [{ notification_ids: [7] }, "notification_ids[0] must be a notification id (a UUID)"],
+      [{}, "the body must have notification_ids or up_to_seq"],
+      [[3], "the body must have notification_ids or up_to_seq"],
+      [
+        { notification_ids: [crypto.randomUUID()], up_to_seq: 3 },
+        "the body must have notification_ids or up_to_seq, not both",
+      ],
+    ];
+    for (const [body, message] of cases) {
+      const answer = await call("/v1/me/notifications/read", { token: aliceToken, method: "POST", body });
+      expect(answer.status, JSON.stringify(body).slice(0, 60)).toBe(400);
+      expect(answer.body.message as string, JSON.stringify(body).slice(0, 60)).toStartWith(message);
+    }
+  });
+
+  test("the token is checked before the body: a bad body without a token is a 401", async () => {
+    const answer = await call("/v1/me/notifications/read", { method: "POST", body: { up_to_seq: 1e20 } });
+    expect(answer.status).toBe(401);
   });
 
   test("a body that is not JSON is refused with a 4xx and the error envelope, never a 5xx", async () => {
