@@ -1,7 +1,7 @@
 // The text of a Server-Sent Events stream (the HTML standard's `text/event-stream`): one frame per notification,
 // `event: reset` when what was asked for is gone, and comments that keep proxies from closing a quiet connection.
 import { badRequest } from "../../shared/http/errors.ts";
-import type { PlayerNotification } from "./model.ts";
+import { MAX_SEQ, type PlayerNotification } from "./model.ts";
 
 const encoder = new TextEncoder();
 
@@ -26,12 +26,20 @@ export function closedFrame(reason: "stream_limit"): Uint8Array {
   return encoder.encode(`event: closed\ndata: {"reason": ${JSON.stringify(reason)}}\n\n`);
 }
 
-const SEQ = /^(0|[1-9]\d{0,17})$/;
+const SEQ = /^(0|[1-9]\d{0,15})$/;
 
-/** The seq to resume after: the Last-Event-ID header, else the `last_event_id` parameter; undefined when neither. */
+/**
+ * The seq to resume after: the Last-Event-ID header, else the `last_event_id` parameter; undefined when neither. A
+ * seq is at most MAX_SEQ, the largest a client was ever sent.
+ */
 export function resumePoint(header: string | null, query: string | undefined): string | undefined {
   const given = header ?? query;
   if (given === undefined || given === "") return undefined;
-  if (!SEQ.test(given.trim())) throw badRequest("Last-Event-ID must be the seq of a notification (a whole number)");
-  return given.trim();
+  const seq = given.trim();
+  if (!SEQ.test(seq) || Number(seq) > MAX_SEQ) {
+    throw badRequest(
+      `${header === null ? "last_event_id" : "Last-Event-ID"} must be a seq: an integer from 0 to ${MAX_SEQ}`,
+    );
+  }
+  return seq;
 }

@@ -99,6 +99,14 @@ describe("the event stream's text", () => {
     expect(resumePoint("0", undefined)).toBe("0");
     for (const bad of ["-1", "1.5", "x", "01", "9".repeat(19)]) expect(() => resumePoint(bad, undefined)).toThrow();
   });
+
+  test("a resume point beyond the largest seq a client can name is refused, naming what was sent and the rule", () => {
+    expect(resumePoint(String(Number.MAX_SAFE_INTEGER), undefined)).toBe("9007199254740991");
+    const rule = "must be a seq: an integer from 0 to 9007199254740991";
+    expect(() => resumePoint("9007199254740992", undefined)).toThrow(`Last-Event-ID ${rule}`);
+    expect(() => resumePoint(null, "1e20")).toThrow(`last_event_id ${rule}`);
+    expect(() => resumePoint(null, "9".repeat(30))).toThrow(`last_event_id ${rule}`);
+  });
 });
 
 describe("who a token names", () => {

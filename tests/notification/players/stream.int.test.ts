@@ -145,6 +145,21 @@ describe("resume with Last-Event-ID", () => {
     const reader = await stream(uniqueName("bad"), { "last-event-id": "abc" });
     expect(reader.status).toBe(400);
   });
+
+  test("a resume point past any seq (2^63 and beyond) is a 400 naming the header or parameter, never a 500", async () => {
+    const url = `${replica.url}/v1/me/notifications/stream`;
+    const authorization = `Bearer ${await playerToken(idp, uniqueName("huge"))}`;
+    const asked = [
+      [{ "last-event-id": "9223372036854775808" }, "", "Last-Event-ID"],
+      [{}, "?last_event_id=1e20", "last_event_id"],
+      [{}, `?last_event_id=${"9".repeat(40)}`, "last_event_id"],
+    ] as const;
+    for (const [headers, query, field] of asked) {
+      const response = await fetch(`${url}${query}`, { headers: { authorization, ...headers } });
+      expect(response.status, field).toBe(400);
+      expect(((await response.json()) as { message: string }).message).toStartWith(`${field} must be a seq`);
+    }
+  });
 });
 
 describe("its end", () => {
