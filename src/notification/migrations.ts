@@ -8,6 +8,7 @@ import m007 from "../../db/notification/007_notifications_due_idx.sql" with { ty
 import m008 from "../../db/notification/008_player_inbox.sql" with { type: "text" };
 import m009 from "../../db/notification/009_webhook_endpoints.sql" with { type: "text" };
 import m010 from "../../db/notification/010_seq_by_statement.sql" with { type: "text" };
+import m011 from "../../db/notification/011_webhook_replayed_at.sql" with { type: "text" };
 import p008 from "../../db/notification/prepare/008_player_inbox.sql" with { type: "text" };
 import { migrationList, type SchemaText } from "../shared/migrate.ts";
 
@@ -25,6 +26,7 @@ export const migrations = migrationList(
     "008_player_inbox.sql": m008,
     "009_webhook_endpoints.sql": m009,
     "010_seq_by_statement.sql": m010,
+    "011_webhook_replayed_at.sql": m011,
   },
   // Numbers the stored notifications before 008 takes its lock (db/notification/prepare/).
   { "008_player_inbox.sql": p008 },

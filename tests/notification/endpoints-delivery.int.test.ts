@@ -159,6 +159,9 @@ describe("delivery to registered endpoints", () => {
       const [row] = await f.sql`select status from webhook_deliveries where notification_id = ${failed as string}`;
       return row?.status === "FAILED" || undefined;
     }, "a 410 ends the delivery FAILED at once");
+    const [dlq] = await f.sql<{ n: number }[]>`
+      select count(*)::int as n from notification_dlq where notification_id = ${failed as string}`;
+    expect(dlq?.n, "an endpoint's FAILED delivery writes no DLQ row (the DLQ is the configured channel's)").toBe(0);
     granted.answer = () => new Response("ok");
     const [sent] = await store([{}], waker);
     await waitUntil(async () => hitsFor(granted, sent as string)[0], "the second notification");
@@ -190,6 +193,37 @@ describe("delivery to registered endpoints", () => {
       return rows.length === 0 || undefined;
     }, "the replay finished");
     expect(granted.hits.map((h) => h.headers["webhook-id"]).sort()).toEqual([failed, sent].sort() as string[]);
+  });
+
+  test("a replay asked for again at once queues nothing again, even what the first one already sent", async () => {
+    const waker = new Waker();
+    const { call } = start({ waker });
+    const created = await call("POST", "/v1/webhook-endpoints", { url: granted.url });
+    const id = created.body.endpoint_id as string;
+    const since = new Date().toISOString();
+    const ids = await store([{}, {}, {}], waker);
+    await waitUntil(async () => (granted.hits.length >= 3 ? true : undefined), "the first deliveries");
+    granted.hits = [];
+    const path = `/v1/webhook-endpoints/${id}/replay`;
+    const first = await call("POST", path, { since });
+    expect(first.body.notifications).toBe(3);
+    const settled = async () => {
+      const rows = await f.sql<{ status: string; replay_id: string | null }[]>`
+        select status, replay_id from webhook_deliveries where endpoint_id = ${id}`;
+      return rows.every((r) => r.status === "SENT") ? rows : undefined;
+    };
+    await waitUntil(settled, "the replay sent");
+    expect(granted.hits.map((h) => h.headers["webhook-id"]).sort()).toEqual([...ids].sort() as string[]);
+
+    const again = await call("POST", path, { since });
+    expect(again.status).toBe(202);
+    expect(again.body.notifications, "the window still counts every notification").toBe(3);
+    const rows = await f.sql<{ status: string; replay_id: string | null }[]>`
+      select status, replay_id from webhook_deliveries where endpoint_id = ${id}`;
+    expect(
+      rows.map((r) => [r.status, r.replay_id]),
+      "the second replay queued none of them again",
+    ).toEqual(rows.map(() => ["SENT", first.body.replay_id]));
   });
 
   test("an endpoint failing for the whole disable window is disabled with a reason, a warning and the metric; enabling it sends what waited", async () => {

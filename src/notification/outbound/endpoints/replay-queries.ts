@@ -34,8 +34,10 @@ export type ReplayCounts = { notifications: number; queued: number };
 /**
  * Makes every notification of the endpoint's types created in [since, until) due again for the endpoint (only those
  * whose delivery to it ended FAILED when `onlyFailed`), keeping its id, which is the webhook-id. A delivery still
- * PENDING or in flight is left as it is, so a replay run twice never queues a notification twice. The window is read
- * through the two partial indexes on created_at (finished and unfinished notifications).
+ * PENDING or in flight is left as it is, and so is one that the same replay (`replayKey`: the request's window and
+ * filter) queued after `repeatAfter`, even when it has been sent since: a replay asked for twice (a retried call)
+ * queues each notification once, however fast the first was sent.
+ * The window is read through the two partial indexes on created_at (finished and unfinished notifications).
  */
 export async function replayWindow(
   db: Db,
@@ -46,7 +48,9 @@ export async function replayWindow(
     until: Date;
     onlyFailed: boolean;
     replayId: string;
+    replayKey: string;
     now: Date;
+    repeatAfter: Date;
   },
 ): Promise<ReplayCounts> {
   const failedOnly = input.onlyFailed
@@ -61,12 +65,17 @@ export async function replayWindow(
         and (${input.eventTypes}::text[] is null or n.type = any(${input.eventTypes}::text[]))
         ${failedOnly}
     ), queued as (
-      insert into webhook_deliveries (endpoint_id, notification_id, status, next_attempt_at, created_at, replay_id)
-      select ${input.endpointId}, notification_id, 'PENDING', ${input.now}, created_at, ${input.replayId} from picked
+      insert into webhook_deliveries
+        (endpoint_id, notification_id, status, next_attempt_at, created_at, replay_id, replay_key, replayed_at)
+      select ${input.endpointId}, notification_id, 'PENDING', ${input.now}, created_at, ${input.replayId},
+             ${input.replayKey}, ${input.now}
+      from picked
       on conflict (endpoint_id, notification_id) do update
       set status = 'PENDING', attempt_count = 0, next_attempt_at = excluded.next_attempt_at, locked_by = null,
-          replay_id = excluded.replay_id
+          replay_id = excluded.replay_id, replay_key = excluded.replay_key, replayed_at = excluded.replayed_at
       where webhook_deliveries.status in ('SENT', 'FAILED')
+        and not (webhook_deliveries.replay_key is not distinct from excluded.replay_key
+                 and webhook_deliveries.replayed_at > ${input.repeatAfter})
       returning 1
     )
     select (select count(*) from picked)::int as notifications, (select count(*) from queued)::int as queued`;

@@ -38,6 +38,11 @@ export type EndpointServiceDeps = {
 const DAY_MS = 86_400_000;
 export const MAX_OVERLAP_MS = 7 * DAY_MS;
 const DEFAULT_OVERLAP = "24h";
+/**
+ * How long a delivery a replay queued is left out of the same replay asked for again: long enough to cover a client's
+ * retries of a call whose answer it did not get, short enough that a window can be sent once more on purpose soon after.
+ */
+export const REPLAY_REPEAT_MS = 5 * 60_000;
 
 const notFound = () => new ApiError(404, "NOT_FOUND", "no such endpoint");
 const iso = (d: Date | null) => (d === null ? null : d.toISOString());
@@ -194,6 +199,12 @@ function replayWindowOf(body: ReplayBody, now: Date): { since: Date; until: Date
   return { since, until };
 }
 
+/** What makes two replay requests the same one: the window as asked (no until: "until now") and the filter. */
+function replayKeyOf(body: ReplayBody, since: Date): string {
+  const until = body.until === undefined ? "now" : (parseInstant(body.until) as Date).toISOString();
+  return `${since.toISOString()}/${until}/${body.only_failed === true ? "failed" : "all"}`;
+}
+
 export async function replay(deps: EndpointChangeDeps, endpointId: string, body: ReplayBody) {
   const now = deps.now();
   const window = replayWindowOf(body, now);
@@ -206,7 +217,9 @@ export async function replay(deps: EndpointChangeDeps, endpointId: string, body:
     ...window,
     onlyFailed: body.only_failed ?? false,
     replayId,
+    replayKey: replayKeyOf(body, window.since),
     now,
+    repeatAfter: new Date(now.getTime() - REPLAY_REPEAT_MS),
   });
   if (counts.queued > 0) await announceDue(deps);
   return { replay_id: replayId, notifications: counts.notifications };
