@@ -1,11 +1,13 @@
 // docs/examples/player.html in a real browser (headless Chromium), against both services started as processes: a
 // player signs in with their access token, sees their inbox and its unread badge, and a grant made through
-// Entitlement's API appears on the page while it is open, through the live stream. The page is served from the origin
+// Entitlement's API appears on the page while it is open, through the live stream; the page shows why a sign-in failed,
+// and stops (without reconnecting) when a newer stream of the player closes its own. The page is served from the origin
 // that forwards /v1/ to Notification, as a reverse proxy in front of both would.
 import { afterAll, beforeAll, expect, setDefaultTimeout } from "bun:test";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import postgres from "postgres";
+import { freePort } from "../../tools/infra/net.ts";
 import { type Browser, chromiumMissing, launchChromium } from "../support/chromium.ts";
 import { postGrant, waitReady } from "../support/grant-flow.ts";
 import { startTestIdp, type TestIdp } from "../support/idp.ts";
@@ -31,6 +33,9 @@ let site: ReturnType<typeof Bun.serve> | undefined;
 const services: ServedProcess[] = [];
 const stream = uniqueName("player").replaceAll("_", "-");
 let entitlementUrl = "";
+let notificationUrl = "";
+/** The stream tickets the page asked for, by the player's token: each is one (re)connection. */
+const ticketsAsked = new Map<string, number>();
 
 beforeAll(async () => {
   if (chromiumMissing()) return;
@@ -47,7 +52,7 @@ beforeAll(async () => {
   });
   services.push(entitlement, notification);
   entitlementUrl = `http://127.0.0.1:${await entitlement.port}`;
-  const notificationUrl = `http://127.0.0.1:${await notification.port}`;
+  notificationUrl = `http://127.0.0.1:${await notification.port}`;
   await waitReady(entitlementUrl, "entitlement /readyz");
   await waitReady(notificationUrl, "notification /readyz");
   site = Bun.serve({
@@ -57,6 +62,10 @@ beforeAll(async () => {
     fetch: (request) => {
       const url = new URL(request.url);
       if (url.pathname === "/") return new Response(Bun.file(PAGE), { headers: { "content-type": "text/html" } });
+      if (url.pathname === "/v1/me/stream-tickets") {
+        const token = request.headers.get("authorization") ?? "";
+        ticketsAsked.set(token, (ticketsAsked.get(token) ?? 0) + 1);
+      }
       return fetch(new Request(`${notificationUrl}${url.pathname}${url.search}`, request));
     },
   });
@@ -115,6 +124,72 @@ test("a player's page shows the inbox with its unread badge, and a grant appears
     async () => (await page.locator("[data-testid=unread-badge]").textContent()) === "0",
     "the badge to show no unread notification",
   );
+});
+
+const tokenFor = (user: string) => {
+  const now = Math.floor(Date.now() / 1000);
+  return idp.forge({ iss: idp.issuer, aud: AUDIENCE, sub: user, iat: now, exp: now + 600 });
+};
+
+async function signIn(token: string, api = "") {
+  const page = await (browser as Browser).context.newPage();
+  await page.goto(`http://127.0.0.1:${site?.port}/`);
+  await page.fill("textarea[name=token]", token);
+  await page.fill("input[name=api]", api);
+  await page.click("[data-testid=sign-in]");
+  return page;
+}
+
+test("a sign-in that fails says why on the page: a refused token, an API base that does not answer", async () => {
+  const refused = await signIn("not-a-token");
+  const error = refused.locator("[data-testid=error]");
+  await error.waitFor();
+  expect(await error.textContent()).toContain("401 UNAUTHORIZED");
+  expect(await refused.locator("[data-testid=sign-in-form]").isVisible(), "still on the sign-in form").toBe(true);
+
+  // A port nothing listens on: the browser gets no answer, as it gets none that CORS would let it read.
+  const nowhere = `http://127.0.0.1:${freePort()}`;
+  const unreachable = await signIn(await tokenFor(uniqueName("away")), nowhere);
+  const failure = unreachable.locator("[data-testid=error]");
+  await failure.waitFor();
+  expect(await failure.textContent()).toContain(`${nowhere}/v1/me/notifications?limit=50 failed: no answer`);
+  await Promise.all([refused.close(), unreachable.close()]);
+});
+
+test("a page whose stream a newer one closes for the per-player limit says so and does not reconnect", async () => {
+  const user = uniqueName("tabs");
+  const token = await tokenFor(user);
+  const page = await signIn(token);
+  await waitUntil(async () => (await page.locator("[data-testid=stream-state]").textContent()) === "live", "live");
+  // Five more streams of the player (the default NOTIFICATION_STREAM_MAX_PER_USER): the sixth closes the page's.
+  const others = new AbortController();
+  for (let i = 0; i < 5; i++) {
+    const response = await fetch(`${notificationUrl}/v1/me/notifications/stream`, {
+      headers: { authorization: `Bearer ${token}` },
+      signal: others.signal,
+    });
+    expect(response.status).toBe(200);
+  }
+  try {
+    await waitUntil(
+      async () => (await page.locator("[data-testid=stream-state]").textContent()) === "closed",
+      "the page to show its stream closed",
+    );
+    expect(await page.locator("[data-testid=error]").textContent()).toContain("too many are open for this player");
+    const asked = ticketsAsked.get(`Bearer ${token}`);
+    // What is checked is an absence: three of the page's reconnect delays (1 s) pass without a new ticket.
+    await Bun.sleep(3_000);
+    expect(ticketsAsked.get(`Bearer ${token}`), "no reconnection after stream_limit").toBe(asked);
+    expect(await page.locator("[data-testid=stream-state]").textContent()).toBe("closed");
+    await page.click("[data-testid=reconnect]");
+    await waitUntil(
+      async () => (await page.locator("[data-testid=stream-state]").textContent()) === "live",
+      "live again",
+    );
+  } finally {
+    others.abort();
+    await page.close();
+  }
 });
 
 test("SIGTERM with a player's stream open: Notification closes the stream and exits 0", async () => {
