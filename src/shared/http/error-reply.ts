@@ -1,9 +1,10 @@
 // The reply to every error of every route, in the one envelope `{code, message}`: an ApiError as it says, 404 or 405
-// (with Allow) for a path no route or no method of it matches, 400 for a body or input Elysia refused, and 500 with
-// nothing internal for anything else (logged with the request id).
+// (with Allow) for a path no route or no method of it matches, 400 for a body or input Elysia refused (naming the field
+// and the rule it broke), and 500 with nothing internal for anything else (logged with the request id).
 import type { Logger } from "../logger.ts";
 import { ApiError, type ErrorCode, errorResponse } from "./errors.ts";
 import { routePattern } from "./route-pattern.ts";
+import { type RefusedInput, validationMessage } from "./validation-message.ts";
 
 export type FailedRequest = {
   /** Elysia's error code (NOT_FOUND, PARSE, VALIDATION, ...). */
@@ -57,7 +58,9 @@ export function errorReply(failed: FailedRequest, routes: readonly Route[], log:
   }
   if (code === "NOT_FOUND") return notFound(routes, failed, headers);
   if (code === "PARSE") return errorResponse(400, "BAD_REQUEST", "request body is invalid", headers);
-  if (code === "VALIDATION") return errorResponse(400, "BAD_REQUEST", "request is invalid", headers);
+  if (code === "VALIDATION") {
+    return errorResponse(400, "BAD_REQUEST", validationMessage(error as RefusedInput), headers);
+  }
   const status =
     typeof (error as { status?: unknown })?.status === "number" ? (error as { status: number }).status : 500;
   if (status >= 500) {
