@@ -7,6 +7,7 @@ import {
   context,
   isSpanContextValid,
   propagation,
+  ROOT_CONTEXT,
   type Span,
   type SpanKind,
   SpanStatusCode,
@@ -43,9 +44,30 @@ export function extractTraceContext(get: (header: string) => string | null | und
   });
   if (trace.getSpanContext(extracted)) return extracted;
   const traceId = traceIdFromLegacy(get("x-trace-id"));
-  if (!traceId) return root;
-  const spanId = Buffer.from(crypto.getRandomValues(new Uint8Array(8))).toString("hex");
-  return trace.setSpanContext(root, { traceId, spanId, traceFlags: TraceFlags.SAMPLED, isRemote: true });
+  return traceId ? underMadeUpParent(root, traceId) : root;
+}
+
+const randomHex = (bytes: number) => Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString("hex");
+
+function underMadeUpParent(ctx: Context, traceId: string): Context {
+  return trace.setSpanContext(ctx, { traceId, spanId: randomHex(8), traceFlags: TraceFlags.SAMPLED, isRemote: true });
+}
+
+/** A new W3C trace id, for work that starts a trace of its own: 32 lower-case hex digits, never all zeros. */
+export function newTraceId(): string {
+  for (;;) {
+    const id = randomHex(16);
+    if (!/^0+$/.test(id)) return id;
+  }
+}
+
+/**
+ * The active context when it is already in the trace `traceId`; else a context of that trace detached from the active
+ * one (its parent made up, as for X-Trace-Id): work a request starts in the background, such as a bulk run, is a trace
+ * of its own.
+ */
+export function contextInTrace(traceId: string): Context {
+  return activeTraceId() === traceId ? context.active() : underMadeUpParent(ROOT_CONTEXT, traceId);
 }
 
 /** A stored or received `traceparent` as a parent context (none when missing or invalid). */

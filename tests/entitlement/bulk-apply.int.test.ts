@@ -9,6 +9,7 @@ import { join, resolve } from "node:path";
 // The replay check of a stored reply validates its date-time strings with the formats Elysia registers when it is
 // loaded; the executable always loads it (app.ts), and so must a test that runs commands without the app.
 import "elysia";
+import pino from "pino";
 import { applyBulk, type BulkDeps } from "../../src/entitlement/features/bulk/apply.ts";
 import { readBulkFile } from "../../src/entitlement/features/bulk/csv.ts";
 import { planBulk, planCounts } from "../../src/entitlement/features/bulk/plan.ts";
@@ -17,6 +18,7 @@ import { executeCommand } from "../../src/entitlement/features/entitlements/serv
 import { createCommandMetrics } from "../../src/entitlement/write/metrics.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createRegistry } from "../../src/shared/metrics.ts";
+import { newTraceId } from "../../src/shared/trace-context.ts";
 import { natsUrl, useTestDatabase } from "../support/infra.ts";
 import { runCommand } from "../support/process.ts";
 import { waitUntil } from "../support/wait.ts";
@@ -96,6 +98,23 @@ test("preview counts, apply, apply again: each valid row changes once, the rest 
   expect(await audit(), "applying the same file again changes nothing").toBe(4);
   const events = await count(f.sql`select count(*)::int as n from outbox_events where aggregate_key like 'b-u%'`);
   expect(events, "one event per change, the setup grant included").toBe(5);
+});
+
+test("a run's log lines carry its trace id", async () => {
+  const lines: Record<string, unknown>[] = [];
+  const log = pino({ level: "info" }, { write: (line: string) => lines.push(JSON.parse(line)) });
+  const file = readBulkFile(bytes(`${HEADER}\nt-u1,sword,grant,compensation,\nt-u2,,grant,compensation,\n`));
+  const traceId = newTraceId();
+  const run = { caller: "console:alice", traceId, concurrency: 1 };
+  await applyBulk({ ...deps, log }, await planBulk(f.sql, file, new Date()), run);
+  expect(lines.map((l) => l.msg)).toEqual(["bulk run started", "bulk run finished"]);
+  expect(
+    lines.map((l) => l.trace_id),
+    "every line of the run names its trace",
+  ).toEqual([traceId, traceId]);
+  expect(lines[1], "the end says what each row came to").toMatchObject({ changed: 1, invalid: 1, failed: 0 });
+  const [audit] = await f.sql<{ trace_id: string }[]>`select trace_id from entitlement_audit where user_id = 't-u1'`;
+  expect(audit?.trace_id).toBe(traceId);
 });
 
 test("the same file applied from another seat after a revoke replays instead of granting again", async () => {

@@ -106,6 +106,13 @@ test("a bulk file: preview changes nothing, apply changes each valid row once, a
   expect(testId(run.text, "bulk-result-invalid")).toBe("1");
   const callers = await f.sql<{ caller: string }[]>`select distinct caller from entitlement_audit`;
   expect(callers.map((c) => c.caller)).toEqual(["console:lead"]);
+  const traces = await f.sql<{ trace_id: string }[]>`select distinct trace_id from entitlement_audit`;
+  expect(
+    traces.map((t) => t.trace_id),
+    "the run is one trace, shown on its page",
+  ).toEqual([testId(run.text, "bulk-trace-id") as string]);
+  expect(traces[0]?.trace_id, "a W3C trace id: 32 lower-case hex digits, not all zeros").toMatch(/^[0-9a-f]{32}$/);
+  expect(traces[0]?.trace_id).not.toMatch(/^0+$/);
   const csvLink = /href="(\/console\/bulk\/result\.csv\?job=[^"]+)"/.exec(run.text)?.[1] as string;
   const download = await client.get(csvLink.replaceAll("&amp;", "&"));
   expect(download.headers.get("content-disposition")).toBe('attachment; filename="compensation.csv.result.csv"');

@@ -5,6 +5,7 @@
 // in total (MAX_KEPT_TOTAL, a plan or result of 10,000 rows being a few MB): a full store refuses a newcomer's entry
 // instead of evicting it from another operator, whose preview or result would vanish under them.
 import { randomToken } from "../../shared/console/session.ts";
+import { newTraceId } from "../../shared/trace-context.ts";
 import type { RowResult } from "../features/bulk/outcome.ts";
 import type { BulkPlan } from "../features/bulk/plan.ts";
 
@@ -18,6 +19,8 @@ export type BulkJob = {
   id: string;
   owner: string;
   fileName: string;
+  /** The run's own trace: its audit rows, events and log lines carry it. */
+  traceId: string;
   total: number;
   done: number;
   /** Set when the run is over: every row's result. */
@@ -55,7 +58,8 @@ export function createBulkStore(now: () => number = Date.now) {
   return {
     addUpload: (u: Omit<BulkUpload, "id" | "at">) => uploads.add({ ...u, id: randomToken(18), at: now() }),
     upload: uploads.get,
-    addJob: (j: Omit<BulkJob, "id" | "at" | "done">) => jobs.add({ ...j, id: randomToken(18), at: now(), done: 0 }),
+    addJob: (j: Omit<BulkJob, "id" | "at" | "done" | "traceId">) =>
+      jobs.add({ ...j, id: randomToken(18), at: now(), done: 0, traceId: newTraceId() }),
     job: jobs.get,
   };
 }

@@ -57,7 +57,8 @@ ${
 const OUTCOMES: readonly (keyof ResultCounts)[] = ["changed", "already_applied", "unchanged", "invalid", "failed"];
 
 export function jobView(job: BulkJob, counts: ResultCounts | undefined): Html {
-  const progress = html`<p>${text(job.fileName)}: <span data-testid="bulk-progress">${job.done}/${job.total}</span> rows done.</p>`;
+  const progress = html`<p>${text(job.fileName)}: <span data-testid="bulk-progress">${job.done}/${job.total}</span> rows done
+(trace <code data-testid="bulk-trace-id">${job.traceId}</code>).</p>`;
   if (job.error)
     return html`${progress}<p class="notice error">The run stopped: ${text(job.error)}. Apply the file again.</p>`;
   if (!job.results || !counts) return html`${progress}<p>Applying… this page reloads by itself.</p>`;

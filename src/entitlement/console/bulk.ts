@@ -2,13 +2,15 @@
 // a change, then applied in the background through the API's command path (bulk/apply.ts) as the caller
 // `console:<token name>`, with keys derived from the file so that applying it again changes nothing. The run's page
 // reloads itself until the run is over, then shows the counts and offers the per-row result as CSV.
+import { context } from "@opentelemetry/api";
 import type { Caller } from "../../shared/auth/guard.ts";
 import { consoleHref, sentence } from "../../shared/console/html.ts";
 import type { Action, Page, UploadAction } from "../../shared/console/kit.ts";
 import { downloadResponse } from "../../shared/console/respond.ts";
 import { ApiError } from "../../shared/http/errors.ts";
+import { contextInTrace } from "../../shared/trace-context.ts";
 import { type RouteDeps, throughGate } from "../edge/route-deps.ts";
-import { applyBulk } from "../features/bulk/apply.ts";
+import { applyBulk, runLogger } from "../features/bulk/apply.ts";
 import { BulkFileError, MAX_BULK_BYTES, readBulkFile } from "../features/bulk/csv.ts";
 import { planBulk, planCounts } from "../features/bulk/plan.ts";
 import { countOutcomes, resultCsv } from "../features/bulk/result-csv.ts";
@@ -30,23 +32,25 @@ const storeFull = {
 };
 
 function startJob(deps: RouteDeps, store: BulkStore, upload: BulkUpload): BulkJob | undefined {
-  const job = store.addJob({ owner: upload.owner, fileName: upload.fileName, total: upload.plan.file.rows.length });
+  const total = upload.plan.file.rows.length;
+  const job = store.addJob({ owner: upload.owner, fileName: upload.fileName, total });
   if (!job) return undefined;
-  const run = { caller: consoleCaller(upload.owner), traceId: crypto.randomUUID(), concurrency: CONCURRENCY };
-  applyBulk({ ...deps, run: deps.gate.run }, upload.plan, {
-    ...run,
-    onProgress: (done) => {
-      job.done = done;
-    },
-  }).then(
-    (results) => {
-      job.results = results;
-      job.done = job.total;
-    },
-    (error) => {
-      deps.log.error({ err: error }, "console bulk run failed");
-      job.error = "the service could not finish it";
-    },
+  const run = { caller: consoleCaller(upload.owner), traceId: job.traceId, concurrency: CONCURRENCY };
+  const onProgress = (done: number) => {
+    job.done = done;
+  };
+  // In the run's own trace, so that the failure's line carries it too.
+  context.with(contextInTrace(job.traceId), () =>
+    applyBulk({ ...deps, run: deps.gate.run }, upload.plan, { ...run, onProgress }).then(
+      (results) => {
+        job.results = results;
+        job.done = job.total;
+      },
+      (error) => {
+        runLogger(deps.log, job.traceId).error({ err: error }, "console bulk run failed");
+        job.error = "the service could not finish it";
+      },
+    ),
   );
   return job;
 }
@@ -112,7 +116,8 @@ export function bulkActions(deps: RouteDeps, store: BulkStore): Record<string, A
       if (!upload) throw notFound();
       const job = startJob(deps, store, upload);
       if (!job) return storeFull;
-      deps.log.info({ caller: consoleCaller(principal.name), rows: job.total }, "console bulk run started");
+      const started = { caller: consoleCaller(principal.name), rows: job.total, run_trace_id: job.traceId };
+      deps.log.info(started, "console bulk run started");
       return {
         redirect: consoleHref("/console/bulk/run", { job: job.id }),
         notice: { ok: true, text: sentence`Applying.` },

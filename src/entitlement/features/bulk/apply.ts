@@ -8,12 +8,14 @@ import { isTransientDbError } from "../../../shared/db.ts";
 import { ApiError } from "../../../shared/http/errors.ts";
 import type { Logger } from "../../../shared/logger.ts";
 import { sleep } from "../../../shared/runtime.ts";
+import { activeTraceId, contextInTrace, inSpan } from "../../../shared/trace-context.ts";
 import type { CommandDeps } from "../../write/run.ts";
 import { type BundleReply, executeBundle } from "../bundles/service.ts";
 import { executeCommand, type GrantReply } from "../entitlements/service.ts";
 import { BULK_KEY_SCOPE, type BulkBatch, batchChanges } from "./batches.ts";
 import { invalidResult, type RowResult, resultOf, resultsOfReply } from "./outcome.ts";
 import type { BulkPlan } from "./plan.ts";
+import { countOutcomes } from "./result-csv.ts";
 
 export type BulkDeps = CommandDeps & {
   log: Logger;
@@ -23,7 +25,7 @@ export type BulkDeps = CommandDeps & {
 
 export type BulkRun = {
   caller: string;
-  /** The trace id of every event of the run. */
+  /** The run's own W3C trace id (newTraceId): its audit rows, events and log lines carry it. */
   traceId: string;
   concurrency: number;
   /** Rows done so far, after each batch. */
@@ -69,8 +71,15 @@ async function applyBatch(deps: BulkDeps, batch: BulkBatch, run: BulkRun): Promi
   }
 }
 
-/** Every row's result in the file's order, invalid rows included. */
-export async function applyBulk(deps: BulkDeps, plan: BulkPlan, run: BulkRun): Promise<RowResult[]> {
+/**
+ * The logger of a run: inside its span the logger's mixin adds the run's trace_id; where no tracer is installed (no
+ * span is active, so the mixin adds nothing) it is bound here, so a run's lines carry its trace either way.
+ */
+export function runLogger(log: Logger, traceId: string): Logger {
+  return activeTraceId() === traceId ? log : log.child({ trace_id: traceId });
+}
+
+async function applyBatches(deps: BulkDeps, plan: BulkPlan, run: BulkRun): Promise<RowResult[]> {
   const batches = batchChanges(plan.file.hash, plan.changes);
   const results = plan.invalid.map(invalidResult);
   const total = plan.file.rows.length;
@@ -87,4 +96,20 @@ export async function applyBulk(deps: BulkDeps, plan: BulkPlan, run: BulkRun): P
   };
   await Promise.all(Array.from({ length: Math.max(1, run.concurrency) }, worker));
   return results.sort((a, b) => a.line - b.line);
+}
+
+/**
+ * Every row's result in the file's order, invalid rows included. The run is a trace of its own (`run.traceId`, made
+ * by newTraceId): its commands' audit rows, events and log lines carry it, not the trace of the request that started
+ * it.
+ */
+export function applyBulk(deps: BulkDeps, plan: BulkPlan, run: BulkRun): Promise<RowResult[]> {
+  const attributes = { "bulk.rows": plan.file.rows.length, "bulk.caller": run.caller };
+  return inSpan("bulk run", { parent: contextInTrace(run.traceId), attributes }, async () => {
+    const log = runLogger(deps.log, run.traceId);
+    log.info({ caller: run.caller, rows: plan.file.rows.length, file_sha256: plan.file.hash }, "bulk run started");
+    const results = await applyBatches({ ...deps, log }, plan, run);
+    log.info({ caller: run.caller, ...countOutcomes(results) }, "bulk run finished");
+    return results;
+  });
 }
