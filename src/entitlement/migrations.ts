@@ -16,6 +16,7 @@ import m015 from "../../db/entitlement/015_hot_indexes.sql" with { type: "text" 
 import m016 from "../../db/entitlement/016_point_execute.sql" with { type: "text" };
 import m017 from "../../db/entitlement/017_audit_search.sql" with { type: "text" };
 import m018 from "../../db/entitlement/018_bulk_key_scope.sql" with { type: "text" };
+import m019 from "../../db/entitlement/019_audit_caller_prefix.sql" with { type: "text" };
 import apiInstant from "../../db/entitlement/functions/api_instant.sql" with { type: "text" };
 import entitlementChange from "../../db/entitlement/functions/entitlement_change.sql" with { type: "text" };
 import entitlementExpire from "../../db/entitlement/functions/entitlement_expire.sql" with { type: "text" };
@@ -63,6 +64,7 @@ export const migrations = migrationList(
     "016_point_execute.sql": m016,
     "017_audit_search.sql": m017,
     "018_bulk_key_scope.sql": m018,
+    "019_audit_caller_prefix.sql": m019,
   },
   {
     // Proves the history tables' rows in bounds before 011 takes its lock (db/entitlement/prepare/).

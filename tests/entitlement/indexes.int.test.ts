@@ -20,7 +20,7 @@ afterAll(async () => {
 });
 
 const DOCUMENTED = [
-  "entitlement_audit.entitlement_audit_caller_time_idx",
+  "entitlement_audit.entitlement_audit_caller_prefix_idx",
   "entitlement_audit.entitlement_audit_history_idx",
   "entitlement_audit.entitlement_audit_sku_time_idx",
   "entitlement_audit.entitlement_audit_time_idx",

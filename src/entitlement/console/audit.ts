@@ -14,13 +14,14 @@ function searchForm(query: URLSearchParams): Html {
   const input = (name: string, label: string, placeholder = "") =>
     html`<label>${label} <input type="text" name="${name}" value="${query.get(name) ?? ""}" placeholder="${placeholder}" maxlength="200"></label>`;
   return html`<form method="get" action="/console/audit" data-testid="audit-search"><fieldset>
-${input("user_id", "User id")}${input("sku", "SKU")}${input("caller", "Caller", "console:support-lead")}
+${input("user_id", "User id")}${input("sku", "SKU")}${input("caller", "Caller", "console:support-lead, or console:* for every console operator")}
 ${input("action", "Action", "GRANT, REVOKE, EXTEND, EXPIRE")}
 ${input("from", "From", "2026-11-01T00:00:00Z")}${input("to", "Before", "2026-12-01T00:00:00Z")}
 <button type="submit">Search</button></fieldset></form>`;
 }
 
-const row = (e: AuditEntry) => html`<tr data-testid="audit-row"><td><time>${e.occurred_key}</time></td>
+// Shown to the millisecond, as every time of the API and the console; the microseconds stay in the page key only.
+const row = (e: AuditEntry) => html`<tr data-testid="audit-row"><td><time>${e.occurred_at.toISOString()}</time></td>
 <td><a href="${consoleHref("/console/history", { user_id: e.user_id, sku: e.stock_keeping_unit })}">${text(e.user_id)}</a></td>
 <td>${text(e.stock_keeping_unit)}</td><td>${e.action}</td><td>${e.version ?? ""}</td><td>${text(e.source)}</td>
 <td>${text(e.source_id)}</td><td>${text(e.caller)}</td><td>${text(e.trace_id)}</td></tr>`;

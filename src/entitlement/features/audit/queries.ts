@@ -7,6 +7,8 @@ export type AuditFilter = {
   userId?: string;
   sku?: string;
   caller?: string;
+  /** Every caller that starts with it (`console:`). */
+  callerPrefix?: string;
   action?: AuditAction;
   /** Inclusive. */
   from?: Date;
@@ -34,6 +36,13 @@ export type AuditEntry = {
   detail: Record<string, unknown> | null;
 };
 
+/**
+ * Above every text that starts with `prefix`, in the byte order of the caller index (text_pattern_ops, migration 019):
+ * no UTF-8 character encodes above U+10FFFF, so the range [prefix, prefix + U+10FFFF) holds exactly the callers that
+ * start with the prefix (but for those that continue with U+10FFFF itself, a noncharacter).
+ */
+const prefixBound = (prefix: string): string => `${prefix}\u{10FFFF}`;
+
 export async function searchAudit(
   db: Db,
   args: { filter: AuditFilter; limit: number; after?: AuditKey },
@@ -51,6 +60,7 @@ export async function searchAudit(
       ${when(f.userId, (v) => db`and user_id = ${v}`)}
       ${when(f.sku, (v) => db`and stock_keeping_unit = ${v}`)}
       ${when(f.caller, (v) => db`and caller = ${v}`)}
+      ${when(f.callerPrefix, (v) => db`and caller ~>=~ ${v} and caller ~<~ ${prefixBound(v)}`)}
       ${when(f.action, (v) => db`and action = ${v}`)}
       ${when(f.from, (v) => db`and occurred_at >= ${v}::timestamptz`)}
       ${when(f.to, (v) => db`and occurred_at < ${v}::timestamptz`)}

@@ -1,6 +1,6 @@
 // The audit search's input and pages: filters read from a query string and checked as the API checks the same fields
-// (a user id, a SKU; a caller is a token name or `console:<name>`; an action; instants with an offset), and an opaque
-// cursor holding the last row's key.
+// (a user id, a SKU; a caller is a token name or `console:<name>`, or with a trailing `*` or `:` every caller that
+// starts with it; an action; instants with an offset), and an opaque cursor holding the last row's key.
 import { Value } from "@sinclair/typebox/value";
 import type { Db } from "../../../shared/db.ts";
 import { badRequest } from "../../../shared/http/errors.ts";
@@ -37,7 +37,13 @@ export function readAuditFilter(query: URLSearchParams): AuditFilter {
   const caller = given(query, "caller");
   if (caller !== undefined) {
     if (!isPlainText(caller, 1, 200)) throw badRequest("caller must be 1-200 characters without control characters");
-    filter.caller = caller;
+    // No caller ends with `:` (`console:<name>`), so `console:` is a prefix as `console:*` is.
+    const prefix = caller.endsWith("*") ? caller.slice(0, -1) : caller.endsWith(":") ? caller : undefined;
+    if (prefix === "" || prefix?.includes("*")) {
+      throw badRequest("caller: a * may only end a prefix of at least one character (console:*)");
+    }
+    if (prefix === undefined) filter.caller = caller;
+    else filter.callerPrefix = prefix;
   }
   const action = given(query, "action")?.toUpperCase();
   if (action !== undefined) {
