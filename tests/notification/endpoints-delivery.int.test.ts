@@ -100,6 +100,36 @@ describe("delivery to registered endpoints", () => {
     expect(() => new Webhook(rotated.body.secret).verify(last.body, last.headers)).toThrow();
   });
 
+  test("a second rotation keeps the first old secret until its own overlap ends: every live secret signs", async () => {
+    const { call, worker } = start();
+    const created = await call("POST", "/v1/webhook-endpoints", { url: granted.url });
+    const endpoint = created.body.endpoint_id as string;
+    const rotate = (overlap: string) => call("POST", `/v1/webhook-endpoints/${endpoint}/secret/rotate`, { overlap });
+    const second = await rotate("2h");
+    const third = await rotate("1h");
+    const [id] = await store([{}], worker.waker);
+    const hit = await waitUntil(async () => granted.hits.find((h) => h.headers["webhook-id"] === id), "the delivery");
+    expect(hit.headers["webhook-signature"]?.split(" "), "the current secret and both old ones").toHaveLength(3);
+    for (const secret of [third.body.secret, second.body.secret, created.body.secret]) {
+      expect(new Webhook(secret).verify(hit.body, hit.headers)).toMatchObject({ notification_id: id });
+    }
+
+    await f.sql`
+      update webhook_endpoints
+      set older_secrets = jsonb_set(older_secrets, '{0,until}', to_jsonb(now() - interval '1 second'))
+      where endpoint_id = ${endpoint}`;
+    const [next] = await store([{}], worker.waker);
+    const after = await waitUntil(
+      async () => granted.hits.find((h) => h.headers["webhook-id"] === next),
+      "the delivery after one overlap",
+    );
+    expect(after.headers["webhook-signature"]?.split(" "), "an old secret past its overlap signs no more").toHaveLength(
+      2,
+    );
+    expect(() => new Webhook(created.body.secret).verify(after.body, after.headers)).toThrow();
+    expect(new Webhook(second.body.secret).verify(after.body, after.headers)).toMatchObject({ notification_id: next });
+  });
+
   test("failed attempts are logged with status, duration, error and an excerpt, newest first, then retried", async () => {
     const { call, worker } = start();
     let calls = 0;

@@ -192,6 +192,7 @@ describe("endpoint signatures", () => {
       secretCiphertext: box.seal("e1", current),
       previousSecretCiphertext: box.seal("e1", previous),
       previousSecretUntil: new Date(at.getTime() + 1_000),
+      olderSecrets: [],
     };
     const sign = createSigner(box);
     const expected = [current, previous].map((s) => new Webhook(s).sign("msg_1", at, body));

@@ -8,13 +8,15 @@ import { createSecretBox, type SecretBox } from "../outbound/endpoints/secrets.t
 
 function resealed(box: SecretBox, s: SealedSecrets): SealedSecrets | undefined {
   const previous = s.previous_secret_ciphertext;
-  if (box.isCurrent(s.secret_ciphertext) && (previous === null || box.isCurrent(previous))) return undefined;
+  const all = [s.secret_ciphertext, ...(previous === null ? [] : [previous]), ...s.older_secrets.map((o) => o.sealed)];
+  if (all.every((sealed) => box.isCurrent(sealed))) return undefined;
   const again = (sealed: string) =>
     box.isCurrent(sealed) ? sealed : box.seal(s.endpoint_id, box.open(s.endpoint_id, sealed));
   return {
     endpoint_id: s.endpoint_id,
     secret_ciphertext: again(s.secret_ciphertext),
     previous_secret_ciphertext: previous === null ? null : again(previous),
+    older_secrets: s.older_secrets.map((o) => ({ sealed: again(o.sealed), until: o.until })),
   };
 }
 

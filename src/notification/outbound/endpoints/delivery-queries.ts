@@ -2,6 +2,7 @@
 // each endpoint at most its free slots, so one endpoint's backlog never takes another's turn; every finalize is guarded
 // by the in-flight status and locked_by, as the notifications' are (docs/failure-modes.md).
 import { type Db, unprepared } from "../../../shared/db.ts";
+import type { OlderSecret } from "./queries.ts";
 
 export type ClaimedDelivery = {
   endpointId: string;
@@ -12,6 +13,7 @@ export type ClaimedDelivery = {
   secretCiphertext: string;
   previousSecretCiphertext: string | null;
   previousSecretUntil: Date | null;
+  olderSecrets: { sealed: string; until: Date }[];
   /** Null when the notification no longer exists (deleted by retention). */
   notification: {
     eventId: string;
@@ -31,6 +33,7 @@ type ClaimRow = {
   secret_ciphertext: string;
   previous_secret_ciphertext: string | null;
   previous_secret_until: Date | null;
+  older_secrets: OlderSecret[];
   event_id: string | null;
   user_id: string;
   type: string;
@@ -48,6 +51,7 @@ function toClaimed(r: ClaimRow): ClaimedDelivery {
     secretCiphertext: r.secret_ciphertext,
     previousSecretCiphertext: r.previous_secret_ciphertext,
     previousSecretUntil: r.previous_secret_until,
+    olderSecrets: r.older_secrets.map((o) => ({ sealed: o.sealed, until: new Date(o.until) })),
     notification:
       r.event_id === null || r.payload === null
         ? null
@@ -103,7 +107,7 @@ export async function claimDeliveries(
       returning d.endpoint_id, d.notification_id, d.attempt_count
     )
     select c.endpoint_id, c.notification_id, c.attempt_count, e.url, e.secret_ciphertext, e.previous_secret_ciphertext,
-           e.previous_secret_until, n.event_id, n.user_id, n.type, n.occurred_at, n.payload_json::text as payload,
+           e.previous_secret_until, e.older_secrets, n.event_id, n.user_id, n.type, n.occurred_at, n.payload_json::text as payload,
            n.traceparent
     from claimed c
     join webhook_endpoints e on e.endpoint_id = c.endpoint_id

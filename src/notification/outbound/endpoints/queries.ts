@@ -113,14 +113,34 @@ export async function deleteEndpoint(db: Db, endpointId: string): Promise<boolea
   return result.count === 1;
 }
 
-/** The new secret becomes current; the current one stays valid until `previousUntil` (null: not at all). */
+/** Old secrets kept besides the previous one; with it and the current one, a request carries at most five signatures. */
+export const MAX_OLDER_SECRETS = 3;
+
+/**
+ * The new secret becomes current; the current one stays valid until `previousUntil`. The previous one, while its
+ * overlap lasts, joins the older secrets still within theirs (the latest-ending MAX_OLDER_SECRETS). A null
+ * `previousUntil` (an overlap of 0s, as after a leak) ends every old secret at once.
+ */
 export async function rotateEndpointSecret(
   db: Db,
   input: { endpointId: string; secretCiphertext: string; previousUntil: Date | null; now: Date },
 ): Promise<boolean> {
   const result = await db`
     update webhook_endpoints
-    set previous_secret_ciphertext = case when ${input.previousUntil}::timestamptz is null then null else secret_ciphertext end,
+    set older_secrets = (
+          select coalesce(jsonb_agg(k.s order by k.until desc), '[]'::jsonb)
+          from (
+            select o.s, (o.s ->> 'until')::timestamptz as until
+            from (
+              select s from jsonb_array_elements(older_secrets) s
+              union all
+              select jsonb_build_object('sealed', previous_secret_ciphertext, 'until', previous_secret_until)
+              where previous_secret_ciphertext is not null
+            ) o
+            where (o.s ->> 'until')::timestamptz > ${input.now} and ${input.previousUntil}::timestamptz is not null
+            order by until desc limit ${MAX_OLDER_SECRETS}
+          ) k),
+        previous_secret_ciphertext = case when ${input.previousUntil}::timestamptz is null then null else secret_ciphertext end,
         previous_secret_until = ${input.previousUntil}::timestamptz,
         secret_ciphertext = ${input.secretCiphertext}, updated_at = ${input.now}
     where endpoint_id = ${input.endpointId}`;
@@ -140,24 +160,31 @@ export async function listEndpointSummaries(db: Db, input: { limit: number }): P
     order by created_at, endpoint_id limit ${input.limit}`;
 }
 
+/** An old secret within its overlap, as older_secrets keeps it. */
+export type OlderSecret = { sealed: string; until: string };
+
 export type SealedSecrets = {
   endpoint_id: string;
   secret_ciphertext: string;
   previous_secret_ciphertext: string | null;
+  older_secrets: OlderSecret[];
 };
 
 /** Every endpoint's sealed secrets, for sealing them again with the current key. */
 export async function listSealedSecrets(db: Db): Promise<SealedSecrets[]> {
   return db<SealedSecrets[]>`
-    select endpoint_id, secret_ciphertext, previous_secret_ciphertext from webhook_endpoints order by endpoint_id`;
+    select endpoint_id, secret_ciphertext, previous_secret_ciphertext, older_secrets
+    from webhook_endpoints order by endpoint_id`;
 }
 
 /** Replaces an endpoint's sealed secrets, only if they are still the ones read (a rotation meanwhile wins). */
 export async function replaceSealedSecrets(db: Db, before: SealedSecrets, after: SealedSecrets): Promise<boolean> {
   const result = await db`
     update webhook_endpoints
-    set secret_ciphertext = ${after.secret_ciphertext}, previous_secret_ciphertext = ${after.previous_secret_ciphertext}
+    set secret_ciphertext = ${after.secret_ciphertext}, previous_secret_ciphertext = ${after.previous_secret_ciphertext},
+        older_secrets = ${db.json(after.older_secrets)}::jsonb
     where endpoint_id = ${before.endpoint_id} and secret_ciphertext = ${before.secret_ciphertext}
-      and previous_secret_ciphertext is not distinct from ${before.previous_secret_ciphertext}`;
+      and previous_secret_ciphertext is not distinct from ${before.previous_secret_ciphertext}
+      and older_secrets = ${db.json(before.older_secrets)}::jsonb`;
   return result.count === 1;
 }

@@ -1,6 +1,6 @@
 // Standard Webhooks signatures of an endpoint: its current secret, and during a rotation's overlap its previous one
-// too, space-separated in one `webhook-signature` header (`v1,<new> v1,<old>`), so a receiver that still has only the
-// old secret keeps verifying while it is updated. The HMAC is node:crypto's: the same signature as the standardwebhooks
+// (and those of earlier rotations still within theirs) too, space-separated in one `webhook-signature` header
+// (`v1,<new> v1,<old>`), so a receiver that still has only an old secret keeps verifying while it is updated. The HMAC is node:crypto's: the same signature as the standardwebhooks
 // package computes (a unit test compares them), at a fraction of the CPU of its JavaScript SHA-256.
 import { createHmac } from "node:crypto";
 import type { SecretBox } from "./secrets.ts";
@@ -10,6 +10,8 @@ export type EndpointSecrets = {
   secretCiphertext: string;
   previousSecretCiphertext: string | null;
   previousSecretUntil: Date | null;
+  /** Earlier rotations' secrets, each signed with until its own overlap ends. */
+  olderSecrets: { sealed: string; until: Date }[];
 };
 
 /** Decrypting a secret per request would cost more than the signature; the sealed text is the cache key. */
@@ -40,10 +42,13 @@ export function createSigner(box: SecretBox) {
     return key;
   };
   return (secrets: EndpointSecrets, webhookId: string, at: Date, body: string): string => {
-    const current = signWith(keyOf(secrets.endpointId, secrets.secretCiphertext), webhookId, at, body);
     const previous = secrets.previousSecretCiphertext;
-    if (!previous || !secrets.previousSecretUntil || secrets.previousSecretUntil <= at) return current;
-    return `${current} ${signWith(keyOf(secrets.endpointId, previous), webhookId, at, body)}`;
+    const old =
+      previous && secrets.previousSecretUntil ? [{ sealed: previous, until: secrets.previousSecretUntil }] : [];
+    const live = [...old, ...secrets.olderSecrets].filter((s) => s.until > at).map((s) => s.sealed);
+    return [secrets.secretCiphertext, ...live]
+      .map((sealed) => signWith(keyOf(secrets.endpointId, sealed), webhookId, at, body))
+      .join(" ");
   };
 }
 export type Signer = ReturnType<typeof createSigner>;
