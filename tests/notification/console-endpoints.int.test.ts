@@ -58,3 +58,28 @@ test("endpoints are listed with their attempts, and a replay queues the window",
   expect(row?.status).toBe("PENDING");
   expect((await client.get(reply.location ?? "")).text).toContain("1 notification(s) sent again");
 });
+
+test("an endpoint's recent attempts are listed newest first by attempt number, past ten of them", async () => {
+  const a = createApp({
+    sql: f.sql,
+    log: silentLogger,
+    registry: testMetrics().registry,
+    version: "test",
+    consumerReady: undefined,
+    debugApi: { enabled: false, token: TOKEN },
+    console: { enabled: true, idleMs: 60_000, alwaysSecure: false },
+  });
+  const client = consoleClient((r) => a.handle(r));
+  await signIn(client, TOKEN);
+  const { call } = endpointApp(f.sql);
+  const created = await call("POST", "/v1/webhook-endpoints", { url: "http://127.0.0.1:9/order" });
+  const id = created.body.endpoint_id as string;
+  await f.sql`
+    insert into webhook_attempts (endpoint_id, notification_id, attempt, at, duration_ms)
+    select ${id}, ${crypto.randomUUID()}, n, now(), 1 from generate_series(1, 12) n`;
+  const page = await client.get(`/console/endpoints/attempts?endpoint_id=${id}`);
+  const attempts = [...page.text.matchAll(/data-testid="attempt-row"><td>[^<]*<\/td><td>(\d+)<\/td>/g)].map((m) =>
+    Number(m[1]),
+  );
+  expect(attempts, "the latest attempt first").toEqual(Array.from({ length: 12 }, (_, i) => 12 - i));
+});
