@@ -174,7 +174,9 @@ test("a shell run killed with SIGKILL halfway, run again, applies every valid ro
 
   const rerun = await runCommand([process.execPath, MAIN, "bulk", "apply", path], { env, timeoutMs: 150_000 });
   expect(rerun.code, rerun.stderr).toBe(0);
-  expect(rerun.stderr, "progress in the shell, to the last row").toContain("applied 1501/1501 rows");
+  expect(rerun.stderr, "progress in the shell, to the last row, the invalid one apart").toMatch(
+    /1501\/1501 rows done: changed \d+, already applied \d+, unchanged 0, invalid 1, failed 0/,
+  );
   // Calls the server had received when the client died still commit, so the first run did at least `before` rows.
   const preview = /1501 rows: (\d+) will change, (\d+) already in that state, 1 invalid/.exec(rerun.stdout);
   expect(Number(preview?.[1]) + Number(preview?.[2])).toBe(1500);
@@ -205,4 +207,40 @@ test("the shell refuses a malformed file with its line, and --dry-run changes no
   expect(await count(f.sql`select count(*)::int as n from entitlements where user_id = 'd-u1'`)).toBe(0);
   const usage = await runCommand([process.execPath, MAIN, "bulk", "apply"], { env });
   expect(usage.code).toBe(2);
+});
+
+test("the shell says what each row came to, and the run's own trace, on its audit rows and events", async () => {
+  const env = { ...process.env, DATABASE_URL: f.db.url, NATS_URL: await natsUrl(), LOG_LEVEL: "silent" };
+  const path = join(dir, "counts.csv");
+  const rows = ["c-u1,sword,grant,r,", "c-u2,sword,grant,r,", "c-u3,,grant,r,", "c-u4,sword,give,r,"];
+  writeFileSync(path, [HEADER, ...rows].join("\n"));
+  const run = await runCommand([process.execPath, MAIN, "bulk", "apply", path], { env });
+  expect(run.code, run.stderr).toBe(0);
+  const progress = run.stderr.trim().split("\n").at(-1);
+  expect(progress, "progress counts by outcome, invalid rows apart").toBe(
+    "4/4 rows done: changed 2, already applied 0, unchanged 0, invalid 2, failed 0",
+  );
+  const traceId = /; trace ([0-9a-f]{32})$/m.exec(run.stdout)?.[1];
+  expect(traceId, `a W3C trace id in the summary: ${run.stdout}`).toMatch(/^(?!0{32})[0-9a-f]{32}$/);
+  const audit = await f.sql<{ trace_id: string }[]>`
+    select distinct trace_id from entitlement_audit where user_id like 'c-u%'`;
+  expect(
+    audit.map((a) => a.trace_id),
+    "every audit row of the run carries its trace",
+  ).toEqual([traceId as string]);
+  const events = await f.sql<{ traceparent: string | null }[]>`
+    select traceparent from outbox_events where aggregate_key like 'c-u%'`;
+  expect(events).toHaveLength(2);
+  for (const e of events) expect(e.traceparent, "its events continue the run's trace").toContain(`-${traceId}-`);
+});
+
+test("a CSV file that is not there is one clear line naming it, with the bad-file exit code", async () => {
+  const env = { ...process.env, DATABASE_URL: f.db.url, NATS_URL: await natsUrl(), LOG_LEVEL: "silent" };
+  const missing = join(dir, "no-such-file.csv");
+  const run = await runCommand([process.execPath, MAIN, "bulk", "apply", missing, "--dry-run"], { env });
+  expect(run.code).toBe(3);
+  expect(run.stderr.trim()).toBe(`entitlement bulk: cannot read ${missing}: no such file`);
+  const folder = await runCommand([process.execPath, MAIN, "bulk", "apply", dir], { env });
+  expect(folder.code).toBe(3);
+  expect(folder.stderr.trim()).toBe(`entitlement bulk: cannot read ${dir}: it is a directory`);
 });

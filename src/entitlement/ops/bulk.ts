@@ -2,20 +2,23 @@
 // from the shell. It previews the file (counts, then each invalid row with its line), and unless --dry-run applies it
 // through the command path as the caller `cli:bulk`, printing progress, and writes the per-row result as CSV (by
 // default beside the file). Exit 0 when every valid row is done, 1 when a row failed (run it again), 2 for usage,
-// 3 for a file that cannot be read as a bulk file.
+// 3 for a file that cannot be read (missing, a folder, not readable) or read as a bulk file, said in one line.
 import { readFileSync, writeFileSync } from "node:fs";
+import pkg from "../../../package.json" with { type: "json" };
 import { type Subcommand, withConfig } from "../../shared/cli.ts";
 import { checkedRun, operation, positionals, splitFlags } from "../../shared/cli-args.ts";
-import { createSql } from "../../shared/db.ts";
+import { createSql, type Sql } from "../../shared/db.ts";
 import { silentLogger } from "../../shared/logger.ts";
 import { createRegistry } from "../../shared/metrics.ts";
 import { loadOperatorConfig, printable } from "../../shared/ops.ts";
 import { systemClock } from "../../shared/runtime.ts";
-import { loadEntitlementConfig } from "../config.ts";
-import { applyBulk, type BulkDeps } from "../features/bulk/apply.ts";
-import { BulkFileError, readBulkFile } from "../features/bulk/csv.ts";
+import { newTraceId } from "../../shared/trace-context.ts";
+import { installTracing } from "../../shared/tracing.ts";
+import { type EntitlementConfig, loadEntitlementConfig } from "../config.ts";
+import { applyBulk, type BulkDeps, type BulkRun } from "../features/bulk/apply.ts";
+import { type BulkFile, BulkFileError, readBulkFile } from "../features/bulk/csv.ts";
 import { type BulkPlan, planBulk, planCounts } from "../features/bulk/plan.ts";
-import { countOutcomes, resultCsv } from "../features/bulk/result-csv.ts";
+import { countOutcomes, type ResultCounts, resultCsv } from "../features/bulk/result-csv.ts";
 import { SCHEMA } from "../migrations.ts";
 import { createWakeups } from "../work/wakeups.ts";
 import { createCommandMetrics } from "../write/metrics.ts";
@@ -43,37 +46,68 @@ function printPreview(plan: BulkPlan, out: (line: string) => void): void {
   for (const row of plan.invalid) out(printable(`line ${row.line}: ${row.error}`));
 }
 
-/** Progress on stderr, at most once a second and at the end. */
-function progressPrinter(): (done: number, total: number) => void {
+const countsLine = (n: Readonly<ResultCounts>) =>
+  `changed ${n.changed}, already applied ${n.already_applied}, unchanged ${n.unchanged}, invalid ${n.invalid}, ` +
+  `failed ${n.failed}`;
+
+/** Progress on stderr, at most once a second and at the end: rows done, and what they came to. */
+function progressPrinter(): BulkRun["onProgress"] {
   let last = 0;
-  return (done, total) => {
+  return (done, total, counts) => {
     const at = performance.now();
     if (done < total && at - last < 1_000) return;
     last = at;
-    console.error(`applied ${done}/${total} rows`);
+    console.error(`${done}/${total} rows done: ${countsLine(counts)}`);
   };
 }
 
-async function runBulk(deps: BulkDeps, args: BulkArgs, out: (line: string) => void): Promise<number> {
-  let plan: BulkPlan;
+/** What a file that cannot be read is, in words (the error's code otherwise). */
+const READ_ERRORS: Record<string, string> = {
+  ENOENT: "no such file",
+  EISDIR: "it is a directory",
+  EACCES: "permission denied",
+  ENOTDIR: "a part of the path is not a folder",
+};
+
+/** The file read as a bulk file, before anything is opened; else one line on stderr saying why not, and undefined. */
+function loadBulkFile(path: string): BulkFile | undefined {
   try {
-    plan = await planBulk(deps.sql, readBulkFile(readFileSync(args.file)), deps.now());
+    return readBulkFile(readFileSync(path));
   } catch (error) {
-    if (!(error instanceof BulkFileError)) throw error;
-    console.error(printable(`entitlement bulk: ${args.file}: ${error.message}`));
-    return EXIT_BAD_FILE;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (!(error instanceof BulkFileError) && typeof code !== "string") throw error;
+    const line =
+      error instanceof BulkFileError
+        ? `${path}: ${error.message}`
+        : `cannot read ${path}: ${READ_ERRORS[code as string] ?? code}`;
+    console.error(printable(`entitlement bulk: ${line}`));
+    return undefined;
   }
+}
+
+async function runBulk(deps: BulkDeps, file: BulkFile, args: BulkArgs, out: (line: string) => void): Promise<number> {
+  const plan = await planBulk(deps.sql, file, deps.now());
   printPreview(plan, out);
   if (args.dryRun) return 0;
-  const run = { caller: BULK_CALLER, traceId: crypto.randomUUID(), concurrency: CONCURRENCY };
+  const run = { caller: BULK_CALLER, traceId: newTraceId(), concurrency: CONCURRENCY };
   const results = await applyBulk(deps, plan, { ...run, onProgress: progressPrinter() });
   writeFileSync(args.result, resultCsv(results));
   const n = countOutcomes(results);
-  out(
-    `changed ${n.changed}, already applied ${n.already_applied}, unchanged ${n.unchanged}, invalid ${n.invalid}, ` +
-      `failed ${n.failed}; result: ${args.result}`,
-  );
+  out(`${countsLine(n)}; result: ${args.result}; trace ${run.traceId}`);
   return n.failed > 0 ? 1 : 0;
+}
+
+function bulkDeps(sql: Sql, config: EntitlementConfig): BulkDeps {
+  return {
+    sql,
+    log: silentLogger,
+    now: systemClock,
+    idempotencyTtlMs: config.idempotency.ttlHours * 3_600_000,
+    statementTimeoutMs: 5_000,
+    metrics: createCommandMetrics(createRegistry("entitlement")),
+    // The service's relays and schedulers hear of the new events and expiries as from another replica.
+    onCommitted: createWakeups({ sql, log: silentLogger, retryMs: 1_000 }).committed,
+  };
 }
 
 export function bulkSubcommand(env: Record<string, string | undefined> = process.env): Subcommand {
@@ -81,31 +115,30 @@ export function bulkSubcommand(env: Record<string, string | undefined> = process
     name: "bulk",
     summary: "bulk apply FILE.csv [--dry-run]   (grants and revokes from a CSV file, see docs/operations.md)",
     run: checkedRun({ program: "entitlement", name: "bulk", usage: BULK_USAGE, parse: parseBulkArgs }, async (args) => {
+      const file = loadBulkFile(args.file);
+      if (!file) return EXIT_BAD_FILE;
       const load = () => loadOperatorConfig(env, () => loadEntitlementConfig(env, { requireAuth: false }));
       return withConfig("entitlement", load, async (config) => {
+        // The run's trace reaches its outbox rows (and so the events' traceparent) through the active span.
+        const tracing = installTracing({
+          service: "entitlement",
+          version: pkg.version,
+          exportSpans: config.tracing.exportSpans,
+        });
         const sql = createSql({
           url: config.database.url,
           schema: SCHEMA,
           max: CONCURRENCY,
           applicationName: "entitlement-bulk",
         });
-        const deps: BulkDeps = {
-          sql,
-          log: silentLogger,
-          now: systemClock,
-          idempotencyTtlMs: config.idempotency.ttlHours * 3_600_000,
-          statementTimeoutMs: 5_000,
-          metrics: createCommandMetrics(createRegistry("entitlement")),
-          // The service's relays and schedulers hear of the new events and expiries as from another replica.
-          onCommitted: createWakeups({ sql, log: silentLogger, retryMs: 1_000 }).committed,
-        };
         try {
-          return await runBulk(deps, args, (line) => console.log(line));
+          return await runBulk(bulkDeps(sql, config), file, args, (line) => console.log(line));
         } catch (error) {
           console.error(printable(`entitlement bulk: ${error instanceof Error ? error.message : String(error)}`));
           return 1;
         } finally {
           await sql.end({ timeout: 5 });
+          await tracing.shutdown();
         }
       });
     }),

@@ -15,7 +15,7 @@ import { executeCommand, type GrantReply } from "../entitlements/service.ts";
 import { BULK_KEY_SCOPE, type BulkBatch, batchChanges } from "./batches.ts";
 import { invalidResult, type RowResult, resultOf, resultsOfReply } from "./outcome.ts";
 import type { BulkPlan } from "./plan.ts";
-import { countOutcomes } from "./result-csv.ts";
+import { countOutcomes, type ResultCounts } from "./result-csv.ts";
 
 export type BulkDeps = CommandDeps & {
   log: Logger;
@@ -28,8 +28,8 @@ export type BulkRun = {
   /** The run's own W3C trace id (newTraceId): its audit rows, events and log lines carry it. */
   traceId: string;
   concurrency: number;
-  /** Rows done so far, after each batch. */
-  onProgress?: (done: number, total: number) => void;
+  /** Rows done so far, after each batch, and what they came to (invalid rows count from the start). */
+  onProgress?: (done: number, total: number, counts: Readonly<ResultCounts>) => void;
   signal?: AbortSignal;
 };
 
@@ -82,16 +82,16 @@ export function runLogger(log: Logger, traceId: string): Logger {
 async function applyBatches(deps: BulkDeps, plan: BulkPlan, run: BulkRun): Promise<RowResult[]> {
   const batches = batchChanges(plan.file.hash, plan.changes);
   const results = plan.invalid.map(invalidResult);
+  const counts = countOutcomes(results);
   const total = plan.file.rows.length;
-  let done = results.length;
   let next = 0;
   const worker = async () => {
     while (next < batches.length && !run.signal?.aborted) {
       const batch = batches[next++] as BulkBatch;
       const rows = await applyBatch(deps, batch, run);
       results.push(...rows);
-      done += rows.length;
-      run.onProgress?.(done, total);
+      for (const row of rows) counts[row.outcome]++;
+      run.onProgress?.(results.length, total, counts);
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, run.concurrency) }, worker));
