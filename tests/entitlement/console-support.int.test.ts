@@ -128,6 +128,24 @@ test("a bulk file: preview changes nothing, apply changes each valid row once, a
   expect(after?.n, "applying the same file again changes nothing").toBe(3);
 });
 
+test("the apply button says how many rows will change, not how many are valid", async () => {
+  const client = await signedIn(TOKENS.admin);
+  const header = "user_id,stock_keeping_unit,action,reason";
+  const first = await upload(client, `${header}\na-u1,banner,grant,outage\n`, "first.csv");
+  await applyUploaded(client, first.location as string);
+  const button = async (csv: string) => {
+    const up = await upload(client, csv, "next.csv");
+    const preview = await client.get(up.location as string);
+    return /data-testid="bulk-apply">([^<]*)</.exec(preview.text)?.[1];
+  };
+  expect(await button(`${header}\na-u1,banner,grant,again\na-u2,,grant,outage\n`), "0 will change").toBe(
+    "Apply: no row will change",
+  );
+  const some = `${header}\na-u1,banner,grant,again\na-u3,banner,grant,outage\na-u4,banner,grant,outage\n`;
+  expect(await button(some), "2 will change, 1 already in that state").toBe("Apply: 2 rows will change");
+  expect(await button(`${header}\na-u5,banner,grant,outage\n`)).toBe("Apply: 1 row will change");
+});
+
 test("a malformed file is refused with its line; a reader may not upload", async () => {
   const client = await signedIn(TOKENS.admin);
   const bad = await upload(client, 'user_id,stock_keeping_unit,action,reason\nu,s,grant,"open\n');

@@ -29,6 +29,16 @@ const invalidTable = (rows: readonly { line: number; user_id?: string; error: st
             html`<tr data-testid="bulk-invalid-row"><td>${r.line}</td><td>${text(r.user_id ?? null)}</td><td class="error-text">${text(r.error)}</td></tr>`,
         )}</tbody></table>${rows.length > LISTED ? html`<p>and ${rows.length - LISTED} more.</p>` : ""}`;
 
+/**
+ * The apply button says what it will change, not how many rows are valid: rows already in their state stay as they
+ * are. It stays offered when none will change, since applying a file again replays its rows' keys (and finishes a run
+ * cut short).
+ */
+const applyLabel = (willChange: number) =>
+  willChange === 0
+    ? "Apply: no row will change"
+    : `Apply: ${willChange} ${willChange === 1 ? "row" : "rows"} will change`;
+
 export function previewView(
   upload: { id: string; fileName: string },
   counts: PlanCounts,
@@ -49,7 +59,7 @@ ${
     ? html`<p>No valid row: nothing to apply.</p>`
     : html`<form method="post" action="/console/bulk/apply">${formFields()}
 <input type="hidden" name="upload" value="${upload.id}">
-<button type="submit" data-testid="bulk-apply">Apply ${valid} rows</button></form>`
+<button type="submit" data-testid="bulk-apply">${applyLabel(counts.willChange)}</button></form>`
 }
 <p><a href="/console/bulk">another file</a></p>`;
 }
