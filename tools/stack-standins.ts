@@ -7,12 +7,16 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
+import { CLOCK_TOLERANCE_S } from "../src/shared/auth/jwt.ts";
 
 export type DemoIssuer = {
   issuer: string;
   audience: string;
-  /** An access token for `userId` (its `sub`), valid for `hours`. */
-  tokenFor: (userId: string, hours: number) => Promise<string>;
+  /**
+   * An access token for `userId` (its `sub`) that expires `ttlMs` from now; 0 or less gives one the services already
+   * refuse: its expiry that long ago and past their clock tolerance.
+   */
+  tokenFor: (userId: string, ttlMs: number) => Promise<{ token: string; expiresAt: Date }>;
   stop: () => void;
 };
 
@@ -37,15 +41,19 @@ export async function startDemoIssuer(): Promise<DemoIssuer> {
   return {
     issuer,
     audience: AUDIENCE,
-    tokenFor: (userId, hours) =>
-      new SignJWT({})
+    tokenFor: async (userId, ttlMs) => {
+      const toleranceMs = ttlMs > 0 ? 0 : (CLOCK_TOLERANCE_S + 1) * 1_000;
+      const expiresAt = new Date(Math.floor((Date.now() + ttlMs - toleranceMs) / 1_000) * 1_000);
+      const token = await new SignJWT({})
         .setProtectedHeader({ alg: "ES256", kid: KID, typ: "at+jwt" })
         .setIssuer(issuer)
         .setAudience(AUDIENCE)
         .setSubject(userId)
         .setIssuedAt()
-        .setExpirationTime(`${hours}h`)
-        .sign(privateKey),
+        .setExpirationTime(expiresAt)
+        .sign(privateKey);
+      return { token, expiresAt };
+    },
     stop: () => void server.stop(true),
   };
 }

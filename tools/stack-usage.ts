@@ -1,13 +1,19 @@
 // What `bun run stack` prints: its --help, and the summary once both services are ready (URLs, tokens, the settings
 // it passed through from the environment, ready-to-paste commands for one demo user, the operator commands' database).
+import { positionals, quoted, splitFlags, UsageError } from "../src/shared/cli-args.ts";
+import { parseDuration } from "../src/shared/config.ts";
 
-export const HELP = `usage: bun run stack [--reset | --help]
+export const HELP = `usage: bun run stack [--player-token-ttl DURATION] [--reset | --help]
 
 Brings Entitlement and Notification up on this machine (ports 8080 and 8081, or free ones), each with a fresh API token
-and debug-inbox token, and prints ready-to-paste commands. Ctrl-C stops everything it started.
+and debug-inbox token, and prints ready-to-paste commands and every setting it gives the services (your own value wins
+where it can; each line says). Ctrl-C stops everything it started.
 
-  --reset   drop the stack's database and streams (or the .data/ servers it started) and exit
-  --help    print this and exit
+  --player-token-ttl DURATION  the lifetime of the printed PLAYER_TOKEN (default 12h): 30s, 5m, 2h; 0 or a negative
+                               one (-1m) makes a token that is already expired, so a client's expiry path can be tried
+                               (the services accept a token for 30 s past its expiry: clock tolerance)
+  --reset                      drop the stack's database and streams (or the .data/ servers it started) and exit
+  --help                       print this and exit
 
 environment:
   DATABASE_URL, NATS_URL            the servers to use (default postgres://postgres@127.0.0.1:5432/postgres and
@@ -17,7 +23,32 @@ environment:
   ENTITLEMENT_*, NOTIFICATION_*     passed to the services as they are (docs/configuration.md), and shown once up:
                                     e.g. ENTITLEMENT_CONSOLE_ENABLED=true, NOTIFICATION_DELIVERY_CHANNEL=webhook`;
 
-/** A URL without its password, for the terminal. */
+/** The printed player token's lifetime when --player-token-ttl is not given: a working day of trying things. */
+export const DEFAULT_PLAYER_TOKEN_TTL_MS = 12 * 3_600_000;
+
+export type StackOptions = { help: boolean; reset: boolean; playerTokenTtlMs: number };
+
+/** The stack's arguments; a UsageError says what was wrong. */
+export function parseStackArgs(args: string[]): StackOptions {
+  const help = args.includes("--help") || args.includes("-h");
+  const spec = { "--reset": "switch", "--help": "switch", "-h": "switch", "--player-token-ttl": "value" } as const;
+  const { positional, flags } = splitFlags(args, spec);
+  positionals(positional, []);
+  const ttl = flags["--player-token-ttl"];
+  const playerTokenTtlMs = ttl === undefined ? DEFAULT_PLAYER_TOKEN_TTL_MS : playerTokenTtl(ttl);
+  return { help, reset: flags["--reset"] === true, playerTokenTtlMs };
+}
+
+/** `30s`, `5m`, `2h`, `0`, `-1m`: a duration, negative for a token that expired that long ago. */
+function playerTokenTtl(text: string): number {
+  const negative = text.startsWith("-");
+  const ms = parseDuration(negative ? text.slice(1) : text);
+  if (ms === undefined) {
+    throw new UsageError(`--player-token-ttl ${quoted(text)} is not a duration (30s, 5m, 2h, 0 or negative: -1m)`);
+  }
+  return negative ? -ms : ms;
+}
+
 export function redact(url: string): string {
   const u = new URL(url.split(",")[0] as string);
   if (u.password) u.password = "***";
@@ -51,6 +82,8 @@ export type Summary = {
   notification: string;
   logs: { entitlement: string; notification: string };
   tokens: { api: string; admin: string; debug: string; player: string };
+  /** When PLAYER_TOKEN expires (--player-token-ttl). */
+  player: { expiresAt: Date };
   /** This run's demo user, the run's id that names its purchase and idempotency key, the demo webhook receiver. */
   demo: { run: string; user: string; webhookUrl: string };
   names: { database: string; natsPrefix: string };
@@ -79,6 +112,14 @@ function extras(s: Summary): string[] {
   return lines;
 }
 
+/** `expires 2026-11-29T17:00:00.000Z`, or that it already has: the services refuse it. */
+function playerExpiry(expiresAt: Date): string {
+  const at = expiresAt.toISOString();
+  return expiresAt.getTime() <= Date.now()
+    ? `expired at ${at}: refused, to try a client's expiry path`
+    : `expires ${at}`;
+}
+
 export function summary(s: Summary): string {
   // The demo user is USER_ID of the export line and the player of PLAYER_TOKEN; the printed grant's SKU is not one
   // docs/api.md's examples grant, so they still run after it.
@@ -96,7 +137,7 @@ stack is up
   admin token   ${s.tokens.admin}  (Notification's webhook endpoints, read+write)
   receiver      ${s.demo.webhookUrl}  (WEBHOOK_URL: a demo webhook receiver that answers 204 to every delivery)
   debug token   ${s.tokens.debug}  (debug inbox)
-  player token  PLAYER_TOKEN below: ${user}'s access token for /v1/me/ (12 h; signed by the stack's own demo issuer)
+  player token  PLAYER_TOKEN below: ${user}'s access token for /v1/me/ (${playerExpiry(s.player.expiresAt)}; signed by the stack's own demo issuer)
 ${extras(s).join("\n")}
   state         database ${s.names.database}, streams ${s.names.natsPrefix}-events… (bun run stack --reset drops them)
 

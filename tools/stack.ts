@@ -7,12 +7,20 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, existsSync, mkdirSync, openSync, rmSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
-import { newToken, tokenEntryLine } from "../src/shared/auth/tokens.ts";
+import { newToken } from "../src/shared/auth/tokens.ts";
+import { UsageError } from "../src/shared/cli-args.ts";
 import { natsServerBinary, startKeptNats } from "./infra/nats.ts";
 import { answers, freePort, hostPort, INSTALL_HINT } from "./infra/net.ts";
 import { postgresBin, startKeptPostgres } from "./infra/postgres.ts";
 import { waitUntil } from "./infra/wait.ts";
 import { buildIfChanged } from "./stack-build.ts";
+import {
+  commonStackSettings,
+  entitlementStackSettings,
+  notificationStackSettings,
+  printSettings,
+  settleSettings,
+} from "./stack-settings.ts";
 import { stackSecretKey, startDemoIssuer, startDemoReceiver } from "./stack-standins.ts";
 import {
   deleteStreams,
@@ -22,7 +30,7 @@ import {
   stackNames,
   stackNatsEnv,
 } from "./stack-state.ts";
-import { HELP, redact, summary } from "./stack-usage.ts";
+import { HELP, parseStackArgs, redact, summary } from "./stack-usage.ts";
 
 const root = resolve(import.meta.dir, "..");
 const dataRoot = process.env.STACK_DATA_DIR ? resolve(process.env.STACK_DATA_DIR) : join(root, ".data");
@@ -92,12 +100,13 @@ async function reset(): Promise<void> {
   console.log(removed.length > 0 ? `removed ${removed.join(", ")}` : "nothing to remove");
 }
 
-async function startService(name: string, port: number, env: Record<string, string>): Promise<Started> {
+async function startService(name: string, env: Record<string, string>): Promise<Started> {
   mkdirSync(logDir, { recursive: true });
   const log = openSync(join(logDir, `${name}.log`), "a");
+  const port = Number(env.PORT);
   const proc = Bun.spawn([join(root, "dist", name), "serve"], {
     cwd: root,
-    env: { ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1" },
+    env: { ...process.env, ...env },
     // Its own process group: a terminal's Ctrl-C signals the whole foreground group, and a service that got the
     // SIGINT and then the stack's SIGTERM would take the second as "exit now". Only the stack signals it, once.
     detached: true,
@@ -137,16 +146,9 @@ async function shutdown(reason: string, code: number): Promise<never> {
 
 /**
  * Fresh for every run and known only to this terminal: the API token and Notification's admin token (read+write), and
- * the debug inbox token.
+ * the debug inbox token (unless NOTIFICATION_DEBUG_API_TOKEN names one).
  */
-const tokens = {
-  api: newToken(),
-  admin: newToken(),
-  debug: process.env.NOTIFICATION_DEBUG_API_TOKEN || `dbg_${randomBytes(24).toString("base64url")}`,
-};
-
-/** How long the printed player token lasts: a working day of trying things, the stack's own issuer signs it. */
-const PLAYER_TOKEN_HOURS = 12;
+const tokens = { api: newToken(), admin: newToken(), debug: `dbg_${randomBytes(24).toString("base64url")}` };
 
 /** The port, or a free one when something else listens there (another stack, a compose project). */
 async function pick(service: string, preferred: number): Promise<number> {
@@ -156,29 +158,28 @@ async function pick(service: string, preferred: number): Promise<number> {
   return port;
 }
 
+function stackOptions(args: string[]): ReturnType<typeof parseStackArgs> {
+  try {
+    return parseStackArgs(args);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    console.error(`bun run stack: ${error.message}\n\n${HELP}`);
+    process.exit(2);
+  }
+}
+
 async function main(): Promise<void> {
-  const args = Bun.argv.slice(2);
-  if (args.includes("--help") || args.includes("-h")) {
+  const options = stackOptions(Bun.argv.slice(2));
+  if (options.help) {
     console.log(HELP);
     return;
   }
-  if (args.some((arg) => arg !== "--reset")) {
-    console.error(`unknown argument ${args.find((arg) => arg !== "--reset")}\n\n${HELP}`);
-    process.exit(2);
-  }
-  if (args.includes("--reset")) return reset();
+  if (options.reset) return reset();
   process.on("SIGINT", () => void shutdown("interrupted", 0));
   process.on("SIGTERM", () => void shutdown("terminated", 0));
-  const { databaseUrl, natsUrl } = await ensureInfrastructure();
+  const servers = await ensureInfrastructure();
   await buildIfChanged(root, (line) => console.log(line));
-  const common = { DATABASE_URL: databaseUrl, NATS_URL: natsUrl, ...stackNatsEnv(names) };
-  const ePort = await pick("entitlement", 8080);
-  const nPort = await pick("notification", 8081);
-  const entitlementEnv = {
-    ...common,
-    ENTITLEMENT_AUTH_TOKENS: tokenEntryLine("stack", tokens.api, "read+write"),
-    ENTITLEMENT_AUTH_DISABLED: "false",
-  };
+  const ports = { e: await pick("entitlement", 8080), n: await pick("notification", 8081) };
   // A user of its own for every run: the printed grant is a first grant, never "already ACTIVE".
   const run = Date.now().toString(36);
   const user = `u_demo_${run}`;
@@ -186,31 +187,33 @@ async function main(): Promise<void> {
   started.push({ name: "the players' demo issuer", stop: async () => players.stop() });
   const receiver = startDemoReceiver();
   started.push({ name: "the demo webhook receiver", stop: async () => receiver.stop() });
-  const notificationEnv = {
-    ...common,
-    NOTIFICATION_DEBUG_API_ENABLED: "true",
-    NOTIFICATION_DEBUG_API_TOKEN: tokens.debug,
-    NOTIFICATION_PLAYER_JWT_ISSUER: players.issuer,
-    NOTIFICATION_PLAYER_JWT_AUDIENCE: players.audience,
-    NOTIFICATION_AUTH_TOKENS: tokenEntryLine("stack", tokens.admin, "read+write"),
-    NOTIFICATION_ENDPOINT_SECRET_KEY: stackSecretKey(dataRoot),
-    // The demo receiver listens on 127.0.0.1, which the endpoint guard refuses in production.
-    NOTIFICATION_ENDPOINT_ALLOW_PRIVATE: "true",
-  };
-  await startService("entitlement", ePort, entitlementEnv);
-  await startService("notification", nPort, notificationEnv);
+  const common = (port: number) => commonStackSettings({ ...servers, port, nats: stackNatsEnv(names) });
+  const notificationSettings = notificationStackSettings(common(ports.n), {
+    debugToken: tokens.debug,
+    adminToken: tokens.admin,
+    issuer: players,
+    secretKey: stackSecretKey(dataRoot),
+  });
+  const entitlement = settleSettings(entitlementStackSettings(common(ports.e), tokens.api), process.env);
+  const notification = settleSettings(notificationSettings, process.env);
+  printSettings("entitlement", entitlement.lines);
+  printSettings("notification", notification.lines);
+  await startService("entitlement", entitlement.env);
+  await startService("notification", notification.env);
   const logOf = (service: string) => shown(join(logDir, `${service}.log`));
+  const player = await players.tokenFor(user, options.playerTokenTtlMs);
   console.log(
     summary({
-      entitlement: `http://127.0.0.1:${ePort}`,
-      notification: `http://127.0.0.1:${nPort}`,
+      entitlement: `http://127.0.0.1:${ports.e}`,
+      notification: `http://127.0.0.1:${ports.n}`,
       logs: { entitlement: logOf("entitlement"), notification: logOf("notification") },
-      tokens: { ...tokens, player: await players.tokenFor(user, PLAYER_TOKEN_HOURS) },
+      tokens: { ...tokens, debug: notification.env.NOTIFICATION_DEBUG_API_TOKEN as string, player: player.token },
+      player: { expiresAt: player.expiresAt },
       demo: { run, user, webhookUrl: receiver.url },
       names,
-      databaseUrl,
+      databaseUrl: servers.databaseUrl,
       env: process.env,
-      setByStack: new Set([...Object.keys(entitlementEnv), ...Object.keys(notificationEnv)]),
+      setByStack: new Set([...Object.keys(entitlement.env), ...Object.keys(notification.env)]),
     }),
   );
   await new Promise<never>(() => {});

@@ -12,7 +12,7 @@ import type { Caller, Scope } from "./tokens.ts";
  */
 export const JWT_ALGORITHMS = ["RS256", "PS256", "ES256", "EdDSA"];
 /** Seconds of clock difference with the issuer tolerated on `exp`, `nbf` and `iat`. */
-const CLOCK_TOLERANCE_S = 30;
+export const CLOCK_TOLERANCE_S = 30;
 /** The `typ` header of an access token (RFC 9068), or the plain `JWT` of issuers such as Keycloak. */
 const HEADER_TYPES = new Set(["at+jwt", "jwt"]);
 /**
