@@ -46,8 +46,10 @@ export function loadOperatorConfig<C>(env: Record<string, string | undefined>, l
   try {
     config = load();
   } catch (error) {
-    if (error instanceof ConfigError) throw new ConfigError([...missing, ...error.problems]);
-    throw error;
+    if (!(error instanceof ConfigError)) throw error;
+    // A blank DATABASE_URL is reported once, as not set.
+    const others = missing.length > 0 ? error.problems.filter((p) => !p.startsWith("DATABASE_URL=")) : error.problems;
+    throw new ConfigError([...missing, ...others]);
   }
   if (missing.length > 0) throw new ConfigError(missing);
   return config;

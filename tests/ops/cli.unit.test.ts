@@ -1,7 +1,8 @@
 // The operator commands of both executables, as an operator meets them at the shell: every subcommand answers --help
 // and -h with its usage on stdout (exit 0), a usage error says exactly what was wrong before the usage (exit 2), and
 // without DATABASE_URL an operator command refuses in one line (exit 78) instead of trying the server's default
-// database. Nothing here reaches a server: each case is refused before a connection is opened.
+// database. Nothing here reaches a server: each case is refused before a connection is opened. (`bulk` reads its file
+// first: its refusal without DATABASE_URL is in bulk-database-url.int.test.ts.)
 import { describe, expect, spyOn, test } from "bun:test";
 import { entitlementOpsSubcommands } from "../../src/entitlement/ops/subcommands.ts";
 import { tokenSubcommand } from "../../src/entitlement/ops/tokens.ts";
@@ -105,7 +106,6 @@ describe("without DATABASE_URL", () => {
     ["outbox", ["stats"]],
     ["points", ["stats"]],
     ["partitions", ["list"]],
-    ["bulk", ["apply", "missing.csv", "--dry-run"]],
     ["dlq", ["list"]],
     ["nats-dlq", ["list"]],
     ["endpoints", ["list"]],
