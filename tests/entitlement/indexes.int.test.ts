@@ -2,22 +2,12 @@
 // tables"): the list here is that table's (of the partitioned history tables, their parents': each partition has its
 // own keys), so a new index fails until it is listed there with its query, and the
 // partial indexes of the outbox claim and gauge are the plans PostgreSQL picks for them.
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import postgres from "postgres";
 import { claimOutboxBatch } from "../../src/entitlement/work/outbox/queries.ts";
-import { createSql, type Sql } from "../../src/shared/db.ts";
-import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
+import { useTestDatabase } from "../support/infra.ts";
 
-let db: TestDatabase;
-let sql: Sql;
-beforeAll(async () => {
-  db = await createTestDatabase("ent_indexes");
-  sql = createSql({ url: db.url, schema: "entitlement", max: 2, applicationName: "test-indexes" });
-});
-afterAll(async () => {
-  await sql.end({ timeout: 5 });
-  await db.drop();
-});
+const f = useTestDatabase("ent_indexes", { service: "entitlement", poolMax: 2 });
 
 const DOCUMENTED = [
   "entitlement_audit.entitlement_audit_caller_prefix_idx",
@@ -46,7 +36,7 @@ const DOCUMENTED = [
 ];
 
 test("the written tables have exactly the indexes docs/architecture.md lists with their queries", async () => {
-  const rows = await sql<{ name: string }[]>`
+  const rows = await f.sql<{ name: string }[]>`
     select tablename || '.' || indexname as name from pg_indexes
     where schemaname = 'entitlement' and tablename in ('entitlements', 'entitlement_audit', 'idempotency_keys',
       'outbox_events', 'entitlement_expiries', 'point_reservations', 'point_transactions', 'point_balances',
@@ -67,7 +57,7 @@ test("the written tables have exactly the indexes docs/architecture.md lists wit
 test("the outbox claim's retry branch and the failure gauge read their partial indexes", async () => {
   const plan = async (query: Promise<{ "QUERY PLAN": string }[]>) =>
     (await query).map((r) => r["QUERY PLAN"]).join("\n");
-  await sql.begin(async (tx) => {
+  await f.sql.begin(async (tx) => {
     // On an empty table a sequential scan is as cheap as any: forbid it to see which index the query can use.
     await tx`set local enable_seqscan = off`;
     const retry = await plan(tx`explain select event_id from outbox_events
@@ -81,7 +71,7 @@ test("the outbox claim's retry branch and the failure gauge read their partial i
 test("the claim's lease branches are ranges of outbox_inflight_lease_idx, not a filter over every event in flight", async () => {
   // The claim's own statement, as the relay sends it: captured on a connection of its own, then explained.
   let sent: { text: string; params: unknown[] } | undefined;
-  const capture = postgres(db.url, {
+  const capture = postgres(f.db.url, {
     max: 1,
     onnotice: () => {},
     connection: { search_path: "entitlement", enable_seqscan: "off" },

@@ -1,7 +1,7 @@
 // On a real database: the entitlement transitions of `entitlement_grant` / `entitlement_revoke` and the idempotency
 // records of `idempotency_open` / `idempotency_store`, the one write path every command runs; and a bundle grant
 // costs one statement.
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import postgres from "postgres";
 import { executeBundle } from "../../src/entitlement/features/bundles/service.ts";
 import type { Action } from "../../src/entitlement/features/entitlements/model.ts";
@@ -9,22 +9,9 @@ import { ALREADY_ACTIVE, ALREADY_REVOKED, ok } from "../../src/entitlement/featu
 import { grantEntitlements } from "../../src/entitlement/write/entitlement-grant.ts";
 import { revokeEntitlement } from "../../src/entitlement/write/entitlement-revoke.ts";
 import type { IdempotencyArgs } from "../../src/entitlement/write/run.ts";
-import { createSql, type Sql } from "../../src/shared/db.ts";
-import { createTestDatabase, resetService, type TestDatabase } from "../support/infra.ts";
+import { useTestDatabase } from "../support/infra.ts";
 
-let db: TestDatabase;
-let sql: Sql;
-beforeAll(async () => {
-  db = await createTestDatabase("ent_repo");
-  sql = createSql({ url: db.url, schema: "entitlement", max: 4, applicationName: "test-repo" });
-});
-afterAll(async () => {
-  await sql.end({ timeout: 5 });
-  await db.drop();
-});
-beforeEach(async () => {
-  await resetService(sql, "entitlement");
-});
+const f = useTestDatabase("ent_repo", { service: "entitlement", poolMax: 4, resetEach: true });
 
 const t0 = new Date("2026-01-17T00:00:00.123Z");
 const t1 = new Date("2026-01-17T00:05:00.456Z");
@@ -52,11 +39,12 @@ const change = (action: Action, now: Date, idempotency = idem()) => {
     idempotency,
   };
   return action === "GRANT"
-    ? grantEntitlements(sql, { ...fields, skus: ["sku1"], expiresAt: null, refused: ALREADY_ACTIVE })
-    : revokeEntitlement(sql, { ...fields, sku: "sku1", refused: ALREADY_REVOKED });
+    ? grantEntitlements(f.sql, { ...fields, skus: ["sku1"], expiresAt: null, refused: ALREADY_ACTIVE })
+    : revokeEntitlement(f.sql, { ...fields, sku: "sku1", refused: ALREADY_REVOKED });
 };
 const rowOf = async () => {
-  const [row] = await sql`select status, version::int as version, granted_at, revoked_at, updated_at from entitlements`;
+  const [row] =
+    await f.sql`select status, version::int as version, granted_at, revoked_at, updated_at from entitlements`;
   return row;
 };
 
@@ -88,7 +76,7 @@ describe("entitlement_grant and entitlement_revoke", () => {
       replyCode: 200,
     });
     expect(await rowOf(), "the revoke did not run").toMatchObject({ status: "ACTIVE", version: 0 });
-    await sql`update idempotency_keys set expires_at = now() - interval '1 second'`;
+    await f.sql`update idempotency_keys set expires_at = now() - interval '1 second'`;
     expect((await change("REVOKE", t1, key)).outcome, "an expired key does not hold").toBe("applied");
     const other = await change("GRANT", t1, { ...key, caller: "c2" });
     expect(other.outcome, "another caller's key space").toBe("applied");
@@ -101,7 +89,7 @@ describe("entitlement_grant and entitlement_revoke", () => {
     const t2 = new Date(t1.getTime() + 1000);
     expect(await change("GRANT", t2)).toMatchObject({ replyBody: { version: 2 } });
     expect(await rowOf()).toMatchObject({ granted_at: t2, revoked_at: null, updated_at: t2 });
-    const [counts] = await sql<{ audit: number; events: number }[]>`
+    const [counts] = await f.sql<{ audit: number; events: number }[]>`
       select (select count(*) from entitlement_audit)::int as audit, (select count(*) from outbox_events)::int as events`;
     expect(counts, "each applied change writes one audit row and one event").toEqual({ audit: 3, events: 3 });
   });
@@ -114,9 +102,9 @@ describe("idempotency_keys", () => {
     expiresAt: Date,
     code = 200,
     body: Record<string, string | number> = { user_id: "u", version: 0 },
-  ) => sql`select idempotency_store(${key.caller}, ${key.key}, ${hash}, ${code}, ${sql.json(body)}, ${expiresAt})`;
+  ) => f.sql`select idempotency_store(${key.caller}, ${key.key}, ${hash}, ${code}, ${f.sql.json(body)}, ${expiresAt})`;
   const open = async (caller = key.caller) => {
-    const [row] = await sql`
+    const [row] = await f.sql`
       select request_hash, response_code, response_body, expires_at
       from idempotency_open(${caller}, ${key.key}, 1, 1000)`;
     return row;
@@ -147,13 +135,13 @@ describe("idempotency_keys", () => {
     expect(await open(), "an expired record is not live").toBeUndefined();
     await store("h2", inOneDay(), 409, { code: "X", message: "y" });
     expect(await open()).toMatchObject({ request_hash: "h2", response_code: 409 });
-    const [row] = await sql<{ n: number }[]>`select count(*)::int as n from idempotency_keys`;
+    const [row] = await f.sql<{ n: number }[]>`select count(*)::int as n from idempotency_keys`;
     expect(row?.n, "the overwrite replaces the row instead of adding one").toBe(1);
   });
 
   test("keys are scoped per caller", async () => {
     await store("h1", inOneDay());
-    await sql`select idempotency_store('billing', ${key.key}, 'h2', 200, '{}', ${inOneDay()})`;
+    await f.sql`select idempotency_store('billing', ${key.key}, 'h2', 200, '{}', ${inOneDay()})`;
     expect((await open("billing"))?.request_hash, "another caller's key is a different record").toBe("h2");
     expect((await open())?.request_hash).toBe("h1");
   });
@@ -162,7 +150,7 @@ describe("idempotency_keys", () => {
 describe("round trips", () => {
   test("a bundle grant of ten items is one statement: no begin, no commit, nothing pipelined", async () => {
     const sent: string[] = [];
-    const counted = postgres(db.url, {
+    const counted = postgres(f.db.url, {
       max: 1,
       prepare: true,
       connection: { search_path: "entitlement" },
@@ -188,7 +176,7 @@ describe("round trips", () => {
       expect(reply.status).toBe(200);
       expect(sent, "one statement, the call of entitlement_grant").toHaveLength(1);
       expect(sent[0]).toContain("entitlement_grant(");
-      const [row] = await sql<{ n: number }[]>`select count(*)::int as n from outbox_events`;
+      const [row] = await f.sql<{ n: number }[]>`select count(*)::int as n from outbox_events`;
       expect(row?.n, "ten events committed by that one statement").toBe(10);
     } finally {
       await counted.end({ timeout: 5 });

@@ -1,35 +1,25 @@
 // How the workers hear of new work: this process's listeners at once, in memory; the other replicas by one NOTIFY per
 // debounce window, sent after commit on the pool; and no write transaction of the service sends a NOTIFY.
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Glob } from "bun";
 import { createWakeups, OUTBOX_CHANNEL } from "../../src/entitlement/work/wakeups.ts";
-import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
-import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
+import { useTestDatabase } from "../support/infra.ts";
 import { waitUntil } from "../support/wait.ts";
 
 // Ending a pool that held a LISTEN connection may take its whole 5 s timeout on a loaded machine.
 setDefaultTimeout(30_000);
 
-let db: TestDatabase;
-let sql: Sql;
-beforeAll(async () => {
-  db = await createTestDatabase("ent_wakeups");
-  sql = createSql({ url: db.url, schema: "entitlement", max: 4, applicationName: "test-wakeups" });
-});
-afterAll(async () => {
-  await sql.end({ timeout: 5 });
-  await db.drop();
-});
+const f = useTestDatabase("ent_wakeups", { service: "entitlement", poolMax: 4 });
 
 describe("wake-ups", () => {
   test("a commit wakes this process's listeners at once and tells the others with one NOTIFY per window", async () => {
     const stop = new AbortController();
-    const a = createWakeups({ sql, log: silentLogger, retryMs: 1_000, debounceMs: 50 });
-    const b = createWakeups({ sql, log: silentLogger, retryMs: 1_000 });
+    const a = createWakeups({ sql: f.sql, log: silentLogger, retryMs: 1_000, debounceMs: 50 });
+    const b = createWakeups({ sql: f.sql, log: silentLogger, retryMs: 1_000 });
     const heard = { aEvents: 0, bEvents: 0, bDue: [] as number[] };
     const notified: string[] = [];
-    const listening = await sql.listen(OUTBOX_CHANNEL, (payload) => notified.push(payload));
+    const listening = await f.sql.listen(OUTBOX_CHANNEL, (payload) => notified.push(payload));
     const stops = [
       a.onEvents(() => heard.aEvents++, stop.signal),
       b.onEvents(() => heard.bEvents++, stop.signal),
@@ -57,7 +47,7 @@ describe("wake-ups", () => {
 
 describe("nothing global on a commit", () => {
   test("no trigger or function of the schema sends a NOTIFY", async () => {
-    const rows = await sql<{ name: string }[]>`
+    const rows = await f.sql<{ name: string }[]>`
       select p.proname as name from pg_proc p join pg_namespace n on n.oid = p.pronamespace
       where n.nspname = 'entitlement' and p.prosrc ~* '(pg_notify|\\mnotify\\M)'
       union all

@@ -1,7 +1,7 @@
 // `entitlement partitions`: the list shows every month of the history tables with its rows and size; detach takes one
 // month out of the table (its rows leave the audit, the table stays for pg_dump) and drop removes only such a
 // detached month; the default partition and attached months are refused.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import {
   detachPartition,
   dropPartition,
@@ -10,20 +10,9 @@ import {
   printPartitions,
 } from "../../src/entitlement/ops/partitions.ts";
 import { monthStart } from "../../src/entitlement/work/partitions/maintenance.ts";
-import { createSql, type Sql } from "../../src/shared/db.ts";
-import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
+import { useTestDatabase } from "../support/infra.ts";
 
-let db: TestDatabase;
-let sql: Sql;
-
-beforeAll(async () => {
-  db = await createTestDatabase("ops_partitions");
-  sql = createSql({ url: db.url, schema: "entitlement", max: 2, applicationName: "ops-test" });
-}, 60_000); // the first test file after a migration changed builds the template database
-afterAll(async () => {
-  await sql?.end();
-  await db?.drop();
-}, 30_000);
+const f = useTestDatabase("ops_partitions", { service: "entitlement", poolMax: 2 });
 
 function capture() {
   const lines: string[] = [];
@@ -32,7 +21,7 @@ function capture() {
 
 /** The month partition of the audit created ahead by the migration, two months after the template was built. */
 async function aheadMonth(): Promise<{ name: string; from: Date }> {
-  const [row] = await sql<{ partition: string; from_at: Date }[]>`
+  const [row] = await f.sql<{ partition: string; from_at: Date }[]>`
     select partition, from_at from history_partitions()
     where parent = 'entitlement_audit' and from_at is not null order by from_at desc limit 1`;
   if (!row) throw new Error("no month partition");
@@ -42,13 +31,13 @@ async function aheadMonth(): Promise<{ name: string; from: Date }> {
 describe("partitions list", () => {
   test("prints each partition with its range, estimated rows and size", async () => {
     const { name, from } = await aheadMonth();
-    await sql`
+    await f.sql`
       insert into entitlement_audit (audit_id, occurred_at, user_id, stock_keeping_unit, action)
       select gen_random_uuid(), ${from}::timestamptz + i * interval '1 minute', 'u', 'sku', 'GRANT'
       from generate_series(1, 50) as i`;
-    await sql.unsafe(`analyze ${name}`);
+    await f.sql.unsafe(`analyze ${name}`);
     const c = capture();
-    expect(await printPartitions({ sql, out: c.out })).toBe(0);
+    expect(await printPartitions({ sql: f.sql, out: c.out })).toBe(0);
     const line = c.lines.find((l) => l.includes(` ${name} `));
     expect(line).toMatch(
       new RegExp(`^entitlement_audit ${name} \\[${from.toISOString()}, \\S+\\) ~50 rows \\d+\\.\\d MiB$`),
@@ -62,36 +51,36 @@ describe("partitions list", () => {
 describe("partitions detach and drop", () => {
   test("detach takes the month out of the audit and keeps its table; drop then removes it", async () => {
     const { name } = await aheadMonth();
-    const count = async () => (await sql<{ n: number }[]>`select count(*)::int as n from entitlement_audit`)[0]?.n;
+    const count = async () => (await f.sql<{ n: number }[]>`select count(*)::int as n from entitlement_audit`)[0]?.n;
     const before = await count();
     const c = capture();
-    expect(await detachPartition({ sql, out: c.out }, name)).toBe(0);
+    expect(await detachPartition({ sql: f.sql, out: c.out }, name)).toBe(0);
     expect(c.lines[0]).toBe(`detached ${name} from entitlement_audit; the table ${name} stays until dropped`);
     expect(c.lines[1]).toContain(`pg_dump --format=custom --table='entitlement.${name}'`);
     expect(await count(), "its 50 rows are no longer in the audit").toBe((before ?? 0) - 50);
-    const [kept] = await sql.unsafe<{ n: number }[]>(`select count(*)::int as n from ${name}`);
+    const [kept] = await f.sql.unsafe<{ n: number }[]>(`select count(*)::int as n from ${name}`);
     expect(kept?.n, "the detached table keeps them for the dump").toBe(50);
 
     const again = capture();
-    expect(await detachPartition({ sql, out: again.out }, name), "a second detach finds nothing").toBe(1);
+    expect(await detachPartition({ sql: f.sql, out: again.out }, name), "a second detach finds nothing").toBe(1);
     expect(again.lines).toEqual([`${name} is not a month partition of a history table: nothing detached`]);
 
     const dropped = capture();
-    expect(await dropPartition({ sql, out: dropped.out }, name)).toBe(0);
+    expect(await dropPartition({ sql: f.sql, out: dropped.out }, name)).toBe(0);
     expect(dropped.lines).toEqual([`dropped ${name}`]);
-    const [gone] = await sql`select to_regclass(${name}) as t`;
+    const [gone] = await f.sql`select to_regclass(${name}) as t`;
     expect(gone?.t).toBeNull();
   });
 
   test("an attached month and the default partition are refused", async () => {
     const attached = `point_audit_${monthStart(new Date(), 1).toISOString().slice(0, 7).replace("-", "_")}`;
     const c = capture();
-    expect(await dropPartition({ sql, out: c.out }, attached)).toBe(1);
+    expect(await dropPartition({ sql: f.sql, out: c.out }, attached)).toBe(1);
     expect(c.lines).toEqual([`${attached} is not a detached history partition: nothing dropped (detach it first)`]);
-    const [still] = await sql`select to_regclass(${attached}) as t`;
+    const [still] = await f.sql`select to_regclass(${attached}) as t`;
     expect(still?.t, "the attached month is untouched").not.toBeNull();
-    expect(await partitionsSubcommand({ DATABASE_URL: db.url }).run(["detach", "entitlement_audit_default"])).toBe(2);
-    await expect(sql`select detach_history_partition('entitlement_audit_default')`).rejects.toMatchObject({
+    expect(await partitionsSubcommand({ DATABASE_URL: f.db.url }).run(["detach", "entitlement_audit_default"])).toBe(2);
+    await expect(f.sql`select detach_history_partition('entitlement_audit_default')`).rejects.toMatchObject({
       code: "22023",
     });
   });
@@ -107,6 +96,6 @@ describe("the partitions command", () => {
   });
 
   test("runs against the configured database and exits 0", async () => {
-    expect(await partitionsSubcommand({ DATABASE_URL: db.url }).run(["list"])).toBe(0);
+    expect(await partitionsSubcommand({ DATABASE_URL: f.db.url }).run(["list"])).toBe(0);
   });
 });

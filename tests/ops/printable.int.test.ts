@@ -1,22 +1,12 @@
 // What the operator commands print comes partly from stored data: ids and error texts written by callers and
 // receivers. Through the real commands (console output), no control character reaches the terminal (docs/operations.md).
-import { afterAll, beforeAll, expect, spyOn, test } from "bun:test";
+import { expect, spyOn, test } from "bun:test";
 import { outboxSubcommand } from "../../src/entitlement/ops/outbox.ts";
 import { dlqSubcommand } from "../../src/notification/ops/dlq.ts";
-import { createSql, type Sql } from "../../src/shared/db.ts";
 import { printable } from "../../src/shared/ops.ts";
-import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
+import { useTestDatabase } from "../support/infra.ts";
 
-let db: TestDatabase;
-let sql: Sql;
-beforeAll(async () => {
-  db = await createTestDatabase("ops_printable");
-  sql = createSql({ url: db.url, schema: "entitlement", max: 1, applicationName: "ops-printable" });
-});
-afterAll(async () => {
-  await sql.end();
-  await db.drop();
-});
+const f = useTestDatabase("ops_printable", { service: "entitlement", poolMax: 1 });
 
 const HOSTILE = "u\u001b[2J\u001b]0;pwned\u0007\r\nFORGED LINE\u009b31m\u2028x\u202eesrever\u2066\u200b";
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is what the test checks
@@ -53,10 +43,10 @@ test("printable shows the bidi and zero-width format characters as escapes", () 
 
 test("outbox requeue prints a stored id with escapes, never raw", async () => {
   const id = crypto.randomUUID();
-  await sql`
+  await f.sql`
     insert into entitlement.outbox_events (event_id, event_type, aggregate_key, payload, status, attempt_count, last_error)
-    values (${id}, 'EntitlementGranted', ${`${HOSTILE}:sku`}, ${sql.json({ event_id: id })}, 'FAILED', 10, ${HOSTILE})`;
-  const { code, lines, text } = await printed(() => outboxSubcommand({ DATABASE_URL: db.url }).run(["requeue", id]));
+    values (${id}, 'EntitlementGranted', ${`${HOSTILE}:sku`}, ${f.sql.json({ event_id: id })}, 'FAILED', 10, ${HOSTILE})`;
+  const { code, lines, text } = await printed(() => outboxSubcommand({ DATABASE_URL: f.db.url }).run(["requeue", id]));
   expect(code).toBe(0);
   expect(text).toContain(`requeued ${id}`);
   expect(text).toContain("\\x1b[2J");
@@ -68,15 +58,15 @@ test("outbox requeue prints a stored id with escapes, never raw", async () => {
 test("dlq list prints stored user ids and errors with escapes, never raw", async () => {
   const id = crypto.randomUUID();
   const eventId = crypto.randomUUID();
-  await sql`
+  await f.sql`
     insert into notification.notifications (notification_id, event_id, user_id, type, occurred_at, payload_json, status,
                                             attempt_count, last_error)
-    values (${id}, ${eventId}, ${HOSTILE}, 'EntitlementGranted', now(), ${sql.json({ event_id: eventId })}, 'FAILED', 10,
+    values (${id}, ${eventId}, ${HOSTILE}, 'EntitlementGranted', now(), ${f.sql.json({ event_id: eventId })}, 'FAILED', 10,
             ${HOSTILE})`;
-  await sql`
+  await f.sql`
     insert into notification.notification_dlq (dlq_id, notification_id, event_id, payload_json, error_message)
-    values (${crypto.randomUUID()}, ${id}, ${eventId}, ${sql.json({ event_id: eventId })}, ${HOSTILE})`;
-  const { code, lines, text } = await printed(() => dlqSubcommand({ DATABASE_URL: db.url }).run(["list"]));
+    values (${crypto.randomUUID()}, ${id}, ${eventId}, ${f.sql.json({ event_id: eventId })}, ${HOSTILE})`;
+  const { code, lines, text } = await printed(() => dlqSubcommand({ DATABASE_URL: f.db.url }).run(["list"]));
   expect(code).toBe(0);
   expect(text).toContain(id);
   for (const line of lines) {

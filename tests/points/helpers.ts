@@ -15,16 +15,12 @@ import { reservePoints } from "../../src/entitlement/write/point-reserve.ts";
 import type { Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import type { Clock } from "../../src/shared/runtime.ts";
-import { useTestDatabase } from "../support/infra.ts";
 import { otherReplica } from "../support/wakeups.ts";
 
 export const POINTS_SUBJECT = "points.events";
 
 /** The database of a points test file (useTestDatabase): Entitlement's schema, emptied before each test. */
 export const POINTS_DATABASE = { service: "entitlement", poolMax: 20, resetEach: true } as const;
-
-/** @deprecated useTestDatabase(label, POINTS_DATABASE); this name stays while branches merge. */
-export const usePointsDatabase = (label: string) => useTestDatabase(label, POINTS_DATABASE);
 
 export function schedulerSettings(overrides: Partial<SchedulerSettings> = {}): SchedulerSettings {
   return {

@@ -194,6 +194,9 @@ export async function openTestDatabase(label: string, options: DatabaseOptions):
   };
 }
 
+// The first file after a migration changed builds the template (every migration and function) before its clone.
+const TEMPLATE_BUILD_MS = 60_000;
+
 /**
  * The database of one test file, as hooks: openTestDatabase before the file's tests, closed after them; with
  * `resetEach`, the service's tables are emptied before each test. Read `f.sql` and `f.db` inside tests and hooks:
@@ -203,10 +206,10 @@ export function useTestDatabase(label: string, options: DatabaseOptions & { rese
   const f = {} as DatabaseFixture;
   beforeAll(async () => {
     Object.assign(f, await openTestDatabase(label, options));
-  });
+  }, TEMPLATE_BUILD_MS);
   afterAll(async () => {
     await f.close?.();
-  });
+  }, 30_000);
   if (options.resetEach) beforeEach(() => f.reset());
   return f;
 }
