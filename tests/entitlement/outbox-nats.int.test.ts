@@ -6,10 +6,10 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { Registry } from "prom-client";
 import { createOutboxWorker } from "../../src/entitlement/work/outbox/worker.ts";
 import { createWakeups } from "../../src/entitlement/work/wakeups.ts";
-import { createSql, type Sql } from "../../src/shared/db.ts";
+import type { Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { connectNats, createNatsLink, type NatsConnection } from "../../src/shared/nats.ts";
-import { createTestDatabase, resetService, type TestDatabase } from "../support/infra.ts";
+import { type DatabaseFixture, openTestDatabase } from "../support/infra.ts";
 import { natsServerBinary, type PrivateNats, privateNats } from "../support/nats-server.ts";
 import { waitUntil } from "../support/wait.ts";
 import { countByStatus, insertEvent, insertEvents, readStream, settingsFor } from "./outbox.helpers.ts";
@@ -19,22 +19,21 @@ setDefaultTimeout(90_000);
 
 const NATS_SERVER = natsServerBinary;
 
-let db: TestDatabase;
+let f: DatabaseFixture;
 let sql: Sql;
 let broker: PrivateNats;
 
 beforeAll(async () => {
-  db = await createTestDatabase("outbox_nats");
-  sql = createSql({ url: db.url, schema: "entitlement", max: 10, applicationName: "test-outbox-nats" });
+  f = await openTestDatabase("outbox_nats", { service: "entitlement", poolMax: 10 });
+  sql = f.sql;
   if (NATS_SERVER) broker = privateNats("outbox-nats");
 });
 afterAll(async () => {
   await broker?.dispose();
-  await sql.end();
-  await db.drop();
+  await f.close();
 });
 beforeEach(async () => {
-  await resetService(sql, "entitlement");
+  await f.reset();
 });
 
 const stream = "entitlement-events";

@@ -13,21 +13,13 @@ import type { Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createNatsLink } from "../../src/shared/nats.ts";
 import { systemClock } from "../../src/shared/runtime.ts";
-import { createTestDatabase, natsUrl, type TestDatabase } from "../support/infra.ts";
+import { type DatabaseFixture, natsUrl, openTestDatabase } from "../support/infra.ts";
 import { waitUntil } from "../support/wait.ts";
-import {
-  consumerBound,
-  consumerOf,
-  deleteStreams,
-  notificationSql,
-  streamsOf,
-  testConfig,
-  testMetrics,
-} from "./helpers.ts";
+import { consumerBound, consumerOf, deleteStreams, streamsOf, testConfig, testMetrics } from "./helpers.ts";
 
 setDefaultTimeout(180_000);
 
-let db: TestDatabase;
+let f: DatabaseFixture;
 let sql: Sql;
 let nc: NatsConnection;
 const config = testConfig();
@@ -35,8 +27,8 @@ const controller = new AbortController();
 let running: Promise<void>[] = [];
 
 beforeAll(async () => {
-  db = await createTestDatabase("notif_consumer_props");
-  sql = notificationSql(db.url);
+  f = await openTestDatabase("notif_consumer_props", { service: "notification", poolMax: 8 });
+  sql = f.sql;
   nc = await connect({ servers: await natsUrl() });
   const health: ConsumerHealth = { bound: {} };
   const link = createNatsLink(Promise.resolve(nc), silentLogger);
@@ -64,8 +56,7 @@ afterAll(async () => {
   await Promise.all(running);
   await deleteStreams(nc, streamsOf(config));
   await nc.close();
-  await sql.end();
-  await db.drop();
+  await f.close();
 });
 
 /** Text the producer could send: 1–n characters, not blank, no NUL (other control characters are storable). */

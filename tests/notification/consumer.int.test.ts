@@ -13,7 +13,7 @@ import { silentLogger } from "../../src/shared/logger.ts";
 import { createNatsLink } from "../../src/shared/nats.ts";
 import type { Worker } from "../../src/shared/runtime.ts";
 import { systemClock } from "../../src/shared/runtime.ts";
-import { createTestDatabase, natsUrl, type TestDatabase } from "../support/infra.ts";
+import { type DatabaseFixture, natsUrl, openTestDatabase } from "../support/infra.ts";
 import { startTcpProxyFor } from "../support/tcp-proxy.ts";
 import { waitUntil } from "../support/wait.ts";
 import {
@@ -29,7 +29,7 @@ import {
 
 setDefaultTimeout(120_000);
 
-let db: TestDatabase;
+let f: DatabaseFixture;
 let sql: Sql;
 let nc: NatsConnection;
 let jsm: JetStreamManager;
@@ -37,8 +37,8 @@ const configs: NotificationConfig[] = [];
 const stops: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
-  db = await createTestDatabase("notif_consumer");
-  sql = notificationSql(db.url);
+  f = await openTestDatabase("notif_consumer", { service: "notification", poolMax: 8 });
+  sql = f.sql;
   nc = await connect({ servers: await natsUrl() });
   jsm = await jetstreamManager(nc);
 });
@@ -46,8 +46,7 @@ afterAll(async () => {
   for (const stop of stops) await stop();
   for (const c of configs) await deleteStreams(nc, streamsOf(c));
   await nc.close();
-  await sql.end();
-  await db.drop();
+  await f.close();
 });
 
 function config(env: Record<string, string> = {}): NotificationConfig {
@@ -131,7 +130,7 @@ describe("database failure", () => {
   test("an unreachable database holds the batch: no nak, no MAX_DELIVERIES, stored once the database is back", async () => {
     // max_deliver 2 and ack_wait 2s: the old nak-on-failure behaviour would give this event up within seconds.
     const c = config({ NOTIFICATION_NATS_MAX_DELIVER: "2", NOTIFICATION_NATS_ACK_WAIT: "2s" });
-    const proxy = startTcpProxyFor(db.url);
+    const proxy = startTcpProxyFor(f.db.url);
     const viaProxy = notificationSql(proxy.url, 1);
     try {
       const { health, metrics } = start(c, { eventsSql: viaProxy });
@@ -161,7 +160,7 @@ describe("database failure", () => {
   test("a batch that can never be stored is NAK-ed until MAX_DELIVERIES, which is recorded", async () => {
     const c = config({ NOTIFICATION_NATS_MAX_DELIVER: "2", NOTIFICATION_NATS_ACK_WAIT: "2s" });
     // A schema without the tables: every insert fails with 42P01, which no retry can fix.
-    const broken = createSql({ url: db.url, schema: "no_such_schema", max: 1, applicationName: "broken" });
+    const broken = createSql({ url: f.db.url, schema: "no_such_schema", max: 1, applicationName: "broken" });
     const { health, metrics } = start(c, { eventsSql: broken });
     await bound(health);
     const userId = `nak-${crypto.randomUUID()}`;

@@ -8,30 +8,29 @@ import type { Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createNatsLink } from "../../src/shared/nats.ts";
 import { systemClock } from "../../src/shared/runtime.ts";
-import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
+import { type DatabaseFixture, openTestDatabase } from "../support/infra.ts";
 import { natsServerBinary, type PrivateNats, privateNats } from "../support/nats-server.ts";
 import { waitUntil } from "../support/wait.ts";
-import { consumerOf, eventBytes, notificationSql, testConfig, testMetrics } from "./helpers.ts";
+import { consumerOf, eventBytes, testConfig, testMetrics } from "./helpers.ts";
 
 setDefaultTimeout(120_000);
 
 const binary = natsServerBinary;
-let db: TestDatabase;
+let f: DatabaseFixture;
 let sql: Sql;
 let broker: PrivateNats;
 
 beforeAll(async () => {
   if (!binary) return;
-  db = await createTestDatabase("notif_outage");
-  sql = notificationSql(db.url);
+  f = await openTestDatabase("notif_outage", { service: "notification", poolMax: 8 });
+  sql = f.sql;
   broker = privateNats("notif-outage");
   await broker.start();
 });
 afterAll(async () => {
   if (!binary) return;
   await broker.dispose();
-  await sql.end();
-  await db.drop();
+  await f.close();
 });
 
 async function publishWhenUp(nc: NatsConnection, subject: string, data: Uint8Array): Promise<void> {

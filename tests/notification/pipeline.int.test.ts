@@ -10,21 +10,13 @@ import type { Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createNatsLink } from "../../src/shared/nats.ts";
 import { systemClock, Waker } from "../../src/shared/runtime.ts";
-import { createTestDatabase, natsUrl, type TestDatabase } from "../support/infra.ts";
+import { type DatabaseFixture, natsUrl, openTestDatabase } from "../support/infra.ts";
 import { waitUntil } from "../support/wait.ts";
-import {
-  consumerBound,
-  deleteStreams,
-  eventBytes,
-  notificationSql,
-  streamsOf,
-  testConfig,
-  testMetrics,
-} from "./helpers.ts";
+import { consumerBound, deleteStreams, eventBytes, streamsOf, testConfig, testMetrics } from "./helpers.ts";
 
 setDefaultTimeout(90_000);
 
-let db: TestDatabase;
+let f: DatabaseFixture;
 let sql: Sql;
 let nc: NatsConnection;
 let js: JetStreamClient;
@@ -35,8 +27,8 @@ const stop = new AbortController();
 let running: Promise<void>[] = [];
 
 beforeAll(async () => {
-  db = await createTestDatabase("notif_pipeline");
-  sql = notificationSql(db.url);
+  f = await openTestDatabase("notif_pipeline", { service: "notification", poolMax: 8 });
+  sql = f.sql;
   nc = await connect({ servers: await natsUrl() });
   js = jetstream(nc);
   jsm = await jetstreamManager(nc);
@@ -65,8 +57,7 @@ afterAll(async () => {
   await Promise.all(running);
   await deleteStreams(nc, streamsOf(config));
   await nc.close();
-  await sql.end();
-  await db.drop();
+  await f.close();
 });
 
 async function publishEvent(bytes: Uint8Array, msgId?: string) {

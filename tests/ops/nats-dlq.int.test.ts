@@ -4,10 +4,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type JetStreamManager, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, headers, type NatsConnection } from "@nats-io/transport-node";
 import { natsDlqSubcommand, printNatsDlq, replayNatsDlq } from "../../src/notification/ops/nats-dlq.ts";
-import { createSql, type Sql } from "../../src/shared/db.ts";
-import { createTestDatabase, natsUrl, type TestDatabase, uniqueName } from "../support/infra.ts";
+import type { Sql } from "../../src/shared/db.ts";
+import { type DatabaseFixture, natsUrl, openTestDatabase, uniqueName } from "../support/infra.ts";
 
-let db: TestDatabase;
+let f: DatabaseFixture;
 let sql: Sql;
 let nc: NatsConnection;
 let jsm: JetStreamManager;
@@ -15,8 +15,8 @@ const stream = uniqueName("ops-replay");
 const subject = `${stream}.events`;
 
 beforeAll(async () => {
-  db = await createTestDatabase("ops_nats_dlq");
-  sql = createSql({ url: db.url, schema: "notification", max: 2, applicationName: "ops-test" });
+  f = await openTestDatabase("ops_nats_dlq", { service: "notification", poolMax: 2 });
+  sql = f.sql;
   nc = await connect({ servers: await natsUrl() });
   jsm = await jetstreamManager(nc);
   await jsm.streams.add({ name: stream, subjects: [subject], duplicate_window: 120_000_000_000 });
@@ -24,8 +24,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await jsm?.streams.delete(stream).catch(() => {});
   await nc?.close();
-  await sql?.end();
-  await db?.drop();
+  await f?.close();
 });
 
 function capture() {
@@ -103,7 +102,7 @@ describe("nats-dlq list and the command", () => {
       "kind=MAX_DELIVERIES deliveries=10 replayed=no",
     );
 
-    const env = { DATABASE_URL: db.url, NATS_URL: await natsUrl() };
+    const env = { DATABASE_URL: f.db.url, NATS_URL: await natsUrl() };
     for (const args of [
       [],
       ["replay"],
