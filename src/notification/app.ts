@@ -10,12 +10,12 @@ import { createHttpApp } from "../shared/http/app.ts";
 import type { ApiDocumentation } from "../shared/http/openapi.ts";
 import type { Logger } from "../shared/logger.ts";
 import { createReadiness } from "../shared/readiness.ts";
-import { inboxRoutes } from "./console/inbox/routes.ts";
 import { notificationConsole } from "./console/routes.ts";
-import { guardAdminRoutes } from "./outbound/endpoints/edge.ts";
-import { endpointRoutes } from "./outbound/endpoints/routes.ts";
-import type { EndpointServiceDeps } from "./outbound/endpoints/service.ts";
-import { PLAYER_API_OPERATIONS, type PlayerRouteDeps, playerRoutes } from "./players/routes.ts";
+import { guardAdminRoutes } from "./edge/admin-auth.ts";
+import { inboxRoutes } from "./features/debug-inbox/routes.ts";
+import { endpointRoutes } from "./features/endpoints/routes.ts";
+import type { EndpointServiceDeps } from "./features/endpoints/service.ts";
+import { PLAYER_API_OPERATIONS, type PlayerRouteDeps, playerRoutes } from "./features/players/routes.ts";
 
 const NOTIFICATION_API: ApiDocumentation = {
   description: [

@@ -30,6 +30,8 @@ import {
   natsSecurityRule,
 } from "../shared/nats-security.ts";
 import { exportRequested } from "../shared/tracing.ts";
+import { EndpointVariables, endpointRules, endpointSettings } from "./features/endpoints/settings.ts";
+import { PlayerEnv, playerRules, playerSettings } from "./features/players/config.ts";
 import {
   ACK_WAIT,
   ACK_WAIT_DESCRIPTION,
@@ -37,8 +39,6 @@ import {
   consumerSettings,
   consumerVariables,
 } from "./intake/consumer/settings.ts";
-import { EndpointVariables, endpointRules, endpointSettings } from "./outbound/endpoints/settings.ts";
-import { PlayerEnv, playerRules, playerSettings } from "./players/config.ts";
 
 /** The matchmaking consumer's variables. */
 const MATCHMAKING = "NOTIFICATION_MATCHMAKING_NATS";

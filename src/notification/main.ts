@@ -11,13 +11,13 @@ import { lifecycleSubcommands, type ServiceSpec } from "../shared/service.ts";
 import { installTracing } from "../shared/tracing.ts";
 import { createApp } from "./app.ts";
 import { loadNotificationConfig, type NotificationConfig, SECRET_VARIABLES } from "./config.ts";
+import { createSecretBox } from "./features/endpoints/secrets.ts";
+import { createPlayers } from "./features/players/setup.ts";
 import { allBound, type ConsumerHealth } from "./intake/consumer/worker.ts";
 import { eventPipelines } from "./intake/handlers/registry.ts";
 import { createNotificationMetrics } from "./metrics.ts";
 import { SCHEMA, schemaText } from "./migrations.ts";
 import { notificationOpsSubcommands } from "./ops/subcommands.ts";
-import { createSecretBox } from "./outbound/endpoints/secrets.ts";
-import { createPlayers } from "./players/setup.ts";
 import { createWorkers } from "./workers.ts";
 
 /** The admin API's dependencies, when it has tokens (the configuration then guarantees the key). */

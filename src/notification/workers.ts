@@ -4,17 +4,17 @@ import type { Logger } from "../shared/logger.ts";
 import type { NatsLink } from "../shared/nats.ts";
 import type { Clock, Waker, Worker } from "../shared/runtime.ts";
 import type { NotificationConfig } from "./config.ts";
+import type { Resolve } from "./features/endpoints/url-guard.ts";
+import type { Players } from "./features/players/setup.ts";
 import { advisorySpecs, createAdvisoryCapture } from "./intake/advisories/worker.ts";
 import { type ConsumerHealth, createEventConsumer } from "./intake/consumer/worker.ts";
 import { eventPipelines } from "./intake/handlers/registry.ts";
 import type { NotificationMetrics } from "./metrics.ts";
-import { createSender } from "./outbound/channels/select.ts";
-import type { Sender } from "./outbound/channels/sender.ts";
-import { createDeliveryWorker } from "./outbound/delivery/worker.ts";
-import { endpointDeliveryWorker } from "./outbound/endpoints/build.ts";
-import type { Resolve } from "./outbound/endpoints/url-guard.ts";
-import type { Players } from "./players/setup.ts";
-import { createRetentionWorker } from "./retention/worker.ts";
+import { createSender } from "./work/channels/select.ts";
+import type { Sender } from "./work/channels/sender.ts";
+import { createDeliveryWorker } from "./work/delivery/worker.ts";
+import { endpointDeliveryWorker } from "./work/endpoints/build.ts";
+import { createRetentionWorker } from "./work/retention/worker.ts";
 
 /** Events per consumer transaction; the client keeps at most this many unacknowledged messages buffered. */
 const EVENT_BATCH_SIZE = 100;

@@ -1,7 +1,7 @@
 // EXPLAIN (ANALYZE, BUFFERS) of the delivery claim on its own stock cluster, with 50,000 PENDING retries not due yet
 // (older than the due rows, so a created_at walk meets them first) and 100 due first attempts; the custom and the
 // generic plan (the service's claim is a prepared statement, which PostgreSQL may keep generic after five runs).
-//   bun tests/bench/claim-explain.ts            the claim of src/notification/outbound/delivery/queries.ts, every migration
+//   bun tests/bench/claim-explain.ts            the claim of src/notification/work/delivery/queries.ts, every migration
 //   bun tests/bench/claim-explain.ts --before   the claim before migration 007 (one OR), without that migration
 import postgres from "postgres";
 import { migrations, SCHEMA } from "../../src/notification/migrations.ts";

@@ -6,11 +6,11 @@
 // --tiny: 50/s for 2 s per phase, to check the script runs.
 import { parseArgs } from "node:util";
 import { loadNotificationConfig } from "../../src/notification/config.ts";
+import { insertEndpoint } from "../../src/notification/features/endpoints/queries.ts";
+import { createSecretBox, newSigningSecret } from "../../src/notification/features/endpoints/secrets.ts";
 import { storeEvents } from "../../src/notification/intake/consumer/service.ts";
 import { createNotificationMetrics } from "../../src/notification/metrics.ts";
-import { endpointDeliveryWorker } from "../../src/notification/outbound/endpoints/build.ts";
-import { insertEndpoint } from "../../src/notification/outbound/endpoints/queries.ts";
-import { createSecretBox, newSigningSecret } from "../../src/notification/outbound/endpoints/secrets.ts";
+import { endpointDeliveryWorker } from "../../src/notification/work/endpoints/build.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createRegistry } from "../../src/shared/metrics.ts";

@@ -14,9 +14,9 @@ import {
   deleteExpiredIdempotencyKeys,
   deletePublishedOutboxEvents,
 } from "../../src/entitlement/work/retention/queries.ts";
-import { findInbox } from "../../src/notification/console/inbox/queries.ts";
+import { findInbox } from "../../src/notification/features/debug-inbox/queries.ts";
 import { schemaText as notificationSchema } from "../../src/notification/migrations.ts";
-import { deleteFinishedNotifications, deleteProcessedEvents } from "../../src/notification/retention/queries.ts";
+import { deleteFinishedNotifications, deleteProcessedEvents } from "../../src/notification/work/retention/queries.ts";
 import { migrate } from "../../src/shared/migrate.ts";
 import { untilShortBatch } from "../../src/shared/periodic.ts";
 import { type DeletedTable, populate, populateDeleted, type Shape, shapeOf } from "./growth-data.ts";

@@ -6,7 +6,7 @@ import { createApp } from "../../src/entitlement/app.ts";
 import { loadEntitlementConfig } from "../../src/entitlement/config.ts";
 import { createApp as createNotificationApp } from "../../src/notification/app.ts";
 import { SECRET_VARIABLES } from "../../src/notification/config.ts";
-import { createWebhookSender } from "../../src/notification/outbound/channels/webhook.ts";
+import { createWebhookSender } from "../../src/notification/work/channels/webhook.ts";
 import { tokenEntryLine } from "../../src/shared/auth/tokens.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { createLogger } from "../../src/shared/logger.ts";

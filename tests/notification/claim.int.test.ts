@@ -1,11 +1,6 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import {
-  claimNotifications,
-  countBacklog,
-  markRetry,
-  markSent,
-} from "../../src/notification/outbound/delivery/queries.ts";
-import { createSentRecorder } from "../../src/notification/outbound/delivery/sent.ts";
+import { claimNotifications, countBacklog, markRetry, markSent } from "../../src/notification/work/delivery/queries.ts";
+import { createSentRecorder } from "../../src/notification/work/delivery/sent.ts";
 import type { Db } from "../../src/shared/db.ts";
 import { useTestDatabase } from "../support/infra.ts";
 import { notificationRow, seedNotification } from "./helpers.ts";

@@ -1,10 +1,10 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { requeueDlqNotification } from "../../src/notification/ops/queries.ts";
-import { PermanentDeliveryError, type Sender } from "../../src/notification/outbound/channels/sender.ts";
-import type { DeliveryDeps } from "../../src/notification/outbound/delivery/deps.ts";
-import { handleFailure, moveToDlq } from "../../src/notification/outbound/delivery/failure.ts";
-import { claimNotifications } from "../../src/notification/outbound/delivery/queries.ts";
-import { createDeliveryWorker } from "../../src/notification/outbound/delivery/worker.ts";
+import { PermanentDeliveryError, type Sender } from "../../src/notification/work/channels/sender.ts";
+import type { DeliveryDeps } from "../../src/notification/work/delivery/deps.ts";
+import { handleFailure, moveToDlq } from "../../src/notification/work/delivery/failure.ts";
+import { claimNotifications } from "../../src/notification/work/delivery/queries.ts";
+import { createDeliveryWorker } from "../../src/notification/work/delivery/worker.ts";
 import { createLogger } from "../../src/shared/logger.ts";
 import { Waker } from "../../src/shared/runtime.ts";
 import { useTestDatabase } from "../support/infra.ts";

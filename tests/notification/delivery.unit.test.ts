@@ -1,8 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { requireBearer, validUserId } from "../../src/notification/console/inbox/service.ts";
-import { withFailureInjection } from "../../src/notification/outbound/channels/failure-injection.ts";
-import type { Delivery } from "../../src/notification/outbound/channels/sender.ts";
-import { webhookBody } from "../../src/notification/outbound/channels/webhook.ts";
+import { requireBearer } from "../../src/notification/edge/debug-token.ts";
+import { validUserId } from "../../src/notification/features/debug-inbox/service.ts";
+import { withFailureInjection } from "../../src/notification/work/channels/failure-injection.ts";
+import type { Delivery } from "../../src/notification/work/channels/sender.ts";
+import { webhookBody } from "../../src/notification/work/channels/webhook.ts";
 import { backoffMs } from "../../src/shared/backoff.ts";
 import { testConfig } from "./helpers.ts";
 

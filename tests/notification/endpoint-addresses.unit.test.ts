@@ -4,8 +4,8 @@
 // 2025-10-09), each block's first, middle and last address; then the IPv6 forms that carry an IPv4 address, and the
 // deprecated blocks outside the registries.
 import { describe, expect, test } from "bun:test";
-import { addressRefusal } from "../../src/notification/outbound/endpoints/address-class.ts";
-import { allowedAddresses, isForbiddenAddress } from "../../src/notification/outbound/endpoints/url-guard.ts";
+import { addressRefusal } from "../../src/notification/features/endpoints/address-class.ts";
+import { allowedAddresses, isForbiddenAddress } from "../../src/notification/features/endpoints/url-guard.ts";
 
 const IPV4_SPECIAL = [
   "0.0.0.0/8", // "This network"

@@ -1,9 +1,9 @@
 // An endpoint's old secrets across several rotations: each kept until its own overlap ends (at most three besides the
 // previous one), all ended by a rotation without overlap, and sealed again by reseal like the current one.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { MAX_OLDER_SECRETS } from "../../src/notification/features/endpoints/queries.ts";
+import { createSecretBox } from "../../src/notification/features/endpoints/secrets.ts";
 import { resealSecrets } from "../../src/notification/ops/reseal.ts";
-import { MAX_OLDER_SECRETS } from "../../src/notification/outbound/endpoints/queries.ts";
-import { createSecretBox } from "../../src/notification/outbound/endpoints/secrets.ts";
 import { useTestDatabase } from "../support/infra.ts";
 import { endpointApp, endpointConfig, SECRET_KEY } from "./endpoints.helpers.ts";
 

@@ -1,7 +1,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createApp } from "../../src/notification/app.ts";
 import { NOTIFICATION_TYPES } from "../../src/notification/intake/consumer/handler.ts";
-import { createAutoDisable } from "../../src/notification/outbound/endpoints/disable.ts";
+import { createAutoDisable } from "../../src/notification/work/endpoints/disable.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { useTestDatabase } from "../support/infra.ts";
 import { endpointApp, READER, WRITER } from "./endpoints.helpers.ts";

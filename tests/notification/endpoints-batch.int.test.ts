@@ -5,7 +5,7 @@ import {
   claimDeliveries,
   type DeliveryOutcome,
   finalizeDeliveries,
-} from "../../src/notification/outbound/endpoints/delivery-queries.ts";
+} from "../../src/notification/work/endpoints/delivery-queries.ts";
 import { useTestDatabase } from "../support/infra.ts";
 import { endpointApp, startReceiver, storeNotifications } from "./endpoints.helpers.ts";
 

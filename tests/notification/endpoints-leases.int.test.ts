@@ -1,7 +1,7 @@
 // An endpoint delivery claimed by a worker that then dies is taken over once its lease ends, and a worker that lost
 // its lease changes nothing: every notification reaches every subscribed endpoint at least once.
 import { expect, setDefaultTimeout, test } from "bun:test";
-import { claimDeliveries, finalizeDeliveries } from "../../src/notification/outbound/endpoints/delivery-queries.ts";
+import { claimDeliveries, finalizeDeliveries } from "../../src/notification/work/endpoints/delivery-queries.ts";
 import { Waker } from "../../src/shared/runtime.ts";
 import { useTestDatabase } from "../support/infra.ts";
 import { waitUntil } from "../support/wait.ts";

@@ -8,7 +8,7 @@ import {
   type PostRequest,
   postToEndpoint,
   RESPONSE_READ_LIMIT,
-} from "../../src/notification/outbound/endpoints/post.ts";
+} from "../../src/notification/work/endpoints/post.ts";
 
 const seen: { host: string | null; path: string; body: string; agent: string | null }[] = [];
 const server = Bun.serve({

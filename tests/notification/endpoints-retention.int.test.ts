@@ -1,7 +1,7 @@
 // Retention of the endpoints' rows: finished deliveries and the attempts log go with the same threshold as the
 // notifications; deliveries still waiting stay.
 import { expect, setDefaultTimeout, test } from "bun:test";
-import { runRetention } from "../../src/notification/retention/service.ts";
+import { runRetention } from "../../src/notification/work/retention/service.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { useTestDatabase } from "../support/infra.ts";
 

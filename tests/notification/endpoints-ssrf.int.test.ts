@@ -1,7 +1,7 @@
 // The SSRF guard at registration and at each delivery, with NOTIFICATION_ENDPOINT_ALLOW_PRIVATE off; and the
 // connection going to the address that was checked while the request keeps the URL's host.
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import type { Address } from "../../src/notification/outbound/endpoints/url-guard.ts";
+import type { Address } from "../../src/notification/features/endpoints/url-guard.ts";
 import { Waker } from "../../src/shared/runtime.ts";
 import { useTestDatabase } from "../support/infra.ts";
 import { waitUntil } from "../support/wait.ts";

@@ -2,11 +2,11 @@
 // API, the endpoint delivery worker, and notifications stored through the consumer's own statement.
 import { afterAll } from "bun:test";
 import { createApp } from "../../src/notification/app.ts";
+import { createSecretBox } from "../../src/notification/features/endpoints/secrets.ts";
+import type { Resolve } from "../../src/notification/features/endpoints/url-guard.ts";
 import type { NotificationType } from "../../src/notification/intake/consumer/handler.ts";
 import { storeEvents } from "../../src/notification/intake/consumer/service.ts";
-import { endpointDeliveryWorker } from "../../src/notification/outbound/endpoints/build.ts";
-import { createSecretBox } from "../../src/notification/outbound/endpoints/secrets.ts";
-import type { Resolve } from "../../src/notification/outbound/endpoints/url-guard.ts";
+import { endpointDeliveryWorker } from "../../src/notification/work/endpoints/build.ts";
 import { parseTokenEntries, tokenEntryLine } from "../../src/shared/auth/tokens.ts";
 import type { Sql } from "../../src/shared/db.ts";
 import type { Logger } from "../../src/shared/logger.ts";

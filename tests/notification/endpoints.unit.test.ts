@@ -1,16 +1,16 @@
 import { describe, expect, test } from "bun:test";
 import { Webhook } from "standardwebhooks";
 import { loadNotificationConfig } from "../../src/notification/config.ts";
-import { createSecretBox, newSigningSecret } from "../../src/notification/outbound/endpoints/secrets.ts";
-import { parseSecretKey } from "../../src/notification/outbound/endpoints/settings.ts";
-import { createSigner, signingKey, signWith } from "../../src/notification/outbound/endpoints/signing.ts";
+import { createSecretBox, newSigningSecret } from "../../src/notification/features/endpoints/secrets.ts";
+import { parseSecretKey } from "../../src/notification/features/endpoints/settings.ts";
 import {
   type Address,
   allowedAddresses,
   cachingResolve,
   isForbiddenAddress,
   parseEndpointUrl,
-} from "../../src/notification/outbound/endpoints/url-guard.ts";
+} from "../../src/notification/features/endpoints/url-guard.ts";
+import { createSigner, signingKey, signWith } from "../../src/notification/work/endpoints/signing.ts";
 import type { ConfigError } from "../../src/shared/config.ts";
 
 const KEY = Buffer.alloc(32, 7);

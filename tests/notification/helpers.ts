@@ -18,7 +18,7 @@ import type { ConsumerHealth } from "../../src/notification/intake/consumer/work
 import { eventPipelines } from "../../src/notification/intake/handlers/registry.ts";
 import { createNotificationMetrics } from "../../src/notification/metrics.ts";
 import { SCHEMA } from "../../src/notification/migrations.ts";
-import type { DeliveryDeps } from "../../src/notification/outbound/delivery/deps.ts";
+import type { DeliveryDeps } from "../../src/notification/work/delivery/deps.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createRegistry } from "../../src/shared/metrics.ts";

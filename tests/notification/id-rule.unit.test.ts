@@ -5,7 +5,7 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { UserId } from "../../src/entitlement/features/entitlements/model.ts";
 import { checkField } from "../../src/entitlement/features/entitlements/validation.ts";
-import { validUserId } from "../../src/notification/console/inbox/service.ts";
+import { validUserId } from "../../src/notification/features/debug-inbox/service.ts";
 import { decodeEntitlementEvent } from "../../src/notification/intake/handlers/entitlement.ts";
 import { decodeMatchmakingEvent } from "../../src/notification/intake/handlers/matchmaking.ts";
 import { decodePointsEvent } from "../../src/notification/intake/handlers/points.ts";

@@ -3,8 +3,8 @@ import {
   countStaleActive,
   deleteFinishedNotifications,
   deleteProcessedEvents,
-} from "../../src/notification/retention/queries.ts";
-import { runRetention } from "../../src/notification/retention/service.ts";
+} from "../../src/notification/work/retention/queries.ts";
+import { runRetention } from "../../src/notification/work/retention/service.ts";
 import { createLogger, silentLogger } from "../../src/shared/logger.ts";
 import { useTestDatabase } from "../support/infra.ts";
 import { seedNotification } from "./helpers.ts";

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { type WebhookNotification, webhookReceiver } from "../../docs/examples/webhook-receiver.ts";
-import { createWebhookSender } from "../../src/notification/outbound/channels/webhook.ts";
+import { createWebhookSender } from "../../src/notification/work/channels/webhook.ts";
 import { useTestDatabase } from "../support/infra.ts";
 import { deliverBatch } from "./delivery.helpers.ts";
 import { deliveryDeps, notificationRow, seedNotification } from "./helpers.ts";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Webhook } from "standardwebhooks";
-import { createWebhookSender } from "../../src/notification/outbound/channels/webhook.ts";
-import type { DeliveryDeps } from "../../src/notification/outbound/delivery/deps.ts";
+import { createWebhookSender } from "../../src/notification/work/channels/webhook.ts";
+import type { DeliveryDeps } from "../../src/notification/work/delivery/deps.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { useTestDatabase } from "../support/infra.ts";
 import { deliverBatch } from "./delivery.helpers.ts";

@@ -1,6 +1,7 @@
 // The webhook endpoint commands on real rows: list, disable and enable (what waited goes out again), replay; each safe
 // to run twice.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { createSecretBox } from "../../src/notification/features/endpoints/secrets.ts";
 import {
   ENDPOINTS_USAGE,
   endpointsSubcommand,
@@ -10,7 +11,6 @@ import {
   setEnabled,
 } from "../../src/notification/ops/endpoints.ts";
 import { resealSecrets } from "../../src/notification/ops/reseal.ts";
-import { createSecretBox } from "../../src/notification/outbound/endpoints/secrets.ts";
 import { endpointApp, endpointConfig, SECRET_KEY, storeNotifications } from "../notification/endpoints.helpers.ts";
 import { useTestDatabase } from "../support/infra.ts";
 

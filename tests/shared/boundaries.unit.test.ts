@@ -123,10 +123,11 @@ export function roomCircles(graph: { file: string; target: string }[]): string[]
 
 // Each service's rooms, top to bottom, and the rooms each may import. In Entitlement a request enters through a
 // feature's route (features/, built on the HTTP kit in edge/), which writes only through write/; the background work
-// (work/) and the operators' tools (ops/, console/) stand on the same rooms. In Notification events come in through
-// intake/ (the JetStream consumers, the handlers that turn events into notifications, the advisories), go out through
-// outbound/ (the configured channel's delivery and the registered webhook endpoints), and players/ serves a player's
-// own inbox and stream; console/ (with the debug inbox) and ops/ are the operators'. app.ts, workers.ts and main.ts
+// (work/) and the operators' tools (ops/, console/) stand on the same rooms. Notification uses the same words: events
+// come in and are stored through intake/ (the JetStream consumers, the handlers, the advisories: its bottom room, as
+// write/ is Entitlement's); features/ serves the HTTP API (the endpoints admin API, the players' inbox and stream,
+// the debug inbox) on the auth schemes of edge/; work/ delivers what intake stored (the channel, the endpoints) and
+// keeps retention; console/ and ops/ are the operators'. app.ts, workers.ts and main.ts
 // at the root wire the rooms together and nothing but main.ts imports them. Rooms may read the root's settings
 // (config.ts, migrations.ts, metrics.ts), which gather what the rooms declare; a circle through them is caught by the
 // circle check.
@@ -144,11 +145,11 @@ const SERVICES: Record<string, { rooms: Record<string, string[]>; settings: stri
   },
   "src/notification": {
     rooms: {
-      console: ["ops", "outbound", "intake"],
-      ops: ["outbound", "intake", "retention"],
-      players: ["intake"],
-      outbound: ["intake"],
-      retention: [],
+      console: ["ops", "features", "edge", "work", "intake"],
+      ops: ["work", "features", "intake"],
+      work: ["features", "intake"],
+      features: ["edge", "intake"],
+      edge: [],
       intake: [],
     },
     settings: ["config.ts", "migrations.ts", "metrics.ts"],
@@ -167,6 +168,17 @@ for (const [service, { rooms, settings }] of Object.entries(SERVICES)) {
       const top = readdirSync(join(ROOT, service)).sort();
       expect(top).toEqual([...COMPOSITION, ...settings, ...Object.keys(rooms)].sort());
       expect(top.length).toBeLessThanOrEqual(12);
+    });
+
+    test("no folder holds more than fifteen files: a larger one is split by role", () => {
+      const folders = new Map<string, number>();
+      for (const file of files.filter((f) => under(f, service))) {
+        folders.set(dirname(file), (folders.get(dirname(file)) ?? 0) + 1);
+      }
+      expect(folders.size).toBeGreaterThan(1);
+      expect([...folders].filter(([, count]) => count > 15).map(([folder, count]) => `${folder}: ${count}`)).toEqual(
+        [],
+      );
     });
 
     test("a room imports only the rooms below it, the root's settings and itself; only main.ts imports the composition", () => {

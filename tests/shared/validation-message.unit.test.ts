@@ -8,8 +8,8 @@ import { Value } from "@sinclair/typebox/value";
 import "elysia";
 import { BundleBody } from "../../src/entitlement/features/bundles/model.ts";
 import { ReservationBody } from "../../src/entitlement/features/points/model.ts";
-import { CreateEndpointBody } from "../../src/notification/outbound/endpoints/model.ts";
-import { ReadBody } from "../../src/notification/players/model.ts";
+import { CreateEndpointBody } from "../../src/notification/features/endpoints/model.ts";
+import { ReadBody } from "../../src/notification/features/players/model.ts";
 import { fieldOf, validationMessage } from "../../src/shared/http/validation-message.ts";
 
 const refused = (schema: TSchema, value: unknown, on = "body") =>

@@ -7,9 +7,9 @@ import { badRequest } from "../../shared/http/errors.ts";
 import { isUuid } from "../../shared/ids.ts";
 import type { Logger } from "../../shared/logger.ts";
 import type { Clock } from "../../shared/runtime.ts";
-import { findEndpoint, listEndpointSummaries } from "../outbound/endpoints/queries.ts";
-import { listAttempts } from "../outbound/endpoints/replay-queries.ts";
-import { replay } from "../outbound/endpoints/service.ts";
+import { findEndpoint, listEndpointSummaries } from "../features/endpoints/queries.ts";
+import { listAttempts } from "../features/endpoints/replay-queries.ts";
+import { replay } from "../features/endpoints/service.ts";
 import type { Operator } from "./pages.ts";
 
 const SHOWN = 100;

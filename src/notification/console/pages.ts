@@ -6,8 +6,8 @@ import type { Sql } from "../../shared/db.ts";
 import { badRequest, unavailableOr } from "../../shared/http/errors.ts";
 import { isUuid } from "../../shared/ids.ts";
 import type { Logger } from "../../shared/logger.ts";
+import { validUserId } from "../features/debug-inbox/service.ts";
 import { listNotificationDlq, requeueDlqNotification } from "../ops/queries.ts";
-import { validUserId } from "./inbox/service.ts";
 import { listUserNotifications } from "./queries.ts";
 
 export type Operator = { name: string };

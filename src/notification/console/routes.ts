@@ -1,5 +1,5 @@
 // /console on Notification (NOTIFICATION_CONSOLE_ENABLED): the shared console skeleton with this service's pages.
-// Signing in takes NOTIFICATION_DEBUG_API_TOKEN, checked by the debug inbox's own check (inbox/service.ts); the form
+// Signing in takes NOTIFICATION_DEBUG_API_TOKEN, checked as the debug inbox checks it (edge/debug-token.ts); the form
 // says so, since this service has no API tokens of its own.
 import type { ConsoleSettings } from "../../shared/console/config.ts";
 import { consoleRoutes } from "../../shared/console/kit.ts";
@@ -7,8 +7,8 @@ import type { Sql } from "../../shared/db.ts";
 import { createRateLimiter } from "../../shared/http/rate-limit.ts";
 import type { Logger } from "../../shared/logger.ts";
 import type { Clock } from "../../shared/runtime.ts";
+import { requireBearer } from "../edge/debug-token.ts";
 import { endpointActions, endpointPages } from "./endpoint-pages.ts";
-import { requireBearer } from "./inbox/service.ts";
 import { notificationActions, notificationPages, type Operator } from "./pages.ts";
 
 /** Notification has no API rate limit of its own; the operator's console requests get this one. */

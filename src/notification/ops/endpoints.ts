@@ -5,8 +5,8 @@ import { operation, positionals, splitFlags, UsageError, uuidArgument } from "..
 import type { OpsDeps } from "../../shared/ops.ts";
 import { systemClock } from "../../shared/runtime.ts";
 import type { NotificationConfig } from "../config.ts";
-import { findEndpoint, listEndpointSummaries } from "../outbound/endpoints/queries.ts";
-import { changeEndpoint, type EndpointChangeDeps, replay } from "../outbound/endpoints/service.ts";
+import { findEndpoint, listEndpointSummaries } from "../features/endpoints/queries.ts";
+import { changeEndpoint, type EndpointChangeDeps, replay } from "../features/endpoints/service.ts";
 import { type OpsEnv, opsSubcommand, parseLimit } from "./context.ts";
 import { resealSecrets } from "./reseal.ts";
 

@@ -1,6 +1,6 @@
 // SQL of the notification operator subcommands (docs/operations.md): each statement touches only the rows it names.
 import type { Db, Sql } from "../../shared/db.ts";
-import { DELIVERY_CHANNEL } from "../outbound/delivery/queries.ts";
+import { DELIVERY_CHANNEL } from "../work/delivery/queries.ts";
 
 export type DlqEntry = {
   notification_id: string;

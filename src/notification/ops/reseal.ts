@@ -3,8 +3,8 @@
 // can be dropped. The secrets themselves do not change: receivers notice nothing. A second run finds nothing to do.
 import type { OpsDeps } from "../../shared/ops.ts";
 import type { NotificationConfig } from "../config.ts";
-import { listSealedSecrets, replaceSealedSecrets, type SealedSecrets } from "../outbound/endpoints/queries.ts";
-import { createSecretBox, type SecretBox } from "../outbound/endpoints/secrets.ts";
+import { listSealedSecrets, replaceSealedSecrets, type SealedSecrets } from "../features/endpoints/queries.ts";
+import { createSecretBox, type SecretBox } from "../features/endpoints/secrets.ts";
 
 function resealed(box: SecretBox, s: SealedSecrets): SealedSecrets | undefined {
   const previous = s.previous_secret_ciphertext;

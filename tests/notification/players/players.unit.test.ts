@@ -3,8 +3,8 @@
 import { describe, expect, test } from "bun:test";
 import { importJWK, SignJWT } from "jose";
 import { loadNotificationConfig } from "../../../src/notification/config.ts";
-import { createPlayerAuthenticator } from "../../../src/notification/players/auth.ts";
-import { notificationFrame, resetFrame, resumePoint } from "../../../src/notification/players/sse.ts";
+import { createPlayerAuthenticator } from "../../../src/notification/edge/player-auth.ts";
+import { notificationFrame, resetFrame, resumePoint } from "../../../src/notification/features/players/sse.ts";
 import type { KeySource } from "../../../src/shared/auth/jwks.ts";
 import type { Refusal } from "../../../src/shared/auth/refusal.ts";
 import { ConfigError } from "../../../src/shared/config.ts";

@@ -1,0 +1,93 @@
+// The players' variables: whose access tokens are trusted (the same checks as Entitlement's JWT callers), which claim
+// names the player, and the bounds of the live streams. Spread into NotificationEnv (config.ts).
+
+import {
+  type JwtTrust,
+  type JwtTrustValues,
+  jwtTrust,
+  jwtTrustRules,
+  jwtTrustVariables,
+} from "../../../shared/auth/jwt-config.ts";
+import { Duration, Int, NonBlank, type Rule, Str } from "../../../shared/config.ts";
+
+const PREFIX = "NOTIFICATION_PLAYER_JWT";
+
+export const PlayerEnv = {
+  ...jwtTrustVariables(PREFIX, "from players on the /v1/me/ routes (unset: those routes answer 404)"),
+  NOTIFICATION_PLAYER_JWT_USER_CLAIM: Str("sub", {
+    minLength: 1,
+    pattern: "^[\\x21-\\x7e]+$",
+    description: "The claim of a player's access token whose value is their user_id.",
+  }),
+  NOTIFICATION_STREAM_HEARTBEAT: Duration("15s", {
+    minimum: 1_000,
+    description: "A live stream sends a `: keep-alive` comment at least this often (proxies close silent connections).",
+  }),
+  NOTIFICATION_STREAM_MAX_PER_USER: Int(5, {
+    minimum: 1,
+    maximum: 100,
+    description: "Live streams one player may hold open; one more closes their oldest.",
+  }),
+  NOTIFICATION_STREAM_MAX: Int(10_000, {
+    minimum: 1,
+    description: "Live streams this process holds open; beyond it a new one is refused with 503 and Retry-After.",
+  }),
+  NOTIFICATION_STREAM_BUFFER_BYTES: Int(256 * 1024, {
+    minimum: 4 * 1024,
+    description:
+      "Bytes a live stream may have waiting for its reader: it writes while there is room, then waits, so a resume " +
+      "goes at the reader's pace. A stream whose buffer stays full for NOTIFICATION_STREAM_HEARTBEAT is closed (the " +
+      "client resumes with Last-Event-ID), so a reader that stopped never holds memory or other streams up.",
+  }),
+  NOTIFICATION_STREAM_RECHECK_INTERVAL: Duration("5s", {
+    minimum: 100,
+    description:
+      "How often the open streams compare their position with the database, in one query: a signal lost between " +
+      "replicas delays an event by at most this long, it never loses it.",
+  }),
+  NOTIFICATION_PLAYER_NATS_SUBJECT: NonBlank("notification.players", {
+    description: "Core NATS subject on which replicas tell each other which players have new notifications.",
+  }),
+};
+
+type PlayerValues = JwtTrustValues<typeof PREFIX> & {
+  NOTIFICATION_PLAYER_JWT_USER_CLAIM: string;
+  NOTIFICATION_STREAM_HEARTBEAT: number;
+  NOTIFICATION_STREAM_MAX_PER_USER: number;
+  NOTIFICATION_STREAM_MAX: number;
+  NOTIFICATION_STREAM_BUFFER_BYTES: number;
+  NOTIFICATION_STREAM_RECHECK_INTERVAL: number;
+  NOTIFICATION_PLAYER_NATS_SUBJECT: string;
+};
+
+export const playerRules = jwtTrustRules(PREFIX) as Rule<unknown>[];
+
+export type StreamSettings = {
+  heartbeatMs: number;
+  maxPerUser: number;
+  max: number;
+  bufferBytes: number;
+  recheckMs: number;
+};
+
+export type PlayerSettings = {
+  /** Undefined without an issuer: the /v1/me/ routes are not served. */
+  jwt: (JwtTrust & { userClaim: string }) | undefined;
+  stream: StreamSettings;
+  subject: string;
+};
+
+export function playerSettings(e: PlayerValues): PlayerSettings {
+  const trust = jwtTrust(PREFIX, e);
+  return {
+    jwt: trust && { ...trust, userClaim: e.NOTIFICATION_PLAYER_JWT_USER_CLAIM },
+    stream: {
+      heartbeatMs: e.NOTIFICATION_STREAM_HEARTBEAT,
+      maxPerUser: e.NOTIFICATION_STREAM_MAX_PER_USER,
+      max: e.NOTIFICATION_STREAM_MAX,
+      bufferBytes: e.NOTIFICATION_STREAM_BUFFER_BYTES,
+      recheckMs: e.NOTIFICATION_STREAM_RECHECK_INTERVAL,
+    },
+    subject: e.NOTIFICATION_PLAYER_NATS_SUBJECT,
+  };
+}

@@ -1,0 +1,137 @@
+// The live streams of this process, by player: the limits (per player the oldest gives way; per process a 503), the
+// wake-ups (a signal names players; each of their streams reads what is new), and one loop that sends keep-alives
+// and, every recheck interval, compares every open stream's position with the database in one query, so a signal that
+// was lost costs latency, never an event.
+import type { Sql } from "../../../shared/db.ts";
+import { ApiError } from "../../../shared/http/errors.ts";
+import type { Logger } from "../../../shared/logger.ts";
+import { sleep, type Worker } from "../../../shared/runtime.ts";
+import type { StreamSettings } from "./config.ts";
+import type { PlayerMetrics } from "./metrics.ts";
+import { lastSeqs } from "./queries.ts";
+import { type CloseReason, openPlayerStream, type PlayerStream } from "./stream.ts";
+
+/** Seconds a client refused for the process limit is told to wait. */
+const FULL_RETRY_AFTER_S = 5;
+
+export type StreamHub = {
+  open: (input: { userId: string; resumeAfter: string | undefined; expiresAtMs: number }) => Promise<Response>;
+  /** These players have new notifications (stored here or on another replica). */
+  signal: (userIds: Iterable<string>) => void;
+  /** Wakes every stream whose player has a seq beyond what it sent. */
+  recheck: () => Promise<void>;
+  /** Keep-alives and rechecks until aborted; then every stream is closed. */
+  worker: Worker;
+  closeAll: (reason: CloseReason) => void;
+  size: () => number;
+};
+
+type HubDeps = { sql: Sql; log: Logger; metrics: PlayerMetrics; settings: StreamSettings };
+type OpenInput = { userId: string; resumeAfter: string | undefined; expiresAtMs: number };
+/** The streams by player, and how many in all. */
+type Streams = { byUser: Map<string, Set<PlayerStream>>; total: number };
+
+export function createStreamHub(deps: HubDeps): StreamHub {
+  const streams: Streams = { byUser: new Map(), total: 0 };
+  const { byUser } = streams;
+
+  async function recheck(): Promise<void> {
+    if (byUser.size === 0) return;
+    const seqs = await lastSeqs(deps.sql, [...byUser.keys()]);
+    for (const [userId, last] of seqs) {
+      for (const stream of byUser.get(userId) ?? []) if (BigInt(stream.position()) < BigInt(last)) stream.wake();
+    }
+  }
+
+  function closeAll(reason: CloseReason): void {
+    for (const mine of [...byUser.values()]) for (const stream of [...mine]) stream.close(reason);
+  }
+
+  const worker: Worker = {
+    name: "player-streams",
+    run: async (abort) => {
+      await runKeepAliveAndRecheck(abort, { settings: deps.settings, byUser, recheck, log: deps.log });
+      closeAll("shutdown");
+    },
+  };
+
+  return {
+    open: (input) => openStream(deps, streams, input),
+    signal: (userIds) => {
+      for (const userId of userIds) for (const stream of byUser.get(userId) ?? []) stream.wake();
+    },
+    recheck,
+    worker,
+    closeAll,
+    size: () => streams.total,
+  };
+}
+
+/**
+ * Opens a player's stream within the limits: over the player's, their oldest is closed; over the process's, 503. The
+ * stream is registered before its start is read, so a signal in between wakes it.
+ */
+async function openStream(deps: HubDeps, streams: Streams, input: OpenInput): Promise<Response> {
+  const { settings, metrics } = deps;
+  const mine = streams.byUser.get(input.userId) ?? new Set<PlayerStream>();
+  if (mine.size >= settings.maxPerUser) {
+    // Sets keep insertion order: the first is the oldest.
+    mine.values().next().value?.close("replaced");
+  } else if (streams.total >= settings.max) {
+    metrics.refused.inc();
+    throw new ApiError(503, "NOT_READY", "this server holds as many live streams as it may; retry later", {
+      "retry-after": String(FULL_RETRY_AFTER_S),
+    });
+  }
+  const onClose = (stream: PlayerStream, reason: CloseReason) => {
+    const own = streams.byUser.get(stream.userId);
+    if (!own?.delete(stream)) return;
+    if (own.size === 0) streams.byUser.delete(stream.userId);
+    metrics.open.set(--streams.total);
+    metrics.closes.inc({ reason });
+  };
+  const stream = openPlayerStream(
+    // A stalled reader is given one heartbeat, the time a proxy would let a silent connection live.
+    { ...deps, bufferBytes: settings.bufferBytes, stallMs: settings.heartbeatMs, onClose },
+    input,
+  );
+  mine.add(stream);
+  streams.byUser.set(input.userId, mine);
+  metrics.open.set(++streams.total);
+  stream.wake();
+  try {
+    await stream.ready;
+  } catch (error) {
+    stream.close("error");
+    throw error;
+  }
+  return stream.response;
+}
+
+/**
+ * Every third of the heartbeat, a keep-alive to each stream that wrote nothing for the rest of it (so none is silent
+ * longer than the heartbeat); every recheck interval, one query for every open stream's player.
+ */
+async function runKeepAliveAndRecheck(
+  abort: AbortSignal,
+  loop: {
+    settings: StreamSettings;
+    byUser: Map<string, Set<PlayerStream>>;
+    recheck: () => Promise<void>;
+    log: Logger;
+  },
+): Promise<void> {
+  const { settings } = loop;
+  const tickMs = Math.min(Math.max(50, Math.floor(settings.heartbeatMs / 3)), settings.recheckMs);
+  let sinceRecheck = 0;
+  while (!abort.aborted) {
+    await sleep(tickMs, abort);
+    const now = performance.now();
+    for (const streams of loop.byUser.values())
+      for (const s of streams) s.keepAlive(settings.heartbeatMs - tickMs, now);
+    sinceRecheck += tickMs;
+    if (sinceRecheck < settings.recheckMs || abort.aborted) continue;
+    sinceRecheck = 0;
+    await loop.recheck().catch((error) => loop.log.warn({ err: error }, "rechecking the player streams failed"));
+  }
+}

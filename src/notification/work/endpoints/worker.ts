@@ -1,0 +1,146 @@
+// The endpoint delivery loop. Each endpoint has at most `perEndpoint` deliveries in flight: one that hangs holds only
+// its own slots until the request timeout, and one with a backlog never takes another's turn; the claim gives every
+// other endpoint its slots (delivery-queries.ts). Woken at once when this process stores notifications or when
+// another process NOTIFYs (a replay, an endpoint enabled again), polling as the safety net, never dying on a
+// transient error.
+import type { Sql } from "../../../shared/db.ts";
+import { listenInBackground } from "../../../shared/listen.ts";
+import type { Logger } from "../../../shared/logger.ts";
+import { idleSleepMs } from "../../../shared/periodic.ts";
+import type { Waker, Worker } from "../../../shared/runtime.ts";
+import { ENDPOINT_DUE_CHANNEL } from "../../features/endpoints/queries.ts";
+import type { NotificationMetrics } from "../../metrics.ts";
+import type { EndpointDeliveryDeps } from "./deliver.ts";
+import { deliverToEndpoint } from "./deliver.ts";
+import { type ClaimedDelivery, claimDeliveries, nextDeliveryDueAt } from "./delivery-queries.ts";
+
+export type EndpointWorkerDeps = EndpointDeliveryDeps & {
+  sql: Sql;
+  metrics: NotificationMetrics;
+  workerId: string;
+  waker: Waker;
+  leaseMs: number;
+  /** Deliveries in flight at most, all endpoints together. */
+  maxInFlight: number;
+  /** Deliveries of one endpoint in flight at most. */
+  perEndpoint: number;
+  pollIntervalMs: number;
+  idlePollMs: number;
+};
+
+type Slots = { inFlight: Set<Promise<void>>; perEndpoint: Map<string, number>; mayHaveMore: Set<string> };
+
+function freeOf(d: EndpointWorkerDeps, slots: Slots) {
+  return [...slots.perEndpoint].map(([endpointId, n]) => ({ endpointId, free: Math.max(0, d.perEndpoint - n) }));
+}
+
+/**
+ * Starts one delivery. Its endpoint's slot is free again once the endpoint answered (or failed to): recording the
+ * outcome is the database's work, done in groups, and holding the slot through it would keep the endpoint idle for a
+ * statement's time. When an endpoint that had more due frees half its slots, the loop is woken to claim again.
+ */
+function start(d: EndpointWorkerDeps, slots: Slots, delivery: ClaimedDelivery): void {
+  const id = delivery.endpointId;
+  slots.perEndpoint.set(id, (slots.perEndpoint.get(id) ?? 0) + 1);
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    const left = (slots.perEndpoint.get(id) ?? 1) - 1;
+    if (left === 0) slots.perEndpoint.delete(id);
+    else slots.perEndpoint.set(id, left);
+    if (slots.mayHaveMore.has(id) && left <= d.perEndpoint / 2) {
+      slots.mayHaveMore.delete(id);
+      d.waker.wake();
+    }
+  };
+  const running: Promise<void> = deliverToEndpoint(d, delivery, release)
+    .then((outcome) => {
+      if (!outcome) return;
+      const result = outcome.status === "SENT" ? "sent" : outcome.status === "FAILED" ? "failed" : "retry_scheduled";
+      d.metrics.endpointDelivery.inc({ result });
+    })
+    .finally(() => {
+      release();
+      slots.inFlight.delete(running);
+    });
+  slots.inFlight.add(running);
+}
+
+async function claimRound(d: EndpointWorkerDeps, slots: Slots, free: number): Promise<number> {
+  const now = d.now();
+  // The slots each endpoint was offered, as sent: deliveries may end while the claim runs, so the count in flight when
+  // it returns can be lower, and an endpoint that got all it was offered must still be marked as having more.
+  const offered = freeOf(d, slots);
+  const claimed = await claimDeliveries(d.sql, {
+    now,
+    leaseUntil: new Date(now.getTime() + d.leaseMs),
+    lockedBy: d.workerId,
+    limit: free,
+    perEndpoint: d.perEndpoint,
+    free: offered,
+  });
+  // Slots offered and not taken, per endpoint: one that got them all may have more due.
+  const left = new Map(offered.map((o) => [o.endpointId, o.free]));
+  for (const delivery of claimed) {
+    const id = delivery.endpointId;
+    const n = (left.get(id) ?? d.perEndpoint) - 1;
+    left.set(id, n);
+    if (n <= 0) slots.mayHaveMore.add(id);
+    start(d, slots, delivery);
+  }
+  return claimed.length;
+}
+
+async function sleepAfterRound(d: EndpointWorkerDeps, emptyRounds: number, signal: AbortSignal): Promise<void> {
+  let ms = d.pollIntervalMs;
+  if (emptyRounds >= 2 && d.idlePollMs > d.pollIntervalMs) {
+    const next = await nextDeliveryDueAt(d.sql).catch(() => null);
+    ms = idleSleepMs(d.now().getTime(), next ?? undefined, { pollMs: d.pollIntervalMs, idleMs: d.idlePollMs });
+  }
+  await d.waker.wait(ms, signal);
+}
+
+export function createEndpointDeliveryWorker(deps: EndpointWorkerDeps): Worker {
+  const log: Logger = deps.log.child({ component: "endpoint-delivery", worker_id: deps.workerId });
+  const d = { ...deps, log };
+  return {
+    name: "endpoint-delivery",
+    run: async (signal) => {
+      const wake = () => d.waker.wake();
+      const stopListening = listenInBackground(d.sql, {
+        channel: ENDPOINT_DUE_CHANNEL,
+        onNotify: wake,
+        onListen: wake,
+        log,
+        retryMs: d.pollIntervalMs,
+        signal,
+      });
+      const slots: Slots = { inFlight: new Set(), perEndpoint: new Map(), mayHaveMore: new Set() };
+      let failures = 0;
+      let emptyRounds = 0;
+      while (!signal.aborted) {
+        const free = d.maxInFlight - slots.inFlight.size;
+        if (free <= 0) {
+          await Promise.race(slots.inFlight);
+          continue;
+        }
+        let claimed = 0;
+        try {
+          claimed = await claimRound(d, slots, free);
+          if (failures > 0) log.info({ failures }, "endpoint delivery recovered");
+          failures = 0;
+        } catch (error) {
+          failures++;
+          if (failures === 1 || failures % 60 === 0)
+            log.error({ err: error, failures }, "endpoint delivery round failed");
+        }
+        emptyRounds = claimed === 0 && slots.inFlight.size === 0 && failures === 0 ? emptyRounds + 1 : 0;
+        if (claimed >= free && failures === 0) continue;
+        await sleepAfterRound(d, emptyRounds, signal);
+      }
+      await Promise.all(slots.inFlight);
+      await stopListening();
+    },
+  };
+}

@@ -1,0 +1,81 @@
+// One retention run: report stale PENDING/PROCESSING rows (never deleted: they mean delivery is stuck), then delete
+// finished notifications and processed events older than the threshold, in bounded batches so no statement holds
+// many row locks for long.
+import type { Sql } from "../../../shared/db.ts";
+import type { Logger } from "../../../shared/logger.ts";
+import { type Resume, untilShortBatch } from "../../../shared/periodic.ts";
+import {
+  countStaleActive,
+  deleteFinishedDeliveries,
+  deleteFinishedNotifications,
+  deleteProcessedEvents,
+  deleteWebhookAttempts,
+} from "./queries.ts";
+
+export type RetentionOutcome = {
+  staleActive: number;
+  notificationsDeleted: number;
+  processedEventsDeleted: number;
+  deliveriesDeleted: number;
+  attemptsDeleted: number;
+};
+
+const DAY_MS = 86_400_000;
+
+export async function runRetention(
+  deps: { sql: Sql; log: Logger; now: Date; retentionDays: number; batchSize?: number },
+  signal?: AbortSignal,
+): Promise<RetentionOutcome> {
+  const { sql, log } = deps;
+  const threshold = new Date(deps.now.getTime() - deps.retentionDays * DAY_MS);
+  const limit = deps.batchSize ?? 1_000;
+  const staleActive = await countStaleActive(sql, threshold);
+  if (staleActive > 0) {
+    log.error(
+      { stale_active: staleActive, threshold },
+      "stale active records: PENDING/PROCESSING older than retention",
+    );
+  }
+  // Each table's run resumes every batch where the one before stopped (src/shared/periodic.ts Resume).
+  const notifications: Resume = {};
+  const processed: Resume = {};
+  const notificationsDeleted = await untilShortBatch(
+    (l) => deleteFinishedNotifications(sql, { threshold, limit: l, resume: notifications }),
+    limit,
+    signal,
+  );
+  const processedEventsDeleted = await untilShortBatch(
+    (l) => deleteProcessedEvents(sql, { threshold, limit: l, resume: processed }),
+    limit,
+    signal,
+  );
+  const { deliveriesDeleted, attemptsDeleted } = await endpointRetention(sql, threshold, limit, signal);
+  log.info(
+    {
+      threshold,
+      notifications_deleted: notificationsDeleted,
+      processed_events_deleted: processedEventsDeleted,
+      webhook_deliveries_deleted: deliveriesDeleted,
+      webhook_attempts_deleted: attemptsDeleted,
+    },
+    "retention run finished",
+  );
+  return { staleActive, notificationsDeleted, processedEventsDeleted, deliveriesDeleted, attemptsDeleted };
+}
+
+/** The endpoints' finished deliveries and their attempts log, with the same threshold as the notifications. */
+async function endpointRetention(sql: Sql, threshold: Date, limit: number, signal?: AbortSignal) {
+  const deliveries: Resume = {};
+  const attempts: Resume = {};
+  const deliveriesDeleted = await untilShortBatch(
+    (l) => deleteFinishedDeliveries(sql, { threshold, limit: l, resume: deliveries }),
+    limit,
+    signal,
+  );
+  const attemptsDeleted = await untilShortBatch(
+    (l) => deleteWebhookAttempts(sql, { threshold, limit: l, resume: attempts }),
+    limit,
+    signal,
+  );
+  return { deliveriesDeleted, attemptsDeleted };
+}
