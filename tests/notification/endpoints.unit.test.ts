@@ -1,4 +1,6 @@
 import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { Webhook } from "standardwebhooks";
 import { loadNotificationConfig } from "../../src/notification/config.ts";
 import { createSecretBox, newSigningSecret } from "../../src/notification/features/endpoints/secrets.ts";
@@ -10,7 +12,8 @@ import {
   isForbiddenAddress,
   parseEndpointUrl,
 } from "../../src/notification/features/endpoints/url-guard.ts";
-import { createSigner, signingKey, signWith } from "../../src/notification/work/endpoints/signing.ts";
+import { signingKey, signWith } from "../../src/notification/work/channels/webhook.ts";
+import { createSigner } from "../../src/notification/work/endpoints/signing.ts";
 import type { ConfigError } from "../../src/shared/config.ts";
 
 const KEY = Buffer.alloc(32, 7);
@@ -182,6 +185,16 @@ describe("endpoint signatures", () => {
       };
       expect(() => new Webhook(secret).verify(body, headers)).not.toThrow();
     }
+  });
+
+  test("one signer: the channel and the endpoints make their webhook-signature with one function, and no other file signs", () => {
+    const root = resolve(import.meta.dir, "../..");
+    const signers = [...new Bun.Glob("src/notification/**/*.ts").scanSync(root)]
+      .filter((file) => /\bcreateHmac\(|from "standardwebhooks"/.test(readFileSync(join(root, file), "utf8")))
+      .sort();
+    expect(signers, "two ways of signing can drift apart; both deliveries sign with signWith").toEqual([
+      "src/notification/work/channels/webhook.ts",
+    ]);
   });
 
   test("during a rotation's overlap the header carries the new signature, then the previous one; after it only the new", () => {
