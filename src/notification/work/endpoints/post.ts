@@ -13,12 +13,14 @@ import type { Address } from "../../features/endpoints/url-guard.ts";
 /** Bytes of a response read at most; the excerpt kept is shorter still (endpoints/deliver.ts). */
 export const RESPONSE_READ_LIMIT = 16 * 1024;
 
-export type PostResult = { statusCode: number; body: string };
+/** `retryAfter`: the answer's Retry-After header, for the callers that honour it (pushes). */
+export type PostResult = { statusCode: number; body: string; retryAfter?: string };
 export type PostRequest = {
   url: URL;
   addresses: Address[];
   headers: Record<string, string>;
-  body: string;
+  /** Text (a webhook's JSON) or bytes (an encrypted push). */
+  body: string | Uint8Array;
   timeoutMs: number;
 };
 
@@ -77,7 +79,8 @@ async function postThroughFetch(request: PostRequest): Promise<PostResult> {
       signal,
     });
     // An answer cut off or stalled while its body is read is still an answer, as on node:http below.
-    return { statusCode: response.status, body: await fetchedBody(response).catch(() => "") };
+    const retryAfter = response.headers.get("retry-after") ?? undefined;
+    return { statusCode: response.status, body: await fetchedBody(response).catch(() => ""), retryAfter };
   } catch (error) {
     if (signal.aborted) throw new Error(`timed out after ${request.timeoutMs}ms`);
     const code = (error as { code?: unknown }).code;
@@ -119,7 +122,8 @@ function postThroughNode(request: PostRequest): Promise<PostResult> {
           .catch(() => "")
           .then((body) => {
             clearTimeout(timer);
-            resolve({ statusCode: response.statusCode ?? 0, body });
+            const retryAfter = response.headers["retry-after"];
+            resolve({ statusCode: response.statusCode ?? 0, body, retryAfter });
           });
       },
     );
