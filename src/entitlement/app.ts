@@ -25,14 +25,15 @@ import { type EntitlementConsoleSettings, entitlementConsole } from "./console/r
 import { ENTITLEMENT_API } from "./edge/api-doc.ts";
 import { createGate } from "./edge/limits/gate.ts";
 import { checkHeaderLimits } from "./edge/limits/headers.ts";
-import { createUnavailableReporter, type RouteDeps } from "./edge/route-deps.ts";
+import { createUnavailableReporter } from "./edge/route-deps.ts";
 import { bundleRoutes } from "./features/bundles/routes.ts";
+import type { CommittedWork } from "./features/commands/committed.ts";
+import { createCommandMetrics } from "./features/commands/metrics.ts";
+import type { RouteDeps } from "./features/commands/run.ts";
 import { entitlementRoutes } from "./features/entitlements/routes.ts";
 import { extensionRoutes } from "./features/extensions/routes.ts";
 import { historyRoutes } from "./features/history/routes.ts";
 import { pointsRoutes } from "./features/points/routes.ts";
-import type { CommittedWork } from "./write/committed.ts";
-import { createCommandMetrics } from "./write/metrics.ts";
 
 export type Limits = {
   /** false: no rate limit (ENTITLEMENT_RATE_LIMIT_ENABLED=false). Default 1000/s, burst 2000. */

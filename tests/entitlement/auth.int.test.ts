@@ -3,7 +3,7 @@
 
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { type AppDeps, createApp } from "../../src/entitlement/app.ts";
-import { idempotencyLockKey } from "../../src/entitlement/write/idempotency/lock-key.ts";
+import { idempotencyLockKey } from "../../src/entitlement/features/commands/lock-key.ts";
 import { parseTokenEntries, tokenEntryLine } from "../../src/shared/auth/tokens.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { waitUntil } from "../support/wait.ts";

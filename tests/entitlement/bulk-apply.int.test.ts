@@ -14,8 +14,8 @@ import { applyBulk, type BulkDeps } from "../../src/entitlement/features/bulk/ap
 import { readBulkFile } from "../../src/entitlement/features/bulk/csv.ts";
 import { planBulk, planCounts } from "../../src/entitlement/features/bulk/plan.ts";
 import { countOutcomes } from "../../src/entitlement/features/bulk/result-csv.ts";
+import { createCommandMetrics } from "../../src/entitlement/features/commands/metrics.ts";
 import { executeCommand } from "../../src/entitlement/features/entitlements/service.ts";
-import { createCommandMetrics } from "../../src/entitlement/write/metrics.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createRegistry } from "../../src/shared/metrics.ts";
 import { newTraceId } from "../../src/shared/trace-context.ts";

@@ -1,7 +1,7 @@
 // Grant, revoke and list through the HTTP app on a real database: the state machine, what one command writes, and
 // idempotent replay.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { requestHash } from "../../src/entitlement/write/idempotency/hash.ts";
+import { requestHash } from "../../src/entitlement/features/entitlements/hash.ts";
 import { inlineSchemas } from "../../tools/compat.ts";
 import { type ApiFixture, commandCount, commandRequest, countRows, openApi, send, vectorBody } from "./api.helpers.ts";
 

@@ -2,7 +2,7 @@
 // commits nothing and answers with the envelope, 500 or 503, within a bounded time.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { createApp } from "../../src/entitlement/app.ts";
-import { idempotencyLockKey } from "../../src/entitlement/write/idempotency/lock-key.ts";
+import { idempotencyLockKey } from "../../src/entitlement/features/commands/lock-key.ts";
 import { createSql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createRegistry } from "../../src/shared/metrics.ts";

@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { Registry } from "prom-client";
 import { createApp } from "../../src/entitlement/app.ts";
+import { createCommandMetrics } from "../../src/entitlement/features/commands/metrics.ts";
 import { executeExtensionUndo } from "../../src/entitlement/features/extensions/undo.ts";
-import { createCommandMetrics } from "../../src/entitlement/write/metrics.ts";
 import { parseTokenEntries, tokenEntryLine } from "../../src/shared/auth/tokens.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { type ConsoleClient, consoleClient, hiddenField, signIn } from "../support/console-client.ts";

@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
+import { idempotencyLockKey } from "../../src/entitlement/features/commands/lock-key.ts";
+import { canonicalRequestJson, jacksonString, requestHash } from "../../src/entitlement/features/entitlements/hash.ts";
 import { renderCommandReply } from "../../src/entitlement/features/entitlements/model.ts";
-import { canonicalRequestJson, jacksonString, requestHash } from "../../src/entitlement/write/idempotency/hash.ts";
-import { idempotencyLockKey } from "../../src/entitlement/write/idempotency/lock-key.ts";
 
 const vector = { user_id: "user-1", stock_keeping_unit: "sku-1", reason: "purchase", purchase_id: "purchase-1" };
 

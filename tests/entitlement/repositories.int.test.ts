@@ -8,7 +8,7 @@ import type { Action } from "../../src/entitlement/features/entitlements/model.t
 import { ALREADY_ACTIVE, ALREADY_REVOKED, ok } from "../../src/entitlement/features/entitlements/replies.ts";
 import { grantEntitlements } from "../../src/entitlement/write/entitlement-grant.ts";
 import { revokeEntitlement } from "../../src/entitlement/write/entitlement-revoke.ts";
-import type { IdempotencyArgs } from "../../src/entitlement/write/run.ts";
+import type { IdempotencyArgs } from "../../src/entitlement/write/idempotency-params.ts";
 import { useTestDatabase } from "../support/infra.ts";
 
 const f = useTestDatabase("ent_repo", { service: "entitlement", poolMax: 4, resetEach: true });

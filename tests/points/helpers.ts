@@ -1,6 +1,7 @@
 // Shared fixtures of the points tests: a database per file, reservations written with the API's own query, and
 // schedulers wired as the service wires them (with their own locked_by, so two of them are two replicas).
 import { Registry } from "prom-client";
+import { idempotencyLockKey } from "../../src/entitlement/features/commands/lock-key.ts";
 import { BALANCE_LIMIT, reservedReply } from "../../src/entitlement/features/points/replies.ts";
 import { createSchedulerMetrics } from "../../src/entitlement/work/scheduler/metrics.ts";
 import {
@@ -10,7 +11,6 @@ import {
 } from "../../src/entitlement/work/scheduler/scheduler.ts";
 import { createWakeups } from "../../src/entitlement/work/wakeups.ts";
 import { dueWorkKinds } from "../../src/entitlement/workers.ts";
-import { idempotencyLockKey } from "../../src/entitlement/write/idempotency/lock-key.ts";
 import { reservePoints } from "../../src/entitlement/write/point-reserve.ts";
 import type { Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";

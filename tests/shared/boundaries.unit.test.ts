@@ -199,6 +199,14 @@ for (const [service, { rooms, settings }] of Object.entries(SERVICES)) {
 }
 
 describe("Entitlement's write path", () => {
+  test("write/ is the bottom layer: it imports only itself and shared/, never a room or setting above it", () => {
+    const upward = edges
+      .filter((e) => under(e.file, `${SERVICE}/write`) && !under(e.target, `${SERVICE}/write`))
+      .filter((e) => !under(e.target, "src/shared"))
+      .map((e) => `${e.file} imports ${e.target}`);
+    expect(upward, "the runner above (features/commands/) calls write/, which never calls back").toEqual([]);
+  });
+
   test("only write/ calls the SQL functions that write", () => {
     const writers = writeFunctions(sqlFiles(`db/entitlement`));
     const calls = files

@@ -7,18 +7,24 @@ import "elysia";
 import { bundleRequestHash } from "../../src/entitlement/features/bundles/hash.ts";
 import { BundleResponse } from "../../src/entitlement/features/bundles/model.ts";
 import { executeBundle } from "../../src/entitlement/features/bundles/service.ts";
+import { idempotencyLockKey } from "../../src/entitlement/features/commands/lock-key.ts";
+import type { CommandDeps } from "../../src/entitlement/features/commands/run.ts";
+import { requestHash } from "../../src/entitlement/features/entitlements/hash.ts";
 import { EntitlementDetail, EntitlementResponse } from "../../src/entitlement/features/entitlements/model.ts";
 import { executeCommand } from "../../src/entitlement/features/entitlements/service.ts";
 import { executeExtension } from "../../src/entitlement/features/extensions/service.ts";
 import { pointsRequestHash } from "../../src/entitlement/features/points/hash.ts";
 import { ReservationResponse } from "../../src/entitlement/features/points/model.ts";
 import { cancelReservation, createReservation } from "../../src/entitlement/features/points/service.ts";
-import { requestHash } from "../../src/entitlement/write/idempotency/hash.ts";
-import { idempotencyLockKey } from "../../src/entitlement/write/idempotency/lock-key.ts";
-import { type CommandDeps, type CommandOutcome, replyOf } from "../../src/entitlement/write/run.ts";
 import type { Sql } from "../../src/shared/db.ts";
 import { ApiError } from "../../src/shared/http/errors.ts";
-import { type PreviousRequest, previousCommand, previousPointCommand } from "./previous-release.ts";
+import {
+  type PreviousOutcome,
+  type PreviousRequest,
+  previousCommand,
+  previousPointCommand,
+  previousReply,
+} from "./previous-release.ts";
 
 // The minute the file starts: an idempotency record is live while the database's own clock is before its expiry.
 const T0 = new Date(Math.floor(Date.now() / 60_000) * 60_000);
@@ -94,7 +100,7 @@ export async function previousAnswer(
   const k = { caller: "shop", key, lockKey: idempotencyLockKey(key), requestHash: hash, lockTimeoutMs: 5_000 };
   const idempotency = { ...k, recordExpiresAt: new Date(now.getTime() + TTL_MS) };
   const traceId = `trace-${key}`;
-  let result: CommandOutcome;
+  let result: PreviousOutcome;
   if (request.kind === "RESERVE" || request.kind === "CANCEL") {
     const fields =
       request.kind === "RESERVE"
@@ -113,7 +119,7 @@ export async function previousAnswer(
   }
   if (result.outcome === "past") return { refused: 400 };
   if (result.outcome === "not_found") return { refused: 404 };
-  return replyOf(result, hash, ok);
+  return previousReply(result, hash, ok);
 }
 
 export const grant = (user: string, sku: string, expiresAt?: string): Request => ({

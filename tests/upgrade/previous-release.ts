@@ -1,6 +1,8 @@
 // The previous release as its replicas meet this release's schema during a rolling upgrade: the text of the
 // migrations this release rewrote, as that release shipped them, and the SQL its write path sends, as it sends it.
 // Nothing here may follow later changes of src/: it stands for code that is already deployed.
+import type { TSchema } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
 import { migrations } from "../../src/entitlement/migrations.ts";
 import type { Db } from "../../src/shared/db.ts";
 import type { Migration } from "../../src/shared/migrate.ts";
@@ -267,4 +269,29 @@ export async function previousClaim(
     attemptCount: r.attempt_count,
     status: r.status,
   }));
+}
+
+/** The previous release's reply to what its call returned: the stored reply replayed, or the one the call stored. */
+export function previousReply(result: PreviousOutcome, hash: string, ok: TSchema) {
+  const { replyCode: code, replyBody: body } = result;
+  if (result.outcome === "stored") {
+    if (result.storedHash !== hash) {
+      return {
+        kind: "key_conflict",
+        status: 409,
+        body: { code: "IDEMPOTENCY_KEY_CONFLICT", message: "Idempotency-Key conflict" },
+      };
+    }
+    const error = body as { code?: unknown; message?: unknown } | null;
+    const isError = typeof error?.code === "string" && typeof error.message === "string";
+    if (code === null || !((code < 300 && Value.Check(ok, body)) || (code === 409 && isError))) {
+      throw new Error(`stored idempotency response (code ${code}) cannot be replayed`);
+    }
+    return { kind: "replayed", status: code, body };
+  }
+  if (code === null) throw new Error(`command outcome ${result.outcome} has no reply`);
+  if (result.outcome === "state_conflict" || result.outcome === "applied") {
+    return { kind: result.outcome, status: code, body };
+  }
+  throw new Error(`unexpected command outcome ${result.outcome}`);
 }

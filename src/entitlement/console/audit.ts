@@ -3,9 +3,10 @@
 import type { Caller } from "../../shared/auth/guard.ts";
 import { consoleHref, type Html, html, text } from "../../shared/console/html.ts";
 import type { Page } from "../../shared/console/kit.ts";
-import { type RouteDeps, throughGate } from "../edge/route-deps.ts";
+import { throughGate } from "../edge/route-deps.ts";
 import type { AuditEntry } from "../features/audit/queries.ts";
 import { readAuditFilter, searchAuditPage } from "../features/audit/search.ts";
+import type { RouteDeps } from "../features/commands/run.ts";
 import { requireScope } from "./pages.ts";
 
 const FIELDS = ["user_id", "sku", "caller", "action", "from", "to"] as const;

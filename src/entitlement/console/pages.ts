@@ -4,7 +4,8 @@
 import type { Caller } from "../../shared/auth/guard.ts";
 import { consoleHref, html, sentence, text } from "../../shared/console/html.ts";
 import { ConsoleForbidden, type Page } from "../../shared/console/kit.ts";
-import { type RouteDeps, unavailableOr } from "../edge/route-deps.ts";
+import { unavailableOr } from "../edge/route-deps.ts";
+import type { RouteDeps } from "../features/commands/run.ts";
 import { StockKeepingUnit, UserId } from "../features/entitlements/model.ts";
 import { listEntitlements } from "../features/entitlements/service.ts";
 import { checkField } from "../features/entitlements/validation.ts";

@@ -9,7 +9,7 @@ import { refusalError } from "../../shared/auth/refusal.ts";
 import type { ConsoleSettings } from "../../shared/console/config.ts";
 import { consoleRoutes } from "../../shared/console/kit.ts";
 import type { RateLimiter } from "../../shared/http/rate-limit.ts";
-import type { RouteDeps } from "../edge/route-deps.ts";
+import type { RouteDeps } from "../features/commands/run.ts";
 import { entitlementActions } from "./actions.ts";
 import { auditPages } from "./audit.ts";
 import { bulkActions, bulkPages, bulkUploads } from "./bulk.ts";

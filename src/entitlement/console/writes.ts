@@ -5,7 +5,8 @@
 
 import { ApiError } from "../../shared/http/errors.ts";
 import { traceIdOf } from "../edge/headers.ts";
-import { type RouteDeps, throughGate } from "../edge/route-deps.ts";
+import { throughGate } from "../edge/route-deps.ts";
+import type { RouteDeps } from "../features/commands/run.ts";
 import type { CommandBody } from "../features/entitlements/model.ts";
 import { executeCommand } from "../features/entitlements/service.ts";
 import type { ExtensionBody } from "../features/extensions/model.ts";

@@ -8,7 +8,7 @@ import { Elysia } from "elysia";
 import { scopeMacro } from "../../shared/auth/scope.ts";
 import { COMMAND_ERRORS } from "./api-doc.ts";
 import { CommandHeaders, checkIdempotencyKey, traceIdOf } from "./headers.ts";
-import { type RouteDeps, throughGate } from "./route-deps.ts";
+import { type EdgeDeps, throughGate } from "./route-deps.ts";
 
 /** What a command's service receives: the checked body (or path), the key, the trace id and the caller's name. */
 export type CommandInput<B> = { body: B; idempotencyKey: string; traceId: string; caller: string };
@@ -36,7 +36,7 @@ export type CommandRouteSpec<B> = {
   render: (status: number, body: unknown) => string;
 };
 
-export function commandRoute<B>(deps: Pick<RouteDeps, "log" | "callerOf" | "gate">, spec: CommandRouteSpec<B>) {
+export function commandRoute<B>(deps: Pick<EdgeDeps, "log" | "callerOf" | "gate">, spec: CommandRouteSpec<B>) {
   // The parser (or, without a body, the transform) checks the key and reads the input, so each is read once.
   const keys = new WeakMap<Request, string>();
   const inputs = new WeakMap<Request, B>();

@@ -1,11 +1,11 @@
-// What every Entitlement route receives from createApp (app.ts), and how a route answers a database it cannot reach.
+// What the edge needs of every Entitlement route's deps (the features add a command's: features/commands/run.ts), and
+// how a route answers a database it cannot reach.
 import { isDatabaseUnavailable, isTransientDbError, SqlState } from "../../shared/db.ts";
 import { ApiError } from "../../shared/http/errors.ts";
 import type { Logger } from "../../shared/logger.ts";
-import type { CommandDeps } from "../write/run.ts";
 import type { Gate } from "./limits/gate.ts";
 
-export type RouteDeps = CommandDeps & {
+export type EdgeDeps = {
   log: Logger;
   /** The name of the caller the edge authenticated ('' when authentication is disabled). */
   callerOf: (request: Request) => string;
@@ -21,7 +21,7 @@ export type RouteDeps = CommandDeps & {
  * connection to be had, SQLSTATE 53300, a refused login or TLS handshake included) is reported rather than logged
  * here, so that /readyz says so too and an outage is not one log line per request.
  */
-export function unavailableOr(deps: Pick<RouteDeps, "log" | "onUnavailable">, error: unknown): never {
+export function unavailableOr(deps: Pick<EdgeDeps, "log" | "onUnavailable">, error: unknown): never {
   const code = (error as { code?: unknown })?.code;
   if (isTransientDbError(error) || code === SqlState.queryCanceled || code === SqlState.lockNotAvailable) {
     if (isDatabaseUnavailable(error) && deps.onUnavailable) deps.onUnavailable(error);
@@ -32,7 +32,7 @@ export function unavailableOr(deps: Pick<RouteDeps, "log" | "onUnavailable">, er
 }
 
 /** Runs a request's database work through the gate; a database it cannot reach is a 503 (unavailableOr). */
-export function throughGate<T>(deps: Pick<RouteDeps, "gate" | "log" | "onUnavailable">, work: () => Promise<T>) {
+export function throughGate<T>(deps: Pick<EdgeDeps, "gate" | "log" | "onUnavailable">, work: () => Promise<T>) {
   return deps.gate.run(work).catch((error) => unavailableOr(deps, error));
 }
 

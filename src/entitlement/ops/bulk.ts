@@ -19,9 +19,9 @@ import { applyBulk, type BulkDeps, type BulkRun } from "../features/bulk/apply.t
 import { type BulkFile, BulkFileError, readBulkFile } from "../features/bulk/csv.ts";
 import { type BulkPlan, planBulk, planCounts } from "../features/bulk/plan.ts";
 import { countOutcomes, type ResultCounts, resultCsv } from "../features/bulk/result-csv.ts";
+import { createCommandMetrics } from "../features/commands/metrics.ts";
 import { SCHEMA } from "../migrations.ts";
 import { createWakeups } from "../work/wakeups.ts";
-import { createCommandMetrics } from "../write/metrics.ts";
 
 export const BULK_USAGE = "usage: entitlement bulk apply FILE.csv [--dry-run] [--result OUT.csv]";
 export const BULK_CALLER = "cli:bulk";

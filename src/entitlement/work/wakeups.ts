@@ -9,7 +9,7 @@
 import type { Sql } from "../../shared/db.ts";
 import { listenInBackground } from "../../shared/listen.ts";
 import type { Logger } from "../../shared/logger.ts";
-import type { CommittedWork } from "../write/committed.ts";
+import type { CommittedWork } from "../features/commands/committed.ts";
 
 /** The channel of new outbox events (the relay listens); an operator's requeue notifies it too. */
 export const OUTBOX_CHANNEL = "entitlement_outbox";

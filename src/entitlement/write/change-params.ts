@@ -3,7 +3,7 @@
 import type { JSONValue } from "postgres";
 import type { Db } from "../../shared/db.ts";
 import { type ChangeAction, EVENT_TYPE } from "./change-action.ts";
-import { type IdempotencyArgs, idempotencyParams } from "./run.ts";
+import { type IdempotencyArgs, idempotencyParams } from "./idempotency-params.ts";
 
 export type ChangeFields = {
   userId: string;

@@ -4,7 +4,7 @@
 // reply remembered under the key.
 import type { Db } from "../../shared/db.ts";
 import { type KeyedChange, keyedChangeParams } from "./change-params.ts";
-import { type CommandOutcome, OUTCOME_COLUMNS, type StoredReply } from "./run.ts";
+import { type CommandOutcome, OUTCOME_COLUMNS, type StoredReply } from "./idempotency-params.ts";
 
 /** Why the undo is refused: the item changed since the extension, or its expiry is not later than the one to restore. */
 export type ExtensionUndoRefusals = { changed: StoredReply; not_earlier: StoredReply };

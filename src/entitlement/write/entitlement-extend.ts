@@ -3,7 +3,7 @@
 // reply remembered under the key.
 import type { Db } from "../../shared/db.ts";
 import { type KeyedChange, keyedChangeParams } from "./change-params.ts";
-import { type CommandOutcome, OUTCOME_COLUMNS, type StoredReply } from "./run.ts";
+import { type CommandOutcome, OUTCOME_COLUMNS, type StoredReply } from "./idempotency-params.ts";
 
 /** Why an extension is refused; in not_later's message `{expires_at}` stands for the current expiry. */
 export type ExtensionRefusals = { not_active: StoredReply; no_expiry: StoredReply; not_later: StoredReply };

@@ -3,7 +3,7 @@
 // and expiry row, and the reply remembered under the key.
 import type { Db } from "../../shared/db.ts";
 import { type KeyedChange, keyedChangeParams } from "./change-params.ts";
-import { type CommandOutcome, OUTCOME_COLUMNS, type StoredReply } from "./run.ts";
+import { type CommandOutcome, OUTCOME_COLUMNS, type StoredReply } from "./idempotency-params.ts";
 
 export type Grant = KeyedChange & {
   /** The items in the request's order: one, or a bundle's. */

@@ -2,7 +2,7 @@
 // record, the item REVOKED unless it is, with its audit row and outbox event, and the reply remembered under the key.
 import type { Db } from "../../shared/db.ts";
 import { type KeyedChange, keyedChangeParams } from "./change-params.ts";
-import { type CommandOutcome, OUTCOME_COLUMNS, type StoredReply } from "./run.ts";
+import { type CommandOutcome, OUTCOME_COLUMNS, type StoredReply } from "./idempotency-params.ts";
 
 export type Revoke = KeyedChange & {
   sku: string;

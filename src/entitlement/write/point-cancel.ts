@@ -7,7 +7,7 @@ import {
   idempotencyParams,
   OUTCOME_COLUMNS,
   type StoredReply,
-} from "./run.ts";
+} from "./idempotency-params.ts";
 
 export type Cancellation = {
   reservationId: string;

@@ -1,6 +1,6 @@
 // The request hash of a bundle grant: SHA-256 of its canonical JSON, written with the grant hash's Jackson escaping
 // (idempotency/hash.ts). The action "BUNDLE_GRANT" keeps it apart from any grant or revoke under the same key.
-import { jacksonString } from "../../write/idempotency/hash.ts";
+import { jacksonString } from "../entitlements/hash.ts";
 import type { BundleBody } from "./model.ts";
 
 export function canonicalBundleJson(body: BundleBody): string {

@@ -1,6 +1,6 @@
 // POST /v1/entitlements/bundle-grants (write scope): an idempotent command like a grant (command-route.ts).
 import { commandRoute } from "../../edge/command-route.ts";
-import type { RouteDeps } from "../../edge/route-deps.ts";
+import type { RouteDeps } from "../commands/run.ts";
 import { type BundleBody, BundleResponse, renderBundleReply, BundleBody as Schema } from "./model.ts";
 import { executeBundle } from "./service.ts";
 import { readBundleBody } from "./validation.ts";

@@ -3,8 +3,8 @@
 // with its own audit row and event; the reply lists every item in the request's order.
 
 import { grantEntitlements } from "../../write/entitlement-grant.ts";
-import { type CommandDeps, type CommandReply, recordCommand } from "../../write/run.ts";
-import { type KeyedCommand, runEntitlementCommand } from "../entitlements/change.ts";
+import type { CommandDeps, CommandReply, KeyedCommand } from "../commands/run.ts";
+import { runChange } from "../entitlements/change.ts";
 import { eventPayload } from "../entitlements/outbox-event.ts";
 import { ok } from "../entitlements/replies.ts";
 import { bundleRequestHash } from "./hash.ts";
@@ -16,18 +16,9 @@ export type BundleReply = CommandReply<BundleResponse>;
 
 /** Runs a bundle grant; throws only on database trouble (the call is then rolled back as a whole). */
 export function executeBundle(deps: CommandDeps, command: BundleCommand): Promise<BundleReply> {
-  const dueAt = command.body.expires_at === undefined ? undefined : new Date(command.body.expires_at);
-  return recordCommand(
-    deps,
-    "BUNDLE_GRANT",
-    () => runBundle(deps, command),
-    () => ({ events: true, dueAt }),
-  );
-}
-
-function runBundle(deps: CommandDeps, command: BundleCommand): Promise<BundleReply> {
   const { body } = command;
-  return runEntitlementCommand<BundleResponse>(deps, command, {
+  return runChange<BundleResponse>(deps, command, {
+    action: "BUNDLE_GRANT",
     hash: bundleRequestHash(body),
     ok: BundleResponse,
     expiresAt: body.expires_at,

@@ -4,7 +4,7 @@
 import type { JSONValue } from "postgres";
 import type { ExtensionRefusals } from "../../write/entitlement-extend.ts";
 import type { ExtensionUndoRefusals } from "../../write/entitlement-extend-undo.ts";
-import type { StoredReply } from "../../write/run.ts";
+import type { StoredReply } from "../../write/idempotency-params.ts";
 
 export const ok = (body: JSONValue): StoredReply => ({ code: 200, body });
 

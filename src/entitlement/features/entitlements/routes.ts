@@ -8,7 +8,8 @@ import { ApiError } from "../../../shared/http/errors.ts";
 import { parseLimit } from "../../../shared/http/paging.ts";
 import { ERRORS } from "../../edge/api-doc.ts";
 import { commandRoute } from "../../edge/command-route.ts";
-import { type RouteDeps, throughGate } from "../../edge/route-deps.ts";
+import { throughGate } from "../../edge/route-deps.ts";
+import type { RouteDeps } from "../commands/run.ts";
 import { checkEntitlement, etagOf, noneMatchHits } from "./check.ts";
 import {
   type Action,

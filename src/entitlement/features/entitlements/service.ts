@@ -1,5 +1,5 @@
 // Grant, revoke and list (docs/api.md). A grant or a revoke is one call of `entitlement_grant` or
-// `entitlement_revoke` (write/), its own transaction, run as every command is (write/run.ts).
+// `entitlement_revoke` (write/), its own transaction, run as every command is (commands/run.ts).
 import { Value } from "@sinclair/typebox/value";
 import type { Sql } from "postgres";
 import { badRequest } from "../../../shared/http/errors.ts";
@@ -7,10 +7,10 @@ import { decodeCursor, pageOf } from "../../../shared/http/paging.ts";
 import { parseInstant } from "../../../shared/instant.ts";
 import { grantEntitlements } from "../../write/entitlement-grant.ts";
 import { revokeEntitlement } from "../../write/entitlement-revoke.ts";
-import { requestHash } from "../../write/idempotency/hash.ts";
-import { type CommandDeps, type CommandReply, recordCommand } from "../../write/run.ts";
-import { runEntitlementCommand } from "./change.ts";
+import type { CommandDeps, CommandReply, KeyedCommand } from "../commands/run.ts";
+import { runChange } from "./change.ts";
 import { toEntitlementDetail, toEntitlementResponse } from "./detail.ts";
+import { requestHash } from "./hash.ts";
 import {
   type Action,
   type CommandBody,
@@ -23,37 +23,19 @@ import { eventPayload } from "./outbox-event.ts";
 import { listEntitlementsOfUser } from "./queries.ts";
 import { ALREADY_ACTIVE, ALREADY_REVOKED, ok } from "./replies.ts";
 
-export type EntitlementCommand = {
-  action: Action;
-  body: CommandBody;
-  idempotencyKey: string;
-  traceId: string;
-  /** The token name: whose key space the Idempotency-Key lives in; '' when authentication is disabled. */
-  caller: string;
-  /** Another key space than the caller's, for keys that are not one caller's (a bulk file's). */
-  keyScope?: string;
-};
+export type EntitlementCommand = KeyedCommand & { action: Action; body: CommandBody };
 
 export type GrantReply = CommandReply<EntitlementResponse>;
 
-/** Runs a grant or revoke; throws only on database trouble (the call is then rolled back as a whole). */
-export function executeCommand(deps: CommandDeps, command: EntitlementCommand): Promise<GrantReply> {
-  const dueAt = command.body.expires_at === undefined ? undefined : new Date(command.body.expires_at);
-  return recordCommand(
-    deps,
-    command.action,
-    () => runCommand(deps, command),
-    () => ({ events: true, dueAt }),
-  );
-}
-
 /**
- * One call: the lock, the lookup, then either nothing (a live record: replay or key conflict; an expiry not ahead:
- * 400) or the state change with everything that commits with it, or only the 409 of a refused transition.
+ * Runs a grant or revoke; throws only on database trouble (the call is then rolled back as a whole). One call: the
+ * lock, the lookup, then either nothing (a live record: replay or key conflict; an expiry not ahead: 400) or the state
+ * change with everything that commits with it, or only the 409 of a refused transition.
  */
-function runCommand(deps: CommandDeps, command: EntitlementCommand): Promise<GrantReply> {
+export function executeCommand(deps: CommandDeps, command: EntitlementCommand): Promise<GrantReply> {
   const { action, body } = command;
-  return runEntitlementCommand<EntitlementResponse>(deps, command, {
+  return runChange<EntitlementResponse>(deps, command, {
+    action,
     hash: requestHash({ action, ...body }),
     ok: EntitlementResponse,
     expiresAt: body.expires_at,

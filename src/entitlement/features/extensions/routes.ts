@@ -1,7 +1,7 @@
 // POST /v1/entitlements/extensions (write scope): an idempotent command like a grant (command-route.ts).
 import { badRequest } from "../../../shared/http/errors.ts";
 import { commandRoute } from "../../edge/command-route.ts";
-import type { RouteDeps } from "../../edge/route-deps.ts";
+import type { RouteDeps } from "../commands/run.ts";
 import { EntitlementDetail } from "../entitlements/model.ts";
 import { checkExpiresAt, checkFields, readJsonObject } from "../entitlements/validation.ts";
 import { type ExtensionBody, renderExtensionReply, ExtensionBody as Schema } from "./model.ts";

@@ -4,15 +4,16 @@
 // extension (undo.ts) runs through the same two functions with its own write.
 
 import { type Extension, extendEntitlement } from "../../write/entitlement-extend.ts";
-import { requestHash } from "../../write/idempotency/hash.ts";
-import { type CommandDeps, type CommandOutcome, type CommandReply, recordCommand } from "../../write/run.ts";
-import { runEntitlementCommand } from "../entitlements/change.ts";
+import type { CommandOutcome } from "../../write/idempotency-params.ts";
+import type { CommandDeps, CommandReply, KeyedCommand } from "../commands/run.ts";
+import { runChange } from "../entitlements/change.ts";
+import { requestHash } from "../entitlements/hash.ts";
 import { EntitlementDetail as DetailSchema, type EntitlementDetail } from "../entitlements/model.ts";
 import { eventPayload } from "../entitlements/outbox-event.ts";
 import { EXTENSION_REFUSED, ok } from "../entitlements/replies.ts";
 import type { ExtensionBody } from "./model.ts";
 
-export type ExtensionCommand = { body: ExtensionBody; idempotencyKey: string; traceId: string; caller: string };
+export type ExtensionCommand = KeyedCommand & { body: ExtensionBody };
 export type ExtensionReply = CommandReply<EntitlementDetail>;
 /** What every write of an expiry takes from the command: all of an extension's call but its refusals. */
 export type ExtensionFields = Omit<Extension, "refused">;
@@ -33,23 +34,10 @@ export function recordExpiryChange(
   command: ExtensionCommand,
   write: (fields: ExtensionFields) => Promise<CommandOutcome>,
 ): Promise<ExtensionReply> {
-  const dueAt = new Date(command.body.expires_at);
-  return recordCommand(
-    deps,
-    "EXTEND",
-    () => runExpiryChange(deps, command, write),
-    () => ({ events: true, dueAt }),
-  );
-}
-
-function runExpiryChange(
-  deps: CommandDeps,
-  command: ExtensionCommand,
-  write: (fields: ExtensionFields) => Promise<CommandOutcome>,
-): Promise<ExtensionReply> {
   const { body } = command;
   const expiresAt = new Date(body.expires_at);
-  return runEntitlementCommand<EntitlementDetail>(deps, command, {
+  return runChange<EntitlementDetail>(deps, command, {
+    action: "EXTEND",
     hash: requestHash({ action: "EXTEND", ...body }),
     ok: DetailSchema,
     expiresAt: body.expires_at,

@@ -5,7 +5,7 @@
 // remembered under the key. Not an API route: the API's extension moves an expiry later only.
 
 import { undoExtension } from "../../write/entitlement-extend-undo.ts";
-import type { CommandDeps } from "../../write/run.ts";
+import type { CommandDeps } from "../commands/run.ts";
 import { EXTENSION_UNDO_REFUSED } from "../entitlements/replies.ts";
 import type { ExtensionBody } from "./model.ts";
 import { type ExtensionCommand, type ExtensionReply, recordExpiryChange } from "./service.ts";

@@ -1,7 +1,7 @@
 // A reservation as the API answers it, made here once: for a read, for the reply of a reservation (stored as it is)
 // and of a cancel (the function adds the fields only the row knows), and the 409s of both, whose messages name a value
 // the function fills in where `{balance}` or `{status}` stands.
-import type { StoredReply } from "../../write/run.ts";
+import type { StoredReply } from "../../write/idempotency-params.ts";
 import type { ReservationResponse } from "./model.ts";
 import type { ReservationRow } from "./reservation-queries.ts";
 

@@ -6,7 +6,8 @@ import { scopeMacro } from "../../../shared/auth/scope.ts";
 import { ApiError } from "../../../shared/http/errors.ts";
 import { POINTS_COMMAND_ERRORS, POINTS_ERRORS } from "../../edge/api-doc.ts";
 import { commandRoute } from "../../edge/command-route.ts";
-import { type RouteDeps, throughGate } from "../../edge/route-deps.ts";
+import { throughGate } from "../../edge/route-deps.ts";
+import type { RouteDeps } from "../commands/run.ts";
 import { checkUserId, readJsonObject } from "../entitlements/validation.ts";
 import {
   PageQuery,

@@ -1,20 +1,13 @@
 // The points commands and reads (docs/api.md). A command is one call of `point_reserve` or `point_cancel` (write/),
-// run as every command is (write/run.ts): the key's lock and lookup, then a replay, or the change with its audit row
+// run as every command is (commands/run.ts): the key's lock and lookup, then a replay, or the change with its audit row
 // and the idempotency record, committed together.
 import type { Sql } from "postgres";
 import { ApiError } from "../../../shared/http/errors.ts";
 import { pageOf } from "../../../shared/http/paging.ts";
+import type { CommandOutcome, IdempotencyArgs } from "../../write/idempotency-params.ts";
 import { cancelPointReservation } from "../../write/point-cancel.ts";
 import { reservePoints } from "../../write/point-reserve.ts";
-import {
-  type CommandDeps,
-  type CommandOutcome,
-  type CommandReply,
-  type IdempotencyArgs,
-  idempotencyArgs,
-  recordCommand,
-  replyOf,
-} from "../../write/run.ts";
+import { type CommandDeps, type CommandReply, type KeyedCommand, runCommand } from "../commands/run.ts";
 import { type PointsRequest, pointsRequestHash } from "./hash.ts";
 import { findBalance, listTransactions } from "./ledger-queries.ts";
 import { type PointsResponse, type ReservationInput, ReservationResponse } from "./model.ts";
@@ -24,21 +17,27 @@ import { checkExecuteAt, type PageRequest } from "./validation.ts";
 
 export type Reply = CommandReply<ReservationResponse>;
 
-type Keyed = { idempotencyKey: string; caller: string; traceId: string };
+type Keyed = Omit<KeyedCommand, "keyScope">;
 
 /** One points command: its function's call under the key, and the reply it stored or found. */
-async function runPoints(
+function runPoints(
   deps: CommandDeps,
   command: Keyed,
-  request: PointsRequest,
-  now: Date,
+  spec: { action: "RESERVE" | "CANCEL"; request: PointsRequest; now: Date; dueAt?: Date },
   write: (context: { now: Date; traceId: string; idempotency: IdempotencyArgs }) => Promise<CommandOutcome>,
-) {
-  const hash = pointsRequestHash(request);
-  const result = await write({ now, traceId: command.traceId, idempotency: idempotencyArgs(deps, command, hash, now) });
-  // A cancel of an id that does not exist is not remembered: nothing happened, and the caller may have mistyped it.
-  if (result.outcome === "not_found") throw new ApiError(404, "NOT_FOUND", "no such reservation");
-  return replyOf<ReservationResponse>(result, hash, ReservationResponse);
+): Promise<Reply> {
+  return runCommand<ReservationResponse>(deps, command, {
+    action: spec.action,
+    hash: pointsRequestHash(spec.request),
+    ok: ReservationResponse,
+    now: spec.now,
+    call: (idempotency, now) => write({ now, traceId: command.traceId, idempotency }),
+    // A cancel of an id that does not exist is not remembered: nothing happened, and the caller may have mistyped it.
+    refuse: (outcome) => {
+      if (outcome === "not_found") throw new ApiError(404, "NOT_FOUND", "no such reservation");
+    },
+    ...(spec.dueAt ? { committed: { events: false, dueAt: spec.dueAt } } : {}),
+  });
 }
 
 export function createReservation(deps: CommandDeps, command: Keyed & { body: ReservationInput }): Promise<Reply> {
@@ -54,18 +53,13 @@ export function createReservation(deps: CommandDeps, command: Keyed & { body: Re
     executeAt,
     reason: body.reason ?? null,
   };
-  const write = (context: { now: Date; traceId: string; idempotency: IdempotencyArgs }) =>
+  return runPoints(deps, command, { action: "RESERVE", request, now, dueAt: executeAt }, (context) =>
     reservePoints(deps.sql, {
       ...reservation,
       ...context,
       applied: reservedReply(reservation, now),
       refused: BALANCE_LIMIT,
-    });
-  return recordCommand(
-    deps,
-    "RESERVE",
-    () => runPoints(deps, command, request, now, write),
-    () => ({ events: false, dueAt: executeAt }),
+    }),
   );
 }
 
@@ -74,14 +68,14 @@ export function cancelReservation(deps: CommandDeps, command: Keyed & { reservat
   const { reservationId } = command;
   const request = { action: "CANCEL" as const, reservation_id: reservationId };
   const now = deps.now();
-  const write = (context: { now: Date; traceId: string; idempotency: IdempotencyArgs }) =>
+  return runPoints(deps, command, { action: "CANCEL", request, now }, (context) =>
     cancelPointReservation(deps.sql, {
       reservationId,
       ...context,
       applied: cancelledReply(reservationId, now),
       refused: NOT_PENDING,
-    });
-  return recordCommand(deps, "CANCEL", () => runPoints(deps, command, request, now, write));
+    }),
+  );
 }
 
 export async function getReservation(sql: Sql, reservationId: string): Promise<ReservationResponse | undefined> {

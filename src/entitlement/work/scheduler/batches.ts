@@ -1,6 +1,6 @@
 // One kind's batch of a pass: its claim, sized by how full the last ones came back and issued ahead while the
 // previous batch executes, the exhausted items reported, and the rest executed (execute.ts).
-import type { CommittedWork } from "../../write/committed.ts";
+import type { CommittedWork } from "../../features/commands/committed.ts";
 import { type ExecuteDeps, executeClaimed } from "./execute.ts";
 import type { ClaimedItem, DueWorkKind } from "./kind.ts";
 

@@ -11,7 +11,7 @@ import type { Logger } from "../../../shared/logger.ts";
 import { untilNextMs } from "../../../shared/periodic.ts";
 import type { Worker } from "../../../shared/runtime.ts";
 import { type Clock, Waker } from "../../../shared/runtime.ts";
-import type { CommittedWork } from "../../write/committed.ts";
+import type { CommittedWork } from "../../features/commands/committed.ts";
 import type { WakeSource } from "../wakeups.ts";
 import { createBatches, type PassReport } from "./batches.ts";
 import type { DueWorkKind } from "./kind.ts";
