@@ -7,9 +7,9 @@ import {
   EntitlementEvent_EventType,
   EntitlementEventSchema,
 } from "../../../gen/entitlement_event_pb.ts";
-import { isBlank, isUuid } from "../../../shared/ids.ts";
-import type { DecodedEvent, EventHandler, NotificationType } from "../consumer/handler.ts";
-import { isIsoInstant } from "./fields.ts";
+import { isBlank } from "../../../shared/ids.ts";
+import type { DecodedEvent, EventHandler, NotificationDraft, NotificationType } from "../consumer/handler.ts";
+import { decodeEvent, isIsoInstant } from "./fields.ts";
 
 type EntitlementNotificationType = Extract<NotificationType, `Entitlement${string}`>;
 
@@ -59,21 +59,15 @@ function invalidField(event: EntitlementEvent): string | undefined {
 }
 
 export function decodeEntitlementEvent(body: Uint8Array): DecodedEvent {
-  let event: EntitlementEvent;
-  try {
-    event = fromBinary(EntitlementEventSchema, body);
-  } catch {
-    return { ok: false, reason: "undecodable entitlement event" };
-  }
-  if (!isUuid(event.eventId)) return { ok: false, reason: "invalid entitlement event_id" };
-  if (!isIsoInstant(event.occurredAt)) return { ok: false, reason: "invalid entitlement occurred_at" };
+  return decodeEvent("entitlement", () => fromBinary(EntitlementEventSchema, body), notificationsOf);
+}
+
+function notificationsOf(event: EntitlementEvent): NotificationDraft[] | string {
   const type = TYPES[event.eventType];
-  if (!type) return { ok: false, reason: `unknown entitlement event_type ${event.eventType}` };
-  if (event.expiresAt !== "" && !isIsoInstant(event.expiresAt)) {
-    return { ok: false, reason: "invalid entitlement expires_at" };
-  }
+  if (!type) return `unknown entitlement event_type ${event.eventType}`;
+  if (event.expiresAt !== "" && !isIsoInstant(event.expiresAt)) return "invalid entitlement expires_at";
   const invalid = invalidField(event);
-  if (invalid) return { ok: false, reason: `invalid entitlement ${invalid}` };
+  if (invalid) return `invalid entitlement ${invalid}`;
   const payload: EventPayload = {
     event_id: event.eventId,
     event_type: type,
@@ -86,8 +80,7 @@ export function decodeEntitlementEvent(body: Uint8Array): DecodedEvent {
     trace_id: event.traceId,
     ...(event.expiresAt === "" ? {} : { expires_at: event.expiresAt }),
   };
-  const notification = { userId: event.userId, type, occurredAt: event.occurredAt, payload };
-  return { ok: true, event: { eventId: event.eventId.toLowerCase(), notifications: [notification] } };
+  return [{ userId: event.userId, type, occurredAt: event.occurredAt, payload }];
 }
 
 export const entitlementEvents: EventHandler = { source: "entitlement", decode: decodeEntitlementEvent };

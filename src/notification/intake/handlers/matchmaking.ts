@@ -6,9 +6,8 @@ import {
   MatchmakingEvent_EventType,
   MatchmakingEventSchema,
 } from "../../../gen/matchmaking_event_pb.ts";
-import { isUuid } from "../../../shared/ids.ts";
 import type { DecodedEvent, EventHandler, NotificationDraft } from "../consumer/handler.ts";
-import { isIsoInstant, isPlainText } from "./fields.ts";
+import { decodeEvent, isPlainText } from "./fields.ts";
 
 /** Who is notified of an event without players. */
 export const MATCHMAKING_SYSTEM_USER = "matchmaking-system";
@@ -30,19 +29,15 @@ function invalidField(event: MatchmakingEvent): string | undefined {
 }
 
 export function decodeMatchmakingEvent(body: Uint8Array): DecodedEvent {
-  let event: MatchmakingEvent;
-  try {
-    event = fromBinary(MatchmakingEventSchema, body);
-  } catch {
-    return { ok: false, reason: "undecodable matchmaking event" };
-  }
-  if (!isUuid(event.eventId)) return { ok: false, reason: "invalid matchmaking event_id" };
-  if (!isIsoInstant(event.occurredAt)) return { ok: false, reason: "invalid matchmaking occurred_at" };
+  return decodeEvent("matchmaking", () => fromBinary(MatchmakingEventSchema, body), notificationsOf);
+}
+
+function notificationsOf(event: MatchmakingEvent): NotificationDraft[] | string {
   if (event.eventType !== MatchmakingEvent_EventType.MATCH_FOUND) {
-    return { ok: false, reason: `unknown matchmaking event_type ${event.eventType}` };
+    return `unknown matchmaking event_type ${event.eventType}`;
   }
   const invalid = invalidField(event);
-  if (invalid) return { ok: false, reason: `invalid matchmaking ${invalid}` };
+  if (invalid) return `invalid matchmaking ${invalid}`;
   // A matchmaker may match a user with their own second ticket: one notification per player, not per ticket.
   const players = [...new Set(event.userIds)];
   const draft = (userId: string, payload: Record<string, unknown>): NotificationDraft => ({
@@ -51,11 +46,9 @@ export function decodeMatchmakingEvent(body: Uint8Array): DecodedEvent {
     occurredAt: event.occurredAt,
     payload,
   });
-  const notifications =
-    players.length === 0
-      ? [draft(MATCHMAKING_SYSTEM_USER, { match_id: event.matchId })]
-      : players.map((id) => draft(id, { match_id: event.matchId, mode: event.mode, user_ids: players }));
-  return { ok: true, event: { eventId: event.eventId.toLowerCase(), notifications } };
+  return players.length === 0
+    ? [draft(MATCHMAKING_SYSTEM_USER, { match_id: event.matchId })]
+    : players.map((id) => draft(id, { match_id: event.matchId, mode: event.mode, user_ids: players }));
 }
 
 export const matchmakingEvents: EventHandler = { source: "matchmaking", decode: decodeMatchmakingEvent };

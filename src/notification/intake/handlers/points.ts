@@ -6,7 +6,7 @@ import { fromBinary } from "@bufbuild/protobuf";
 import { type PointsEvent, PointsEvent_EventType, PointsEventSchema } from "../../../gen/points_event_pb.ts";
 import { isUuid } from "../../../shared/ids.ts";
 import type { DecodedEvent, EventHandler, NotificationDraft } from "../consumer/handler.ts";
-import { isIsoInstant, isPlainText } from "./fields.ts";
+import { decodeEvent, isPlainText } from "./fields.ts";
 
 /** The amounts a reservation can carry (docs/api.md). */
 export const MAX_POINT_AMOUNT = 1_000_000_000n;
@@ -26,31 +26,19 @@ function invalidField(event: PointsEvent): string | undefined {
 }
 
 export function decodePointsEvent(body: Uint8Array): DecodedEvent {
-  let event: PointsEvent;
-  try {
-    event = fromBinary(PointsEventSchema, body);
-  } catch {
-    return { ok: false, reason: "undecodable points event" };
-  }
-  if (!isUuid(event.eventId)) return { ok: false, reason: "invalid points event_id" };
-  if (!isIsoInstant(event.occurredAt)) return { ok: false, reason: "invalid points occurred_at" };
-  if (event.eventType !== PointsEvent_EventType.POINTS_GRANTED) {
-    return { ok: false, reason: `unknown points event_type ${event.eventType}` };
-  }
+  return decodeEvent("points", () => fromBinary(PointsEventSchema, body), notificationsOf);
+}
+
+function notificationsOf(event: PointsEvent): NotificationDraft[] | string {
+  if (event.eventType !== PointsEvent_EventType.POINTS_GRANTED) return `unknown points event_type ${event.eventType}`;
   const invalid = invalidField(event);
-  if (invalid) return { ok: false, reason: `invalid points ${invalid}` };
+  if (invalid) return `invalid points ${invalid}`;
   const payload: PointsPayload = {
     reservation_id: event.reservationId.toLowerCase(),
     point_amount: Number(event.pointAmount),
     balance_after: Number(event.balanceAfter),
   };
-  const notification: NotificationDraft = {
-    userId: event.userId,
-    type: "PointsGranted",
-    occurredAt: event.occurredAt,
-    payload,
-  };
-  return { ok: true, event: { eventId: event.eventId.toLowerCase(), notifications: [notification] } };
+  return [{ userId: event.userId, type: "PointsGranted", occurredAt: event.occurredAt, payload }];
 }
 
 export const pointsEvents: EventHandler = { source: "points", decode: decodePointsEvent };
