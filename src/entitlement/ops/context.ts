@@ -49,6 +49,33 @@ export function opsSubcommand<A>(
   };
 }
 
+/** The usage of a `stats | requeue <id> | requeue --failed` subcommand. */
+export const statsOrRequeueUsage = (name: string, idName: string) =>
+  `usage: entitlement ${name} stats | requeue ${idName} | requeue --failed`;
+
+/**
+ * A subcommand of a table's FAILED rows (`outbox`, `points`): `stats` prints its counts, `requeue <id>` one FAILED row
+ * and `requeue --failed` every one; `idName` names the id in its usage (`<event_id>`).
+ */
+export function statsOrRequeueSubcommand(
+  env: OpsEnv,
+  spec: {
+    name: string;
+    idName: string;
+    stats: (deps: OpsDeps) => Promise<number>;
+    requeue: (deps: OpsDeps, id: string | undefined) => Promise<number>;
+  },
+): Subcommand {
+  const commands = `${spec.name} stats | requeue ${spec.idName} | requeue --failed`;
+  return opsSubcommand(env, {
+    name: spec.name,
+    summary: `${commands}   (operator tools, see docs/operations.md)`,
+    usage: statsOrRequeueUsage(spec.name, spec.idName),
+    parse: (args) => parseStatsOrRequeue(args, spec.idName),
+    run: (deps, parsed) => (parsed.op === "stats" ? spec.stats(deps) : spec.requeue(deps, parsed.id)),
+  });
+}
+
 /**
  * `stats`, `requeue <id>` (a UUID, lower-cased) or `requeue --failed` (every FAILED row: no id); `idName` names the id
  * in a usage error (`<event_id>`).

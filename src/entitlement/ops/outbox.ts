@@ -2,10 +2,10 @@
 // Each prints one human-readable line per fact or change and returns its exit code; running one twice is harmless.
 import type { Subcommand } from "../../shared/cli.ts";
 import type { OpsDeps } from "../../shared/ops.ts";
-import { type OpsEnv, opsSubcommand, parseStatsOrRequeue, requeueOutcome } from "./context.ts";
+import { type OpsEnv, requeueOutcome, statsOrRequeueSubcommand, statsOrRequeueUsage } from "./context.ts";
 import { findOutboxStatus, readOutboxStats, requeueFailedOutboxEvents } from "./queries.ts";
 
-export const OUTBOX_USAGE = "usage: entitlement outbox stats | requeue <event_id> | requeue --failed";
+export const OUTBOX_USAGE = statsOrRequeueUsage("outbox", "<event_id>");
 
 export async function printOutboxStats({ sql, out }: OpsDeps): Promise<number> {
   const s = await readOutboxStats(sql);
@@ -38,14 +38,10 @@ export async function requeueOutbox({ sql, out }: OpsDeps, target: { eventId: st
 
 /** The `outbox` subcommand; opens its own PostgreSQL connection from the service configuration in `env`. */
 export function outboxSubcommand(env: OpsEnv = process.env): Subcommand {
-  return opsSubcommand(env, {
+  return statsOrRequeueSubcommand(env, {
     name: "outbox",
-    summary: "outbox stats | requeue <event_id> | requeue --failed   (operator tools, see docs/operations.md)",
-    usage: OUTBOX_USAGE,
-    parse: (args) => parseStatsOrRequeue(args, "<event_id>"),
-    run: (deps, parsed) =>
-      parsed.op === "stats"
-        ? printOutboxStats(deps)
-        : requeueOutbox(deps, parsed.id ? { eventId: parsed.id } : "failed"),
+    idName: "<event_id>",
+    stats: printOutboxStats,
+    requeue: (deps, id) => requeueOutbox(deps, id ? { eventId: id } : "failed"),
   });
 }

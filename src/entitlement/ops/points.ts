@@ -2,10 +2,10 @@
 // one line per fact or change, only the named rows touched, harmless to run twice, stored text escaped.
 import type { Subcommand } from "../../shared/cli.ts";
 import { type OpsDeps, printable } from "../../shared/ops.ts";
-import { type OpsEnv, opsSubcommand, parseStatsOrRequeue, requeueOutcome } from "./context.ts";
+import { type OpsEnv, requeueOutcome, statsOrRequeueSubcommand, statsOrRequeueUsage } from "./context.ts";
 import { findReservationStatus, readPointsStats, requeueFailedReservations } from "./points-queries.ts";
 
-export const POINTS_USAGE = "usage: entitlement points stats | requeue <reservation_id> | requeue --failed";
+export const POINTS_USAGE = statsOrRequeueUsage("points", "<reservation_id>");
 
 export async function printPointsStats({ sql, out }: OpsDeps): Promise<number> {
   const s = await readPointsStats(sql);
@@ -44,14 +44,10 @@ export async function requeuePoints(
 
 /** The `points` subcommand; opens its own PostgreSQL connection from the service configuration in `env`. */
 export function pointsSubcommand(env: OpsEnv = process.env): Subcommand {
-  return opsSubcommand(env, {
+  return statsOrRequeueSubcommand(env, {
     name: "points",
-    summary: "points stats | requeue <reservation_id> | requeue --failed   (operator tools, see docs/operations.md)",
-    usage: POINTS_USAGE,
-    parse: (args) => parseStatsOrRequeue(args, "<reservation_id>"),
-    run: (deps, parsed) =>
-      parsed.op === "stats"
-        ? printPointsStats(deps)
-        : requeuePoints(deps, parsed.id ? { reservationId: parsed.id } : "failed"),
+    idName: "<reservation_id>",
+    stats: printPointsStats,
+    requeue: (deps, id) => requeuePoints(deps, id ? { reservationId: id } : "failed"),
   });
 }
