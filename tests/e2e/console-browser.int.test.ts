@@ -8,10 +8,10 @@ import { mkdirSync } from "node:fs";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import type { Page } from "playwright-core";
-import postgres from "postgres";
+import type postgres from "postgres";
 import { type Browser, chromiumMissing, launchChromium } from "../support/chromium.ts";
 import { waitReady } from "../support/grant-flow.ts";
-import { createTestDatabase, natsUrl, type TestDatabase, uniqueName } from "../support/infra.ts";
+import { type DatabaseFixture, natsUrl, openTestDatabase, uniqueName } from "../support/infra.ts";
 import { pipelineNatsNames, pipelineStreams } from "../support/nats-names.ts";
 import { testRequiring } from "../support/required.ts";
 import { type ServedProcess, serve } from "../support/serve.ts";
@@ -26,7 +26,7 @@ const SHOTS = new URL("../../docs/console/", import.meta.url).pathname;
 const TOKEN = "ent_console-browser-test-token-0123456789";
 const DEBUG_TOKEN = "console-browser-debug-token-0123456789";
 
-let db: TestDatabase;
+let f: DatabaseFixture;
 let sql: postgres.Sql;
 let browser: Browser | undefined;
 const services: ServedProcess[] = [];
@@ -36,10 +36,10 @@ let notificationUrl = "";
 
 beforeAll(async () => {
   if (chromiumMissing()) return;
-  db = await createTestDatabase("console");
-  sql = postgres(db.url, { max: 2, onnotice: () => {} });
+  f = await openTestDatabase("console", { service: "notification", poolMax: 2 });
+  sql = f.sql;
   const names = pipelineNatsNames(stream, `${stream}-durable`);
-  const common = { DATABASE_URL: db.url, NATS_URL: await natsUrl(), ...names };
+  const common = { DATABASE_URL: f.db.url, NATS_URL: await natsUrl(), ...names };
   const digest = new Bun.CryptoHasher("sha256").update(TOKEN).digest("hex");
   const entitlement = serve(ENTITLEMENT, "entitlement", {
     ...common,
@@ -63,13 +63,12 @@ afterAll(async () => {
   await browser?.close();
   for (const s of services) s.child.kill("SIGTERM");
   const logs = await Promise.all(services.map((s) => s.output));
-  await sql?.end();
-  if (db) {
+  if (f) {
     const nc = await connect({ servers: await natsUrl() });
     const jsm = await jetstreamManager(nc);
     for (const name of pipelineStreams(stream)) await jsm.streams.delete(name).catch(() => false);
     await nc.close();
-    await db.drop();
+    await f.close();
   }
   for (const log of logs) {
     expect(log.includes(TOKEN) || log.includes(DEBUG_TOKEN), "no token in any log line").toBe(false);

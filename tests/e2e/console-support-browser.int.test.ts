@@ -6,10 +6,10 @@
 import { afterAll, beforeAll, expect, setDefaultTimeout } from "bun:test";
 import { mkdirSync } from "node:fs";
 import type { Page } from "playwright-core";
-import postgres from "postgres";
+import type postgres from "postgres";
 import { type Browser, chromiumMissing, launchChromium } from "../support/chromium.ts";
 import { waitReady } from "../support/grant-flow.ts";
-import { createTestDatabase, natsUrl, type TestDatabase, uniqueName } from "../support/infra.ts";
+import { type DatabaseFixture, natsUrl, openTestDatabase, uniqueName } from "../support/infra.ts";
 import { testRequiring } from "../support/required.ts";
 import { type ServedProcess, serve } from "../support/serve.ts";
 
@@ -20,7 +20,7 @@ const ENTITLEMENT = new URL("../../src/entitlement/main.ts", import.meta.url).pa
 const SHOTS = new URL("../../docs/console/", import.meta.url).pathname;
 const TOKEN = "ent_console-support-browser-token-0123456789";
 
-let db: TestDatabase;
+let f: DatabaseFixture;
 let sql: postgres.Sql;
 let browser: Browser | undefined;
 let service: ServedProcess | undefined;
@@ -28,11 +28,11 @@ let base = "";
 
 beforeAll(async () => {
   if (chromiumMissing()) return;
-  db = await createTestDatabase("support_browser");
-  sql = postgres(db.url, { max: 2, onnotice: () => {} });
+  f = await openTestDatabase("support_browser", { service: "notification", poolMax: 2 });
+  sql = f.sql;
   const digest = new Bun.CryptoHasher("sha256").update(TOKEN).digest("hex");
   service = serve(ENTITLEMENT, "entitlement", {
-    DATABASE_URL: db.url,
+    DATABASE_URL: f.db.url,
     NATS_URL: await natsUrl(),
     ENTITLEMENT_OUTBOX_ENABLED: "false",
     ENTITLEMENT_AUTH_TOKENS: `support-lead:${digest}:read+write`,
@@ -52,8 +52,7 @@ afterAll(async () => {
   await browser?.close();
   service?.child.kill("SIGTERM");
   const log = await service?.output;
-  await sql?.end();
-  await db?.drop();
+  await f?.close();
   expect(log?.includes(TOKEN) ?? false, "no token in any log line").toBe(false);
 });
 

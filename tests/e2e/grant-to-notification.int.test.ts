@@ -6,9 +6,9 @@
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
-import postgres from "postgres";
+import type postgres from "postgres";
 import { matchBytes } from "../notification/helpers.ts";
-import { createTestDatabase, natsUrl, type TestDatabase, uniqueName } from "../support/infra.ts";
+import { type DatabaseFixture, natsUrl, openTestDatabase, uniqueName } from "../support/infra.ts";
 import { waitUntil } from "../support/wait.ts";
 
 setDefaultTimeout(120_000);
@@ -18,7 +18,7 @@ const NOTIFICATION = new URL("../../src/notification/main.ts", import.meta.url).
 const TOKEN = "e2e-token-for-the-pipeline-test-0123456789";
 const DEBUG_TOKEN = "e2e-debug-token-0123456789abcdef";
 
-let db: TestDatabase;
+let f: DatabaseFixture;
 let sql: postgres.Sql;
 const stream = uniqueName("e2e_stream").replaceAll("_", "-");
 const durable = uniqueName("e2e_durable").replaceAll("_", "-");
@@ -48,25 +48,24 @@ const notificationNames = {
 const children: Bun.Subprocess[] = [];
 
 beforeAll(async () => {
-  db = await createTestDatabase("e2e");
-  sql = postgres(db.url, { max: 2, onnotice: () => {} });
+  f = await openTestDatabase("e2e", { service: "notification", poolMax: 2 });
+  sql = f.sql;
 });
 
 afterAll(async () => {
   for (const child of children) child.kill("SIGKILL");
-  await sql.end();
   const nc = await connect({ servers: await natsUrl() });
   const jsm = await jetstreamManager(nc);
   for (const name of streams) await jsm.streams.delete(name).catch(() => {});
   await nc.close();
-  await db.drop();
+  await f.close();
 });
 
 function start(main: string, env: Record<string, string>, name: string) {
   const child = Bun.spawn(["bun", main, "serve"], {
     env: {
       PATH: process.env.PATH ?? "",
-      DATABASE_URL: db.url,
+      DATABASE_URL: f.db.url,
       HOST: "127.0.0.1",
       PORT: "0",
       LOG_LEVEL: "info",

@@ -13,11 +13,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { type ConnectionOptions, connect } from "@nats-io/transport-node";
-import postgres from "postgres";
+import type postgres from "postgres";
 import { eventBytes, matchBytes } from "../notification/helpers.ts";
 import { type CertificatePair, createTestCa } from "../support/certificates.ts";
 import { postGrant, waitReady } from "../support/grant-flow.ts";
-import { createTestDatabase, type TestDatabase, uniqueName } from "../support/infra.ts";
+import { type DatabaseFixture, openTestDatabase, uniqueName } from "../support/infra.ts";
 import {
   connectOutcome,
   natsServerBinary,
@@ -73,7 +73,7 @@ const monitorPort = freePort();
 let ca: string;
 let clients: Record<"entitlement" | "notification" | "tester", CertificatePair>;
 let broker: PrivateNats;
-let db: TestDatabase;
+let f: DatabaseFixture;
 let sql: postgres.Sql;
 const services: ServedProcess[] = [];
 
@@ -99,15 +99,14 @@ beforeAll(async () => {
     ]),
   });
   await broker.start();
-  db = await createTestDatabase("least_priv_nats");
-  sql = postgres(db.url, { max: 2, onnotice: () => {} });
+  f = await openTestDatabase("least_priv_nats", { service: "notification", poolMax: 2 });
+  sql = f.sql;
   await startServices();
 });
 
 afterAll(async () => {
   for (const s of services) s.child.kill("SIGKILL");
-  await sql?.end();
-  await db?.drop();
+  await f?.close();
   await broker?.dispose();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -122,7 +121,7 @@ const asUser = (user: User | undefined, extra: Partial<ConnectionOptions> = {}):
 
 /** The variables a service (or its operator command) needs to reach this broker as `user`. */
 const natsEnv = (user: User, certificate: CertificatePair) => ({
-  DATABASE_URL: db.url,
+  DATABASE_URL: f.db.url,
   NATS_URL: broker.url,
   NATS_USER: user,
   NATS_PASSWORD: PASSWORDS[user],

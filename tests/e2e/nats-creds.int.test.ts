@@ -21,10 +21,10 @@ import {
   type KeyPair,
 } from "@nats-io/jwt";
 import { connect, credsAuthenticator } from "@nats-io/transport-node";
-import postgres from "postgres";
+import type postgres from "postgres";
 import { createTestCa } from "../support/certificates.ts";
 import { postGrant, waitReady, waitSent } from "../support/grant-flow.ts";
-import { createTestDatabase, type TestDatabase, uniqueName } from "../support/infra.ts";
+import { type DatabaseFixture, openTestDatabase, uniqueName } from "../support/infra.ts";
 import { leastPrivilegePermissions } from "../support/least-privilege.ts";
 import {
   connectOutcome,
@@ -43,7 +43,7 @@ const NOTIFICATION = new URL("../../src/notification/main.ts", import.meta.url).
 const dir = mkdtempSync(join(tmpdir(), "nats-creds-"));
 let ca: string;
 let broker: PrivateNats;
-let db: TestDatabase;
+let f: DatabaseFixture;
 let sql: postgres.Sql;
 /** Each service's .creds file, and the secrets in it that must never be logged. */
 const creds: Record<string, { path: string; seed: string; jwt: string }> = {};
@@ -110,16 +110,15 @@ beforeAll(async () => {
     args: ["-c", await operatorConfig(), "--tls", "--tlscert", server.cert, "--tlskey", server.key],
   });
   await broker.start();
-  db = await createTestDatabase("nats_creds");
-  sql = postgres(db.url, { max: 2, onnotice: () => {} });
+  f = await openTestDatabase("nats_creds", { service: "notification", poolMax: 2 });
+  sql = f.sql;
 });
 
 const services: ServedProcess[] = [];
 
 afterAll(async () => {
   for (const s of services) s.child.kill("SIGKILL");
-  await sql?.end();
-  await db?.drop();
+  await f?.close();
   await broker?.dispose();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -160,7 +159,7 @@ test("the JWT's allow-lists hold: Notification's user can neither forge an event
 
 test("both services authenticate with a .creds file: a grant becomes a SENT notification", async () => {
   const env = (service: string) => ({
-    DATABASE_URL: db.url,
+    DATABASE_URL: f.db.url,
     NATS_URL: broker.url,
     NATS_CREDS: creds[service]?.path ?? "",
     NATS_TLS_CA: ca,

@@ -6,12 +6,12 @@
 import { afterAll, beforeAll, expect, setDefaultTimeout } from "bun:test";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
-import postgres from "postgres";
+import type postgres from "postgres";
 import { freePort } from "../../tools/infra/net.ts";
 import { type Browser, chromiumMissing, launchChromium } from "../support/chromium.ts";
 import { postGrant, waitReady } from "../support/grant-flow.ts";
 import { startTestIdp, type TestIdp } from "../support/idp.ts";
-import { createTestDatabase, natsUrl, type TestDatabase, uniqueName } from "../support/infra.ts";
+import { type DatabaseFixture, natsUrl, openTestDatabase, uniqueName } from "../support/infra.ts";
 import { pipelineNatsNames, pipelineStreams } from "../support/nats-names.ts";
 import { testRequiring } from "../support/required.ts";
 import { type ServedProcess, serve } from "../support/serve.ts";
@@ -25,7 +25,7 @@ const NOTIFICATION = new URL("../../src/notification/main.ts", import.meta.url).
 const PAGE = new URL("../../docs/examples/player.html", import.meta.url).pathname;
 const AUDIENCE = "https://game.test";
 
-let db: TestDatabase;
+let f: DatabaseFixture;
 let sql: postgres.Sql;
 let idp: TestIdp;
 let browser: Browser | undefined;
@@ -39,10 +39,14 @@ const ticketsAsked = new Map<string, number>();
 
 beforeAll(async () => {
   if (chromiumMissing()) return;
-  db = await createTestDatabase("player_page");
-  sql = postgres(db.url, { max: 2, onnotice: () => {} });
+  f = await openTestDatabase("player_page", { service: "notification", poolMax: 2 });
+  sql = f.sql;
   idp = await startTestIdp();
-  const common = { DATABASE_URL: db.url, NATS_URL: await natsUrl(), ...pipelineNatsNames(stream, `${stream}-durable`) };
+  const common = {
+    DATABASE_URL: f.db.url,
+    NATS_URL: await natsUrl(),
+    ...pipelineNatsNames(stream, `${stream}-durable`),
+  };
   const entitlement = serve(ENTITLEMENT, "entitlement", { ...common, ENTITLEMENT_AUTH_DISABLED: "true" });
   const notification = serve(NOTIFICATION, "notification", {
     ...common,
@@ -78,13 +82,12 @@ afterAll(async () => {
   for (const s of services) s.child.kill("SIGTERM");
   await Promise.all(services.map((s) => s.output));
   await idp?.close();
-  await sql?.end();
-  if (db) {
+  if (f) {
     const nc = await connect({ servers: await natsUrl() });
     const jsm = await jetstreamManager(nc);
     for (const name of pipelineStreams(stream)) await jsm.streams.delete(name).catch(() => false);
     await nc.close();
-    await db.drop();
+    await f.close();
   }
 });
 

@@ -5,10 +5,10 @@ import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import postgres from "postgres";
+import type postgres from "postgres";
 import { createTestCa } from "../support/certificates.ts";
 import { postGrant, waitReady, waitSent } from "../support/grant-flow.ts";
-import { createTestDatabase, type TestDatabase, uniqueName } from "../support/infra.ts";
+import { type DatabaseFixture, openTestDatabase, uniqueName } from "../support/infra.ts";
 import { connectOutcome, natsServerBinary, type PrivateNats, privateNats } from "../support/nats-server.ts";
 import { serve } from "../support/serve.ts";
 
@@ -23,7 +23,7 @@ const DEBUG_TOKEN = "secure-debug-token-0123456789abcdef";
 const dir = mkdtempSync(join(tmpdir(), "secure-nats-"));
 let ca: string;
 let broker: PrivateNats;
-let db: TestDatabase;
+let f: DatabaseFixture;
 let sql: postgres.Sql;
 const children: Bun.Subprocess[] = [];
 const outputs: Promise<string>[] = [];
@@ -38,14 +38,13 @@ beforeAll(async () => {
     args: ["--user", USER, "--pass", PASSWORD, "--tls", "--tlscert", server.cert, "--tlskey", server.key],
   });
   await broker.start();
-  db = await createTestDatabase("secure_nats");
-  sql = postgres(db.url, { max: 2, onnotice: () => {} });
+  f = await openTestDatabase("secure_nats", { service: "notification", poolMax: 2 });
+  sql = f.sql;
 });
 
 afterAll(async () => {
   for (const child of children) child.kill("SIGKILL");
-  await sql?.end();
-  await db?.drop();
+  await f?.close();
   await broker?.dispose();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -59,7 +58,7 @@ const secureEnv = () => ({
 
 /** Starts `main serve` with the test database and keeps its output for the log assertions. */
 async function start(main: string, name: string, env: Record<string, string>): Promise<number> {
-  const served = serve(main, name, { DATABASE_URL: db.url, ...env });
+  const served = serve(main, name, { DATABASE_URL: f.db.url, ...env });
   children.push(served.child);
   outputs.push(served.output);
   return served.port;

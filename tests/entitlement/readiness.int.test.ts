@@ -6,26 +6,22 @@ import postgres from "postgres";
 import { createApp } from "../../src/entitlement/app.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
-import { createTestDatabase, postgresAdminUrl, type TestDatabase, uniqueName } from "../support/infra.ts";
+import { postgresAdminUrl, uniqueName, useTestDatabase } from "../support/infra.ts";
 import { startSilentPostgres } from "../support/silent-server.ts";
 import { AUTH_DISABLED, commandRequest, send, vectorBody } from "./api.helpers.ts";
 
 setDefaultTimeout(30_000);
 
-let db: TestDatabase;
-let admin: Sql;
+// The clone is dropped (the fixture's hook, registered first) before the role its tables were granted to.
+const f = useTestDatabase("ent_ready", { service: "entitlement", poolMax: 1 });
 const role = uniqueName("ent_limited");
 
 beforeAll(async () => {
-  db = await createTestDatabase("ent_ready");
-  admin = postgres(db.url, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create role ${role} login connection limit 1`);
-  await admin.unsafe(`grant usage on schema entitlement to ${role}`);
-  await admin.unsafe(`grant select, insert, update, delete on all tables in schema entitlement to ${role}`);
+  await f.sql.unsafe(`create role ${role} login connection limit 1`);
+  await f.sql.unsafe(`grant usage on schema entitlement to ${role}`);
+  await f.sql.unsafe(`grant select, insert, update, delete on all tables in schema entitlement to ${role}`);
 });
 afterAll(async () => {
-  await admin.end();
-  await db.drop();
   const server = postgres(await postgresAdminUrl(), { max: 1, onnotice: () => {} });
   await server.unsafe(`drop role if exists ${role}`);
   await server.end();
@@ -37,7 +33,7 @@ function appOn(sql: Sql) {
 
 describe("PostgreSQL out of connections", () => {
   test("a request that cannot get a connection is 503 NOT_READY, and /readyz turns 503", async () => {
-    const url = new URL(db.url);
+    const url = new URL(f.db.url);
     url.username = role;
     url.password = "";
     const sql = createSql({ url: url.toString(), schema: "entitlement", max: 4, applicationName: "test-limited" });
@@ -61,7 +57,7 @@ describe("PostgreSQL out of connections", () => {
   });
 
   test("a flood of /readyz costs at most one database round trip a second", async () => {
-    const sql = createSql({ url: db.url, schema: "entitlement", max: 2, applicationName: "test-readyz" });
+    const sql = createSql({ url: f.db.url, schema: "entitlement", max: 2, applicationName: "test-readyz" });
     let probes = 0;
     const counted = new Proxy(sql, {
       apply: (target, self, args) => {

@@ -13,7 +13,7 @@ import { createLogger } from "../../src/shared/logger.ts";
 import { createRegistry } from "../../src/shared/metrics.ts";
 import { deliverBatch } from "../notification/delivery.helpers.ts";
 import { notificationSql, seedNotification, testConfig, testMetrics } from "../notification/helpers.ts";
-import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
+import { type DatabaseFixture, openTestDatabase } from "../support/infra.ts";
 import { commandRequest, vectorBody } from "./api.helpers.ts";
 
 const WRITER = "ent_Wr1terTokenThatMustNeverBeLogged";
@@ -26,7 +26,7 @@ const WEBHOOK_SECRET = `whsec_${WEBHOOK_KEY}`;
 const NATS_PASSWORD = "Nats-Passw0rd-never-logged";
 const FORBIDDEN = [WRITER, READER, WRONG, DEBUG_TOKEN, DB_PASSWORD, WEBHOOK_KEY, NATS_PASSWORD, "Bearer"];
 
-let db: TestDatabase;
+let f: DatabaseFixture;
 const lines: string[] = [];
 // Configured as the services configure theirs: Notification hands in the names of its secret variables.
 const log = createLogger({
@@ -51,17 +51,17 @@ function pool(url: string, schema: string): Sql {
 }
 
 beforeAll(async () => {
-  db = await createTestDatabase("secrets");
+  f = await openTestDatabase("secrets", { service: "entitlement" });
 });
 afterAll(async () => {
   for (const sql of pools) await sql.end({ timeout: 1 });
-  await db.drop();
+  await f.close();
 });
 
 async function exerciseEntitlement(): Promise<void> {
   const env = {
-    DATABASE_URL: withPassword(db.url),
-    DATABASE_MIGRATION_URL: withPassword(db.url),
+    DATABASE_URL: withPassword(f.db.url),
+    DATABASE_MIGRATION_URL: withPassword(f.db.url),
     NATS_USER: "entitlement",
     NATS_PASSWORD,
     ENTITLEMENT_AUTH_TOKENS: `${tokenEntryLine("writer", WRITER, "write")},${tokenEntryLine("reader", READER, "read")}`,
@@ -111,7 +111,7 @@ async function exerciseEntitlement(): Promise<void> {
 
 async function exerciseNotification(): Promise<void> {
   const config = testConfig({
-    DATABASE_URL: withPassword(db.url),
+    DATABASE_URL: withPassword(f.db.url),
     NOTIFICATION_DEBUG_API_ENABLED: "true",
     NOTIFICATION_DEBUG_API_TOKEN: DEBUG_TOKEN,
     NOTIFICATION_DELIVERY_CHANNEL: "webhook",
@@ -120,7 +120,7 @@ async function exerciseNotification(): Promise<void> {
     NOTIFICATION_DELIVERY_MAX_ATTEMPTS: "2",
   });
   log.debug({ config }, "configuration (as a careless startup line would log it)");
-  const sql = notificationSql(withPassword(db.url));
+  const sql = notificationSql(withPassword(f.db.url));
   pools.push(sql);
   const app = createNotificationApp({
     sql,

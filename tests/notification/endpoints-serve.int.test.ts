@@ -1,10 +1,10 @@
 // The executable end to end: serve with the admin API's tokens and a sealing key, an endpoint registered over HTTP,
 // an entitlement event published to JetStream, and the endpoint's receiver getting it signed with its own secret.
-import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import { jetstream } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { Webhook } from "standardwebhooks";
-import { createTestDatabase, natsUrl, type TestDatabase } from "../support/infra.ts";
+import { natsUrl, useTestDatabase } from "../support/infra.ts";
 import { waitUntil } from "../support/wait.ts";
 import { SECRET_KEY, startReceiver, TOKENS, WRITER } from "./endpoints.helpers.ts";
 import { deleteStreams, eventBytes, serveEnv, streamsOf, testConfig } from "./helpers.ts";
@@ -13,14 +13,7 @@ setDefaultTimeout(120_000);
 
 const MAIN = new URL("../../src/notification/main.ts", import.meta.url).pathname;
 const receiver = startReceiver();
-let db: TestDatabase;
-
-beforeAll(async () => {
-  db = await createTestDatabase("notif_endpoints_serve");
-});
-afterAll(async () => {
-  await db.drop();
-});
+const f = useTestDatabase("notif_endpoints_serve", { service: "notification" });
 
 async function listeningPort(stream: ReadableStream<Uint8Array>): Promise<string> {
   const reader = stream.getReader();
@@ -46,7 +39,7 @@ test("an event stored by serve reaches the registered endpoint, signed with the 
     NOTIFICATION_ENDPOINT_ALLOW_PRIVATE: "true",
   };
   const child = Bun.spawn(["bun", MAIN, "serve"], {
-    env: serveEnv(config, { database: db.url, nats }, extra),
+    env: serveEnv(config, { database: f.db.url, nats }, extra),
     stdout: "pipe",
     stderr: "inherit",
   });

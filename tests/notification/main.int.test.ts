@@ -1,8 +1,8 @@
 // The executable's life cycle: serve (migrations, HTTP, workers) until SIGTERM then exit 0; bad configuration → 78.
 
-import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import { connect } from "@nats-io/transport-node";
-import { createTestDatabase, natsUrl, type TestDatabase } from "../support/infra.ts";
+import { natsUrl, useTestDatabase } from "../support/infra.ts";
 import { waitUntil } from "../support/wait.ts";
 import { deleteStreams, serveEnv, streamsOf, testConfig } from "./helpers.ts";
 
@@ -10,14 +10,7 @@ setDefaultTimeout(90_000);
 
 const MAIN = new URL("../../src/notification/main.ts", import.meta.url).pathname;
 const TOKEN = "main-test-debug-token-0123456789";
-let db: TestDatabase;
-
-beforeAll(async () => {
-  db = await createTestDatabase("notif_main");
-});
-afterAll(async () => {
-  await db.drop();
-});
+const f = useTestDatabase("notif_main", { service: "notification" });
 
 async function readUntil(stream: ReadableStream<Uint8Array>, pattern: RegExp): Promise<RegExpExecArray> {
   const reader = stream.getReader();
@@ -40,7 +33,7 @@ test("serve answers, becomes ready with the consumer bound, and exits 0 on SIGTE
   const child = Bun.spawn(["bun", MAIN, "serve"], {
     env: serveEnv(
       config,
-      { database: db.url, nats },
+      { database: f.db.url, nats },
       { NOTIFICATION_DEBUG_API_ENABLED: "true", NOTIFICATION_DEBUG_API_TOKEN: TOKEN },
     ),
     stdout: "pipe",

@@ -2,23 +2,19 @@
 // and current, the openapi-fetch example of docs/examples/client.ts typechecks against them on its own, and run
 // against a live Entitlement it grants, lists with a numeric limit, gets 304 for an If-None-Match of the current
 // ETag, reserves points and cancels the reservation.
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { clientExample } from "../../docs/examples/client.ts";
 import { newToken, tokenEntryLine } from "../../src/shared/auth/tokens.ts";
 import { CLIENT_TYPES, renderClientTypes, STALE_HINT } from "../../tools/docs-openapi.ts";
-import { createTestDatabase, type TestDatabase } from "../support/infra.ts";
+import { useTestDatabase } from "../support/infra.ts";
 import { serve } from "../support/serve.ts";
 import { repoRoot } from "./support.ts";
 
 const ENTITLEMENT = join(repoRoot, "src/entitlement/main.ts");
-let db: TestDatabase;
-beforeAll(async () => {
-  db = await createTestDatabase("openapi_client");
-});
-afterAll(() => db?.drop());
+const f = useTestDatabase("openapi_client", { service: "entitlement" });
 
 test("the committed client types are what openapi-typescript makes of docs/openapi.json", async () => {
   expect(readFileSync(CLIENT_TYPES, "utf8"), `docs/examples/entitlement-api.ts is stale: ${STALE_HINT}`).toBe(
@@ -60,7 +56,7 @@ test("docs/examples/client.ts typechecks against the generated types alone (stri
 test("the generated client runs against a live Entitlement: grant, list, 304, reserve, cancel", async () => {
   const token = newToken();
   const { child, port } = serve(ENTITLEMENT, "entitlement", {
-    DATABASE_URL: db.url,
+    DATABASE_URL: f.db.url,
     NATS_ENABLED: "false",
     ENTITLEMENT_AUTH_TOKENS: tokenEntryLine("client", token, "read+write"),
   });

@@ -10,7 +10,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import pkg from "../../package.json" with { type: "json" };
 import { assembleRoot, SERVICE_PATH, sharedLibraries } from "../../tools/image-root.ts";
-import { createTestDatabase, natsUrl, type TestDatabase, uniqueName } from "../support/infra.ts";
+import { type DatabaseFixture, natsUrl, openTestDatabase, uniqueName } from "../support/infra.ts";
 import { builderRuns, readFinalStage } from "./dockerfile.ts";
 import { builtBinary, freePort, repoRoot, waitForOk } from "./support.ts";
 
@@ -62,14 +62,14 @@ function sh(args: string[]): { ok: boolean; error: string } {
 
 describe.skipIf(!isRoot)("the entitlement binary in a scratch root", () => {
   let root: string;
-  let db: TestDatabase;
+  let f: DatabaseFixture;
   // Its own stream on the shared NATS (Entitlement creates the stream at start), deleted afterwards.
   const stream = uniqueName("scratch-events");
 
   beforeAll(async () => {
     root = mkdtempSync(join(tmpdir(), "scratch-root-"));
     assembleRoot(await builtBinary("entitlement"), root);
-    db = await createTestDatabase("scratch");
+    f = await openTestDatabase("scratch", { service: "entitlement" });
   }, 240_000);
 
   afterAll(async () => {
@@ -78,7 +78,7 @@ describe.skipIf(!isRoot)("the entitlement binary in a scratch root", () => {
     // Never delete through a bind mount of the host's /dev or /proc.
     if (mountedUnder(root).length === 0) rmSync(root, { recursive: true, force: true });
     else console.error(`scratch-root: left ${root} in place, mounts remain: ${mountedUnder(root).join(", ")}`);
-    await db?.drop();
+    await f?.close();
     const nc = await connect({ servers: await natsUrl() });
     await (await jetstreamManager(nc)).streams.delete(stream).catch(() => {});
     await nc.close();
@@ -97,7 +97,7 @@ describe.skipIf(!isRoot)("the entitlement binary in a scratch root", () => {
     const proc = Bun.spawn([tool("chroot"), `--userspec=${stage.user}`, root, ...stage.entrypoint, ...stage.cmd], {
       env: {
         ...stage.env,
-        DATABASE_URL: db.url,
+        DATABASE_URL: f.db.url,
         NATS_URL: await natsUrl(),
         ENTITLEMENT_NATS_STREAM: stream,
         ENTITLEMENT_NATS_SUBJECT: `${stream}.events`,

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { schemaText } from "../../src/entitlement/migrations.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { migrate } from "../../src/shared/migrate.ts";
-import { createEmptyTestDatabase, createTestDatabase, type TestDatabase } from "../support/infra.ts";
+import { createEmptyTestDatabase, openTestDatabase, type TestDatabase } from "../support/infra.ts";
 import { populatePreviousRelease } from "./populate.ts";
 import { previousMigrations } from "./previous-release.ts";
 import { everyRow, functionSignatures, schemaShape } from "./schema.ts";
@@ -40,14 +40,12 @@ test("the upgrade keeps every row and every function the previous release calls,
     "no signature of the previous release is gone",
   ).toEqual([]);
 
-  const fresh = await createTestDatabase("upgrade_fresh");
-  const freshSql = createSql({ url: fresh.url, schema: "entitlement", max: 1, applicationName: "test-upgrade" });
+  const fresh = await openTestDatabase("upgrade_fresh", { service: "entitlement", poolMax: 1 });
   try {
     expect(await schemaShape(sql, "entitlement"), "upgraded and fresh schemas agree").toEqual(
-      await schemaShape(freshSql, "entitlement"),
+      await schemaShape(fresh.sql, "entitlement"),
     );
   } finally {
-    await freshSql.end({ timeout: 5 });
-    await fresh.drop();
+    await fresh.close();
   }
 });
