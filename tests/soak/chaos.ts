@@ -1,0 +1,93 @@
+// One kill -9 a minute, in rotation: an Entitlement replica, a Notification replica, a NATS node (the leader of the
+// events stream every other time), the PostgreSQL primary. A killed service or NATS node is started again a few
+// seconds later; for PostgreSQL pg_auto_failover promotes the secondary, the services follow through their
+// multi-host URL, and the dead node's keeper is started again once the other node is primary, so it rejoins as a
+// secondary.
+import type { NatsNode } from "../support/nats-cluster.ts";
+import { waitUntil } from "../support/wait.ts";
+import type { System } from "./system.ts";
+
+export type KillKind = "entitlement" | "notification" | "nats leader" | "nats follower" | "postgres primary";
+export type Kill = { at: number; kind: KillKind; victim: string; note?: string };
+
+const STREAM = "entitlement-events";
+const SERVICE_DOWN_MS = 5_000;
+const NATS_DOWN_MS = 10_000;
+
+export type Chaos = { kills: Kill[]; killNext: () => Promise<Kill>; settle: () => Promise<void> };
+
+export function createChaos(system: System, say: (line: string) => void): Chaos {
+  const kills: Kill[] = [];
+  const recoveries: Promise<void>[] = [];
+  const counts = { entitlement: 0, notification: 0, nats: 0 };
+  const recover = (what: string, work: () => Promise<void>) =>
+    recoveries.push(work().catch((e: unknown) => say(`recovery of ${what} failed: ${(e as Error).message}`)));
+  const steps: (() => Promise<Kill>)[] = [
+    () => killService(system.entitlement, counts.entitlement++, "entitlement", recover),
+    () => killService(system.notification, counts.notification++, "notification", recover),
+    () => killNatsNode(system, counts.nats++ % 2 === 0, recover),
+    () => killPrimary(system, say, recover),
+  ];
+  return {
+    kills,
+    killNext: async () => {
+      const kill = await (steps[kills.length % steps.length] as () => Promise<Kill>)();
+      kills.push(kill);
+      return kill;
+    },
+    settle: async () => {
+      await Promise.all(recoveries);
+    },
+  };
+}
+
+type Recover = (what: string, work: () => Promise<void>) => void;
+
+async function killService(
+  replicas: System["entitlement"],
+  n: number,
+  kind: "entitlement" | "notification",
+  recover: Recover,
+): Promise<Kill> {
+  const victim = replicas[n % replicas.length] as System["entitlement"][number];
+  const at = Date.now();
+  await victim.kill();
+  recover(victim.label, async () => {
+    await Bun.sleep(SERVICE_DOWN_MS);
+    await victim.start();
+  });
+  return { at, kind, victim: victim.label };
+}
+
+async function killNatsNode(system: System, leader: boolean, recover: Recover): Promise<Kill> {
+  const cluster = system.nats;
+  const led = await waitUntil(() => cluster.leaderOf(STREAM).catch(() => undefined), `a leader of ${STREAM}`);
+  const victim = leader ? led : (cluster.nodes.find((n) => n !== led) as NatsNode);
+  const at = Date.now();
+  await victim.stop("SIGKILL");
+  recover(`NATS ${victim.name}`, async () => {
+    await Bun.sleep(NATS_DOWN_MS);
+    await victim.start();
+  });
+  return { at, kind: leader ? "nats leader" : "nats follower", victim: victim.name };
+}
+
+async function killPrimary(system: System, say: (line: string) => void, recover: Recover): Promise<Kill> {
+  const f = system.formation;
+  const victim = await waitUntil(f.primary, "a pg_auto_failover primary", 120_000, 500);
+  const at = Date.now();
+  victim.kill();
+  recover(`PostgreSQL ${victim.name}`, async () => {
+    const next = await waitUntil(
+      async () => ((await f.primary()) !== victim ? await f.primary() : undefined),
+      "pg_auto_failover to promote the secondary",
+      180_000,
+      500,
+    );
+    say(`pg_auto_failover promoted ${next.name} ${((Date.now() - at) / 1000).toFixed(1)}s after the kill`);
+    await victim.start();
+    await f.waitForSecondary(victim);
+    say(`${victim.name} rejoined as a secondary ${((Date.now() - at) / 1000).toFixed(1)}s after the kill`);
+  });
+  return { at, kind: "postgres primary", victim: victim.name };
+}

@@ -1,0 +1,64 @@
+// The soak's figures minute by minute (requests, answers, p99 latency, each process's resident memory, the kill of the
+// minute and the time from it to the next 200), printed as one structured line a minute while it runs and as a table
+// at the end.
+import type { Recorded } from "../drills/load.ts";
+import type { Kill } from "./chaos.ts";
+
+export type Minute = {
+  minute: number;
+  requests: number;
+  ok: number;
+  failed: number;
+  p99Ms: number;
+  rssMb: Record<string, number | undefined>;
+  kill?: string;
+  firstOkMs?: number;
+};
+
+export function quantile(values: number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+}
+
+/** The figures of minute `minute` (1-based) of a run that started at `started`. */
+export function minuteOf(sent: Recorded[], started: number, minute: number, kill?: Kill): Omit<Minute, "rssMb"> {
+  const from = started + (minute - 1) * 60_000;
+  const inMinute = sent.filter((r) => r.startedAt >= from && r.startedAt < from + 60_000);
+  const answered = inMinute.filter((r) => r.answer);
+  const okEnds = kill
+    ? sent.filter((r) => r.startedAt >= kill.at && r.answer?.status === 200).map((r) => r.startedAt + r.ms)
+    : [];
+  return {
+    minute,
+    requests: inMinute.length,
+    ok: inMinute.filter((r) => r.answer?.status === 200).length,
+    failed: inMinute.filter((r) => !r.answer || r.answer.status >= 500).length,
+    p99Ms: Math.round(
+      quantile(
+        answered.map((r) => r.ms),
+        0.99,
+      ),
+    ),
+    kill: kill ? `${kill.kind} (${kill.victim})` : undefined,
+    firstOkMs: kill && okEnds.length > 0 ? Math.round(Math.min(...okEnds) - kill.at) : undefined,
+  };
+}
+
+const mb = (v: number | undefined) => (v === undefined ? "down" : `${Math.round(v)}`);
+
+export function formatMinutes(minutes: Minute[]): string {
+  const names = Object.keys(minutes[0]?.rssMb ?? {});
+  const head = ["min", "requests", "200", "5xx/none", "p99 ms", ...names.map((n) => `RSS ${n} MiB`), "kill", "→ 200"];
+  const rows = minutes.map((m) => [
+    `${m.minute}`,
+    `${m.requests}`,
+    `${m.ok}`,
+    `${m.failed}`,
+    `${m.p99Ms}`,
+    ...names.map((n) => mb(m.rssMb[n])),
+    m.kill ?? "—",
+    m.firstOkMs === undefined ? "—" : `${(m.firstOkMs / 1000).toFixed(1)}s`,
+  ]);
+  const line = (cells: string[]) => `| ${cells.join(" | ")} |`;
+  return [line(head), line(head.map(() => "---")), ...rows.map(line)].join("\n");
+}
