@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { builtBinary, freePort, waitForOk } from "../ship/support.ts";
-import { createTestDatabase, natsUrl, uniqueName } from "../support/infra.ts";
+import { natsUrl, openTestDatabase, uniqueName } from "../support/infra.ts";
 import { pipelineNatsNames, pipelineStreams } from "../support/nats-names.ts";
 
 export type RunningService = { url: string; pid: number; stop: () => Promise<number>; output: () => Promise<string> };
@@ -53,11 +53,11 @@ async function start(
 export async function startPair(
   options: { env?: Record<string, string>; wrap?: (name: string) => string[] } = {},
 ): Promise<Pair> {
-  const db = await createTestDatabase("deploy");
+  const database = await openTestDatabase("deploy", { service: "entitlement" });
   const stream = uniqueName("deploy-events");
   const nats = await natsUrl();
   const env = {
-    DATABASE_URL: db.url,
+    DATABASE_URL: database.db.url,
     NATS_URL: nats,
     ENTITLEMENT_AUTH_DISABLED: "true",
     ...pipelineNatsNames(stream, uniqueName("deploy-consumer")),
@@ -71,7 +71,7 @@ export async function startPair(
     const jsm = await jetstreamManager(nc);
     for (const name of pipelineStreams(stream)) await jsm.streams.delete(name).catch(() => false);
     await nc.close();
-    await db.drop();
+    await database.close();
   };
   try {
     started.push(await start("entitlement", env, wrap));

@@ -1,11 +1,9 @@
 // The console's webhook endpoint pages: the list, an endpoint's recent attempts, and a replay (CSRF-protected).
 import { expect, setDefaultTimeout, test } from "bun:test";
-import { createApp } from "../../src/notification/app.ts";
-import { silentLogger } from "../../src/shared/logger.ts";
 import { consoleClient, hiddenField, signIn } from "../support/console-client.ts";
 import { useTestDatabase } from "../support/infra.ts";
+import { notificationApp } from "./app.helpers.ts";
 import { endpointApp, storeNotifications } from "./endpoints.helpers.ts";
-import { testMetrics } from "./helpers.ts";
 
 setDefaultTimeout(60_000);
 
@@ -13,12 +11,7 @@ const f = useTestDatabase("notif_console_endpoints", { service: "notification" }
 const TOKEN = "debug-token-for-the-console-0123";
 
 test("endpoints are listed with their attempts, and a replay queues the window", async () => {
-  const a = createApp({
-    sql: f.sql,
-    log: silentLogger,
-    registry: testMetrics().registry,
-    version: "test",
-    consumerReady: undefined,
+  const a = notificationApp(f.sql, {
     debugApi: { enabled: false, token: TOKEN },
     console: { enabled: true, idleMs: 60_000, alwaysSecure: false },
   });
@@ -60,12 +53,7 @@ test("endpoints are listed with their attempts, and a replay queues the window",
 });
 
 test("an endpoint's recent attempts are listed newest first by attempt number, past ten of them", async () => {
-  const a = createApp({
-    sql: f.sql,
-    log: silentLogger,
-    registry: testMetrics().registry,
-    version: "test",
-    consumerReady: undefined,
+  const a = notificationApp(f.sql, {
     debugApi: { enabled: false, token: TOKEN },
     console: { enabled: true, idleMs: 60_000, alwaysSecure: false },
   });

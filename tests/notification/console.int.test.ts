@@ -1,13 +1,12 @@
 // Notification's /console through the real app on its own database: off unless enabled, sign-in with the debug token,
 // a user's notifications with status, attempts and last error, and the delivery DLQ with requeue (CSRF-protected).
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { createApp } from "../../src/notification/app.ts";
 import { createSql } from "../../src/shared/db.ts";
-import { silentLogger } from "../../src/shared/logger.ts";
 import { consoleClient, hiddenField, signIn } from "../support/console-client.ts";
 import { useTestDatabase } from "../support/infra.ts";
 import { rawRequest } from "../support/raw-http.ts";
-import { seedNotification, testMetrics } from "./helpers.ts";
+import { notificationApp } from "./app.helpers.ts";
+import { seedNotification } from "./helpers.ts";
 
 setDefaultTimeout(60_000);
 
@@ -15,12 +14,7 @@ const f = useTestDatabase("notif_console", { service: "notification", resetEach:
 const TOKEN = "debug-token-for-the-console-0123";
 
 function app(enabled = true, sql = f.sql) {
-  return createApp({
-    sql,
-    log: silentLogger,
-    registry: testMetrics().registry,
-    version: "test",
-    consumerReady: undefined,
+  return notificationApp(sql, {
     debugApi: { enabled: false, token: TOKEN },
     console: { enabled, idleMs: 60_000, alwaysSecure: false },
   });

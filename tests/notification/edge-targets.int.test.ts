@@ -2,11 +2,10 @@
 // parameters): every route, console and debug inbox on, in the odd forms of its target that once made two readings
 // disagree (no Host, an empty or one-letter Host, dot segments, prefixes), with and without the debug token.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { createApp } from "../../src/notification/app.ts";
-import { silentLogger } from "../../src/shared/logger.ts";
 import { useTestDatabase } from "../support/infra.ts";
 import { rawRequest } from "../support/raw-http.ts";
-import { seedNotification, testMetrics } from "./helpers.ts";
+import { notificationApp } from "./app.helpers.ts";
+import { seedNotification } from "./helpers.ts";
 
 setDefaultTimeout(60_000);
 
@@ -19,12 +18,7 @@ let routes: { method: string; path: string }[];
 
 beforeAll(async () => {
   await seedNotification(f.sql, { userId: VICTIM, createdAt: new Date("2026-01-17T00:00:00Z") });
-  const app = createApp({
-    sql: f.sql,
-    log: silentLogger,
-    registry: testMetrics().registry,
-    version: "test",
-    consumerReady: undefined,
+  const app = notificationApp(f.sql, {
     debugApi: { enabled: true, token: TOKEN },
     console: { enabled: true, idleMs: 60_000, alwaysSecure: false },
   });

@@ -1,9 +1,9 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { createApp } from "../../src/notification/app.ts";
 import { NOTIFICATION_TYPES } from "../../src/notification/intake/consumer/handler.ts";
 import { createAutoDisable } from "../../src/notification/work/endpoints/disable.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { useTestDatabase } from "../support/infra.ts";
+import { notificationApp } from "./app.helpers.ts";
 import { endpointApp, READER, WRITER } from "./endpoints.helpers.ts";
 import { testMetrics } from "./helpers.ts";
 
@@ -14,14 +14,7 @@ const api = () => endpointApp(f.sql).call;
 
 describe("webhook endpoints admin API", () => {
   test("without tokens the routes answer 404", async () => {
-    const app = createApp({
-      sql: f.sql,
-      log: silentLogger,
-      registry: testMetrics().registry,
-      version: "test",
-      consumerReady: undefined,
-      debugApi: { enabled: false, token: undefined },
-    });
+    const app = notificationApp(f.sql);
     const response = await app.handle(new Request("http://localhost/v1/webhook-endpoints"));
     expect(response.status).toBe(404);
     expect(await response.json()).toMatchObject({ code: "NOT_FOUND" });

@@ -1,7 +1,6 @@
 // Set-up of the webhook endpoint tests: receivers on 127.0.0.1 with answers each test decides, the app with the admin
 // API, the endpoint delivery worker, and notifications stored through the consumer's own statement.
 import { afterAll } from "bun:test";
-import { createApp } from "../../src/notification/app.ts";
 import { createSecretBox } from "../../src/notification/features/endpoints/secrets.ts";
 import type { Resolve } from "../../src/notification/features/endpoints/url-guard.ts";
 import type { NotificationType } from "../../src/notification/intake/consumer/handler.ts";
@@ -12,6 +11,7 @@ import type { Sql } from "../../src/shared/db.ts";
 import type { Logger } from "../../src/shared/logger.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { Waker } from "../../src/shared/runtime.ts";
+import { notificationApp } from "./app.helpers.ts";
 import { testConfig, testMetrics } from "./helpers.ts";
 
 export const SECRET_KEY = "a".repeat(64);
@@ -66,13 +66,9 @@ export function endpointApp(
 ) {
   const { registry } = testMetrics();
   const box = createSecretBox(Buffer.from(SECRET_KEY, "hex"));
-  const app = createApp({
-    sql,
+  const app = notificationApp(sql, {
     log: options.log ?? silentLogger,
     registry,
-    version: "test",
-    consumerReady: undefined,
-    debugApi: { enabled: false, token: undefined },
     endpoints: {
       tokens: parseTokenEntries(TOKENS, "NOTIFICATION_AUTH_TOKENS").entries,
       service: {

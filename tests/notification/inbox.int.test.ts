@@ -1,21 +1,16 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { createApp } from "../../src/notification/app.ts";
 import { allBound, type ConsumerHealth } from "../../src/notification/intake/consumer/worker.ts";
 import { createSql } from "../../src/shared/db.ts";
-import { silentLogger } from "../../src/shared/logger.ts";
 import { useTestDatabase } from "../support/infra.ts";
-import { seedNotification, testMetrics } from "./helpers.ts";
+import { notificationApp } from "./app.helpers.ts";
+import { seedNotification } from "./helpers.ts";
 
 setDefaultTimeout(60_000);
 
 const f = useTestDatabase("notif_inbox", { service: "notification" });
 
 function app(debugApi: { enabled: boolean; token?: string }, consumer?: ConsumerHealth) {
-  return createApp({
-    sql: f.sql,
-    log: silentLogger,
-    registry: testMetrics().registry,
-    version: "test",
+  return notificationApp(f.sql, {
     consumerReady: consumer ? () => allBound(consumer, ["entitlement", "matchmaking"]) : undefined,
     debugApi: { enabled: debugApi.enabled, token: debugApi.token },
   });
@@ -116,12 +111,7 @@ describe("debug inbox", () => {
       max: 1,
       applicationName: "t",
     });
-    const a = createApp({
-      sql: down,
-      log: silentLogger,
-      registry: testMetrics().registry,
-      version: "test",
-      consumerReady: undefined,
+    const a = notificationApp(down, {
       debugApi: { enabled: true, token: undefined },
     });
     const res = await get(a, "/debug/notification/inbox/u1");

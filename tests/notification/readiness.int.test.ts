@@ -1,10 +1,9 @@
 // A database that accepts the connection but never answers: /readyz answers 503 NOT_READY within the readiness
 // timeout, so a load balancer's probe gets an answer instead of timing out itself.
 import { afterAll, expect, test } from "bun:test";
-import { createApp } from "../../src/notification/app.ts";
-import { silentLogger } from "../../src/shared/logger.ts";
 import { startSilentPostgres } from "../support/silent-server.ts";
-import { notificationSql, testMetrics } from "./helpers.ts";
+import { notificationApp } from "./app.helpers.ts";
+import { notificationSql } from "./helpers.ts";
 
 const silent = startSilentPostgres();
 const sql = notificationSql(silent.url, 2);
@@ -14,13 +13,8 @@ afterAll(async () => {
 });
 
 test("/readyz is 503 NOT_READY within readinessTimeoutMs when the database never answers", async () => {
-  const app = createApp({
-    sql,
-    log: silentLogger,
-    registry: testMetrics().registry,
-    version: "test",
+  const app = notificationApp(sql, {
     consumerReady: () => true,
-    debugApi: { enabled: false, token: undefined },
     readinessTimeoutMs: 300,
   });
   const started = performance.now();

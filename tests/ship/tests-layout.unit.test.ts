@@ -1,7 +1,8 @@
 // How the tests are built, enforced rather than remembered: a test file empties its tables with the reset of its
 // service (resetService in tests/support/infra.ts, whose table list comes from the schema), never with a truncate
 // list of its own that misses the next table; and nothing under tests/ imports scripts/ (shell scripts only): the code
-// tests share with the stack, the drills and the bench lives in tools/, which imports neither tests/ nor scripts/.
+// tests share with the stack, the drills and the bench lives in tools/, which imports neither tests/ nor scripts/; and a
+// test file takes its database from a fixture, never by cloning the template itself.
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -22,6 +23,11 @@ export function importsOf(file: string, text: string): string[] {
 /** Where `text` empties tables by a list written in the test (a statement may start on the template's next line). */
 export function truncateLists(text: string): string[] {
   return [...text.matchAll(TRUNCATE)].map((m) => m[0]);
+}
+
+/** Where `text` calls the clone's building block itself. */
+export function rawClones(text: string): string[] {
+  return [...text.matchAll(/\bcreateTestDatabase\s*\(/g)].map((m) => m[0]);
 }
 
 const read = (file: string) => readFileSync(join(ROOT, file), "utf8");
@@ -47,6 +53,9 @@ describe("how tests are built", () => {
     expect(truncateLists(`useDatabase("x", { ${"truncate"}: ["notifications"] });`)).toHaveLength(1);
     expect(truncateLists(`const statements = { ${"truncate"}: \`${"truncate"} \${own}\` };`)).toEqual([]);
     expect(truncateLists('await resetService(sql, "entitlement");')).toEqual([]);
+    const clone = "createTestDatabase";
+    expect(rawClones(`db = await ${clone}("x");`)).toHaveLength(1);
+    expect(rawClones(`const f = useTestDatabase("x", { service: "entitlement" });`)).toEqual([]);
     const from = `${"scripts"}/build.ts`;
     expect(importsOf("tests/ship/x.ts", `import { b } from "../../${from}";`)).toEqual([from]);
     expect(testFiles).toContain("tests/support/infra.ts");
@@ -62,6 +71,16 @@ describe("how tests are built", () => {
     expect(found, "tables are emptied by resetService (or a fresh database), whose list comes from the schema").toEqual(
       [],
     );
+  });
+
+  test("no test file clones a database by hand", () => {
+    // createTestDatabase is the building block of the fixtures in tests/support; a test file takes one of them, so
+    // that every file opens, resets and drops its database one way. The bench's programs build their own clusters.
+    const programs = /^tests\/(support|bench|drills)\/(?!.*\.test\.ts$)/;
+    const found = testFiles
+      .filter((file) => !programs.test(file))
+      .flatMap((file) => rawClones(read(file)).map((call) => `${file}: ${call}`));
+    expect(found, "take useTestDatabase, openTestDatabase or a fixture built on them (docs/testing.md)").toEqual([]);
   });
 
   test("nothing under tests/ imports scripts/", () => {

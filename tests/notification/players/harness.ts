@@ -3,7 +3,6 @@
 // access tokens from the in-process OpenID Connect provider (tests/support/idp.ts), signed by its key for the players'
 // audience, and read their streams with a small Server-Sent Events reader.
 import type { NatsConnection } from "@nats-io/transport-node";
-import { createApp } from "../../../src/notification/app.ts";
 import type { NotificationConfig } from "../../../src/notification/config.ts";
 import { createPlayers, type Players } from "../../../src/notification/features/players/setup.ts";
 import { type StoreOutcome, storeEvents } from "../../../src/notification/intake/consumer/service.ts";
@@ -15,6 +14,7 @@ import { createNatsLink } from "../../../src/shared/nats.ts";
 import { systemClock, Waker } from "../../../src/shared/runtime.ts";
 import type { TestIdp } from "../../support/idp.ts";
 import { uniqueName } from "../../support/infra.ts";
+import { notificationApp } from "../app.helpers.ts";
 import { testConfig, testMetrics } from "../helpers.ts";
 
 export const PLAYER_AUDIENCE = "https://game.test";
@@ -98,13 +98,8 @@ export async function startReplica(input: {
     : players.workers;
   const stop = new AbortController();
   const running = workers.map((w) => w.run(stop.signal));
-  const app = createApp({
-    sql,
-    log: silentLogger,
+  const app = notificationApp(sql, {
     registry,
-    version: "test",
-    consumerReady: undefined,
-    debugApi: { enabled: false, token: undefined },
     players: players.routes,
   });
   const server = app.listen({ hostname: "127.0.0.1", port: 0 });

@@ -2,11 +2,9 @@
 // count, the summary, and marking read by ids or up to a seq, idempotently. No other player's row is ever shown or
 // changed, and a request without a valid access token gets the same 401 answers as Entitlement's JWT callers.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { createApp } from "../../../src/notification/app.ts";
-import { silentLogger } from "../../../src/shared/logger.ts";
 import { startTestIdp, type TestIdp } from "../../support/idp.ts";
 import { uniqueName, useTestDatabase } from "../../support/infra.ts";
-import { testMetrics } from "../helpers.ts";
+import { notificationApp } from "../app.helpers.ts";
 import { PLAYER_AUDIENCE, playerConfig, playerToken, type Replica, startReplica } from "./harness.ts";
 
 setDefaultTimeout(60_000);
@@ -55,14 +53,7 @@ afterAll(async () => {
 
 describe("who may read", () => {
   test("without an issuer configured, the /v1/me/ routes are a plain 404", async () => {
-    const app = createApp({
-      sql: f.sql,
-      log: silentLogger,
-      registry: testMetrics().registry,
-      version: "test",
-      consumerReady: undefined,
-      debugApi: { enabled: false, token: undefined },
-    });
+    const app = notificationApp(f.sql);
     const response = await app.handle(new Request("http://localhost/v1/me/notifications"));
     expect(response.status).toBe(404);
     expect(((await response.json()) as { code: string }).code).toBe("NOT_FOUND");
