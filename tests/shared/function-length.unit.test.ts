@@ -1,6 +1,6 @@
-// Every function of src/ fits on a screen: at most 60 lines, from its first line to its last (declarations, arrow
-// functions, function expressions and methods alike; a function inside another counts on its own, and in its
-// parent's lines). A longer one is several steps that want names of their own.
+// Every function of src/, and of the tests' own programs, fits on a screen: at most 60 lines, from its first line to
+// its last (declarations, arrow functions, function expressions and methods alike; a function inside another counts on
+// its own, and in its parent's lines). A longer one is several steps that want names of their own.
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -53,10 +53,46 @@ test("the check measures every kind of function, nested ones on their own", () =
   ]);
 });
 
-test(`no function in src/ is longer than ${MAX_LINES} lines`, () => {
-  const files = [...new Bun.Glob("src/**/*.ts").scanSync(ROOT)].filter((f) => !f.startsWith("src/gen/")).sort();
-  const long = files.flatMap((file) =>
+/** The functions over MAX_LINES in the files `pattern` finds, as `file: name (lines)`. */
+function longFunctionsIn(pattern: string, keep: (file: string) => boolean): string[] {
+  const files = [...new Bun.Glob(pattern).scanSync(ROOT)].filter(keep).sort();
+  return files.flatMap((file) =>
     longFunctions(file, readFileSync(join(ROOT, file), "utf8"), MAX_LINES).map((f) => `${file}: ${f}`),
   );
+}
+
+test(`no function in src/ is longer than ${MAX_LINES} lines`, () => {
+  const long = longFunctionsIn("src/**/*.ts", (file) => !file.startsWith("src/gen/"));
   expect(long, "split it into steps with names of their own").toEqual([]);
+});
+
+// The tests' programs' functions still over the limit, each at its length when the rule reached them: the list only
+// shrinks (split one, take its line out), and a function may not grow past what is written here.
+const PROGRAMS_LEFT: Record<string, number> = {
+  "tests/bench/endpoints.ts: phase": 87,
+  "tests/bench/options.ts: parseBenchOptions": 67,
+  "tests/bench/pgbench.ts: runPgbench": 61,
+  "tests/bench/pipeline.ts: measurePipelineCost": 87,
+  "tests/bench/players-phase.ts: measurePlayers": 86,
+  "tests/bench/points-phase.ts: measurePoints": 85,
+  "tests/bench/relay.ts: seedAndDrainOutbox": 63,
+  "tests/bench/run.ts: runPhases": 445,
+  "tests/bench/whole-system.ts: measure": 71,
+  "tests/drills/load.ts: startLoad": 96,
+  "tests/drills/points-ledger.ts: checkPoints": 92,
+  "tests/drills/scenario-run.ts: runScenario": 63,
+  "tests/support/fcm-service.ts: startFcmService": 94,
+  "tests/support/idp.ts: startTestIdp": 64,
+  "tests/support/tcp-proxy.ts: startTcpProxy": 74,
+};
+
+test(`no function of the tests' own programs (bench, drills, support) is longer than ${MAX_LINES} lines`, () => {
+  // The benchmark, the drills and the shared fixtures are programs that others read and extend. The test files
+  // themselves are exempt: a describe or test callback is a list of cases, not a step of a program.
+  const long = longFunctionsIn("tests/{bench,drills,support}/**/*.ts", (file) => !file.endsWith(".test.ts"));
+  const grown = long.filter((found) => {
+    const [, name, lines] = /^(.*) \((\d+) lines/.exec(found) ?? [];
+    return !(name && Number(lines) <= (PROGRAMS_LEFT[name] ?? 0));
+  });
+  expect(grown, "split it into steps with names of their own").toEqual([]);
 });
