@@ -3,7 +3,7 @@
 // optional npm dependency) and NATS in a container when a Docker engine answers. Each is found before either starts,
 // so a machine that lacks one starts nothing and gets one line saying what to install for this system.
 import { embeddedPostgresBin, embeddedPostgresVersion } from "./infra/embedded-postgres.ts";
-import { installHint, type MachineBinary } from "./infra/machine.ts";
+import { hiddenMachineBinaries, installHint, type MachineBinary } from "./infra/machine.ts";
 import { natsServerBinary, startKeptNats } from "./infra/nats.ts";
 import { answers, hostPort } from "./infra/net.ts";
 import { postgresBin, startKeptPostgres } from "./infra/postgres.ts";
@@ -74,20 +74,21 @@ export async function findServers(
   labels: { database: string; nats: string },
   onStarted: (server: Server) => void,
 ): Promise<{ database: Server; nats: Server }> {
+  hiddenMachineBinaries();
   const databaseUrl = process.env.DATABASE_URL || DEFAULT_URLS.database;
   const natsUrl = process.env.NATS_URL || DEFAULT_URLS.nats;
   const plans = {
     database: await postgresPlan(databaseUrl, dataRoot, labels.database),
     nats: await natsPlan(natsUrl, dataRoot, labels.nats),
   };
-  const missing: MachineBinary[] = [];
-  if (!plans.database) missing.push("postgres");
-  if (!plans.nats) missing.push("nats-server");
   if (!plans.database || !plans.nats) {
-    const names = missing.map((name) => (name === "postgres" ? "PostgreSQL" : "NATS")).join(" and ");
+    const missing = [
+      ...(plans.database ? [] : [{ binary: "postgres" as MachineBinary, label: "PostgreSQL", url: databaseUrl }]),
+      ...(plans.nats ? [] : [{ binary: "nats-server" as MachineBinary, label: "NATS", url: natsUrl }]),
+    ];
     throw new Error(
-      `${names}: nothing answers at ${[databaseUrl, natsUrl].map(redact).join(" / ")} and none can be started ` +
-        `here; ${installHint(missing)}`,
+      `${missing.map((m) => `${m.label} (nothing answers at ${redact(m.url)})`).join(" and ")} cannot be started ` +
+        `here: ${installHint(missing.map((m) => m.binary))}`,
     );
   }
   const start = async (plan: NonNullable<Plan>) => {

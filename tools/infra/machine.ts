@@ -22,6 +22,18 @@ export function hiddenMachineBinaries(value = process.env.HIDE_MACHINE_BINARIES)
   return new Set(names as MachineBinary[]);
 }
 
+/**
+ * True when HIDE_MACHINE_BINARIES names `name`; false too when the variable is invalid, for what is read as a module
+ * loads (tools/infra/nats.ts): the stack and the test backend report the invalid value when they start.
+ */
+export function hidesMachineBinary(name: MachineBinary): boolean {
+  try {
+    return hiddenMachineBinaries().has(name);
+  } catch {
+    return false;
+  }
+}
+
 export type System = "debian" | "macos" | "other";
 
 export function thisSystem(): System {

@@ -4,7 +4,7 @@
 import { closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-import { hiddenMachineBinaries } from "./machine.ts";
+import { hidesMachineBinary } from "./machine.ts";
 import { answers, freePort, INSTALL_HINT } from "./net.ts";
 import { waitUntil } from "./wait.ts";
 
@@ -12,7 +12,7 @@ import { waitUntil } from "./wait.ts";
  * The nats-server binary, wherever Debian's package or a manual install put it; undefined when there is none (or
  * HIDE_MACHINE_BINARIES names nats-server).
  */
-export const natsServerBinary: string | undefined = hiddenMachineBinaries().has("nats-server")
+export const natsServerBinary: string | undefined = hidesMachineBinary("nats-server")
   ? undefined
   : (["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"].find(existsSync) ??
     Bun.which("nats-server", { PATH: `${process.env.PATH}:/usr/sbin:/sbin` }) ??
