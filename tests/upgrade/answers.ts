@@ -1,30 +1,23 @@
 // What a client gets from each release for one request: this release through its feature services, the previous
-// release through its own call and its reply logic (unchanged), on the same schema at the same instant.
+// release through its own call and its own reply logic (previous-replies.ts), on the same schema at the same instant.
 import type { TSchema } from "@sinclair/typebox";
 // Elysia registers TypeBox's string formats (date-time, uuid) when it loads, as it does in the service, where a replay
 // checks the stored reply against its schema.
 import "elysia";
-import { bundleRequestHash } from "../../src/entitlement/features/bundles/hash.ts";
 import { BundleResponse } from "../../src/entitlement/features/bundles/model.ts";
 import { executeBundle } from "../../src/entitlement/features/bundles/service.ts";
-import { idempotencyLockKey } from "../../src/entitlement/features/commands/lock-key.ts";
 import type { CommandDeps } from "../../src/entitlement/features/commands/run.ts";
-import { requestHash } from "../../src/entitlement/features/entitlements/hash.ts";
 import { EntitlementDetail, EntitlementResponse } from "../../src/entitlement/features/entitlements/model.ts";
 import { executeCommand } from "../../src/entitlement/features/entitlements/service.ts";
 import { executeExtension } from "../../src/entitlement/features/extensions/service.ts";
-import { pointsRequestHash } from "../../src/entitlement/features/points/hash.ts";
 import { ReservationResponse } from "../../src/entitlement/features/points/model.ts";
 import { cancelReservation, createReservation } from "../../src/entitlement/features/points/service.ts";
 import type { Sql } from "../../src/shared/db.ts";
 import { ApiError } from "../../src/shared/http/errors.ts";
-import {
-  type PreviousOutcome,
-  type PreviousRequest,
-  previousCommand,
-  previousPointCommand,
-  previousReply,
-} from "./previous-release.ts";
+import { sha256Int64 } from "../../src/shared/ids.ts";
+import type { PreviousOutcome } from "./previous-calls.ts";
+import { bundleRequestHash, pointsRequestHash, requestHash } from "./previous-hash.ts";
+import { type PreviousRequest, previousCall, previousReply } from "./previous-replies.ts";
 
 // The minute the file starts: an idempotency record is live while the database's own clock is before its expiry.
 const T0 = new Date(Math.floor(Date.now() / 60_000) * 60_000);
@@ -33,10 +26,7 @@ export const at = (minutes: number) => new Date(T0.getTime() + minutes * 60_000)
 export const iso = (minutes: number) => at(minutes).toISOString();
 
 export type EntitlementBody = Extract<PreviousRequest, { kind: "GRANT" }>["body"];
-export type Request =
-  | PreviousRequest
-  | { kind: "RESERVE"; body: { user_id: string; point_amount: number; execute_at: string; reason?: string } }
-  | { kind: "CANCEL"; reservationId: string };
+export type Request = PreviousRequest;
 
 /** What a client gets: the reply, or the status of a refused request. */
 export type Answer = { kind: string; status: number; body: unknown } | { refused: number };
@@ -71,7 +61,7 @@ export async function currentAnswer(sql: Sql, request: Request, key: string, now
   }
 }
 
-/** The request's hash and the shape of its stored success, as both releases compute them. */
+/** The request's hash as the previous release computes it, and the shape of its stored success. */
 function hashOf(request: Request): { hash: string; ok: TSchema } {
   if (request.kind === "BUNDLE") return { hash: bundleRequestHash(request.body), ok: BundleResponse };
   if (request.kind === "RESERVE") {
@@ -88,7 +78,7 @@ function hashOf(request: Request): { hash: string; ok: TSchema } {
   return { hash: requestHash({ action: request.kind, ...request.body }), ok };
 }
 
-/** The previous release: its call, and the answer its (unchanged) reply logic made of what the call returned. */
+/** The previous release: its call, and the answer its own reply logic made of what the call returned. */
 export async function previousAnswer(
   sql: Sql,
   request: Request,
@@ -97,26 +87,9 @@ export async function previousAnswer(
   reservationId?: string,
 ): Promise<Answer> {
   const { hash, ok } = hashOf(request);
-  const k = { caller: "shop", key, lockKey: idempotencyLockKey(key), requestHash: hash, lockTimeoutMs: 5_000 };
+  const k = { caller: "shop", key, lockKey: sha256Int64(key), requestHash: hash, lockTimeoutMs: 5_000 };
   const idempotency = { ...k, recordExpiresAt: new Date(now.getTime() + TTL_MS) };
-  const traceId = `trace-${key}`;
-  let result: PreviousOutcome;
-  if (request.kind === "RESERVE" || request.kind === "CANCEL") {
-    const fields =
-      request.kind === "RESERVE"
-        ? {
-            action: "RESERVE" as const,
-            reservationId: reservationId ?? crypto.randomUUID(),
-            userId: request.body.user_id,
-            pointAmount: request.body.point_amount,
-            executeAt: new Date(request.body.execute_at),
-            reason: request.body.reason ?? null,
-          }
-        : { action: "CANCEL" as const, reservationId: request.reservationId };
-    result = await previousPointCommand(sql, { ...fields, now, traceId, idempotency });
-  } else {
-    result = await previousCommand(sql, request, idempotency, now, traceId);
-  }
+  const result: PreviousOutcome = await previousCall(sql, request, idempotency, now, `trace-${key}`, reservationId);
   if (result.outcome === "past") return { refused: 400 };
   if (result.outcome === "not_found") return { refused: 404 };
   return previousReply(result, hash, ok);

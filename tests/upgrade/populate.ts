@@ -1,19 +1,17 @@
 // A database of the previous release with rows in every table its write path fills, written by that release's own
-// calls: grants with and without expiry, a revoke, a re-grant, a bundle, an extension, refusals, an expiry, and
-// reservations reserved, cancelled, executed and failed.
+// calls: grants with and without expiry, a revoke, a re-grant, a refused grant, a bundle, an extension and a refused
+// one, the console's undo of an extension, an expiry, and reservations reserved, cancelled, executed, failed, ended by
+// the claim and requeued.
 import type { Sql } from "../../src/shared/db.ts";
 import { sha256Int64 } from "../../src/shared/ids.ts";
-import {
-  type PreviousChange,
-  previousChange,
-  previousFailReservation,
-  previousPointCommand,
-  previousPointExecute,
-} from "./previous-release.ts";
+import { previousExpire, previousExtendUndo } from "./previous-calls.ts";
+import { type PreviousRequest, previousCall } from "./previous-replies.ts";
+import { previousClaim, previousExecute, previousFail, previousRequeue } from "./previous-scheduler.ts";
 
 const T0 = new Date("2026-03-01T10:00:00.000Z");
 const at = (minutes: number) => new Date(T0.getTime() + minutes * 60_000);
-const EVENT = { GRANT: "EntitlementGranted", REVOKE: "EntitlementRevoked", EXTEND: "EntitlementExtended" };
+const CONFLICT = { code: 409, body: { code: "ENTITLEMENT_STATE_CONFLICT", message: "refused" } };
+const RESERVATION = (n: number) => `00000000-0000-4000-8000-00000000000${n}`;
 
 function keyed(key: string, now: Date) {
   return {
@@ -26,92 +24,100 @@ function keyed(key: string, now: Date) {
   };
 }
 
-function change(
-  action: "GRANT" | "REVOKE" | "EXTEND",
-  userId: string,
-  skus: string[],
-  minute: number,
-  expiresAt: Date | null = null,
-): PreviousChange {
-  const now = at(minute);
-  const reply = { user_id: userId, stock_keeping_unit: skus[0], status: action === "REVOKE" ? "REVOKED" : "ACTIVE" };
-  return {
-    action,
-    userId,
-    skus,
-    bundle: skus.length > 1,
+const item = (kind: "GRANT" | "REVOKE" | "EXTEND", user: string, sku: string, expiresAt?: Date): PreviousRequest => ({
+  kind,
+  body: {
+    user_id: user,
+    stock_keeping_unit: sku,
     reason: "purchase",
-    purchaseId: `order-${minute}`,
-    expiresAt,
-    now,
-    traceId: `trace-${minute}`,
-    traceparent: null,
-    eventType: EVENT[action],
-    payload: { event_type: EVENT[action], occurred_at: now.toISOString(), user_id: userId, source: "purchase" },
-    detail: { user_id: userId, reason: "purchase" },
-    reply: skus.length > 1 ? null : { ...reply, version: 0, updated_at: now.toISOString() },
-    idempotency: keyed(`key-${minute}`, now),
-  };
-}
+    purchase_id: `order-${sku}`,
+    ...(expiresAt ? { expires_at: expiresAt.toISOString() } : {}),
+  },
+});
+
+/** The requests of the previous release's services, one a minute. */
+const REQUESTS: PreviousRequest[] = [
+  item("GRANT", "u1", "sword"),
+  item("GRANT", "u1", "shield", at(60 * 24)),
+  item("REVOKE", "u1", "sword"),
+  item("GRANT", "u1", "sword"),
+  item("GRANT", "u1", "sword"),
+  {
+    kind: "BUNDLE",
+    body: { user_id: "u2", stock_keeping_units: ["a", "b", "c"], reason: "bundle", purchase_id: "b-1" },
+  },
+  item("EXTEND", "u1", "shield", at(60 * 72)),
+  item("EXTEND", "u1", "sword", at(60 * 72)),
+  item("GRANT", "u3", "potion", at(30)),
+  { kind: "RESERVE", body: { user_id: "u4", point_amount: 110, execute_at: at(11).toISOString() } },
+  { kind: "RESERVE", body: { user_id: "u4", point_amount: 111, execute_at: at(12).toISOString(), reason: "campaign" } },
+  { kind: "RESERVE", body: { user_id: "u4", point_amount: 112, execute_at: at(13).toISOString() } },
+  { kind: "RESERVE", body: { user_id: "u4", point_amount: 113, execute_at: at(14).toISOString() } },
+  { kind: "CANCEL", reservationId: RESERVATION(1) },
+];
 
 /** Writes the rows; returns nothing but what the tables hold. */
 export async function populatePreviousRelease(sql: Sql): Promise<void> {
-  await previousChange(sql, change("GRANT", "u1", ["sword"], 1));
-  await previousChange(sql, change("GRANT", "u1", ["shield"], 2, at(60 * 24)));
-  await previousChange(sql, change("REVOKE", "u1", ["sword"], 3));
-  await previousChange(sql, change("GRANT", "u1", ["sword"], 4));
-  await previousChange(sql, change("GRANT", "u1", ["sword"], 5));
-  await previousChange(sql, change("GRANT", "u2", ["a", "b", "c"], 6, at(60 * 48)));
-  await previousChange(sql, change("EXTEND", "u1", ["shield"], 7, at(60 * 72)));
-  await previousChange(sql, change("EXTEND", "u1", ["sword"], 8, at(60 * 72)));
-  await previousChange(sql, change("GRANT", "u3", ["potion"], 9, at(30)));
+  for (const [i, request] of REQUESTS.entries()) {
+    const minute = i + 1;
+    const reservation = request.kind === "RESERVE" ? RESERVATION(minute - 9) : undefined;
+    await previousCall(sql, request, keyed(`key-${minute}`, at(minute)), at(minute), `trace-${minute}`, reservation);
+  }
+  await previousExtendUndo(sql, {
+    userId: "u1",
+    sku: "shield",
+    reason: "undo",
+    purchaseId: "order-shield",
+    now: at(20),
+    traceId: "trace-20",
+    traceparent: null,
+    payload: { event_type: "EntitlementExtended", occurred_at: at(20).toISOString(), user_id: "u1", source: "undo" },
+    detail: { user_id: "u1", reason: "undo" },
+    idempotency: keyed("key-20", at(20)),
+    expiresAt: at(60 * 24),
+    version: 2,
+    applied: { code: 200, body: { user_id: "u1", stock_keeping_unit: "shield", status: "ACTIVE", version: 0 } },
+    refused: { changed: CONFLICT, not_earlier: CONFLICT },
+  });
   await sql`update entitlement_expiries set status = 'PROCESSING', locked_by = 'w1' where user_id = 'u3'`;
-  await previousChange(sql, {
-    ...change("REVOKE", "u3", ["potion"], 40),
-    action: "EXPIRE",
-    reason: "expiry",
-    purchaseId: null,
-    reply: null,
-    detail: {},
-    idempotency: null,
+  const payload = {
+    event_type: "EntitlementRevoked",
+    occurred_at: at(40).toISOString(),
+    user_id: "u3",
+    source: "expiry",
+  };
+  const expiry = { userId: "u3", sku: "potion", reason: "expiry", now: at(40), traceId: "trace-40", traceparent: null };
+  await previousExpire(sql, { ...expiry, payload, lockedBy: "w1" });
+  await schedulePoints(sql);
+}
+
+/** The scheduler's claim, an execution, a failed attempt for good, a lease that ran out on its last attempt, a requeue. */
+async function schedulePoints(sql: Sql): Promise<void> {
+  const claimed = await previousClaim(sql, {
+    now: at(30),
+    leaseUntil: at(31),
     lockedBy: "w1",
+    limit: 10,
+    maxAttempts: 3,
   });
-  const reserve = (id: string, minute: number) =>
-    previousPointCommand(sql, {
-      action: "RESERVE",
-      reservationId: id,
-      userId: "u4",
-      pointAmount: 100 + minute,
-      executeAt: at(minute + 1),
-      reason: minute % 2 ? "campaign" : null,
-      now: at(minute),
-      traceId: `trace-${minute}`,
-      idempotency: keyed(`points-${minute}`, at(minute)),
-    });
-  await reserve("00000000-0000-4000-8000-000000000001", 10);
-  await reserve("00000000-0000-4000-8000-000000000002", 11);
-  await reserve("00000000-0000-4000-8000-000000000003", 12);
-  await previousPointCommand(sql, {
-    action: "CANCEL",
-    reservationId: "00000000-0000-4000-8000-000000000001",
-    now: at(13),
-    traceId: "trace-13",
-    idempotency: keyed("points-13", at(13)),
-  });
-  await sql`update point_reservations set status = 'PROCESSING', locked_by = 'w1'
-            where reservation_id in ('00000000-0000-4000-8000-000000000002', '00000000-0000-4000-8000-000000000003')`;
-  await previousPointExecute(sql, {
-    reservationId: "00000000-0000-4000-8000-000000000002",
+  if (claimed.length !== 3) throw new Error(`the claim took ${claimed.length} reservations, not 3`);
+  await previousExecute(sql, {
+    reservationId: RESERVATION(2),
     lockedBy: "w1",
     transactionId: "00000000-0000-4000-8000-0000000000a2",
     eventId: "00000000-0000-4000-8000-0000000000e2",
-    now: at(20),
-    payload: { user_id: "u4", reservation_id: "00000000-0000-4000-8000-000000000002" },
+    now: at(30),
+    subject: "points.events",
+    payload: { event_type: "PointsGranted", user_id: "u4", point_amount: 111, reservation_id: RESERVATION(2) },
   });
-  await previousFailReservation(sql, {
-    reservationId: "00000000-0000-4000-8000-000000000003",
+  await previousFail(sql, {
+    reservationId: RESERVATION(3),
     lockedBy: "w1",
-    now: at(21),
+    now: at(30),
+    retryAt: null,
     lastError: "broker away",
   });
+  await sql`update point_reservations set attempt_count = 3 where reservation_id = ${RESERVATION(4)}`;
+  await previousClaim(sql, { now: at(32), leaseUntil: at(33), lockedBy: "w2", limit: 10, maxAttempts: 3 });
+  await previousRequeue(sql, { reservationId: RESERVATION(3) });
 }

@@ -55,3 +55,48 @@ export async function tableColumns(sql: Sql, schema: string): Promise<Record<str
     group by c.table_name`;
   return Object.fromEntries(rows.map((r) => [r.name, r.columns]));
 }
+
+/** A call of a function by position and, when every argument has a name, by name: what its callers may send. */
+export type FunctionCall = { signature: string; positional: string; named: string | null };
+
+/** A call of each function of the schema (triggers aside), its arguments typed nulls. */
+export async function functionCalls(sql: Sql, schema: string): Promise<FunctionCall[]> {
+  const rows = await sql<
+    { name: string; signature: string; types: string[]; names: string[] | null; modes: string[] | null }[]
+  >`
+    select p.proname as name,
+           p.proname || '(' || pg_get_function_identity_arguments(p.oid) || ')' as signature,
+           array(select format_type(p.proargtypes[i], null) from generate_series(0, p.pronargs - 1) i order by i) as types,
+           p.proargnames as names, p.proargmodes::text[] as modes
+    from pg_proc p
+    where p.pronamespace = ${schema}::regnamespace and p.prokind = 'f' and p.prorettype <> 'trigger'::regtype
+    order by 2`;
+  return rows.map((r) => {
+    const names = (r.names ?? []).filter((_, i) => !r.modes || ["i", "b", "v"].includes(r.modes[i] as string));
+    const typed = r.types.map((type) => `null::${type}`);
+    const named = names.length === typed.length && names.every((n) => n !== "");
+    return {
+      signature: r.signature,
+      positional: `select * from ${r.name}(${typed.join(", ")})`,
+      named: named ? `select * from ${r.name}(${typed.map((v, i) => `${names[i]} => ${v}`).join(", ")})` : null,
+    };
+  });
+}
+
+/** What each call resolves to without running it: the columns it returns (name and type), or the error it gets. */
+export async function resolveCalls(sql: Sql, calls: FunctionCall[]): Promise<Record<string, string>> {
+  const resolved: Record<string, string> = {};
+  const describe = async (text: string): Promise<string> => {
+    try {
+      const { columns } = await sql.unsafe(text).describe();
+      return columns.map((c) => `${c.name} ${c.type}`).join(", ");
+    } catch (error) {
+      return `error ${(error as { code?: string }).code}: ${(error as Error).message}`;
+    }
+  };
+  for (const call of calls) {
+    resolved[`${call.signature} by position`] = await describe(call.positional);
+    if (call.named) resolved[`${call.signature} by name`] = await describe(call.named);
+  }
+  return resolved;
+}
