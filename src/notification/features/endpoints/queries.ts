@@ -1,7 +1,10 @@
 // SQL of the endpoints admin API and operator subcommands, one statement per function.
 import type { Db } from "../../../shared/db.ts";
 
-/** Told after a commit that made deliveries due (a replay, an endpoint enabled again): other replicas LISTEN on it. */
+/**
+ * Told after a commit that made deliveries due (a replay, an endpoint enabled again) or that gave stored notifications
+ * an endpoint to go to (one created enabled): every replica's endpoint worker LISTENs on it.
+ */
 export const ENDPOINT_DUE_CHANNEL = "webhook_deliveries_due";
 
 export type EndpointRow = {

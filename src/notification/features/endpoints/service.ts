@@ -112,6 +112,8 @@ export async function createEndpoint(deps: EndpointServiceDeps, body: CreateEndp
     secretCiphertext: deps.box.seal(endpointId, secret),
     now: deps.now(),
   });
+  // Idle workers with no endpoint to deliver to sleep through this process's stored notifications: wake them all.
+  if (row.enabled) await announceDue(deps);
   return { ...toEndpoint(row), secret };
 }
 

@@ -199,11 +199,15 @@ export async function disableFailingEndpoints(
   return rows.map((r) => ({ endpointId: r.endpoint_id, failingSince: r.failing_since }));
 }
 
-/** When the next delivery falls due (a retry or a lease's end); null when none is waiting. */
-export async function nextDeliveryDueAt(db: Db): Promise<Date | null> {
-  const [row] = await db<{ at: Date | null }[]>`
-    select min(d.next_attempt_at) as at from webhook_deliveries d
-    join webhook_endpoints e on e.endpoint_id = d.endpoint_id and e.enabled
-    where d.status in ('PENDING', 'PROCESSING')`;
-  return row?.at ?? null;
+/**
+ * What an idle worker looks at, in one statement: when the next delivery falls due (a retry or a lease's end; null
+ * when none is waiting), and whether any endpoint is enabled (none: stored notifications fan out to nobody).
+ */
+export async function lookWhileIdle(db: Db): Promise<{ nextDueAt: Date | null; anyEnabled: boolean }> {
+  const [row] = await db<{ at: Date | null; any_enabled: boolean }[]>`
+    select (select min(d.next_attempt_at) from webhook_deliveries d
+            join webhook_endpoints e on e.endpoint_id = d.endpoint_id and e.enabled
+            where d.status in ('PENDING', 'PROCESSING')) as at,
+           exists (select from webhook_endpoints where enabled) as any_enabled`;
+  return { nextDueAt: row?.at ?? null, anyEnabled: row?.any_enabled ?? true };
 }
