@@ -2,8 +2,8 @@
 // builds from the same TypeBox schemas that validate requests: the committed document cannot drift from the code.
 // `bun run docs:openapi` rewrites them; `--check` exits 1 when one is stale (tests/ship/openapi.unit.test.ts too).
 //   docs/openapi.json               Entitlement (the API integrators call)
-//   docs/openapi-notification.json  Notification (probes, metrics, the webhook endpoints admin API, the debug inbox,
-//                                   the players' routes)
+//   docs/openapi-notification.json  Notification (probes, metrics, the webhook endpoints admin API, the send API, the
+//                                   debug inbox, the players' routes)
 //   docs/examples/entitlement-api.ts the TypeScript types openapi-typescript generates from docs/openapi.json, which
 //                                    docs/examples/client.ts (an openapi-fetch client) is written against
 import { readFileSync, writeFileSync } from "node:fs";
@@ -59,6 +59,8 @@ export function documentedApp(service: DocumentedService) {
       tokens: parseTokenEntries(tokenEntryLine("documented", "documented", "read+write")).entries,
       service: { sql: noDatabase, now: () => new Date(0), box: createSecretBox(Buffer.alloc(32)), allowPrivate: false },
     },
+    // The send API is served with the admin API's tokens.
+    send: { sql: noDatabase, now: () => new Date(0) },
     // Documented as configured (an issuer set), so the players' routes are in the document; nothing is called.
     players: {
       sql: noDatabase,

@@ -1,7 +1,7 @@
 // The Notification HTTP app, shared by main and the tests: health, readiness (database and JetStream consumer),
 // metrics, OpenAPI, the debug inbox when enabled, and the webhook endpoints admin API when it has tokens.
 import type { Registry } from "prom-client";
-import type { AuthSettings } from "../shared/auth/guard.ts";
+import type { AuthSettings, Caller } from "../shared/auth/guard.ts";
 import { createRefusalReporter } from "../shared/auth/refusal.ts";
 import type { TokenEntry } from "../shared/auth/tokens.ts";
 import type { ConsoleSettings } from "../shared/console/config.ts";
@@ -16,6 +16,10 @@ import { inboxRoutes } from "./features/debug-inbox/routes.ts";
 import { endpointRoutes } from "./features/endpoints/routes.ts";
 import type { EndpointServiceDeps } from "./features/endpoints/service.ts";
 import { PLAYER_API_OPERATIONS, type PlayerRouteDeps, playerRoutes } from "./features/players/routes.ts";
+import { type PushRouteDeps, pushRoutes } from "./features/push/routes.ts";
+import { MAX_SEND_BODY_BYTES, SEND_PATH } from "./features/send/model.ts";
+import { sendRoutes } from "./features/send/routes.ts";
+import type { SendDeps } from "./features/send/service.ts";
 
 const NOTIFICATION_API: ApiDocumentation = {
   description: [
@@ -27,7 +31,7 @@ const NOTIFICATION_API: ApiDocumentation = {
   ].join(" "),
   bearerSchemes: {
     debugToken: "NOTIFICATION_DEBUG_API_TOKEN (at least 16 characters, required when the debug API is on).",
-    adminToken: "One of NOTIFICATION_AUTH_TOKENS: read for GET, write for the rest.",
+    adminToken: "One of NOTIFICATION_AUTH_TOKENS: read for GET, write for the rest, notify to send notifications.",
     playerToken:
       "A player's access token (a JWT) from NOTIFICATION_PLAYER_JWT_ISSUER for NOTIFICATION_PLAYER_JWT_AUDIENCE; " +
       "its NOTIFICATION_PLAYER_JWT_USER_CLAIM (sub) is the user_id.",
@@ -38,6 +42,7 @@ const NOTIFICATION_API: ApiDocumentation = {
     { name: "operations", description: "Probes and metrics for the platform that runs the service." },
     { name: "webhook endpoints", description: "Receivers of the notifications, their secrets, attempts and replays." },
     { name: "players", description: "A player's own inbox and live stream." },
+    { name: "notifications", description: "Any game server sends its own notifications to players." },
   ],
   refinements: { operations: PLAYER_API_OPERATIONS },
 };
@@ -56,8 +61,12 @@ export type AppDeps = {
   console?: ConsoleSettings;
   /** The endpoints admin API: served when it has tokens (NOTIFICATION_AUTH_TOKENS). */
   endpoints?: { tokens: readonly TokenEntry[]; service: EndpointServiceDeps };
+  /** The send API (POST /v1/notifications), served with the admin API, to tokens with the notify scope. */
+  send?: SendDeps;
   /** The players' routes; absent (no issuer configured): /v1/me/ answers 404. */
   players?: PlayerRouteDeps;
+  /** A player's devices and push preferences; absent with the players' routes. */
+  push?: PushRouteDeps;
 };
 
 export function createApp(deps: AppDeps) {
@@ -83,7 +92,11 @@ export function createApp(deps: AppDeps) {
       log: deps.log,
     });
     const settings: AuthSettings = { disabled: false, tokens: endpoints.tokens, metricsPublic: true, onRefusal };
-    guardAdminRoutes(app, settings, deps.log).use(endpointRoutes(endpoints.service));
+    const callers = new WeakMap<Request, Caller>();
+    const bodyLimits = { [SEND_PATH]: MAX_SEND_BODY_BYTES };
+    guardAdminRoutes(app, settings, deps.log, { bodyLimits, callers }).use(endpointRoutes(endpoints.service));
+    const send = deps.send;
+    if (send) app.use(sendRoutes({ ...send, callerOf: (request) => callers.get(request)?.name ?? "" }));
   }
   if (deps.console?.enabled) {
     const service = deps.endpoints?.service;
@@ -99,5 +112,6 @@ export function createApp(deps: AppDeps) {
     );
   }
   if (deps.players) app.use(playerRoutes(deps.players));
+  if (deps.push) app.use(pushRoutes(deps.push));
   return deps.debugApi.enabled ? app.use(inboxRoutes({ sql: deps.sql, token: deps.debugApi.token })) : app;
 }

@@ -12,10 +12,12 @@ import { installTracing } from "../shared/tracing.ts";
 import { createApp } from "./app.ts";
 import { loadNotificationConfig, type NotificationConfig, SECRET_VARIABLES } from "./config.ts";
 import { createSecretBox } from "./features/endpoints/secrets.ts";
-import { createPlayers } from "./features/players/setup.ts";
+import { createPlayers, type Players } from "./features/players/setup.ts";
+import type { PushRouteDeps } from "./features/push/routes.ts";
+import type { SendDeps } from "./features/send/service.ts";
 import { allBound, type ConsumerHealth } from "./intake/consumer/worker.ts";
 import { eventPipelines } from "./intake/handlers/registry.ts";
-import { createNotificationMetrics } from "./metrics.ts";
+import { createNotificationMetrics, type NotificationMetrics } from "./metrics.ts";
 import { SCHEMA, schemaText } from "./migrations.ts";
 import { notificationOpsSubcommands } from "./ops/subcommands.ts";
 import { createWorkers } from "./workers.ts";
@@ -26,6 +28,27 @@ function endpointAdmin(config: NotificationConfig, sql: Sql, waker: Waker) {
   if (tokens.length === 0 || !secretKey) return undefined;
   const box = createSecretBox(secretKey, previousSecretKeys);
   return { tokens, service: { sql, now: systemClock, box, allowPrivate, onDue: () => waker.wake() } };
+}
+
+/** The send API's dependencies: after each commit it wakes what a consumed batch wakes. */
+function sendDeps(sql: Sql, players: Players, metrics: NotificationMetrics, wakers: Waker[]): SendDeps {
+  return {
+    sql,
+    now: systemClock,
+    stored: players.stored,
+    onCreated: () => {
+      for (const waker of wakers) waker.wake();
+    },
+    onStoredCount: (count) => metrics.notificationsCreated.inc({ source: "api" }, count),
+  };
+}
+
+/** The devices and preferences routes, beside the players' (the same token); a platform is on when configured. */
+function pushRouteDeps(config: NotificationConfig, sql: Sql, players: Players): PushRouteDeps | undefined {
+  const routes = players.routes;
+  if (!routes) return undefined;
+  const configured = { webpush: config.push.vapid !== undefined, fcm: config.push.fcmServiceAccountFile !== undefined };
+  return { sql, now: systemClock, configured, allowPrivate: config.endpoints.allowPrivate, authenticate: routes.authenticate };
 }
 
 const spec: ServiceSpec<NotificationConfig> = {
@@ -64,7 +87,7 @@ const spec: ServiceSpec<NotificationConfig> = {
     else natsConnectedMetric(registry, link.connected);
     const id = workerId(config.workerId);
     const players = createPlayers({ config, sql, log, registry, now: systemClock, link });
-    const endpointWaker = new Waker();
+    const [endpointWaker, deliveryWaker] = [new Waker(), new Waker()];
     const workers = createWorkers({
       endpointWaker,
       config,
@@ -72,7 +95,7 @@ const spec: ServiceSpec<NotificationConfig> = {
       log,
       now: systemClock,
       metrics,
-      waker: new Waker(),
+      waker: deliveryWaker,
       workerId: id,
       link,
       health,
@@ -87,7 +110,9 @@ const spec: ServiceSpec<NotificationConfig> = {
       debugApi: config.debugApi,
       console: config.console,
       players: players.routes,
+      push: pushRouteDeps(config, sql, players),
       endpoints: endpointAdmin(config, sql, endpointWaker),
+      send: sendDeps(sql, players, metrics, [deliveryWaker, endpointWaker]),
     });
     const close = async () => {
       await link?.close();

@@ -6,7 +6,7 @@ function endpointMetrics(registry: Registry) {
   return {
     endpointDelivery: new Counter({
       name: "notification_webhook_endpoint_deliveries_total",
-      help: "Attempts to deliver to registered webhook endpoints: sent, failed (the delivery ended FAILED) or retry_scheduled.",
+      help: "Attempts to deliver to registered webhook endpoints: sent, failed (the delivery ended FAILED), retry_scheduled or expired (past the notification's expires_at, not sent).",
       labelNames: ["result"] as const,
       registers: [registry],
     }),
@@ -22,7 +22,7 @@ export function createNotificationMetrics(registry: Registry) {
   return {
     delivery: new Counter({
       name: "notification_delivery_total",
-      help: "Delivery outcomes: sent, failed (moved to the DLQ) or retry_scheduled.",
+      help: "Delivery outcomes: sent, failed (moved to the DLQ), retry_scheduled or expired (past expires_at, not sent).",
       labelNames: ["result"] as const,
       registers: [registry],
     }),

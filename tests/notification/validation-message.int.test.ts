@@ -29,7 +29,8 @@ describe("a refused body names the field and the rule", () => {
 
   test("event_types of the wrong shape lists every valid type", async () => {
     const message = await refusal("POST", "/v1/webhook-endpoints", { url: URL, event_types: "EntitlementGranted" });
-    expect(message).toStartWith("body.event_types: must be an array of 1 to 100 items (each one of ");
+    expect(message).toStartWith("body.event_types: must be an array of 1 to 100 items (each ");
+    expect(message, "and says the rule of a sender's own types").toContain("a string matching ^[A-Za-z]");
     expect(message).toEndWith(") or null");
     for (const type of NOTIFICATION_TYPES) expect(message, `lists ${type}`).toContain(type);
   });

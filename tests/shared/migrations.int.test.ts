@@ -95,6 +95,7 @@ describe("migration runner", () => {
       "entitlement.schema_migrations",
       "notification.notification_dlq",
       "notification.notification_nats_dlq",
+      "notification.notification_requests",
       "notification.notification_user_seqs",
       "notification.notifications",
       "notification.player_stream_tickets",

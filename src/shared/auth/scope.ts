@@ -8,7 +8,7 @@ import type { Scope } from "./tokens.ts";
 
 const SCOPE_KEY = "x-required-scope";
 
-/** `.use(scopeMacro)` in a routes module, then `{ scope: "read" | "write" }` on each of its routes. */
+/** `.use(scopeMacro)` in a routes module, then `{ scope: "read" | "write" | "notify" }` on each of its routes. */
 export const scopeMacro = new Elysia({ name: "route-scope" }).macro({
   scope: (scope: Scope) => {
     // An OpenAPI specification extension (`x-`), so /openapi.json shows what each operation needs.
@@ -26,7 +26,7 @@ export type DeclaredRoute = { method: string; path: string; hooks?: { detail?: u
 export function routeScopes(routes: readonly DeclaredRoute[]): RouteScopes {
   return routes.flatMap((route) => {
     const scope = (route.hooks?.detail as Record<string, unknown> | undefined)?.[SCOPE_KEY];
-    return scope === "read" || scope === "write"
+    return scope === "read" || scope === "write" || scope === "notify"
       ? [{ method: route.method, path: route.path, pattern: routePattern(route.path), scope }]
       : [];
   });

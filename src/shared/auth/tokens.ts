@@ -3,21 +3,36 @@
 // constant time.
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 
-export type Scope = "read" | "write";
+/** `notify` is Notification's alone: sending notifications to players (its admin API has read and write). */
+export type Scope = "read" | "write" | "notify";
 export type TokenEntry = { name: string; digest: Buffer; scopes: ReadonlySet<Scope> };
 
 export const TOKEN_NAME = /^[a-z0-9_-]{1,64}$/;
 export const TOKEN_PREFIX = "ent_";
-const SCOPES: Record<string, Scope[]> = { read: ["read"], write: ["write"], "read+write": ["read", "write"] };
+/** Entitlement's scopes; a service with more passes its own list. */
+export const API_SCOPES: readonly Scope[] = ["read", "write"];
 const HEX_DIGEST = /^[0-9a-fA-F]{64}$/;
 
 export function sha256(text: string): Buffer {
   return createHash("sha256").update(text, "utf8").digest();
 }
 
-/** `read`, `write` or `read+write`; undefined for anything else. */
-export function parseScopes(text: string): Scope[] | undefined {
-  return Object.hasOwn(SCOPES, text) ? SCOPES[text] : undefined;
+/**
+ * One scope of `allowed` or several joined by `+` (`read+write`, `read+write+notify`), each once; undefined for
+ * anything else.
+ */
+export function parseScopes(text: string, allowed: readonly Scope[] = API_SCOPES): Scope[] | undefined {
+  const parts = text.split("+");
+  const known = parts.every((p) => (allowed as readonly string[]).includes(p));
+  return known && new Set(parts).size === parts.length ? (parts as Scope[]) : undefined;
+}
+
+/** What a scopes field may be, for a refusal: "read, write or read+write". */
+export function scopesRule(allowed: readonly Scope[] = API_SCOPES): string {
+  const each = allowed.join(", ");
+  return allowed.length === 2
+    ? `${allowed[0]}, ${allowed[1]} or ${allowed.join("+")}`
+    : `${each}, or several joined by + (${allowed.join("+")})`;
 }
 
 /** A fresh token: 32 random bytes, base64url, behind a prefix that makes it recognisable in a leak scan. */
@@ -38,6 +53,7 @@ export function tokenEntryLine(name: string, token: string, scopes: string): str
 export function parseTokenEntries(
   text: string,
   variable = "ENTITLEMENT_AUTH_TOKENS",
+  allowed: readonly Scope[] = API_SCOPES,
 ): { entries: TokenEntry[]; problems: string[] } {
   const entries: TokenEntry[] = [];
   const problems: string[] = [];
@@ -58,8 +74,8 @@ export function parseTokenEntries(
     if (!HEX_DIGEST.test(digest)) {
       fail("the digest must be 64 hex characters, the SHA-256 of the token (never the token itself)");
     }
-    const parsed = parseScopes(scopes);
-    if (!parsed) fail("scopes must be read, write or read+write");
+    const parsed = parseScopes(scopes, allowed);
+    if (!parsed) fail(`scopes must be ${scopesRule(allowed)}`);
     const hex = digest.toLowerCase();
     const earlier = seen.get(hex);
     if (earlier !== undefined) fail(`the same digest as entry ${earlier}: a token belongs to one name`);
@@ -94,5 +110,5 @@ export type Caller = {
   name: string;
   scopes: ReadonlySet<Scope>;
   expiresAtMs?: number;
-  scopeNames?: Readonly<Record<Scope, string>>;
+  scopeNames?: Readonly<Partial<Record<Scope, string>>>;
 };

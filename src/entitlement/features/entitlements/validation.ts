@@ -2,15 +2,12 @@
 // size, the JSON and the fields. Every failure is an ApiError carrying its status, so bad input is never a 500.
 import type { TString } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-import { readBodyAtMost } from "../../../shared/http/body.ts";
-import { ApiError, badRequest } from "../../../shared/http/errors.ts";
-import { findDuplicateKey } from "../../../shared/http/json-keys.ts";
+import { badRequest } from "../../../shared/http/errors.ts";
+import { readJsonObject as readJsonBody } from "../../../shared/http/json-body.ts";
 import { pathParam } from "../../../shared/http/path.ts";
 import { isBlank } from "../../../shared/ids.ts";
 import { addCalendarYears, parseInstant } from "../../../shared/instant.ts";
 import { CommandBody, MAX_BODY_BYTES, MAX_EXPIRY_AHEAD_YEARS, StockKeepingUnit, UserId } from "./model.ts";
-
-const JSON_MEDIA_TYPE = /^application\/(?:[^/;\s]+\+)?json$/;
 
 /** The `{user_id}` path segment of the list route, decoded strictly from the request target (shared/http/path.ts). */
 export function checkUserId(request: Request, pattern: string): string {
@@ -21,13 +18,6 @@ export function checkUserId(request: Request, pattern: string): string {
 export function checkSku(request: Request, pattern: string): string {
   return checkField("stock_keeping_unit", StockKeepingUnit, pathParam(request, pattern, "stock_keeping_unit"));
 }
-
-const unsupportedMediaType = () => new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json");
-// The rest of an oversized body is never read, so the connection is closed after the reply rather than kept alive.
-const tooLarge = () =>
-  new ApiError(413, "PAYLOAD_TOO_LARGE", `request body must be at most ${MAX_BODY_BYTES} bytes`, {
-    connection: "close",
-  });
 
 /** Reads and validates a grant/revoke body (a grant's with its optional expiry). Call after `checkIdempotencyKey`. */
 export async function readCommandBody(request: Request, grant?: { now: Date }): Promise<CommandBody> {
@@ -64,33 +54,8 @@ export function assertNotPast(expiresAt: string | undefined, now: Date): void {
 }
 
 /** The body as a JSON object: media type, size and JSON checked, in that order. */
-export async function readJsonObject(request: Request): Promise<Record<string, unknown>> {
-  const contentType = request.headers.get("content-type");
-  const mediaType = contentType?.split(";")[0]?.trim().toLowerCase();
-  if (mediaType !== undefined && !JSON_MEDIA_TYPE.test(mediaType)) throw unsupportedMediaType();
-  const bytes = await readBodyAtMost(request, MAX_BODY_BYTES);
-  if (bytes === undefined) throw tooLarge();
-  if (bytes.length === 0) throw badRequest("request body is required");
-  // A non-empty body without a Content-Type is octet-stream, so not JSON: a 415.
-  if (mediaType === undefined) throw unsupportedMediaType();
-  const parsed = parseJson(bytes);
-  if (parsed === null) throw badRequest("request body is required");
-  if (typeof parsed !== "object" || Array.isArray(parsed)) throw badRequest("request body is invalid");
-  return parsed as Record<string, unknown>;
-}
-
-function parseJson(bytes: Uint8Array): unknown {
-  let text: string;
-  let parsed: unknown;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-    parsed = JSON.parse(text);
-  } catch {
-    throw badRequest("request body is invalid");
-  }
-  const repeated = findDuplicateKey(text);
-  if (repeated !== undefined) throw badRequest("request body is invalid: a key appears twice in one object");
-  return parsed;
+export function readJsonObject(request: Request): Promise<Record<string, unknown>> {
+  return readJsonBody(request, MAX_BODY_BYTES);
 }
 
 /** Checks the fields in schema order and reports the first bad one; unknown fields are dropped. */

@@ -1,12 +1,20 @@
 // Schemas of the endpoints admin API: one source for validation, types and the OpenAPI document.
 import { type Static, type TLiteral, Type } from "@sinclair/typebox";
 import { LimitQuery } from "../../../shared/http/paging.ts";
+import { describeSchema } from "../../../shared/http/validation-message.ts";
 import { NOTIFICATION_TYPES } from "../../intake/consumer/handler.ts";
+import { TYPE_PATTERN } from "../send/types.ts";
 
 type Literals<T extends readonly string[]> = { -readonly [K in keyof T]: TLiteral<T[K]> };
-/** One literal per known type, as a tuple: the static type is their union. */
+/** One literal per built-in type, as a tuple, then the rule of the types senders name themselves. */
 const TYPE_LITERALS = NOTIFICATION_TYPES.map((t) => Type.Literal(t)) as Literals<typeof NOTIFICATION_TYPES>;
-const EventType = Type.Union(TYPE_LITERALS, { description: "A notification type." });
+const EventType = Type.Union(
+  [
+    ...TYPE_LITERALS,
+    Type.String({ pattern: TYPE_PATTERN, description: "A type of your own (POST /v1/notifications)." }),
+  ],
+  { description: "A notification type: built-in, or one a sender names itself." },
+);
 const EventTypes = Type.Union([Type.Array(EventType, { minItems: 1, maxItems: 100 }), Type.Null()], {
   description: "The notification types sent to this endpoint; null or absent: every type.",
 });
@@ -17,6 +25,9 @@ const Url = Type.String({
   examples: ["https://hooks.example.com/notifications"],
 });
 const Description = Type.String({ maxLength: 500 });
+
+/** What event_types must be, as a refusal says it. */
+export const EVENT_TYPES_RULE = describeSchema(EventTypes).replace(/^A/, "a");
 
 export const EndpointParams = Type.Object({
   endpoint_id: Type.String({ description: "A UUID; anything else is 404." }),

@@ -8,8 +8,14 @@ import { hasControlCharacter } from "../../../shared/http/path.ts";
 import { isUuid } from "../../../shared/ids.ts";
 import { parseInstant } from "../../../shared/instant.ts";
 import type { Clock } from "../../../shared/runtime.ts";
-import { NOTIFICATION_TYPES } from "../../intake/consumer/handler.ts";
-import type { CreateEndpointBody, Endpoint, PatchEndpointBody, ReplayBody } from "./model.ts";
+import { endpointTypeProblem } from "../send/types.ts";
+import {
+  type CreateEndpointBody,
+  type Endpoint,
+  EVENT_TYPES_RULE,
+  type PatchEndpointBody,
+  type ReplayBody,
+} from "./model.ts";
 import {
   deleteEndpoint,
   ENDPOINT_DUE_CHANNEL,
@@ -69,22 +75,20 @@ export function checkEndpointId(text: string): string {
   return text.toLowerCase();
 }
 
-const KNOWN_TYPES: ReadonlySet<unknown> = new Set(NOTIFICATION_TYPES);
-
 /**
- * A body's event_types, checked before the schema is: a typo is the likeliest mistake, and the schema's own 400 can
- * name neither the value nor what would have been valid. The schema still checks everything else.
+ * A body's event_types, checked before the schema is: a typo of a built-in type is the likeliest mistake, and the
+ * schema's own 400 can name neither the value nor what would have been valid. The schema still checks everything else.
  */
 export function checkEventTypes(body: unknown): void {
   if (typeof body !== "object" || body === null) return;
   const types = (body as { event_types?: unknown }).event_types;
-  if (!Array.isArray(types)) return;
-  const index = types.findIndex((t) => !KNOWN_TYPES.has(t));
-  if (index === -1) return;
-  throw badRequest(
-    `event_types[${index}] ${JSON.stringify(types[index])} is not a notification type; ` +
-      `valid types: ${NOTIFICATION_TYPES.join(", ")}`,
-  );
+  if (types === undefined || types === null) return;
+  // Checked here, not left to the schema: the router would read a lone string as a one-item array.
+  if (!Array.isArray(types)) throw badRequest(`body.event_types: must be ${EVENT_TYPES_RULE}`);
+  for (const [index, type] of types.entries()) {
+    const problem = endpointTypeProblem(`event_types[${index}]`, type);
+    if (problem) throw badRequest(problem);
+  }
 }
 
 async function checkUrl(deps: EndpointChangeDeps, text: string): Promise<string> {

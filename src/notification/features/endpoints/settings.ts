@@ -1,7 +1,7 @@
 // Variables of the webhook endpoints (endpoints/): the admin API's tokens, the key that seals the endpoints' secrets,
 // the SSRF guard's one exception, auto-disable, and how many deliveries run at once. Beside config.ts, not in
 // endpoints/, since the endpoints' code reads the configuration.
-import { parseTokenEntries } from "../../../shared/auth/tokens.ts";
+import { parseTokenEntries, type Scope } from "../../../shared/auth/tokens.ts";
 import {
   Bool,
   backoffPolicy,
@@ -16,6 +16,8 @@ import {
 const BACKOFF = "NOTIFICATION_ENDPOINT";
 
 const TOKENS = "NOTIFICATION_AUTH_TOKENS";
+/** read and write for the endpoints admin API, notify for the send API. */
+const SCOPES: readonly Scope[] = ["read", "write", "notify"];
 
 /** A key of 32 bytes, given as 64 hex characters or as base64; undefined otherwise. */
 export function parseSecretKey(text: string): Buffer | undefined {
@@ -29,7 +31,8 @@ export const EndpointVariables = {
   NOTIFICATION_AUTH_TOKENS: Optional({
     description:
       "Tokens of the webhook endpoints admin API, name:sha256hex:scopes,... as ENTITLEMENT_AUTH_TOKENS (read for GET, " +
-      "write for the rest). Unset: the /v1/webhook-endpoints routes answer 404.",
+      "write for the rest) plus notify for POST /v1/notifications; scopes combine as read+write+notify. Unset: the " +
+      "/v1/webhook-endpoints and /v1/notifications routes answer 404.",
   }),
   NOTIFICATION_ENDPOINT_SECRET_KEY: Optional({
     description:
@@ -83,7 +86,8 @@ type EndpointEnv = Parameters<typeof backoffPolicy<typeof BACKOFF>>[1] & {
   NOTIFICATION_ENDPOINT_MAX_IN_FLIGHT: number;
 };
 
-const tokensAreValid: Rule<EndpointEnv> = (e) => parseTokenEntries(e.NOTIFICATION_AUTH_TOKENS ?? "", TOKENS).problems;
+const tokensAreValid: Rule<EndpointEnv> = (e) =>
+  parseTokenEntries(e.NOTIFICATION_AUTH_TOKENS ?? "", TOKENS, SCOPES).problems;
 
 const keyIsValid: Rule<EndpointEnv> = (e) => {
   const key = e.NOTIFICATION_ENDPOINT_SECRET_KEY;
@@ -106,7 +110,7 @@ export function endpointSettings(e: EndpointEnv) {
   const key = e.NOTIFICATION_ENDPOINT_SECRET_KEY ? parseSecretKey(e.NOTIFICATION_ENDPOINT_SECRET_KEY) : undefined;
   return {
     /** Empty: the admin API is not served. */
-    tokens: parseTokenEntries(e.NOTIFICATION_AUTH_TOKENS ?? "", TOKENS).entries,
+    tokens: parseTokenEntries(e.NOTIFICATION_AUTH_TOKENS ?? "", TOKENS, SCOPES).entries,
     /** Undefined: no endpoint can be registered or delivered to by this process. */
     secretKey: key,
     /** Keys that only open secrets sealed before the current key. */

@@ -14,6 +14,8 @@ export type ClaimedNotification = {
   createdAt: Date;
   /** The consume span's W3C trace context (null for rows from before tracing). */
   traceparent?: string | null;
+  /** A sent notification's end: not delivered after it (null: none). */
+  expiresAt?: Date | null;
 };
 
 /** The channel a sleeping delivery worker LISTENs on: NOTIFY it (after the commit) when rows become due elsewhere. */
@@ -29,6 +31,7 @@ type ClaimRow = {
   attempt_count: number;
   created_at: Date;
   traceparent: string | null;
+  expires_at: Date | null;
 };
 
 /**
@@ -70,7 +73,7 @@ export async function claimNotifications(
       from picked
       where n.notification_id = picked.notification_id
       returning n.notification_id, n.event_id, n.user_id, n.type, n.occurred_at, n.payload_json::text as payload,
-                n.attempt_count, n.created_at, n.traceparent
+                n.attempt_count, n.created_at, n.traceparent, n.expires_at
     )
     select * from claimed order by created_at, notification_id`;
   return rows.map((r) => ({
@@ -83,10 +86,24 @@ export async function claimNotifications(
     attemptCount: r.attempt_count,
     createdAt: r.created_at,
     traceparent: r.traceparent,
+    expiresAt: r.expires_at,
   }));
 }
 
 type Guard = { notificationId: string; lockedBy: string };
+
+/**
+ * Ends a claimed notification found past its expires_at without sending it: SENT (final for every release) with
+ * expired_at set and sent_at null, so it is neither retried nor parked, and tells itself apart from a sent one.
+ */
+export async function markExpired(db: Db, input: Guard & { expiredAt: Date }): Promise<number> {
+  const result = await db`
+    update notifications
+    set status = 'SENT', expired_at = ${input.expiredAt}, sent_at = null, next_retry_at = null, last_error = null,
+        locked_by = null, locked_at = null, lease_until = null
+    where notification_id = ${input.notificationId} and status = 'PROCESSING' and locked_by = ${input.lockedBy}`;
+  return result.count;
+}
 
 export async function markSent(db: Db, input: Guard & { sentAt: Date }): Promise<number> {
   const result = await db`

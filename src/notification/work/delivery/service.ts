@@ -4,7 +4,7 @@ import { contextOfTraceparent, inSpan } from "../../../shared/trace-context.ts";
 import type { Delivery } from "../channels/sender.ts";
 import type { DeliveryDeps } from "./deps.ts";
 import { handleFailure, moveToDlq } from "./failure.ts";
-import { type ClaimedNotification, claimNotifications, markSent } from "./queries.ts";
+import { type ClaimedNotification, claimNotifications, markExpired, markSent } from "./queries.ts";
 
 function toDelivery(n: ClaimedNotification): Delivery {
   const { notificationId, eventId, userId, type, occurredAt, payload } = n;
@@ -40,7 +40,22 @@ export function deliverOne(deps: DeliveryDeps, n: ClaimedNotification): Promise<
   );
 }
 
+/** Past its expires_at: ended without a send, counted as expired (not failed). */
+async function expire(deps: DeliveryDeps, n: ClaimedNotification, now: Date): Promise<void> {
+  try {
+    if (
+      (await markExpired(deps.sql, { notificationId: n.notificationId, lockedBy: deps.workerId, expiredAt: now })) === 1
+    ) {
+      deps.metrics.delivery.inc({ result: "expired" });
+    }
+  } catch (error) {
+    deps.log.error({ err: error, notification_id: n.notificationId }, "could not mark an expired notification");
+  }
+}
+
 async function attemptDelivery(deps: DeliveryDeps, n: ClaimedNotification): Promise<void> {
+  const now = deps.now();
+  if (n.expiresAt && n.expiresAt <= now) return expire(deps, n, now);
   if (n.attemptCount > deps.maxAttempts) return failExhausted(deps, n);
   try {
     await deps.send(toDelivery(n));

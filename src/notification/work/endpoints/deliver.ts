@@ -94,8 +94,8 @@ function outcomeOf(deps: EndpointDeliveryDeps, d: ClaimedDelivery, a: Attempt): 
   return { ...base, ...measured, excerpt, status: last ? "FAILED" : "PENDING", nextAttemptAt, error };
 }
 
-/** An outcome without a request: the notification is gone, or earlier claims used up every attempt. */
-function unattempted(deps: EndpointDeliveryDeps, d: ClaimedDelivery, error: string): DeliveryOutcome {
+/** An outcome without a request: the notification is gone or expired, or earlier claims used up every attempt. */
+function unattempted(deps: EndpointDeliveryDeps, d: ClaimedDelivery, error: string | null): DeliveryOutcome {
   const common = { durationMs: null, statusCode: null, excerpt: null, nextAttemptAt: null, endpointFault: false };
   return {
     endpointId: d.endpointId,
@@ -110,6 +110,8 @@ function unattempted(deps: EndpointDeliveryDeps, d: ClaimedDelivery, error: stri
 
 async function deliverAttempt(deps: EndpointDeliveryDeps, d: ClaimedDelivery): Promise<DeliveryOutcome> {
   if (d.notification === null) return unattempted(deps, d, "the notification no longer exists");
+  const expiresAt = d.notification.expiresAt;
+  if (expiresAt && expiresAt <= deps.now()) return { ...unattempted(deps, d, null), status: "SENT", expired: true };
   if (d.attemptCount > deps.maxAttempts) {
     return unattempted(deps, d, "delivery attempts exhausted: earlier claims expired without an outcome");
   }

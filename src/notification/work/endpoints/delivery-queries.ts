@@ -22,6 +22,8 @@ export type ClaimedDelivery = {
     occurredAt: Date;
     payload: Record<string, unknown>;
     traceparent: string | null;
+    /** A sent notification's end: not delivered after it. */
+    expiresAt: Date | null;
   } | null;
 };
 
@@ -40,6 +42,7 @@ type ClaimRow = {
   occurred_at: Date;
   payload: string | null;
   traceparent: string | null;
+  expires_at: Date | null;
 };
 
 function toClaimed(r: ClaimRow): ClaimedDelivery {
@@ -62,6 +65,7 @@ function toClaimed(r: ClaimRow): ClaimedDelivery {
             occurredAt: r.occurred_at,
             payload: JSON.parse(r.payload) as Record<string, unknown>,
             traceparent: r.traceparent,
+            expiresAt: r.expires_at,
           },
   };
 }
@@ -108,7 +112,7 @@ export async function claimDeliveries(
     )
     select c.endpoint_id, c.notification_id, c.attempt_count, e.url, e.secret_ciphertext, e.previous_secret_ciphertext,
            e.previous_secret_until, e.older_secrets, n.event_id, n.user_id, n.type, n.occurred_at, n.payload_json::text as payload,
-           n.traceparent
+           n.traceparent, n.expires_at
     from claimed c
     join webhook_endpoints e on e.endpoint_id = c.endpoint_id
     left join notifications n on n.notification_id = c.notification_id`;
@@ -129,6 +133,8 @@ export type DeliveryOutcome = {
   excerpt: string | null;
   /** Whether the outcome says something about the endpoint (its run of failures, auto-disable). */
   endpointFault: boolean;
+  /** Ended unsent past the notification's expires_at: SENT with expired_at, sent_at left null (migration 013). */
+  expired?: boolean;
 };
 
 /**
@@ -152,14 +158,15 @@ export async function finalizeDeliveries(
         ${o.map((x) => x.at.toISOString())}::timestamptz[],
         ${o.map((x) => x.nextAttemptAt?.toISOString() ?? null)}::timestamptz[], ${o.map((x) => x.error)}::text[],
         ${o.map((x) => x.statusCode)}::int[], ${o.map((x) => x.durationMs)}::int[], ${o.map((x) => x.excerpt)}::text[],
-        ${o.map((x) => String(x.endpointFault))}::text[]
+        ${o.map((x) => String(x.endpointFault))}::text[], ${o.map((x) => String(x.expired === true))}::text[]
       ) as o(endpoint_id, notification_id, status, attempt, at, next_attempt_at, error, status_code, duration_ms, excerpt,
-             endpoint_fault)
+             endpoint_fault, expired)
     ), done as (
       update webhook_deliveries d
       set status = o.status, next_attempt_at = coalesce(o.next_attempt_at, o.at), locked_by = null,
           last_error = o.error, last_status_code = o.status_code,
-          sent_at = case when o.status = 'SENT' then o.at else d.sent_at end
+          sent_at = case when o.status = 'SENT' and not o.expired::boolean then o.at else d.sent_at end,
+          expired_at = case when o.expired::boolean then o.at else d.expired_at end
       from o
       where d.endpoint_id = o.endpoint_id and d.notification_id = o.notification_id
         and d.status not in ('PENDING', 'SENT', 'FAILED') and d.locked_by = ${input.lockedBy}
@@ -173,7 +180,7 @@ export async function finalizeDeliveries(
     ), health as (
       select o.endpoint_id, bool_or(o.status = 'SENT') as ok, min(o.at) as first_at
       from o join done on done.endpoint_id = o.endpoint_id and done.notification_id = o.notification_id
-      where o.status = 'SENT' or o.endpoint_fault::boolean
+      where (o.status = 'SENT' and not o.expired::boolean) or o.endpoint_fault::boolean
       group by o.endpoint_id
     ), marked as (
       update webhook_endpoints e

@@ -57,7 +57,13 @@ function start(d: EndpointWorkerDeps, slots: Slots, delivery: ClaimedDelivery): 
   const running: Promise<void> = deliverToEndpoint(d, delivery, release)
     .then((outcome) => {
       if (!outcome) return;
-      const result = outcome.status === "SENT" ? "sent" : outcome.status === "FAILED" ? "failed" : "retry_scheduled";
+      const result = outcome.expired
+        ? "expired"
+        : outcome.status === "SENT"
+          ? "sent"
+          : outcome.status === "FAILED"
+            ? "failed"
+            : "retry_scheduled";
       d.metrics.endpointDelivery.inc({ result });
     })
     .finally(() => {
