@@ -16,6 +16,7 @@ import { inboxRoutes } from "./features/debug-inbox/routes.ts";
 import { endpointRoutes } from "./features/endpoints/routes.ts";
 import type { EndpointServiceDeps } from "./features/endpoints/service.ts";
 import { PLAYER_API_OPERATIONS, type PlayerRouteDeps, playerRoutes } from "./features/players/routes.ts";
+import { type PushRouteDeps, pushRoutes } from "./features/push/routes.ts";
 import { MAX_SEND_BODY_BYTES, SEND_PATH } from "./features/send/model.ts";
 import { sendRoutes } from "./features/send/routes.ts";
 import type { SendDeps } from "./features/send/service.ts";
@@ -64,6 +65,8 @@ export type AppDeps = {
   send?: SendDeps;
   /** The players' routes; absent (no issuer configured): /v1/me/ answers 404. */
   players?: PlayerRouteDeps;
+  /** A player's devices and push preferences; absent with the players' routes. */
+  push?: PushRouteDeps;
 };
 
 export function createApp(deps: AppDeps) {
@@ -109,5 +112,6 @@ export function createApp(deps: AppDeps) {
     );
   }
   if (deps.players) app.use(playerRoutes(deps.players));
+  if (deps.push) app.use(pushRoutes(deps.push));
   return deps.debugApi.enabled ? app.use(inboxRoutes({ sql: deps.sql, token: deps.debugApi.token })) : app;
 }

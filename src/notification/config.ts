@@ -32,6 +32,7 @@ import {
 import { exportRequested } from "../shared/tracing.ts";
 import { EndpointVariables, endpointRules, endpointSettings } from "./features/endpoints/settings.ts";
 import { PlayerEnv, playerRules, playerSettings } from "./features/players/config.ts";
+import { PushVariables, pushRules, pushSettings } from "./features/push/settings.ts";
 import {
   ACK_WAIT,
   ACK_WAIT_DESCRIPTION,
@@ -166,6 +167,7 @@ export const NotificationEnv = Type.Object({
   ...consoleVariables("NOTIFICATION", "NOTIFICATION_DEBUG_API_TOKEN"),
   ...EndpointVariables,
   ...PlayerEnv,
+  ...PushVariables,
 });
 export type NotificationEnv = Static<typeof NotificationEnv>;
 
@@ -221,6 +223,8 @@ export function loadNotificationConfig(env: Record<string, string | undefined>) 
     streamsDiffer,
     ...(endpointRules as Rule<NotificationEnv>[]),
     ...(playerRules as Rule<NotificationEnv>[]),
+    ...backoffRules("NOTIFICATION_PUSH"),
+    ...(pushRules as Rule<NotificationEnv>[]),
   ]);
   return {
     env: e,
@@ -252,6 +256,7 @@ export function loadNotificationConfig(env: Record<string, string | undefined>) 
     endpoints: endpointSettings(e),
     console: consoleSettings("NOTIFICATION", e),
     players: playerSettings(e),
+    push: pushSettings(e),
     tracing: { exportSpans: exportRequested(e) },
   };
 }

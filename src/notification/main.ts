@@ -13,6 +13,7 @@ import { createApp } from "./app.ts";
 import { loadNotificationConfig, type NotificationConfig, SECRET_VARIABLES } from "./config.ts";
 import { createSecretBox } from "./features/endpoints/secrets.ts";
 import { createPlayers, type Players } from "./features/players/setup.ts";
+import type { PushRouteDeps } from "./features/push/routes.ts";
 import type { SendDeps } from "./features/send/service.ts";
 import { allBound, type ConsumerHealth } from "./intake/consumer/worker.ts";
 import { eventPipelines } from "./intake/handlers/registry.ts";
@@ -39,6 +40,20 @@ function sendDeps(sql: Sql, players: Players, metrics: NotificationMetrics, wake
       for (const waker of wakers) waker.wake();
     },
     onStoredCount: (count) => metrics.notificationsCreated.inc({ source: "api" }, count),
+  };
+}
+
+/** The devices and preferences routes, beside the players' (the same token); a platform is on when configured. */
+function pushRouteDeps(config: NotificationConfig, sql: Sql, players: Players): PushRouteDeps | undefined {
+  const routes = players.routes;
+  if (!routes) return undefined;
+  const configured = { webpush: config.push.vapid !== undefined, fcm: config.push.fcmServiceAccountFile !== undefined };
+  return {
+    sql,
+    now: systemClock,
+    configured,
+    allowPrivate: config.endpoints.allowPrivate,
+    authenticate: routes.authenticate,
   };
 }
 
@@ -101,6 +116,7 @@ const spec: ServiceSpec<NotificationConfig> = {
       debugApi: config.debugApi,
       console: config.console,
       players: players.routes,
+      push: pushRouteDeps(config, sql, players),
       endpoints: endpointAdmin(config, sql, endpointWaker),
       send: sendDeps(sql, players, metrics, [deliveryWaker, endpointWaker]),
     });

@@ -11,6 +11,7 @@ import m010 from "../../db/notification/010_seq_by_statement.sql" with { type: "
 import m011 from "../../db/notification/011_webhook_replayed_at.sql" with { type: "text" };
 import m012 from "../../db/notification/012_webhook_older_secrets.sql" with { type: "text" };
 import m013 from "../../db/notification/013_notification_requests.sql" with { type: "text" };
+import m014 from "../../db/notification/014_player_devices.sql" with { type: "text" };
 import p008 from "../../db/notification/prepare/008_player_inbox.sql" with { type: "text" };
 import { migrationList, type SchemaText } from "../shared/migrate.ts";
 
@@ -31,6 +32,7 @@ export const migrations = migrationList(
     "011_webhook_replayed_at.sql": m011,
     "012_webhook_older_secrets.sql": m012,
     "013_notification_requests.sql": m013,
+    "014_player_devices.sql": m014,
   },
   // Numbers the stored notifications before 008 takes its lock (db/notification/prepare/).
   { "008_player_inbox.sql": p008 },

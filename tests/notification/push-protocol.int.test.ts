@@ -3,8 +3,9 @@
 // FCM stand-in. The answers each push service can give map to one result each (sent, gone, retry, failed).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import webpush from "web-push";
+import { parseServiceAccount } from "../../src/notification/features/push/service-account.ts";
 import { createFcmSender } from "../../src/notification/work/push/fcm.ts";
-import { createFcmAccessTokens, parseServiceAccount } from "../../src/notification/work/push/fcm-auth.ts";
+import { createFcmAccessTokens } from "../../src/notification/work/push/fcm-auth.ts";
 import { MAX_ENCRYPTED_BYTES, type PushNotification, topicOf } from "../../src/notification/work/push/payload.ts";
 import { createWebPushSender } from "../../src/notification/work/push/webpush.ts";
 import { type FcmService, startFcmService } from "../support/fcm-service.ts";

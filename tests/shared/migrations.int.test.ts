@@ -98,6 +98,8 @@ describe("migration runner", () => {
       "notification.notification_requests",
       "notification.notification_user_seqs",
       "notification.notifications",
+      "notification.player_devices",
+      "notification.player_preferences",
       "notification.player_stream_tickets",
       "notification.processed_events",
       "notification.schema_migrations",

@@ -2,43 +2,9 @@
 // (jose), exchanged at the file's token_uri (the JWT-bearer grant, RFC 7523), and reused until shortly before it
 // expires. One exchange at a time: pushes that need a token while one is being fetched wait for that one.
 import { importPKCS8, SignJWT } from "jose";
+import type { ServiceAccount } from "../../features/push/service-account.ts";
 
 export const FCM_SCOPE = "https://www.googleapis.com/auth/firebase.messaging";
-
-export type ServiceAccount = {
-  projectId: string;
-  clientEmail: string;
-  privateKey: string;
-  privateKeyId: string | undefined;
-  tokenUri: string;
-};
-
-const stringField = (o: Record<string, unknown>, name: string): string => {
-  const value = o[name];
-  if (typeof value !== "string" || value.trim() === "") throw new Error(`the service account has no ${name}`);
-  return value;
-};
-
-/** A service account key file's text (as Google Cloud's console downloads it); throws naming what is missing. */
-export function parseServiceAccount(text: string): ServiceAccount {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new Error("the service account file is not JSON");
-  }
-  if (typeof parsed !== "object" || parsed === null) throw new Error("the service account file is not a JSON object");
-  const o = parsed as Record<string, unknown>;
-  const tokenUri = stringField(o, "token_uri");
-  if (!/^https?:\/\//.test(tokenUri)) throw new Error("the service account's token_uri is not an http(s) URL");
-  return {
-    projectId: stringField(o, "project_id"),
-    clientEmail: stringField(o, "client_email"),
-    privateKey: stringField(o, "private_key"),
-    privateKeyId: typeof o.private_key_id === "string" ? o.private_key_id : undefined,
-    tokenUri,
-  };
-}
 
 /** Seconds before its end that a token is no longer handed out, so a push never carries one about to expire. */
 const RENEW_BEFORE_S = 60;

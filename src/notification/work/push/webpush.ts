@@ -4,7 +4,8 @@
 // its timeout and connection reuse. A subscription's endpoint is the player's input: https on a host the guard allows.
 import webpush from "web-push";
 import { ApiError } from "../../../shared/http/errors.ts";
-import { allowedAddresses, parseEndpointUrl, type Resolve } from "../../features/endpoints/url-guard.ts";
+import { allowedAddresses, type Resolve } from "../../features/endpoints/url-guard.ts";
+import { parseSubscriptionEndpoint } from "../../features/push/validation.ts";
 import { postToEndpoint } from "../endpoints/post.ts";
 import { collapseKeyOf, type PushNotification, pushContent, topicOf, ttlSeconds, webPushPlaintext } from "./payload.ts";
 import { type PushResult, resultOfStatus, unanswered } from "./result.ts";
@@ -22,15 +23,6 @@ export type WebPushDeps = {
   allowPrivate: boolean;
   resolve?: Resolve;
 };
-
-/** The subscription endpoint as a URL the guard's first step accepts; https unless private addresses are allowed. */
-export function parseSubscriptionEndpoint(text: string, allowPrivate: boolean): URL {
-  const url = parseEndpointUrl(text);
-  if (url.protocol !== "https:" && !allowPrivate) {
-    throw new ApiError(400, "ENDPOINT_URL_NOT_ALLOWED", "subscription.endpoint must use https");
-  }
-  return url;
-}
 
 /** VAPID JWTs last 12 hours (at most 24 are allowed); one is made per push service origin and kept until 1 hour before. */
 const VAPID_LIFETIME_S = 12 * 3600;
