@@ -50,14 +50,7 @@ export async function runPgbench(args: {
     const tps = Number(out.match(/tps = ([\d.]+) \(without initial connection time\)/)?.[1]);
     const failed = Number(out.match(/number of failed transactions: (\d+)/)?.[1] ?? 0);
     const unmeasured = whyUnmeasured(code, tps, out, err);
-    const latencies: number[] = [];
-    for (const file of readdirSync(dir)) {
-      for (const line of readFileSync(join(dir, file), "utf8").split("\n")) {
-        const micros = Number(line.split(" ")[2]);
-        if (line && Number.isFinite(micros)) latencies.push(micros / 1000);
-      }
-    }
-    latencies.sort((a, b) => a - b);
+    const latencies = transactionLatencies(dir);
     return {
       connections: args.clients,
       rps: tps,
@@ -71,6 +64,18 @@ export async function runPgbench(args: {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The latency of every transaction pgbench logged in `dir` (its `-l` files, microseconds in the third field), in ms, sorted. */
+function transactionLatencies(dir: string): number[] {
+  const latencies: number[] = [];
+  for (const file of readdirSync(dir)) {
+    for (const line of readFileSync(join(dir, file), "utf8").split("\n")) {
+      const micros = Number(line.split(" ")[2]);
+      if (line && Number.isFinite(micros)) latencies.push(micros / 1000);
+    }
+  }
+  return latencies.sort((a, b) => a - b);
 }
 
 /** Why a pgbench run gave no throughput, in pgbench's own words; undefined when it measured one. */
