@@ -26,16 +26,7 @@ export async function seedAndDrainOutbox(args: {
   const { sql, prefix } = args;
   const lastSeq = await streamLastSeq(args.stream);
   const held = await lastSeq();
-  await sql`
-    with s as (select gen_random_uuid() as id, g from generate_series(1, ${args.count}::int) g)
-    insert into entitlement.outbox_events (event_id, event_type, aggregate_key, payload, status, attempt_count, created_at)
-    select id, 'EntitlementGranted', ${prefix} || '-' || g || ':sku-drain',
-      jsonb_build_object('event_id', id, 'event_type', 'EntitlementGranted',
-        'occurred_at', to_char(now() at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-        'user_id', ${prefix} || '-' || g, 'stock_keeping_unit', 'sku-drain', 'source', 'bench',
-        'source_id', 'p-' || g, 'version', 0, 'trace_id', md5(id::text)),
-      'PENDING', 0, now()
-    from s`;
+  await insertOutboxBacklog(sql, args.count, prefix);
   await args.onCommitted?.();
   const committed = Date.now();
   otherReplica(sql).committed({ events: true });
@@ -50,7 +41,36 @@ export async function seedAndDrainOutbox(args: {
     args.progress(`relay drain: ${published}/${args.count} in the stream`);
     await Bun.sleep(250);
   }
-  let left = args.count;
+  await waitForEmptyOutbox(sql, args.count, deadline, args.progress);
+  const [last] = await sql<{ n: number; last_ms: number | null }[]>`
+    select count(*)::int as n, extract(epoch from max(published_at))::float8 * 1000 as last_ms
+    from entitlement.outbox_events where aggregate_key like ${`${prefix}-%`} and status = 'PUBLISHED'`;
+  const published = last?.n ?? 0;
+  const seconds = ((last?.last_ms ?? Date.now()) - committed) / 1000;
+  return { eventsPerSecond: published / seconds, seconds, published };
+}
+
+/** Commits `count` pending EntitlementGranted events for players `<prefix>-<n>`, in one statement. */
+async function insertOutboxBacklog(sql: postgres.Sql, count: number, prefix: string): Promise<void> {
+  await sql`
+    with s as (select gen_random_uuid() as id, g from generate_series(1, ${count}::int) g)
+    insert into entitlement.outbox_events (event_id, event_type, aggregate_key, payload, status, attempt_count, created_at)
+    select id, 'EntitlementGranted', ${prefix} || '-' || g || ':sku-drain',
+      jsonb_build_object('event_id', id, 'event_type', 'EntitlementGranted',
+        'occurred_at', to_char(now() at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+        'user_id', ${prefix} || '-' || g, 'stock_keeping_unit', 'sku-drain', 'source', 'bench',
+        'source_id', 'p-' || g, 'version', 0, 'trace_id', md5(id::text)),
+      'PENDING', 0, now()
+    from s`;
+}
+
+/** Waits until no event is pending or in flight, or `deadline` passes, saying how far the relay got. */
+async function waitForEmptyOutbox(
+  sql: postgres.Sql,
+  count: number,
+  deadline: number,
+  progress: (line: string) => void,
+): Promise<void> {
   while (Date.now() < deadline) {
     // One count per partial index the claim reads (new, retries, in flight): a count over both statuses at once is a
     // scan of the whole table, which after the throughput phases holds every earlier event and took CPU from the drain.
@@ -58,17 +78,11 @@ export async function seedAndDrainOutbox(args: {
       select ((select count(*) from entitlement.outbox_events where status = 'PENDING' and next_retry_at is null)
             + (select count(*) from entitlement.outbox_events where status = 'PENDING' and next_retry_at is not null)
             + (select count(*) from entitlement.outbox_events where status = 'IN_FLIGHT'))::int as n`;
-    left = row?.n ?? 0;
-    if (left === 0) break;
-    args.progress(`relay drain: ${args.count - left}/${args.count} published`);
+    const left = row?.n ?? 0;
+    if (left === 0) return;
+    progress(`relay drain: ${count - left}/${count} published`);
     await Bun.sleep(500);
   }
-  const [last] = await sql<{ n: number; last_ms: number | null }[]>`
-    select count(*)::int as n, extract(epoch from max(published_at))::float8 * 1000 as last_ms
-    from entitlement.outbox_events where aggregate_key like ${`${prefix}-%`} and status = 'PUBLISHED'`;
-  const published = last?.n ?? 0;
-  const seconds = ((last?.last_ms ?? Date.now()) - committed) / 1000;
-  return { eventsPerSecond: published / seconds, seconds, published };
 }
 
 /** Reads the stream's last sequence (0 without a stream): it only grows, whatever limits or consumers remove. */

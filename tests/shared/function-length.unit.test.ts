@@ -74,7 +74,6 @@ const PROGRAMS_LEFT: Record<string, number> = {
   "tests/bench/pipeline.ts: measurePipelineCost": 87,
   "tests/bench/players-phase.ts: measurePlayers": 86,
   "tests/bench/points-phase.ts: measurePoints": 85,
-  "tests/bench/relay.ts: seedAndDrainOutbox": 63,
   "tests/bench/run.ts: runPhases": 445,
   "tests/bench/whole-system.ts: measure": 71,
   "tests/drills/load.ts: startLoad": 96,
