@@ -48,23 +48,7 @@ export async function runScenario(scenario: Scenario, deps: RunDeps): Promise<Sc
       say("fault over");
     },
   };
-  const load = startLoad({
-    prefix: deps.prefix,
-    urls: () => deps.fleet.replicas.map((s) => s.url),
-    token: deps.fleet.token,
-    workers: 4,
-    pauseMs: 40,
-    random: deps.random,
-  });
-  // Matches beside the grants, about 15 a second: light enough to leave the quick drill's timing as it was.
-  const matches = startMatchLoad({ natsUrl: deps.natsUrl, prefix: deps.prefix, pauseMs: 60, settleMs: 60_000 });
-  // Expiring bundles and point reservations: the scheduler's work, due while the fault is on.
-  const scheduled = startScheduledLoad({
-    prefix: deps.prefix,
-    urls: () => deps.fleet.replicas.map((s) => s.url),
-    token: deps.fleet.token,
-    random: deps.random,
-  });
+  const { load, matches, scheduled } = startLoads(deps);
   await Bun.sleep(deps.scale.beforeMs);
   try {
     await scenario.inject(ctx);
@@ -93,6 +77,28 @@ export async function runScenario(scenario: Scenario, deps: RunDeps): Promise<Sc
     points: x.points,
     problems: [...result.problems, ...x.problems],
   };
+}
+
+/** The grants, the matches and the scheduler's work that run through a scenario, started. */
+function startLoads(deps: RunDeps) {
+  const load = startLoad({
+    prefix: deps.prefix,
+    urls: () => deps.fleet.replicas.map((s) => s.url),
+    token: deps.fleet.token,
+    workers: 4,
+    pauseMs: 40,
+    random: deps.random,
+  });
+  // Matches beside the grants, about 15 a second: light enough to leave the quick drill's timing as it was.
+  const matches = startMatchLoad({ natsUrl: deps.natsUrl, prefix: deps.prefix, pauseMs: 60, settleMs: 60_000 });
+  // Expiring bundles and point reservations: the scheduler's work, due while the fault is on.
+  const scheduled = startScheduledLoad({
+    prefix: deps.prefix,
+    urls: () => deps.fleet.replicas.map((s) => s.url),
+    token: deps.fleet.token,
+    random: deps.random,
+  });
+  return { load, matches, scheduled };
 }
 
 /** Probes, settles, waits for quiescence, then holds the answers and the tables against the model and the guarantees. */

@@ -78,7 +78,6 @@ const PROGRAMS_LEFT: Record<string, number> = {
   "tests/bench/whole-system.ts: measure": 71,
   "tests/drills/load.ts: startLoad": 96,
   "tests/drills/points-ledger.ts: checkPoints": 92,
-  "tests/drills/scenario-run.ts: runScenario": 63,
   "tests/support/fcm-service.ts: startFcmService": 94,
   "tests/support/idp.ts: startTestIdp": 64,
   "tests/support/tcp-proxy.ts: startTcpProxy": 74,
