@@ -9,6 +9,8 @@ export type Minute = {
   requests: number;
   ok: number;
   failed: number;
+  /** Answers by status, and unanswered requests by the client's error ("TimeoutError", "ConnectionRefused"...). */
+  outcomes: Record<string, number>;
   p99Ms: number;
   rssMb: Record<string, number | undefined>;
   kill?: string;
@@ -18,6 +20,12 @@ export type Minute = {
 export function quantile(values: number[], q: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+}
+
+function countBy(keys: string[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const k of keys) counts[k] = (counts[k] ?? 0) + 1;
+  return counts;
 }
 
 /** The figures of minute `minute` (1-based) of a run that started at `started`. */
@@ -33,6 +41,7 @@ export function minuteOf(sent: Recorded[], started: number, minute: number, kill
     requests: inMinute.length,
     ok: inMinute.filter((r) => r.answer?.status === 200).length,
     failed: inMinute.filter((r) => !r.answer || r.answer.status >= 500).length,
+    outcomes: countBy(inMinute.map((r) => (r.answer ? `${r.answer.status}` : ((r.error ?? "?").split(":")[0] ?? "?")))),
     p99Ms: Math.round(
       quantile(
         answered.map((r) => r.ms),
