@@ -74,6 +74,24 @@ export type TestIdp = {
   close: () => Promise<void>;
 };
 
+/** A client-credentials access token from `issuer`'s token endpoint; its refusal is thrown with its status. */
+async function requestToken(
+  issuer: string,
+  client: IdpClient,
+  options: { scope?: string; resource?: string },
+): Promise<string> {
+  const body = new URLSearchParams({ grant_type: "client_credentials", scope: options.scope ?? client.scope });
+  body.set("resource", options.resource ?? IDP_AUDIENCE);
+  const response = await fetch(`${issuer}/token`, {
+    method: "POST",
+    headers: { authorization: `Basic ${btoa(`${client.id}:${client.secret}`)}` },
+    body,
+  });
+  const json = (await response.json()) as { access_token?: string; error?: string };
+  if (!json.access_token) throw new Error(`the test IdP refused a token: ${response.status} ${json.error}`);
+  return json.access_token;
+}
+
 export async function startTestIdp(): Promise<TestIdp> {
   let handler: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.end();
   let reachable = true;
@@ -101,18 +119,7 @@ export async function startTestIdp(): Promise<TestIdp> {
     issuer,
     key: () => current,
     claims,
-    token: async (client, options = {}) => {
-      const body = new URLSearchParams({ grant_type: "client_credentials", scope: options.scope ?? client.scope });
-      body.set("resource", options.resource ?? IDP_AUDIENCE);
-      const response = await fetch(`${issuer}/token`, {
-        method: "POST",
-        headers: { authorization: `Basic ${btoa(`${client.id}:${client.secret}`)}` },
-        body,
-      });
-      const json = (await response.json()) as { access_token?: string; error?: string };
-      if (!json.access_token) throw new Error(`the test IdP refused a token: ${response.status} ${json.error}`);
-      return json.access_token;
-    },
+    token: (client, options = {}) => requestToken(issuer, client, options),
     forge: (payload, options = {}) => {
       const key = options.key ?? current;
       return new SignJWT(payload)
