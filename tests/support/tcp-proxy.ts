@@ -66,6 +66,37 @@ function endAfterBacklog(side: Side) {
   flush(side);
 }
 
+/** A client connected: it is paired with a new connection to `target`, which relays both ways until either closes. */
+function openPair(client: Socket<Pair>, target: { host: string; port: number }, pairs: Set<Pair>) {
+  const pair: Pair = { client: { socket: client, backlog: [] }, upstream: { backlog: [] } };
+  client.data = pair;
+  pairs.add(pair);
+  Bun.connect<Pair>({
+    hostname: target.host,
+    port: target.port,
+    data: pair,
+    socket: {
+      open(upstream) {
+        pair.upstream.socket = upstream;
+        flush(pair.upstream);
+      },
+      data(_upstream, chunk) {
+        send(pair.client, chunk);
+      },
+      drain() {
+        flush(pair.upstream);
+      },
+      close() {
+        endAfterBacklog(pair.client);
+        pairs.delete(pair);
+      },
+      error() {
+        pair.client.socket?.end();
+      },
+    },
+  }).catch(() => client.end());
+}
+
 export function startTcpProxy(target: { host: string; port: number }): TcpProxy {
   const pairs = new Set<Pair>();
   let listener: TCPSocketListener<Pair> | undefined;
@@ -77,33 +108,7 @@ export function startTcpProxy(target: { host: string; port: number }): TcpProxy 
       port,
       socket: {
         open(client) {
-          const pair: Pair = { client: { socket: client, backlog: [] }, upstream: { backlog: [] } };
-          client.data = pair;
-          pairs.add(pair);
-          Bun.connect<Pair>({
-            hostname: target.host,
-            port: target.port,
-            data: pair,
-            socket: {
-              open(upstream) {
-                pair.upstream.socket = upstream;
-                flush(pair.upstream);
-              },
-              data(_upstream, chunk) {
-                send(pair.client, chunk);
-              },
-              drain() {
-                flush(pair.upstream);
-              },
-              close() {
-                endAfterBacklog(pair.client);
-                pairs.delete(pair);
-              },
-              error() {
-                pair.client.socket?.end();
-              },
-            },
-          }).catch(() => client.end());
+          openPair(client, target, pairs);
         },
         data(client, chunk) {
           send(client.data.upstream, chunk);
