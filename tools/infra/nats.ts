@@ -4,8 +4,8 @@
 import { closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-import { hidesMachineBinary } from "./machine.ts";
-import { answers, freePort, INSTALL_HINT } from "./net.ts";
+import { hidesMachineBinary, installHint } from "./machine.ts";
+import { answers, freePort } from "./net.ts";
 import { waitUntil } from "./wait.ts";
 
 /**
@@ -19,7 +19,7 @@ export const natsServerBinary: string | undefined = hidesMachineBinary("nats-ser
     undefined);
 
 export function requireNatsServer(): string {
-  if (!natsServerBinary) throw new Error(`nats-server not found; install it: ${INSTALL_HINT}`);
+  if (!natsServerBinary) throw new Error(`nats-server not found; ${installHint(["nats-server"])}`);
   return natsServerBinary;
 }
 

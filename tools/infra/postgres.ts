@@ -5,8 +5,8 @@
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { hiddenMachineBinaries } from "./machine.ts";
-import { answers, freePort, INSTALL_HINT } from "./net.ts";
+import { hiddenMachineBinaries, installHint } from "./machine.ts";
+import { answers, freePort } from "./net.ts";
 import { waitUntil } from "./wait.ts";
 
 /** The newest /usr/lib/postgresql/<version>/bin that has initdb and pg_ctl (none when HIDE_MACHINE_BINARIES names postgres). */
@@ -21,7 +21,7 @@ export function postgresBin(): string | undefined {
 
 export function requirePostgresBin(): string {
   const bin = postgresBin();
-  if (!bin) throw new Error(`initdb/pg_ctl not found; install them: ${INSTALL_HINT}`);
+  if (!bin) throw new Error(`initdb/pg_ctl not found; ${installHint(["postgres"])}`);
   return bin;
 }
 
