@@ -6,7 +6,8 @@ import { createSql, type Sql } from "../../src/shared/db.ts";
 import { migrate } from "../../src/shared/migrate.ts";
 import { createEmptyTestDatabase, openTestDatabase, type TestDatabase } from "../support/infra.ts";
 import { populatePreviousRelease } from "./populate.ts";
-import { PREVIOUS_LAST_MIGRATION, previousSchema } from "./previous-release.ts";
+import { resolveCommit } from "./previous-build.ts";
+import { PREVIOUS_COMMIT, PREVIOUS_LAST_MIGRATION, previousSchema } from "./previous-release.ts";
 import { everyRow, functionCalls, functionSignatures, resolveCalls, schemaShape } from "./schema.ts";
 
 let db: TestDatabase;
@@ -67,3 +68,36 @@ test("the upgrade keeps every row and every function the previous release calls,
     await fresh.close();
   }
 }, 60_000);
+
+const commit = resolveCommit(PREVIOUS_COMMIT);
+
+test.skipIf("missing" in commit)(
+  "the previous release's schema here is the one its commit shipped, file for file",
+  () => {
+    const shipped = (path: string) => {
+      const show = Bun.spawnSync(["git", "show", `${PREVIOUS_COMMIT}:${path}`], { cwd: `${import.meta.dir}/../..` });
+      return show.exitCode === 0 ? show.stdout.toString() : `${path} is not in ${PREVIOUS_COMMIT}`;
+    };
+    for (const m of previousSchema.migrations) {
+      expect(m.sql, `${m.name} as it shipped`).toBe(shipped(`db/entitlement/${m.name}`));
+    }
+    for (const f of previousSchema.functions) {
+      expect(f.sql, `${f.name}.sql as it shipped`).toBe(shipped(`db/entitlement/functions/${f.name}.sql`));
+    }
+    const names = (folder: string) =>
+      Bun.spawnSync(["git", "ls-tree", "--name-only", `${PREVIOUS_COMMIT}:${folder}`], {
+        cwd: `${import.meta.dir}/../..`,
+      })
+        .stdout.toString()
+        .split("\n")
+        .filter((n) => n.endsWith(".sql"));
+    expect(
+      previousSchema.migrations.map((m) => m.name),
+      "every migration it shipped",
+    ).toEqual(names("db/entitlement"));
+    expect(
+      previousSchema.functions.map((f) => `${f.name}.sql`),
+      "every function it shipped",
+    ).toEqual(names("db/entitlement/functions"));
+  },
+);
