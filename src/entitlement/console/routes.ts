@@ -7,7 +7,7 @@
 import { type AuthSettings, bearerToken, type Caller, looksLikeJwt, verifyToken } from "../../shared/auth/guard.ts";
 import { refusalError } from "../../shared/auth/refusal.ts";
 import type { ConsoleSettings } from "../../shared/console/config.ts";
-import { consoleRoutes } from "../../shared/console/kit.ts";
+import { serviceConsole } from "../../shared/console/kit.ts";
 import type { RateLimiter } from "../../shared/http/rate-limit.ts";
 import type { RouteDeps } from "../features/commands/run.ts";
 import { entitlementActions } from "./actions.ts";
@@ -57,19 +57,17 @@ export function entitlementConsole(
 ) {
   const undoWindowMs = options.settings.undoWindowMs ?? DEFAULT_UNDO_WINDOW_MS;
   const bulk = createBulkStore(options.now);
-  return consoleRoutes<ConsoleCaller>(
+  return serviceConsole<ConsoleCaller>(
     {
       service: "entitlement",
       title: "Entitlement",
-      home: "/console/users",
       nav: [
         { href: "/console/users", label: "Users" },
         { href: "/console/audit", label: "Audit log" },
         { href: "/console/bulk", label: "Bulk changes" },
         { href: "/console/outbox", label: "Outbox" },
       ],
-      idleMs: options.settings.idleMs,
-      alwaysSecure: options.settings.alwaysSecure,
+      settings: options.settings,
       now: options.now,
       tokenLabel: "API token",
       signIn: async (token) => {

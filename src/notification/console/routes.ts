@@ -2,7 +2,7 @@
 // Signing in takes NOTIFICATION_DEBUG_API_TOKEN, checked as the debug inbox checks it (edge/debug-token.ts); the form
 // says so, since this service has no API tokens of its own.
 import type { ConsoleSettings } from "../../shared/console/config.ts";
-import { consoleRoutes } from "../../shared/console/kit.ts";
+import { serviceConsole } from "../../shared/console/kit.ts";
 import type { Sql } from "../../shared/db.ts";
 import { createRateLimiter } from "../../shared/http/rate-limit.ts";
 import type { Logger } from "../../shared/logger.ts";
@@ -26,18 +26,16 @@ export function notificationConsole(deps: {
 }) {
   const endpoints = deps.endpoints ?? { now: () => new Date(), allowPrivate: false };
   const limiter = createRateLimiter(CONSOLE_RATE, () => performance.now());
-  return consoleRoutes<Operator>(
+  return serviceConsole<Operator>(
     {
       service: "notification",
       title: "Notification",
-      home: "/console/users",
       nav: [
         { href: "/console/users", label: "Users" },
         { href: "/console/dlq", label: "DLQ" },
         { href: "/console/endpoints", label: "Endpoints" },
       ],
-      idleMs: deps.settings.idleMs,
-      alwaysSecure: deps.settings.alwaysSecure,
+      settings: deps.settings,
       now: deps.now,
       tokenLabel: "Debug token (NOTIFICATION_DEBUG_API_TOKEN)",
       signIn: (token) => {

@@ -6,6 +6,7 @@
 // action whose form is multipart (a file), read up to the bound its service sets; a page may instead answer with a
 // file to download, or ask to be reloaded while a long task runs.
 import { Elysia } from "elysia";
+import type { ConsoleSettings } from "./config.ts";
 import { readUpload } from "./form.ts";
 import type { Action, ConsoleOptions, Page, UploadAction } from "./model.ts";
 import { createConsoleRequests } from "./requests.ts";
@@ -19,14 +20,26 @@ export { ConsoleForbidden } from "./requests.ts";
 
 const HIDE = { detail: { hide: true } };
 
-export function consoleRoutes<P>(
-  options: ConsoleOptions<P>,
-  routes: {
-    pages: Record<string, Page<P>>;
-    actions: Record<string, Action<P>>;
-    uploads?: Record<string, UploadAction<P>>;
-  },
+type ConsoleRoutes<P> = {
+  pages: Record<string, Page<P>>;
+  actions: Record<string, Action<P>>;
+  uploads?: Record<string, UploadAction<P>>;
+};
+
+/**
+ * A service's /console: its settings (`<PREFIX>_CONSOLE_*`) give the idle timeout and the cookies' Secure flag, and
+ * signing in leads to the first page of its navigation.
+ */
+export function serviceConsole<P>(
+  options: Omit<ConsoleOptions<P>, "home" | "idleMs" | "alwaysSecure"> & { settings: ConsoleSettings },
+  routes: ConsoleRoutes<P>,
 ) {
+  const { settings, ...rest } = options;
+  const home = options.nav[0]?.href ?? "/console";
+  return consoleRoutes({ ...rest, home, idleMs: settings.idleMs, alwaysSecure: settings.alwaysSecure }, routes);
+}
+
+export function consoleRoutes<P>(options: ConsoleOptions<P>, routes: ConsoleRoutes<P>) {
   const requests = createConsoleRequests(options);
   // Elysia registers a route on the instance itself; the loops below add the service's pages and actions to it.
   const app = new Elysia({ name: `${options.service}-console`, strictPath: true })
