@@ -27,10 +27,11 @@ const streams = pipelineStreams(`${names.STACK_NATS_PREFIX}-events`);
 beforeAll(() => {
   dataDir = mkdtempSync(join(tmpdir(), "stack-data-"));
 });
+// `--reset` starts a Bun process and talks to both servers: 3–5 s at a load average of 25, past the default 5 s.
 afterAll(async () => {
   await stackCommand(["--reset"]).catch(() => {});
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-});
+}, 60_000);
 
 async function stackEnv(): Promise<Record<string, string | undefined>> {
   return { ...process.env, ...names, DATABASE_URL: await postgresAdminUrl(), NATS_URL: await natsUrl() };
