@@ -60,37 +60,37 @@ function positive(name: string, text: string | undefined, fallback: number): num
   return n;
 }
 
+/** The flags USAGE lists, as parseArgs reads them. */
+const FLAGS = {
+  quick: { type: "boolean", default: false },
+  duration: { type: "string" },
+  connections: { type: "string" },
+  rate: { type: "string" },
+  "peak-rate": { type: "string" },
+  "rate-duration": { type: "string" },
+  events: { type: "string" },
+  "publish-window": { type: "string" },
+  reservations: { type: "string" },
+  "due-rate": { type: "string" },
+  "due-duration": { type: "string" },
+  expiries: { type: "string" },
+  "pipeline-backlog": { type: "string" },
+  "settle-timeout": { type: "string" },
+  "growth-sizes": { type: "string" },
+  "growth-samples": { type: "string" },
+  "growth-retention": { type: "string" },
+  streams: { type: "string" },
+  "player-rate": { type: "string" },
+  "player-seconds": { type: "string" },
+  resume: { type: "string" },
+  only: { type: "string" },
+  out: { type: "string" },
+  keep: { type: "boolean", default: false },
+  "use-database-url": { type: "boolean", default: false },
+} as const;
+
 export function parseBenchOptions(argv: string[]): BenchOptions {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      quick: { type: "boolean", default: false },
-      duration: { type: "string" },
-      connections: { type: "string" },
-      rate: { type: "string" },
-      "peak-rate": { type: "string" },
-      "rate-duration": { type: "string" },
-      events: { type: "string" },
-      "publish-window": { type: "string" },
-      reservations: { type: "string" },
-      "due-rate": { type: "string" },
-      "due-duration": { type: "string" },
-      expiries: { type: "string" },
-      "pipeline-backlog": { type: "string" },
-      "settle-timeout": { type: "string" },
-      "growth-sizes": { type: "string" },
-      "growth-samples": { type: "string" },
-      "growth-retention": { type: "string" },
-      streams: { type: "string" },
-      "player-rate": { type: "string" },
-      "player-seconds": { type: "string" },
-      resume: { type: "string" },
-      only: { type: "string" },
-      out: { type: "string" },
-      keep: { type: "boolean", default: false },
-      "use-database-url": { type: "boolean", default: false },
-    },
-  });
+  const { values } = parseArgs({ args: argv, options: FLAGS });
   const quick = values.quick ?? false;
   const only = values.only;
   if (only !== undefined && only !== "api" && only !== "points" && only !== "growth" && only !== "players")
