@@ -41,7 +41,9 @@ export function minuteOf(sent: Recorded[], started: number, minute: number, kill
     requests: inMinute.length,
     ok: inMinute.filter((r) => r.answer?.status === 200).length,
     failed: inMinute.filter((r) => !r.answer || r.answer.status >= 500).length,
-    outcomes: countBy(inMinute.map((r) => (r.answer ? `${r.answer.status}` : ((r.error ?? "?").split(":")[0] ?? "?")))),
+    outcomes: countBy(
+      inMinute.map((r) => (r.answer ? `${r.answer.status}` : ((r.error ?? "pending").split(":")[0] ?? "pending"))),
+    ),
     p99Ms: Math.round(
       quantile(
         answered.map((r) => r.ms),
