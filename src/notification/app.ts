@@ -12,6 +12,7 @@ import type { Logger } from "../shared/logger.ts";
 import { createReadiness } from "../shared/readiness.ts";
 import { notificationConsole } from "./console/routes.ts";
 import { guardAdminRoutes } from "./edge/admin-auth.ts";
+import { allowPlayerOrigins } from "./edge/player-cors.ts";
 import { inboxRoutes } from "./features/debug-inbox/routes.ts";
 import { endpointRoutes } from "./features/endpoints/routes.ts";
 import type { EndpointServiceDeps } from "./features/endpoints/service.ts";
@@ -111,7 +112,7 @@ export function createApp(deps: AppDeps) {
       }),
     );
   }
-  if (deps.players) app.use(playerRoutes(deps.players));
+  if (deps.players) allowPlayerOrigins(app, deps.players.corsOrigins ?? []).use(playerRoutes(deps.players));
   if (deps.push) app.use(pushRoutes(deps.push));
   return deps.debugApi.enabled ? app.use(inboxRoutes({ sql: deps.sql, token: deps.debugApi.token })) : app;
 }

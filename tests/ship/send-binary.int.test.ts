@@ -368,3 +368,49 @@ describe("a refused send", () => {
     expect(((await forbidden.json()) as { code: string }).code).toBe("FORBIDDEN");
   });
 });
+
+describe("a browser on another origin", () => {
+  const preflight = (origin: string) =>
+    fetch(`${base}/v1/me/notifications`, {
+      method: "OPTIONS",
+      headers: {
+        origin,
+        "access-control-request-method": "GET",
+        "access-control-request-headers": "authorization",
+      },
+    });
+
+  test("listed: its preflight is 204 with the methods, headers and max age; the answers carry its origin", async () => {
+    const response = await preflight(LISTED_ORIGIN);
+    expect(response.status).toBe(204);
+    const h = response.headers;
+    expect(h.get("access-control-allow-origin")).toBe(LISTED_ORIGIN);
+    expect(h.get("vary")).toContain("Origin");
+    expect(h.get("access-control-allow-methods")).toBe("GET, POST, PUT, DELETE");
+    expect(h.get("access-control-allow-headers")).toBe("Authorization, Content-Type, Last-Event-ID");
+    expect(Number(h.get("access-control-max-age"))).toBeGreaterThan(0);
+    const user = uniqueName("cors");
+    const read = await fetch(`${base}/v1/me/notifications`, {
+      headers: { origin: LISTED_ORIGIN, authorization: `Bearer ${await playerToken(user)}` },
+    });
+    expect(read.status).toBe(200);
+    expect(read.headers.get("access-control-allow-origin")).toBe(LISTED_ORIGIN);
+    const refused = await fetch(`${base}/v1/me/notifications`, { headers: { origin: LISTED_ORIGIN } });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get("access-control-allow-origin"), "a refusal is readable by the page too").toBe(
+      LISTED_ORIGIN,
+    );
+  });
+
+  test("not listed: no CORS header at all, on the preflight or the answer", async () => {
+    const other = "http://elsewhere.example.test";
+    const response = await preflight(other);
+    expect(response.headers.get("access-control-allow-origin")).toBeNull();
+    expect(response.headers.get("access-control-allow-methods")).toBeNull();
+    const read = await fetch(`${base}/v1/me/notifications`, {
+      headers: { origin: other, authorization: `Bearer ${await playerToken(uniqueName("cors"))}` },
+    });
+    expect(read.status).toBe(200);
+    expect(read.headers.get("access-control-allow-origin")).toBeNull();
+  });
+});

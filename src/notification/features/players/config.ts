@@ -48,6 +48,11 @@ export const PlayerEnv = {
   NOTIFICATION_PLAYER_NATS_SUBJECT: NonBlank("notification.players", {
     description: "Core NATS subject on which replicas tell each other which players have new notifications.",
   }),
+  NOTIFICATION_PLAYER_CORS_ORIGINS: Str("", {
+    description:
+      "Exact origins (https://play.example.com,http://localhost:5173) whose pages may call the /v1/me/ routes from a " +
+      "browser: their preflight is answered and their answers carry Access-Control-Allow-Origin. Unset: none.",
+  }),
 };
 
 type PlayerValues = JwtTrustValues<typeof PREFIX> & {
@@ -58,9 +63,34 @@ type PlayerValues = JwtTrustValues<typeof PREFIX> & {
   NOTIFICATION_STREAM_BUFFER_BYTES: number;
   NOTIFICATION_STREAM_RECHECK_INTERVAL: number;
   NOTIFICATION_PLAYER_NATS_SUBJECT: string;
+  NOTIFICATION_PLAYER_CORS_ORIGINS: string;
 };
 
-export const playerRules = jwtTrustRules(PREFIX) as Rule<unknown>[];
+const corsOrigins = (text: string) =>
+  text
+    .split(",")
+    .map((o) => o.trim())
+    .filter((o) => o !== "");
+
+/** `scheme://host[:port]` as a browser sends it in Origin: http or https, no path, no trailing slash. */
+function isOrigin(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return (url.protocol === "https:" || url.protocol === "http:") && url.origin === text;
+  } catch {
+    return false;
+  }
+}
+
+const corsOriginsAreValid: Rule<PlayerValues> = (e) => {
+  const bad = corsOrigins(e.NOTIFICATION_PLAYER_CORS_ORIGINS ?? "").find((o) => !isOrigin(o));
+  return bad === undefined
+    ? undefined
+    : `NOTIFICATION_PLAYER_CORS_ORIGINS: ${JSON.stringify(bad)} is not an origin; expected exact origins such as ` +
+        "https://play.example.com,http://localhost:5173 (scheme, host and port only, comma-separated)";
+};
+
+export const playerRules = [...jwtTrustRules(PREFIX), corsOriginsAreValid] as Rule<unknown>[];
 
 export type StreamSettings = {
   heartbeatMs: number;
@@ -75,6 +105,8 @@ export type PlayerSettings = {
   jwt: (JwtTrust & { userClaim: string }) | undefined;
   stream: StreamSettings;
   subject: string;
+  /** Origins whose pages may call /v1/me/ from a browser (CORS); empty: none. */
+  corsOrigins: string[];
 };
 
 export function playerSettings(e: PlayerValues): PlayerSettings {
@@ -89,5 +121,6 @@ export function playerSettings(e: PlayerValues): PlayerSettings {
       recheckMs: e.NOTIFICATION_STREAM_RECHECK_INTERVAL,
     },
     subject: e.NOTIFICATION_PLAYER_NATS_SUBJECT,
+    corsOrigins: corsOrigins(e.NOTIFICATION_PLAYER_CORS_ORIGINS),
   };
 }

@@ -23,7 +23,14 @@ import {
 import { resumePoint } from "./sse.ts";
 import { checkReadBody } from "./validation.ts";
 
-export type PlayerRouteDeps = { sql: Sql; now: Clock; authenticate: PlayerAuthenticator; hub: StreamHub };
+export type PlayerRouteDeps = {
+  sql: Sql;
+  now: Clock;
+  authenticate: PlayerAuthenticator;
+  hub: StreamHub;
+  /** Origins whose pages may call these routes from a browser (edge/player-cors.ts); absent: none. */
+  corsOrigins?: readonly string[];
+};
 
 const STREAM_PATH = "/v1/me/notifications/stream";
 const UNAUTHORIZED = errorSchema("UNAUTHORIZED: no valid access token (WWW-Authenticate says why)");

@@ -59,7 +59,8 @@ export function createPlayers(deps: {
     // Fetched at once (not awaited), so the first player does not wait for the keys.
     void keys.refresh();
     const onRefusal = createRefusalReporter({ registry, metricPrefix: "notification_player_auth", log });
-    routes = { sql, now: deps.now, authenticate: createPlayerAuthenticator(jwt, keys, onRefusal), hub };
+    const authenticate = createPlayerAuthenticator(jwt, keys, onRefusal);
+    routes = { sql, now: deps.now, authenticate, hub, corsOrigins: settings.corsOrigins };
   }
   return {
     routes,
