@@ -59,18 +59,82 @@ function poison(key: string, user: string, body: (user: string, sku: string) => 
   return { kind: "poison", action: "grants", key, body: bad, expect: { status: 400, code: "BAD_REQUEST" } };
 }
 
+/** Worker `w`'s `n`th request and the answer it must get, from what it knows of its pairs and its answered requests. */
+function plan(options: LoadOptions, w: number, n: number, pairs: Pair[], answered: Recorded[]): Planned {
+  const pick = <T>(items: T[]) => items[Math.floor(options.random() * items.length)] as T;
+  const key = `${options.prefix}w${w}-k${n}-${crypto.randomUUID()}`;
+  const body = (user: string, sku: string): Body => ({
+    user_id: user,
+    stock_keeping_unit: sku,
+    reason: "drill",
+    purchase_id: `p-${crypto.randomUUID()}`,
+  });
+  if (options.random() < POISON_SHARE) {
+    const kinds = POISON.length + 1 + POISON_DATES.length;
+    return poison(key, `${options.prefix}w${w}-u${n}`, body, Math.floor(options.random() * kinds));
+  }
+  const r = options.random();
+  if (r < 0.4 || pairs.length === 0) {
+    const user = `${options.prefix}w${w}-u${n}`;
+    return {
+      kind: "fresh",
+      action: "grants",
+      key,
+      body: body(user, pick(SKUS)),
+      expect: { status: 200, version: 0 },
+    };
+  }
+  if (r < 0.85 || answered.length === 0) {
+    const index = Math.floor(options.random() * pairs.length);
+    const pair = pairs[index] as Pair;
+    const toggle = r < 0.78;
+    const action: Action = (pair.status === "ACTIVE") === toggle ? "revokes" : "grants";
+    // The pair leaves the known set while its request is out; learn() puts it back with the answer.
+    pairs.splice(index, 1);
+    const expect = toggle
+      ? { status: 200, version: pair.version + 1 }
+      : { status: 409, code: "ENTITLEMENT_STATE_CONFLICT", version: pair.version };
+    return { kind: "fresh", action, key, body: body(pair.user, pair.sku), expect };
+  }
+  return repeat(pick(answered), r < 0.95);
+}
+
+/** What an answer to a fresh request teaches its worker: the pair's state and version, and a request to repeat. */
+function learn(record: Recorded, pairs: Pair[], answered: Recorded[]): void {
+  if (record.kind !== "fresh") return;
+  const a = record.answer;
+  if (!a || a.status >= 500) return;
+  answered.push(record);
+  if (a.status === 200) {
+    const status = a.body.status === "REVOKED" ? "REVOKED" : "ACTIVE";
+    pairs.push({
+      user: record.body.user_id,
+      sku: record.body.stock_keeping_unit,
+      status,
+      version: Number(a.body.version),
+    });
+  } else if (a.status === 409 && record.expect.version !== undefined) {
+    const status = record.action === "grants" ? "ACTIVE" : "REVOKED";
+    pairs.push({
+      user: record.body.user_id,
+      sku: record.body.stock_keeping_unit,
+      status,
+      version: record.expect.version,
+    });
+  }
+}
+
 export function startLoad(options: LoadOptions): Load {
   const sent: Recorded[] = [];
   let stopped = false;
   let turn = 0;
-  const pick = <T>(items: T[]) => items[Math.floor(options.random() * items.length)] as T;
 
   async function worker(w: number): Promise<void> {
     const pairs: Pair[] = [];
     const answered: Recorded[] = [];
     let n = 0;
     while (!stopped) {
-      const next = plan(w, n++, pairs, answered);
+      const next = plan(options, w, n++, pairs, answered);
       const urls = options.urls();
       const url = urls[turn++ % urls.length] as string;
       const startedAt = Date.now();
@@ -81,68 +145,6 @@ export function startLoad(options: LoadOptions): Load {
       // A refused or reset connection (a replica is down) is retried later, as a client with backoff would.
       const backoff = record.answer ? 0 : 250;
       await Bun.sleep(backoff + options.pauseMs * (0.5 + options.random()));
-    }
-  }
-
-  function plan(w: number, n: number, pairs: Pair[], answered: Recorded[]): Planned {
-    const key = `${options.prefix}w${w}-k${n}-${crypto.randomUUID()}`;
-    const body = (user: string, sku: string): Body => ({
-      user_id: user,
-      stock_keeping_unit: sku,
-      reason: "drill",
-      purchase_id: `p-${crypto.randomUUID()}`,
-    });
-    if (options.random() < POISON_SHARE) {
-      const kinds = POISON.length + 1 + POISON_DATES.length;
-      return poison(key, `${options.prefix}w${w}-u${n}`, body, Math.floor(options.random() * kinds));
-    }
-    const r = options.random();
-    if (r < 0.4 || pairs.length === 0) {
-      const user = `${options.prefix}w${w}-u${n}`;
-      return {
-        kind: "fresh",
-        action: "grants",
-        key,
-        body: body(user, pick(SKUS)),
-        expect: { status: 200, version: 0 },
-      };
-    }
-    if (r < 0.85 || answered.length === 0) {
-      const index = Math.floor(options.random() * pairs.length);
-      const pair = pairs[index] as Pair;
-      const toggle = r < 0.78;
-      const action: Action = (pair.status === "ACTIVE") === toggle ? "revokes" : "grants";
-      // The pair leaves the known set while its request is out; learn() puts it back with the answer.
-      pairs.splice(index, 1);
-      const expect = toggle
-        ? { status: 200, version: pair.version + 1 }
-        : { status: 409, code: "ENTITLEMENT_STATE_CONFLICT", version: pair.version };
-      return { kind: "fresh", action, key, body: body(pair.user, pair.sku), expect };
-    }
-    return repeat(pick(answered), r < 0.95);
-  }
-
-  function learn(record: Recorded, pairs: Pair[], answered: Recorded[]): void {
-    if (record.kind !== "fresh") return;
-    const a = record.answer;
-    if (!a || a.status >= 500) return;
-    answered.push(record);
-    if (a.status === 200) {
-      const status = a.body.status === "REVOKED" ? "REVOKED" : "ACTIVE";
-      pairs.push({
-        user: record.body.user_id,
-        sku: record.body.stock_keeping_unit,
-        status,
-        version: Number(a.body.version),
-      });
-    } else if (a.status === 409 && record.expect.version !== undefined) {
-      const status = record.action === "grants" ? "ACTIVE" : "REVOKED";
-      pairs.push({
-        user: record.body.user_id,
-        sku: record.body.stock_keeping_unit,
-        status,
-        version: record.expect.version,
-      });
     }
   }
 
