@@ -77,6 +77,22 @@ async function waitForPoints(sql: postgres.Sql, prefix: string, deadline: number
   return false;
 }
 
+type Rows = Awaited<ReturnType<typeof readRows>>;
+type Accepted = Map<string, { user: string; amount: number }>;
+/** Records one finding: a lost or duplicated one is counted, and the first twelve of any kind are told. */
+type Finding = (kind: "lost" | "duplicated" | "wrong", what: string, count?: number) => void;
+
+/** The findings of one check, as problems and the lost and duplicated counts, and the `finding` that records one. */
+function collectFindings() {
+  const found = { problems: [] as string[], lost: 0, duplicated: 0 };
+  const finding: Finding = (kind, what, count = 1) => {
+    if (kind === "lost") found.lost += count;
+    if (kind === "duplicated") found.duplicated += count;
+    if (found.problems.length < 12) found.problems.push(`points ${kind}: ${what}`);
+  };
+  return { found, finding };
+}
+
 /** Settles the unanswered reservations, waits for their execution and delivery, then holds the tables to the answers. */
 export async function checkPoints(
   sql: postgres.Sql,
@@ -85,24 +101,44 @@ export async function checkPoints(
 ): Promise<PointsReport> {
   const deadline = Date.now() + o.timeoutMs;
   await settleReservations(load, { ...o, deadline });
-  const problems: string[] = [];
-  let lost = 0;
-  let duplicated = 0;
-  const finding = (kind: "lost" | "duplicated" | "wrong", what: string, count = 1) => {
-    if (kind === "lost") lost += count;
-    if (kind === "duplicated") duplicated += count;
-    if (problems.length < 12) problems.push(`points ${kind}: ${what}`);
+  const { found, finding } = collectFindings();
+  const accepted = acceptedReservations(load, o.latencyBoundMs, finding);
+  if (!(await waitForPoints(sql, o.prefix, Math.max(deadline, Date.now() + 1_000))))
+    found.problems.push("points not all DONE, PUBLISHED and notified in time");
+  const rows = await readRows(sql, o.prefix);
+  const expected = checkAccepted(accepted, rows, finding);
+  checkUnexplained(accepted, rows, finding);
+  const actual = new Map(rows.balances.map((b) => [b.user_id, b.balance]));
+  const exactBalances = checkBalances(expected, actual, finding);
+  const byId = new Map(rows.reservations.map((r) => [r.reservation_id, r]));
+  const done = [...accepted.keys()].filter((id) => byId.get(id)?.status === "DONE").length;
+  return {
+    reservations: accepted.size,
+    settled: load.reservations.filter((r) => !definite(r.answer) && r.settled?.status === 201).length,
+    replays: load.replays.length,
+    done,
+    transactions: rows.reservations.reduce((sum, r) => sum + r.transactions, 0) + rows.orphans,
+    notifications: rows.notifications.length,
+    users: new Set([...expected.keys(), ...actual.keys()]).size,
+    exactBalances,
+    lost: found.lost,
+    duplicated: found.duplicated,
+    problems: found.problems,
   };
-  const accepted = new Map<string, { user: string; amount: number }>();
+}
+
+/** The reservations answered 201 (by their own answer or a settling replay), by id; slow or wrong answers are findings. */
+function acceptedReservations(load: PointsLoad, latencyBoundMs: number, finding: Finding): Accepted {
+  const accepted: Accepted = new Map();
   for (const r of load.reservations) {
     const a: Answer | undefined = definite(r.answer) ? r.answer : r.settled;
-    if (r.ms > o.latencyBoundMs) finding("wrong", `reservation ${r.key} took ${Math.round(r.ms)}ms`);
+    if (r.ms > latencyBoundMs) finding("wrong", `reservation ${r.key} took ${Math.round(r.ms)}ms`);
     if (!a) finding("wrong", `reservation ${r.key} never settled (${r.error ?? r.answer?.status})`);
     else if (a.status !== 201) finding("wrong", `reservation ${r.key}: ${a.status} ${a.text.slice(0, 160)}`);
     else accepted.set(String(a.body.reservation_id), { user: r.body.user_id, amount: r.body.point_amount });
   }
   for (const p of load.replays) {
-    if (p.ms > o.latencyBoundMs) finding("wrong", `replay of ${p.original.key} took ${Math.round(p.ms)}ms`);
+    if (p.ms > latencyBoundMs) finding("wrong", `replay of ${p.original.key} took ${Math.round(p.ms)}ms`);
     const first = p.original.answer as Answer;
     if (definite(p.answer) && (p.answer.status !== first.status || !Bun.deepEquals(p.answer.body, first.body)))
       finding(
@@ -110,13 +146,14 @@ export async function checkPoints(
         `replay of ${p.original.key}: ${p.answer.status} ${p.answer.text.slice(0, 160)}, not the original`,
       );
   }
-  if (!(await waitForPoints(sql, o.prefix, Math.max(deadline, Date.now() + 1_000))))
-    problems.push("points not all DONE, PUBLISHED and notified in time");
-  const rows = await readRows(sql, o.prefix);
+  return accepted;
+}
+
+/** Every accepted reservation DONE once, on time, with one row of each kind, all sent; the balance each user is owed. */
+function checkAccepted(accepted: Accepted, rows: Rows, finding: Finding): Map<string, number> {
   const byId = new Map(rows.reservations.map((r) => [r.reservation_id, r]));
   const events = Map.groupBy(rows.events, (e) => e.reservation_id);
   const notified = Map.groupBy(rows.notifications, (n) => n.reservation_id);
-  const eventIds = new Set(rows.events.map((e) => e.event_id));
   const expected = new Map<string, number>();
   for (const [id, { user, amount }] of accepted) {
     expected.set(user, (expected.get(user) ?? 0) + amount);
@@ -137,13 +174,22 @@ export async function checkPoints(
     );
     if (unsent.length) finding("lost", `reservation ${id}: ${unsent.map((e) => e.status).join("/")}`);
   }
+  return expected;
+}
+
+/** Nothing written that no accepted reservation explains: reservations, transactions, notifications. */
+function checkUnexplained(accepted: Accepted, rows: Rows, finding: Finding): void {
+  const eventIds = new Set(rows.events.map((e) => e.event_id));
   for (const r of rows.reservations)
     if (!accepted.has(r.reservation_id)) finding("duplicated", `reservation ${r.reservation_id} that no 201 explains`);
   if (rows.orphans)
     finding("duplicated", `${rows.orphans} point_transactions rows without a reservation`, rows.orphans);
   for (const n of rows.notifications)
     if (!eventIds.has(n.event_id)) finding("duplicated", `PointsGranted notification of no outbox event ${n.event_id}`);
-  const actual = new Map(rows.balances.map((b) => [b.user_id, b.balance]));
+}
+
+/** Each user's balance against the sum of their executed reservations; returns how many are exact. */
+function checkBalances(expected: Map<string, number>, actual: Map<string, number>, finding: Finding): number {
   let exactBalances = 0;
   for (const user of new Set([...expected.keys(), ...actual.keys()])) {
     const want = expected.get(user) ?? 0;
@@ -155,18 +201,5 @@ export async function checkPoints(
         `balance of ${user} is ${got}, its executed reservations sum to ${want}`,
       );
   }
-  const done = [...accepted.keys()].filter((id) => byId.get(id)?.status === "DONE").length;
-  return {
-    reservations: accepted.size,
-    settled: load.reservations.filter((r) => !definite(r.answer) && r.settled?.status === 201).length,
-    replays: load.replays.length,
-    done,
-    transactions: rows.reservations.reduce((sum, r) => sum + r.transactions, 0) + rows.orphans,
-    notifications: rows.notifications.length,
-    users: new Set([...expected.keys(), ...actual.keys()]).size,
-    exactBalances,
-    lost,
-    duplicated,
-    problems,
-  };
+  return exactBalances;
 }

@@ -75,7 +75,6 @@ const PROGRAMS_LEFT: Record<string, number> = {
   "tests/bench/points-phase.ts: measurePoints": 85,
   "tests/bench/run.ts: runPhases": 445,
   "tests/bench/whole-system.ts: measure": 71,
-  "tests/drills/points-ledger.ts: checkPoints": 92,
   "tests/support/fcm-service.ts: startFcmService": 94,
 };
 
