@@ -164,20 +164,11 @@ async function measure(build: (typeof builds)[number], round: number): Promise<R
     const result = await runGrantLoad({ ...load, seconds });
     const report = cpu();
     const end = await counts(sql);
-    const statements = await sql<{ calls: number; query: string }[]>`
-      select s.calls::float8 / greatest(1, ${result.ok}) as calls, left(regexp_replace(s.query, ${"\\s+"}, ' ', 'g'), 90) as query
-      from pg_stat_statements s join pg_database d on d.oid = s.dbid
-      where d.datname = ${names.database} and s.query !~* ${"pg_stat_statements|count\\(\\*\\)"}
-      order by s.calls desc limit 8`;
+    const statements = await statementsPerGrant(sql, names.database, result.ok);
     await settled(sql, 60_000);
     const after = await counts(sql);
     const granted = end.granted - before.granted;
-    const e2e: E2eResult[] = [];
-    for (const [i, rate] of rates.entries()) {
-      const prefix = `e2e${i}-${tag}`;
-      e2e.push(await measureEndToEnd({ sql, ...load, rate, seconds: 10, prefix, timeoutMs: 30_000 }));
-      await settled(sql, 30_000);
-    }
+    const e2e = await measureRates(sql, load);
     return {
       build: build.name,
       round,
@@ -197,16 +188,44 @@ async function measure(build: (typeof builds)[number], round: number): Promise<R
     await sql.end();
     await notification.stop();
     await entitlement.stop();
-    const nc = await stack.connectBenchNats(nats.url);
-    await stack.deleteStreams(nc, [
-      names.stream,
-      `${names.stream}-points`,
-      names.matches.stream,
-      ...names.advisories.map((a) => a.stream),
-    ]);
-    await nc.close();
+    await deleteRunStreams(names);
     await stack.dropDatabase(pg.url, names.database);
   }
+}
+
+/** The statements run per grant during the load, the most frequent first (pg_stat_statements of `database`). */
+async function statementsPerGrant(sql: postgres.Sql, database: string, grants: number) {
+  return await sql<{ calls: number; query: string }[]>`
+    select s.calls::float8 / greatest(1, ${grants}) as calls, left(regexp_replace(s.query, ${"\\s+"}, ' ', 'g'), 90) as query
+    from pg_stat_statements s join pg_database d on d.oid = s.dbid
+    where d.datname = ${database} and s.query !~* ${"pg_stat_statements|count\\(\\*\\)"}
+    order by s.calls desc limit 8`;
+}
+
+/** Commit → SENT at each of `rates`, 10 s each, the pipeline settled after each. */
+async function measureRates(
+  sql: postgres.Sql,
+  load: { url: string; headers: Record<string, string>; connections: number; tag: string },
+): Promise<E2eResult[]> {
+  const e2e: E2eResult[] = [];
+  for (const [i, rate] of rates.entries()) {
+    const prefix = `e2e${i}-${load.tag}`;
+    e2e.push(await measureEndToEnd({ sql, ...load, rate, seconds: 10, prefix, timeoutMs: 30_000 }));
+    await settled(sql, 30_000);
+  }
+  return e2e;
+}
+
+/** The run's streams, deleted from the run's nats-server. */
+async function deleteRunStreams(names: stack.Names): Promise<void> {
+  const nc = await stack.connectBenchNats(nats.url);
+  await stack.deleteStreams(nc, [
+    names.stream,
+    `${names.stream}-points`,
+    names.matches.stream,
+    ...names.advisories.map((a) => a.stream),
+  ]);
+  await nc.close();
 }
 
 /** Entitlement rows granted and notifications SENT so far (both schemas live in the run's one database). */

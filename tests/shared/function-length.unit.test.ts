@@ -74,7 +74,6 @@ const PROGRAMS_LEFT: Record<string, number> = {
   "tests/bench/players-phase.ts: measurePlayers": 86,
   "tests/bench/points-phase.ts: measurePoints": 85,
   "tests/bench/run.ts: runPhases": 445,
-  "tests/bench/whole-system.ts: measure": 71,
   "tests/support/fcm-service.ts: startFcmService": 94,
 };
 
