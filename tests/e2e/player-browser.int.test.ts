@@ -2,7 +2,8 @@
 // player signs in with their access token, sees their inbox and its unread badge, and a grant made through
 // Entitlement's API appears on the page while it is open, through the live stream; the page shows why a sign-in failed,
 // and stops (without reconnecting) when a newer stream of the player closes its own. The page is served from the origin
-// that forwards /v1/ to Notification, as a reverse proxy in front of both would.
+// that forwards /v1/ to Notification, as a reverse proxy in front of both would, and from an origin of its own that
+// NOTIFICATION_PLAYER_CORS_ORIGINS lists, calling Notification directly.
 import { afterAll, beforeAll, expect, setDefaultTimeout } from "bun:test";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
@@ -30,6 +31,8 @@ let sql: postgres.Sql;
 let idp: TestIdp;
 let browser: Browser | undefined;
 let site: ReturnType<typeof Bun.serve> | undefined;
+/** Serves the page alone, on an origin of its own (another port is another origin). */
+let elsewhere: ReturnType<typeof Bun.serve> | undefined;
 const services: ServedProcess[] = [];
 const stream = uniqueName("player").replaceAll("_", "-");
 let entitlementUrl = "";
@@ -48,8 +51,14 @@ beforeAll(async () => {
     ...pipelineNatsNames(stream, `${stream}-durable`),
   };
   const entitlement = serve(ENTITLEMENT, "entitlement", { ...common, ENTITLEMENT_AUTH_DISABLED: "true" });
+  elsewhere = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch: () => new Response(Bun.file(PAGE), { headers: { "content-type": "text/html" } }),
+  });
   const notification = serve(NOTIFICATION, "notification", {
     ...common,
+    NOTIFICATION_PLAYER_CORS_ORIGINS: `http://127.0.0.1:${elsewhere.port}`,
     NOTIFICATION_PLAYER_JWT_ISSUER: idp.issuer,
     NOTIFICATION_PLAYER_JWT_AUDIENCE: AUDIENCE,
     NOTIFICATION_PLAYER_NATS_SUBJECT: `${stream}.players`,
@@ -79,6 +88,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   site?.stop(true);
+  elsewhere?.stop(true);
   for (const s of services) s.child.kill("SIGTERM");
   await Promise.all(services.map((s) => s.output));
   await idp?.close();
@@ -134,9 +144,9 @@ const tokenFor = (user: string) => {
   return idp.forge({ iss: idp.issuer, aud: AUDIENCE, sub: user, iat: now, exp: now + 600 });
 };
 
-async function signIn(token: string, api = "") {
+async function signIn(token: string, api = "", from = site) {
   const page = await (browser as Browser).context.newPage();
-  await page.goto(`http://127.0.0.1:${site?.port}/`);
+  await page.goto(`http://127.0.0.1:${from?.port}/`);
   await page.fill("textarea[name=token]", token);
   await page.fill("input[name=api]", api);
   await page.click("[data-testid=sign-in]");
@@ -157,6 +167,28 @@ test("a sign-in that fails says why on the page: a refused token, an API base th
   await failure.waitFor();
   expect(await failure.textContent()).toContain(`${nowhere}/v1/me/notifications?limit=50 failed: no answer`);
   await Promise.all([refused.close(), unreachable.close()]);
+});
+
+test("from an origin NOTIFICATION_PLAYER_CORS_ORIGINS lists, the page calling Notification directly works", async () => {
+  const user = uniqueName("cors");
+  await grant(user, "shield.silver");
+  await waitUntil(
+    async () => (await sql`select 1 from notification.notifications where user_id = ${user}`).length === 1,
+    "the grant's notification",
+    60_000,
+  );
+  const page = await signIn(await tokenFor(user), notificationUrl, elsewhere);
+  try {
+    const items = page.locator("[data-testid=notification-item]");
+    await items.first().waitFor();
+    expect(await items.count()).toBe(1);
+    await waitUntil(async () => (await page.locator("[data-testid=stream-state]").textContent()) === "live", "live");
+    await grant(user, "sword.silver");
+    await page.locator("[data-testid=notification-item]", { hasText: "sword.silver" }).waitFor({ timeout: 30_000 });
+    expect(await items.count(), "the stream works across origins too").toBe(2);
+  } finally {
+    await page.close();
+  }
 });
 
 test("a page whose stream a newer one closes for the per-player limit says so and does not reconnect", async () => {
