@@ -8,7 +8,7 @@ import { parseArgs } from "node:util";
 import { loadNotificationConfig } from "../../src/notification/config.ts";
 import { insertEndpoint } from "../../src/notification/features/endpoints/queries.ts";
 import { createSecretBox, newSigningSecret } from "../../src/notification/features/endpoints/secrets.ts";
-import { storeEvents } from "../../src/notification/intake/consumer/service.ts";
+import { storeEvents } from "../../src/notification/intake/consumer/batch.ts";
 import { createNotificationMetrics } from "../../src/notification/metrics.ts";
 import { endpointDeliveryWorker } from "../../src/notification/work/endpoints/build.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";

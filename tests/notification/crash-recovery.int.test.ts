@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import type { NotificationConfig } from "../../src/notification/config.ts";
-import { storeEvents } from "../../src/notification/intake/consumer/service.ts";
+import { storeEvents } from "../../src/notification/intake/consumer/batch.ts";
 import { type ConsumerHealth, createEventConsumer } from "../../src/notification/intake/consumer/worker.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createNatsLink } from "../../src/shared/nats.ts";

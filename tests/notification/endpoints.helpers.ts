@@ -3,8 +3,8 @@
 import { afterAll } from "bun:test";
 import { createSecretBox } from "../../src/notification/features/endpoints/secrets.ts";
 import type { Resolve } from "../../src/notification/features/endpoints/url-guard.ts";
+import { storeEvents } from "../../src/notification/intake/consumer/batch.ts";
 import type { NotificationType } from "../../src/notification/intake/consumer/handler.ts";
-import { storeEvents } from "../../src/notification/intake/consumer/service.ts";
 import { endpointDeliveryWorker } from "../../src/notification/work/endpoints/build.ts";
 import { parseTokenEntries, tokenEntryLine } from "../../src/shared/auth/tokens.ts";
 import type { Sql } from "../../src/shared/db.ts";

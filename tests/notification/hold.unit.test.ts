@@ -3,9 +3,8 @@
 import { describe, expect, test } from "bun:test";
 import type { JsMsg } from "@nats-io/jetstream";
 import { createAdvisoryHandler } from "../../src/notification/intake/advisories/handler.ts";
-import { createBatchHandler } from "../../src/notification/intake/consumer/batch.ts";
+import { createBatchHandler, type StoreOutcome } from "../../src/notification/intake/consumer/batch.ts";
 import type { EventHandler, StoredEvent } from "../../src/notification/intake/consumer/handler.ts";
-import type { StoreOutcome } from "../../src/notification/intake/consumer/service.ts";
 import { entitlementEvents } from "../../src/notification/intake/handlers/entitlement.ts";
 import { matchmakingEvents } from "../../src/notification/intake/handlers/matchmaking.ts";
 import { pointsEvents } from "../../src/notification/intake/handlers/points.ts";

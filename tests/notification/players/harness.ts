@@ -5,7 +5,7 @@
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { NotificationConfig } from "../../../src/notification/config.ts";
 import { createPlayers, type Players } from "../../../src/notification/features/players/setup.ts";
-import { type StoreOutcome, storeEvents } from "../../../src/notification/intake/consumer/service.ts";
+import { type StoreOutcome, storeEvents } from "../../../src/notification/intake/consumer/batch.ts";
 import type { ConsumerHealth } from "../../../src/notification/intake/consumer/worker.ts";
 import { createWorkers } from "../../../src/notification/workers.ts";
 import type { Sql } from "../../../src/shared/db.ts";

@@ -11,8 +11,26 @@ import type { Clock } from "../../../shared/runtime.ts";
 import type { NotificationMetrics } from "../../metrics.ts";
 import { holdWhileDatabaseDown } from "../nats/hold.ts";
 import type { EventHandler, StoredEvent } from "./handler.ts";
-import { storeEvents } from "./service.ts";
+import { storeProcessedEvents } from "./queries.ts";
 import { type ConsumeSpan, endConsumeSpan, startConsumeSpan } from "./spans.ts";
+
+/** `created` and `duplicates` count events; `notifications` counts the rows the created events yielded. */
+export type StoreOutcome = { created: number; duplicates: number; notifications: number };
+
+/** The same event may appear twice in one batch (a re-publish without Nats-Msg-Id): keep its first copy. */
+function firstOfEach(events: StoredEvent[]): StoredEvent[] {
+  const seen = new Set<string>();
+  return events.filter((e) => !seen.has(e.eventId) && seen.add(e.eventId));
+}
+
+/**
+ * Turns a batch of valid events into notifications in one statement, exactly once per event id: an event counts as
+ * processed exactly when all its notifications exist.
+ */
+export async function storeEvents(sql: Sql, events: StoredEvent[], now: Date): Promise<StoreOutcome> {
+  const { created, notifications } = await storeProcessedEvents(sql, { events: firstOfEach(events), now });
+  return { created, duplicates: events.length - created, notifications };
+}
 
 export type BatchHandlerDeps = {
   handler: EventHandler;
