@@ -78,75 +78,102 @@ async function storeAtRate(sql: Sql, waker: Waker): Promise<Map<string, number>>
 const quantile = (sorted: number[], q: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
 
+/** One endpoint a receiver's port, enabled for every event type, with a signing secret sealed by KEY. */
+async function insertEndpoints(sql: Sql, ports: number[], label: string): Promise<void> {
+  const box = createSecretBox(KEY);
+  for (const port of ports) {
+    const endpointId = crypto.randomUUID();
+    const sealed = box.seal(endpointId, newSigningSecret());
+    await insertEndpoint(sql, {
+      endpointId,
+      url: `http://127.0.0.1:${port}/hook`,
+      description: label,
+      eventTypes: null,
+      enabled: true,
+      secretCiphertext: sealed,
+      now: new Date(),
+    });
+  }
+}
+
+/** The service's endpoint delivery worker, in this process, until `signal` fires; `waker` wakes it as the consumer does. */
+function runDeliveryWorker(sql: Sql, waker: Waker, signal: AbortSignal) {
+  const config = loadNotificationConfig({
+    NOTIFICATION_ENDPOINT_SECRET_KEY: KEY.toString("hex"),
+    NOTIFICATION_ENDPOINT_ALLOW_PRIVATE: "true",
+  });
+  const worker = endpointDeliveryWorker({
+    config,
+    sql,
+    log: silentLogger,
+    now: () => new Date(),
+    metrics: createNotificationMetrics(createRegistry("bench")),
+    waker,
+    workerId: "bench",
+  });
+  return worker?.run(signal);
+}
+
+/** Until `expected` deliveries are SENT, or 30 s pass. */
+async function waitForSent(sql: Sql, expected: number): Promise<void> {
+  const deadline = performance.now() + 30_000;
+  while (performance.now() < deadline) {
+    const [row] = await sql<{ n: number }[]>`
+      select count(*)::int as n from webhook_deliveries d join webhook_endpoints e using (endpoint_id)
+      where d.status = 'SENT'`;
+    if ((row?.n ?? 0) >= expected) break;
+    await Bun.sleep(200);
+  }
+}
+
+type Receivers = Awaited<ReturnType<typeof startReceivers>>;
+
+/**
+ * Prints each receiver's count and latencies from commit to arrival; returns the answering ones' p99s, their last
+ * arrival and how many distinct notifications they received.
+ */
+async function reportReceipts(receivers: Receivers, hanging: number[], committed: Map<string, number>) {
+  const total = committed.size;
+  const p99s: number[] = [];
+  let lastArrival = 0;
+  let arrived = 0;
+  for (const [index, port] of receivers.ports.entries()) {
+    const got = await receivers.receipts(port);
+    if (!hanging.includes(index)) {
+      for (const [, at] of got) lastArrival = Math.max(lastArrival, at);
+      arrived += new Set(got.map(([id]) => id)).size;
+    }
+    const latencies = got
+      .flatMap(([id, at]) => (committed.has(id) ? [at - (committed.get(id) as number)] : []))
+      .sort((a, b) => a - b);
+    const tag = hanging.includes(index) ? " (hanging)" : "";
+    const p99 = quantile(latencies, 0.99);
+    if (!tag) p99s.push(p99);
+    console.log(
+      `  endpoint ${index}${tag}: received ${new Set(got.map(([id]) => id)).size}/${total}, ` +
+        `p50 ${quantile(latencies, 0.5).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${quantile(latencies, 1).toFixed(1)} ms`,
+    );
+  }
+  return { p99s, lastArrival, arrived };
+}
+
 async function phase(label: string, hanging: number[]): Promise<number[]> {
   const db = await createTestDatabase("bench_endpoints");
   const sql = createSql({ url: db.url, schema: "notification", max: 10, applicationName: "bench-endpoints" });
   const receivers = await startReceivers(hanging);
-  const box = createSecretBox(KEY);
   const controller = new AbortController();
   try {
-    for (const port of receivers.ports) {
-      const endpointId = crypto.randomUUID();
-      const sealed = box.seal(endpointId, newSigningSecret());
-      await insertEndpoint(sql, {
-        endpointId,
-        url: `http://127.0.0.1:${port}/hook`,
-        description: label,
-        eventTypes: null,
-        enabled: true,
-        secretCiphertext: sealed,
-        now: new Date(),
-      });
-    }
-    const config = loadNotificationConfig({
-      NOTIFICATION_ENDPOINT_SECRET_KEY: KEY.toString("hex"),
-      NOTIFICATION_ENDPOINT_ALLOW_PRIVATE: "true",
-    });
+    await insertEndpoints(sql, receivers.ports, label);
     const waker = new Waker();
-    const worker = endpointDeliveryWorker({
-      config,
-      sql,
-      log: silentLogger,
-      now: () => new Date(),
-      metrics: createNotificationMetrics(createRegistry("bench")),
-      waker,
-      workerId: "bench",
-    });
-    const running = worker?.run(controller.signal);
+    const running = runDeliveryWorker(sql, waker, controller.signal);
     const committed = await storeAtRate(sql, waker);
     const total = committed.size;
     const healthy = receivers.ports.filter((_, i) => !hanging.includes(i));
-    const deadline = performance.now() + 30_000;
-    while (performance.now() < deadline) {
-      const [row] = await sql<{ n: number }[]>`
-        select count(*)::int as n from webhook_deliveries d join webhook_endpoints e using (endpoint_id)
-        where d.status = 'SENT'`;
-      if ((row?.n ?? 0) >= total * healthy.length) break;
-      await Bun.sleep(200);
-    }
-    const p99s: number[] = [];
-    let lastArrival = 0;
-    let arrived = 0;
+    await waitForSent(sql, total * healthy.length);
     console.log(
       `${label}: ${total} notifications stored at ${rate}/s for ${seconds} s, ${receivers.ports.length} endpoints`,
     );
-    for (const [index, port] of receivers.ports.entries()) {
-      const got = await receivers.receipts(port);
-      if (!hanging.includes(index)) {
-        for (const [, at] of got) lastArrival = Math.max(lastArrival, at);
-        arrived += new Set(got.map(([id]) => id)).size;
-      }
-      const latencies = got
-        .flatMap(([id, at]) => (committed.has(id) ? [at - (committed.get(id) as number)] : []))
-        .sort((a, b) => a - b);
-      const tag = hanging.includes(index) ? " (hanging)" : "";
-      const p99 = quantile(latencies, 0.99);
-      if (!tag) p99s.push(p99);
-      console.log(
-        `  endpoint ${index}${tag}: received ${new Set(got.map(([id]) => id)).size}/${total}, ` +
-          `p50 ${quantile(latencies, 0.5).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${quantile(latencies, 1).toFixed(1)} ms`,
-      );
-    }
+    const { p99s, lastArrival, arrived } = await reportReceipts(receivers, hanging, committed);
     const [sent] = await sql<{ n: number }[]>`select count(*)::int as n from webhook_deliveries where status = 'SENT'`;
     console.log(`  SENT deliveries: ${sent?.n}/${total * healthy.length} expected of the answering endpoints`);
     const span = (lastArrival - Math.min(...committed.values())) / 1000;
