@@ -1,52 +1,29 @@
 // What every entitlement operator subcommand opens: the configuration from the environment (no API tokens needed: an
 // operator subcommand serves nothing) and one PostgreSQL connection; and the shapes the subcommands share.
 import type { Subcommand } from "../../shared/cli.ts";
-import { checkedRun, operation, positionals, splitFlags, uuidArgument } from "../../shared/cli-args.ts";
-import { type OpsDeps, withOpsDatabase } from "../../shared/ops.ts";
+import { operation, positionals, splitFlags, uuidArgument } from "../../shared/cli-args.ts";
+import type { OpsDeps } from "../../shared/ops.ts";
+import {
+  type OpsEnv,
+  type OpsService,
+  type OpsSubcommandSpec,
+  serviceSubcommand,
+} from "../../shared/ops-subcommand.ts";
 import { type EntitlementConfig, loadEntitlementConfig } from "../config.ts";
 import { SCHEMA } from "../migrations.ts";
 
-export type OpsEnv = Record<string, string | undefined>;
+export type { OpsEnv };
 
-/** Runs `body` with the configuration and a PostgreSQL connection (see withOpsDatabase). */
-export function withOps(
-  env: OpsEnv,
-  label: string,
-  body: (ctx: OpsDeps & { config: EntitlementConfig }) => Promise<number>,
-): Promise<number> {
-  const spec = {
-    env,
-    program: "entitlement",
-    label,
-    schema: SCHEMA,
-    loadConfig: () => loadEntitlementConfig(env, { requireAuth: false }),
-    databaseUrl: (c: EntitlementConfig) => c.database.url,
-  };
-  return withOpsDatabase(spec, body);
-}
+const ENTITLEMENT_OPS: OpsService<EntitlementConfig> = {
+  program: "entitlement",
+  schema: SCHEMA,
+  loadConfig: (env) => loadEntitlementConfig(env, { requireAuth: false }),
+  databaseUrl: (c) => c.database.url,
+};
 
-/**
- * An operator subcommand: its arguments are checked first (`--help`: exit 0; a usage error, which `parse` throws as a
- * UsageError: exit 2), then it runs inside withOps.
- */
-export function opsSubcommand<A>(
-  env: OpsEnv,
-  spec: {
-    name: string;
-    summary: string;
-    usage: string;
-    parse: (args: string[]) => A;
-    run: (ctx: OpsDeps & { config: EntitlementConfig }, parsed: A) => Promise<number>;
-  },
-): Subcommand {
-  const check = { program: "entitlement", name: spec.name, usage: spec.usage, parse: spec.parse };
-  return {
-    name: spec.name,
-    summary: spec.summary,
-    run: checkedRun(check, (parsed, args) =>
-      withOps(env, `${spec.name} ${args.join(" ")}`, (ctx) => spec.run(ctx, parsed)),
-    ),
-  };
+/** An entitlement operator subcommand (serviceSubcommand): arguments checked, then run with a connection. */
+export function opsSubcommand<A>(env: OpsEnv, spec: OpsSubcommandSpec<EntitlementConfig, A>): Subcommand {
+  return serviceSubcommand(ENTITLEMENT_OPS, env, spec);
 }
 
 /** The usage of a `stats | requeue <id> | requeue --failed` subcommand. */

@@ -3,31 +3,26 @@
 import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import type { Subcommand } from "../../shared/cli.ts";
-import { checkedRun, positionals, splitFlags, wholeNumber } from "../../shared/cli-args.ts";
+import { positionals, splitFlags, wholeNumber } from "../../shared/cli-args.ts";
 import { natsServers } from "../../shared/nats-security.ts";
-import { type OpsDeps, withOpsDatabase } from "../../shared/ops.ts";
+import {
+  type OpsEnv,
+  type OpsService,
+  type OpsSubcommandSpec,
+  serviceSubcommand,
+} from "../../shared/ops-subcommand.ts";
 import { loadNotificationConfig, type NotificationConfig } from "../config.ts";
 import { SCHEMA } from "../migrations.ts";
 
 export type Jet = { js: JetStreamClient; jsm: JetStreamManager };
-export type OpsEnv = Record<string, string | undefined>;
+export type { OpsEnv };
 
-/** Runs `body` with the configuration and a PostgreSQL connection (see withOpsDatabase). */
-export function withOps(
-  env: OpsEnv,
-  label: string,
-  body: (ctx: OpsDeps & { config: NotificationConfig }) => Promise<number>,
-): Promise<number> {
-  const spec = {
-    env,
-    program: "notification",
-    label,
-    schema: SCHEMA,
-    loadConfig: () => loadNotificationConfig(env),
-    databaseUrl: (c: NotificationConfig) => c.database.url,
-  };
-  return withOpsDatabase(spec, body);
-}
+const NOTIFICATION_OPS: OpsService<NotificationConfig> = {
+  program: "notification",
+  schema: SCHEMA,
+  loadConfig: (env) => loadNotificationConfig(env),
+  databaseUrl: (c) => c.database.url,
+};
 
 /** Connects to NATS once (no retry loop: an operator wants an error, not a hang), runs `body`, drains. */
 export async function withJetStream<T>(config: NotificationConfig, body: (jet: Jet) => Promise<T>): Promise<T> {
@@ -53,26 +48,7 @@ export function parseLimit(args: string[]): number {
   return limit === undefined ? 100 : wholeNumber("--limit", limit, 1, 999_999);
 }
 
-/**
- * A notification operator subcommand: its arguments are checked first (`--help`: exit 0; a UsageError from `parse`:
- * exit 2), then it runs inside withOps.
- */
-export function opsSubcommand<A>(
-  env: OpsEnv,
-  spec: {
-    name: string;
-    summary: string;
-    usage: string;
-    parse: (args: string[]) => A;
-    run: (ctx: OpsDeps & { config: NotificationConfig }, parsed: A) => Promise<number>;
-  },
-): Subcommand {
-  const check = { program: "notification", name: spec.name, usage: spec.usage, parse: spec.parse };
-  return {
-    name: spec.name,
-    summary: spec.summary,
-    run: checkedRun(check, (parsed, args) =>
-      withOps(env, `${spec.name} ${args.join(" ")}`, (ctx) => spec.run(ctx, parsed)),
-    ),
-  };
+/** A notification operator subcommand (serviceSubcommand): arguments checked, then run with a connection. */
+export function opsSubcommand<A>(env: OpsEnv, spec: OpsSubcommandSpec<NotificationConfig, A>): Subcommand {
+  return serviceSubcommand(NOTIFICATION_OPS, env, spec);
 }
