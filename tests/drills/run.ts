@@ -29,7 +29,9 @@ const scale = SCALES[values.quick || process.env.DRILL_SCALE === "ci" ? "quick" 
 const seed = Number(values.seed ?? Math.floor(Math.random() * 2 ** 31));
 const wanted = values.only?.split(",").map((s) => s.trim());
 const SCENARIOS = [...SINGLE_MACHINE, ...HA_SCENARIOS];
-const scenarios = SCENARIOS.filter((s) => !wanted || wanted.some((w) => s.name.includes(w)));
+const scenarios = SCENARIOS.filter((s) => !wanted || wanted.some((w) => s.name.includes(w))).filter(
+  (s) => !s.scales || s.scales.includes(scale.name),
+);
 const log = (line: string) => console.log(`[drill] ${line}`);
 
 /** mulberry32: the seed printed at start reproduces the same fault moments and request mix. */

@@ -63,8 +63,13 @@ export type DrillContext = {
   problem: (line: string) => void;
 };
 
-/** `topology` defaults to `single`. */
-export type Scenario = { name: string; topology?: Topology; inject: (ctx: DrillContext) => Promise<void> };
+/** `topology` defaults to `single`; `scales` to both (a scenario of one scale only has a twin in the other). */
+export type Scenario = {
+  name: string;
+  topology?: Topology;
+  scales?: Scale["name"][];
+  inject: (ctx: DrillContext) => Promise<void>;
+};
 
 export const between = (ctx: DrillContext, minMs: number, maxMs: number) =>
   Bun.sleep(Math.round(minMs + ctx.random() * (maxMs - minMs)));

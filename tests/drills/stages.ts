@@ -2,24 +2,34 @@
 // a 3-node NATS cluster with the services' streams at three replicas. `pg-standby`: a PostgreSQL primary with a
 // synchronous streaming standby, the services given both hosts with target_session_attrs=read-write. Each stage has its
 // own folder, processes and fleet, and is torn down before the next one starts (the machine has two cores).
+// `pg-auto-failover`: the same with a pg_auto_failover formation (monitor, primary, synchronous secondary) whose
+// monitor, not the drill, promotes.
 import { chmodSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import postgres from "postgres";
 import { type NatsCluster, startNatsCluster } from "../support/nats-cluster.ts";
+import { type Formation, startFormation } from "../support/pg-auto-failover.ts";
 import { type PostgresPair, startPostgresPair } from "../support/postgres-pair.ts";
 import { type Nats, type Postgres, startNats, startPostgres } from "./cluster.ts";
 import { createFleet, type Fleet, killFleet } from "./services.ts";
 
-export type Topology = "single" | "nats-cluster" | "pg-standby";
+export type Topology = "single" | "nats-cluster" | "pg-standby" | "pg-auto-failover";
 
 export const TOPOLOGIES: Record<Topology, string> = {
   single: "one PostgreSQL, one nats-server",
   "nats-cluster": "one PostgreSQL, a 3-node NATS cluster, streams at 3 replicas",
   "pg-standby": "a PostgreSQL primary with a synchronous standby, one nats-server",
+  "pg-auto-failover": "a pg_auto_failover formation (monitor, primary, synchronous secondary), one nats-server",
 };
 
 /** The processes one topology runs on; a scenario takes the ones it faults. */
-export type Infra = { pg?: Postgres; nats?: Nats; natsCluster?: NatsCluster; pgPair?: PostgresPair };
+export type Infra = {
+  pg?: Postgres;
+  nats?: Nats;
+  natsCluster?: NatsCluster;
+  pgPair?: PostgresPair;
+  formation?: Formation;
+};
 
 export type Stage = {
   topology: Topology;
@@ -52,6 +62,11 @@ async function startInfra(
       infra.nats = await startNats(folder);
       return { infra, databaseUrl: infra.pgPair.url, natsUrl: infra.nats.url };
     }
+    if (topology === "pg-auto-failover") {
+      infra.formation = await startFormation(join(folder, "pg"));
+      infra.nats = await startNats(folder);
+      return { infra, databaseUrl: infra.formation.url, natsUrl: infra.nats.url };
+    }
     infra.pg = await startPostgres(folder);
     if (topology === "nats-cluster") {
       infra.natsCluster = await startNatsCluster({ root: join(folder, "nats"), logDir: join(folder, "logs") });
@@ -70,6 +85,7 @@ function killInfra(infra: Infra, keep: boolean): void {
   infra.natsCluster?.dispose(keep);
   infra.pg?.stop();
   infra.pgPair?.dispose(keep);
+  infra.formation?.dispose();
 }
 
 /** Starts the infrastructure of `topology` under `root/<topology>` and the fleet on it; the services are ready. */
