@@ -103,7 +103,9 @@ export async function deleteOldRows(
 
 /**
  * A worker that runs `once` at start and then every `intervalMs` until aborted. It never dies: the first failure of a
- * run of failures is logged, and the recovery with the number of failed runs.
+ * run of failures is logged, and the recovery with the number of failed runs. Every periodic job (both services'
+ * retention, the points' retention, the history partitions) is one call of this; their worker files look alike
+ * because each gives only what is its own: a name, an interval, its run and what that run reports.
  */
 export function periodicWorker(options: {
   name: string;

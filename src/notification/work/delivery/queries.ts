@@ -1,14 +1,10 @@
 // SQL of the delivery worker, one statement per function. Every finalize is guarded by the in-flight status and
 // locked_by, so a worker that lost its lease changes nothing (docs/failure-modes.md).
 import type { Db } from "../../../shared/db.ts";
+import type { Delivery } from "../channels/sender.ts";
 
-export type ClaimedNotification = {
-  notificationId: string;
-  eventId: string;
-  userId: string;
-  type: string;
-  occurredAt: Date;
-  payload: Record<string, unknown>;
+/** What the channel is sent, and what the worker keeps to finalize it. */
+export type ClaimedNotification = Delivery & {
   /** Already counts this attempt: the claim increments it (docs/decisions.md). */
   attemptCount: number;
   createdAt: Date;
