@@ -94,7 +94,14 @@ export function entitlementStackSettings(
 /** Notification's settings beyond `common`: the debug inbox, the admin API, the players' issuer, the endpoints. */
 export function notificationStackSettings(
   common: Record<string, StackSetting>,
-  s: { debugToken: string; adminToken: string; issuer: { issuer: string; audience: string }; secretKey: string },
+  s: {
+    debugToken: string;
+    adminToken: string;
+    notifyToken: string;
+    issuer: { issuer: string; audience: string };
+    secretKey: string;
+    pageOrigin: string;
+  },
 ): Record<string, StackSetting> {
   const demoIssuer = "PLAYER_TOKEN is signed by the stack's demo issuer, which another issuer's settings would refuse";
   return {
@@ -108,8 +115,13 @@ export function notificationStackSettings(
       yours: { replaced: demoIssuer },
     },
     NOTIFICATION_AUTH_TOKENS: {
-      value: tokenEntryLine("stack", s.adminToken, "read+write"),
-      why: "the admin token below",
+      value: `${tokenEntryLine("stack", s.adminToken, "read+write")},${tokenEntryLine("stack-game", s.notifyToken, "notify")}`,
+      why: "the admin and notify tokens below",
+      yours: "joined",
+    },
+    NOTIFICATION_PLAYER_CORS_ORIGINS: {
+      value: s.pageOrigin,
+      why: "the player page the stack serves on an origin of its own",
       yours: "joined",
     },
     NOTIFICATION_ENDPOINT_SECRET_KEY: {

@@ -79,6 +79,18 @@ export function startDemoReceiver(): DemoReceiver {
   };
 }
 
+/** docs/examples/player.html on an origin of its own, which the stack lists in NOTIFICATION_PLAYER_CORS_ORIGINS. */
+export type PlayerPage = { origin: string; stop: () => void };
+
+export function servePlayerPage(page: string): PlayerPage {
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch: () => new Response(Bun.file(page), { headers: { "content-type": "text/html; charset=utf-8" } }),
+  });
+  return { origin: `http://127.0.0.1:${server.port}`, stop: () => void server.stop(true) };
+}
+
 /**
  * The key that seals the stack's endpoint secrets (NOTIFICATION_ENDPOINT_SECRET_KEY), kept in the stack's data folder
  * so that endpoints registered in an earlier run can still be signed for; made on the first run.

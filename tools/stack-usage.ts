@@ -81,11 +81,11 @@ export type Summary = {
   entitlement: string;
   notification: string;
   logs: { entitlement: string; notification: string };
-  tokens: { api: string; admin: string; debug: string; player: string };
+  tokens: { api: string; admin: string; notify: string; debug: string; player: string };
   /** When PLAYER_TOKEN expires (--player-token-ttl). */
   player: { expiresAt: Date };
   /** This run's demo user, the run's id that names its purchase and idempotency key, the demo webhook receiver. */
-  demo: { run: string; user: string; webhookUrl: string };
+  demo: { run: string; user: string; webhookUrl: string; page: string };
   names: { database: string; natsPrefix: string };
   databaseUrl: string;
   env: Record<string, string | undefined>;
@@ -135,9 +135,11 @@ stack is up
   metrics       ${s.entitlement}/metrics (token needed)  ${s.notification}/metrics
   API token     ${s.tokens.api}  (caller "stack", read+write, valid for this run only)
   admin token   ${s.tokens.admin}  (Notification's webhook endpoints, read+write)
+  notify token  ${s.tokens.notify}  (caller "stack-game", notify: POST /v1/notifications)
   receiver      ${s.demo.webhookUrl}  (WEBHOOK_URL: a demo webhook receiver that answers 204 to every delivery)
   debug token   ${s.tokens.debug}  (debug inbox)
   player token  PLAYER_TOKEN below: ${user}'s access token for /v1/me/ (${playerExpiry(s.player.expiresAt)}; signed by the stack's own demo issuer)
+  player page   ${s.demo.page}/  (docs/examples/player.html on an origin of its own: API base ${s.notification}, PLAYER_TOKEN)
 ${extras(s).join("\n")}
   state         database ${s.names.database}, streams ${s.names.natsPrefix}-events… (bun run stack --reset drops them)
 
@@ -146,9 +148,11 @@ grant an item:
 see it, and its notification (SENT after a moment):
   curl -s ${api} ${s.entitlement}/v1/users/${user}/entitlements
   curl -s ${debug} ${s.notification}/debug/notification/inbox/${user}
+send the demo player a notification of your own (it reaches the inbox, the stream and the player page):
+  curl -s -X POST ${s.notification}/v1/notifications -H 'Authorization: Bearer ${s.tokens.notify}' -H 'Content-Type: application/json' -H 'Idempotency-Key: hello-${run}' -d '{"type":"Hello","user_ids":["${user}"],"title":"Hello","data":{"from":"the stack"}}'
 
 the examples of docs/api.md run with these set:
-  export ENTITLEMENT=${s.entitlement} NOTIFICATION=${s.notification} TOKEN=${s.tokens.api} DEBUG_TOKEN=${s.tokens.debug} USER_ID=${user} PLAYER_TOKEN=${s.tokens.player} ADMIN_TOKEN=${s.tokens.admin} WEBHOOK_URL=${s.demo.webhookUrl}
+  export ENTITLEMENT=${s.entitlement} NOTIFICATION=${s.notification} TOKEN=${s.tokens.api} DEBUG_TOKEN=${s.tokens.debug} USER_ID=${user} PLAYER_TOKEN=${s.tokens.player} ADMIN_TOKEN=${s.tokens.admin} NOTIFY_TOKEN=${s.tokens.notify} WEBHOOK_URL=${s.demo.webhookUrl}
 
 operator commands (docs/operations.md) read the stack's database from DATABASE_URL${passwordNote}:
   DATABASE_URL='${database}' dist/entitlement outbox stats

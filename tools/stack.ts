@@ -21,7 +21,7 @@ import {
   printSettings,
   settleSettings,
 } from "./stack-settings.ts";
-import { stackSecretKey, startDemoIssuer, startDemoReceiver } from "./stack-standins.ts";
+import { servePlayerPage, stackSecretKey, startDemoIssuer, startDemoReceiver } from "./stack-standins.ts";
 import {
   deleteStreams,
   dropDatabase,
@@ -131,7 +131,12 @@ async function shutdown(reason: string, code: number): Promise<never> {
  * Fresh for every run and known only to this terminal: the API token and Notification's admin token (read+write), and
  * the debug inbox token (unless NOTIFICATION_DEBUG_API_TOKEN names one).
  */
-const tokens = { api: newToken(), admin: newToken(), debug: `dbg_${randomBytes(24).toString("base64url")}` };
+const tokens = {
+  api: newToken(),
+  admin: newToken(),
+  notify: newToken(),
+  debug: `dbg_${randomBytes(24).toString("base64url")}`,
+};
 
 /** The port, or a free one when something else listens there (another stack, a compose project). */
 async function pick(service: string, preferred: number): Promise<number> {
@@ -170,12 +175,16 @@ async function main(): Promise<void> {
   started.push({ name: "the players' demo issuer", stop: async () => players.stop() });
   const receiver = startDemoReceiver();
   started.push({ name: "the demo webhook receiver", stop: async () => receiver.stop() });
+  const page = servePlayerPage(join(root, "docs/examples/player.html"));
+  started.push({ name: "the player page", stop: async () => page.stop() });
   const common = (port: number) => commonStackSettings({ ...servers, port, nats: stackNatsEnv(names) });
   const notificationSettings = notificationStackSettings(common(ports.n), {
     debugToken: tokens.debug,
     adminToken: tokens.admin,
+    notifyToken: tokens.notify,
     issuer: players,
     secretKey: stackSecretKey(dataRoot),
+    pageOrigin: page.origin,
   });
   const entitlement = settleSettings(entitlementStackSettings(common(ports.e), tokens.api), process.env);
   const notification = settleSettings(notificationSettings, process.env);
@@ -192,7 +201,7 @@ async function main(): Promise<void> {
       logs: { entitlement: logOf("entitlement"), notification: logOf("notification") },
       tokens: { ...tokens, debug: notification.env.NOTIFICATION_DEBUG_API_TOKEN as string, player: player.token },
       player: { expiresAt: player.expiresAt },
-      demo: { run, user, webhookUrl: receiver.url },
+      demo: { run, user, webhookUrl: receiver.url, page: page.origin },
       names,
       databaseUrl: servers.databaseUrl,
       env: process.env,

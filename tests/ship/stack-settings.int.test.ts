@@ -24,8 +24,10 @@ const common = commonStackSettings({
 const notification = notificationStackSettings(common, {
   debugToken: "dbg_stack",
   adminToken: "admin-token-of-the-stack",
+  notifyToken: "notify-token-of-the-stack",
   issuer: { issuer: "http://127.0.0.1:1", audience: "stack-players" },
   secretKey: "k".repeat(64),
+  pageOrigin: "http://127.0.0.1:2",
 });
 const issuer = await startDemoIssuer();
 afterAll(() => issuer.stop());
@@ -52,7 +54,12 @@ describe("the settings the stack gives the services", () => {
     expect(line(lines, "DATABASE_URL")).toBe(
       "DATABASE_URL=postgres://stack:***@127.0.0.1:5432/entitlement_stack  (the stack's database)",
     );
-    for (const printed of lines) expect(printed).not.toMatch(/admin-token-of-the-stack|dbg_stack|kkkk|:pw@/);
+    for (const printed of lines) {
+      expect(printed).not.toMatch(/admin-token-of-the-stack|notify-token-of-the-stack|dbg_stack|kkkk|:pw@/);
+    }
+    expect(line(lines, "NOTIFICATION_PLAYER_CORS_ORIGINS"), "the player page's origin may call /v1/me/").toStartWith(
+      "NOTIFICATION_PLAYER_CORS_ORIGINS=http://127.0.0.1:2  (the player page",
+    );
   });
 
   test("your own values win where they can, and the line says so", () => {

@@ -142,6 +142,14 @@ test("twice on the same state: the printed curl answers 200 each time, api.md's 
     const url = /curl -s -X POST (\S+\/v1\/entitlements\/grants)/.exec(output)?.[1] as string;
     expect((await fetch(url, { method: "POST", body: "{}" })).status, "the API requires the printed token").toBe(401);
     expect(await runOperatorCommands(output), "the printed operator commands run").toEqual([]);
+    const send = /^ {2}(curl -s -X POST \S+\/v1\/notifications .+)$/m.exec(output)?.[1];
+    expect(send, "the stack prints a curl that sends the demo player a notification").toBeDefined();
+    const sent = Bun.spawn(["bash", "-c", `${send} -o /dev/null -w '%{http_code}'`], { stdout: "pipe" });
+    expect(Number(await new Response(sent.stdout).text()), "the printed send is accepted").toBe(202);
+    const page = /^ {2}player page +(\S+)/m.exec(output)?.[1] as string;
+    const served = await fetch(page);
+    expect(served.status, "the stack serves the player page").toBe(200);
+    expect(await served.text()).toContain('data-testid="sign-in"');
   }, passed);
   expect(first, "the stack names its own database").toContain(`database ${names.STACK_DATABASE}`);
   expect(first, "the console it was told to serve is shown").toMatch(/console +http:\S+\/console/);
