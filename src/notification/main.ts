@@ -1,9 +1,11 @@
 // Composition root of the Notification executable: the only place that reads process.env, opens
 // PostgreSQL and NATS, listens and starts the loops.
+import type { Registry } from "prom-client";
 import pkg from "../../package.json" with { type: "json" };
 import { buildInfo, versionLine } from "../shared/build-info.ts";
 import { dispatch, type Subcommand } from "../shared/cli.ts";
 import type { Sql } from "../shared/db.ts";
+import type { Logger } from "../shared/logger.ts";
 import { createRegistry, natsConnectedMetric } from "../shared/metrics.ts";
 import { openNatsLink } from "../shared/nats.ts";
 import { systemClock, Waker, workerId } from "../shared/runtime.ts";
@@ -57,6 +59,24 @@ function pushRouteDeps(config: NotificationConfig, sql: Sql, players: Players): 
   };
 }
 
+/** NATS connects in the background (retrying forever): /healthz and /readyz answer while NATS is down. */
+function openLink(config: NotificationConfig, log: Logger, registry: Registry) {
+  const link = config.nats.enabled
+    ? openNatsLink(
+        {
+          url: config.nats.url,
+          connectionTimeoutMs: config.nats.connectionTimeoutMs,
+          security: config.nats.security,
+          name: "notification",
+        },
+        log.child({ component: "nats" }),
+      )
+    : undefined;
+  if (!link) log.warn("NATS_ENABLED=false: no events are consumed");
+  else natsConnectedMetric(registry, link.connected);
+  return link;
+}
+
 const spec: ServiceSpec<NotificationConfig> = {
   name: "notification",
   schema: SCHEMA,
@@ -77,25 +97,13 @@ const spec: ServiceSpec<NotificationConfig> = {
     const metrics = createNotificationMetrics(registry);
     const health: ConsumerHealth = { bound: {} };
     const sources = eventPipelines(config.nats).map((p) => p.handler.source);
-    // NATS connects in the background (retrying forever): /healthz and /readyz answer while NATS is down.
-    const link = config.nats.enabled
-      ? openNatsLink(
-          {
-            url: config.nats.url,
-            connectionTimeoutMs: config.nats.connectionTimeoutMs,
-            security: config.nats.security,
-            name: "notification",
-          },
-          log.child({ component: "nats" }),
-        )
-      : undefined;
-    if (!link) log.warn("NATS_ENABLED=false: no events are consumed");
-    else natsConnectedMetric(registry, link.connected);
+    const link = openLink(config, log, registry);
     const id = workerId(config.workerId);
     const players = createPlayers({ config, sql, log, registry, now: systemClock, link });
-    const [endpointWaker, deliveryWaker] = [new Waker(), new Waker()];
+    const [endpointWaker, deliveryWaker, pushWaker] = [new Waker(), new Waker(), new Waker()];
     const workers = createWorkers({
       endpointWaker,
+      pushWaker,
       config,
       sql,
       log,
@@ -118,7 +126,7 @@ const spec: ServiceSpec<NotificationConfig> = {
       players: players.routes,
       push: pushRouteDeps(config, sql, players),
       endpoints: endpointAdmin(config, sql, endpointWaker),
-      send: sendDeps(sql, players, metrics, [deliveryWaker, endpointWaker]),
+      send: sendDeps(sql, players, metrics, [deliveryWaker, endpointWaker, pushWaker]),
     });
     const close = async () => {
       await link?.close();

@@ -10,6 +10,12 @@ function endpointMetrics(registry: Registry) {
       labelNames: ["result"] as const,
       registers: [registry],
     }),
+    pushes: new Counter({
+      name: "notification_pushes_total",
+      help: "Pushes to players' devices by platform (webpush, fcm) and outcome: sent, retry (429, 5xx, no answer), failed (another refusal, or the last attempt), gone (the device was deleted), expired (past expires_at, not sent), skipped (the notification no longer exists).",
+      labelNames: ["platform", "outcome"] as const,
+      registers: [registry],
+    }),
     endpointsDisabled: new Counter({
       name: "notification_webhook_endpoints_disabled_total",
       help: "Webhook endpoints disabled because every attempt failed for NOTIFICATION_ENDPOINT_DISABLE_AFTER.",

@@ -12,6 +12,7 @@ import m011 from "../../db/notification/011_webhook_replayed_at.sql" with { type
 import m012 from "../../db/notification/012_webhook_older_secrets.sql" with { type: "text" };
 import m013 from "../../db/notification/013_notification_requests.sql" with { type: "text" };
 import m014 from "../../db/notification/014_player_devices.sql" with { type: "text" };
+import m015 from "../../db/notification/015_push_deliveries.sql" with { type: "text" };
 import p008 from "../../db/notification/prepare/008_player_inbox.sql" with { type: "text" };
 import { migrationList, type SchemaText } from "../shared/migrate.ts";
 
@@ -33,13 +34,14 @@ export const migrations = migrationList(
     "012_webhook_older_secrets.sql": m012,
     "013_notification_requests.sql": m013,
     "014_player_devices.sql": m014,
+    "015_push_deliveries.sql": m015,
   },
   // Numbers the stored notifications before 008 takes its lock (db/notification/prepare/).
   { "008_player_inbox.sql": p008 },
 );
 
 /**
- * The notification schema as the migration runner applies it. Its only functions are triggers' (migrations 008 and
- * 009), which stay in the migrations that create their triggers: a trigger needs its function when it is created.
+ * The notification schema as the migration runner applies it. Its only functions are triggers' (migrations 008, 009 and
+ * 015), which stay in the migrations that create their triggers: a trigger needs its function when it is created.
  */
 export const schemaText: SchemaText = { migrations, functions: [] };

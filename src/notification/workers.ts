@@ -14,6 +14,7 @@ import { createSender } from "./work/channels/select.ts";
 import type { Sender } from "./work/channels/sender.ts";
 import { createDeliveryWorker } from "./work/delivery/worker.ts";
 import { endpointDeliveryWorker } from "./work/endpoints/build.ts";
+import { pushWorker } from "./work/push/build.ts";
 import { createRetentionWorker } from "./work/retention/worker.ts";
 
 /** Events per consumer transaction; the client keeps at most this many unacknowledged messages buffered. */
@@ -34,6 +35,8 @@ export type WorkerDeps = {
   send?: Sender;
   /** Wakes the endpoint delivery worker; the app's replay and re-enable use it too (main.ts). */
   endpointWaker?: Waker;
+  /** Wakes the push worker (main.ts: the send API too); absent: no push worker. */
+  pushWaker?: Waker;
   /** Replaces DNS for the endpoints' SSRF guard (tests). */
   resolve?: Resolve;
   /** The players' side: told of every commit's users; its workers run with the others. */
@@ -59,6 +62,7 @@ function natsWorkers(deps: WorkerDeps, link: NatsLink): Worker[] {
         onCreated: () => {
           deps.waker.wake();
           deps.endpointWaker?.wake();
+          deps.pushWaker?.wake();
         },
         onStored: deps.players?.stored,
       }),
@@ -105,6 +109,12 @@ function endpointWorkers(deps: WorkerDeps): Worker[] {
   return worker ? [worker] : [];
 }
 
+function pushWorkers(deps: WorkerDeps): Worker[] {
+  if (!deps.config.delivery.enabled || !deps.pushWaker) return [];
+  const worker = pushWorker({ ...deps, waker: deps.pushWaker });
+  return worker ? [worker] : [];
+}
+
 export function createWorkers(deps: WorkerDeps): Worker[] {
   const { config, sql, log, now } = deps;
   const r = config.retention;
@@ -113,6 +123,7 @@ export function createWorkers(deps: WorkerDeps): Worker[] {
     ...(deps.players?.workers ?? []),
     ...(config.delivery.enabled ? [deliveryWorker(deps)] : []),
     ...endpointWorkers(deps),
+    ...pushWorkers(deps),
     ...(r.enabled
       ? [
           createRetentionWorker({

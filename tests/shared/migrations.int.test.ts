@@ -102,6 +102,7 @@ describe("migration runner", () => {
       "notification.player_preferences",
       "notification.player_stream_tickets",
       "notification.processed_events",
+      "notification.push_deliveries",
       "notification.schema_migrations",
       "notification.webhook_attempts",
       "notification.webhook_deliveries",

@@ -1,0 +1,116 @@
+// The push loop, on the one claim loop of every delivery (work/claim-loop.ts). Each push service (a Web Push origin, or
+// FCM) has at most `perService` pushes in flight: one that hangs holds only its own slots until the request timeout,
+// and the claim gives every other service its slots (queries.ts). Woken when this process stores notifications,
+// polling as the safety net.
+import type { Sql } from "../../../shared/db.ts";
+import type { Logger } from "../../../shared/logger.ts";
+import { idleSleepMs } from "../../../shared/periodic.ts";
+import type { Waker, Worker } from "../../../shared/runtime.ts";
+import { contextOfTraceparent, inSpan } from "../../../shared/trace-context.ts";
+import type { NotificationMetrics } from "../../metrics.ts";
+import { runClaimLoop } from "../claim-loop.ts";
+import { type Delivered, deliverPush, type PushDeliveryDeps } from "./deliver.ts";
+import { type ClaimedPush, claimPushes, deleteGoneDevices, finalizePushes, nextPushDueAt } from "./queries.ts";
+
+/** NOTIFYed on by nothing yet: the loop listens so that a replay or a re-registration can wake it later. */
+export const PUSH_DUE_CHANNEL = "push_deliveries_due";
+
+export type PushWorkerDeps = PushDeliveryDeps & {
+  sql: Sql;
+  log: Logger;
+  metrics: NotificationMetrics;
+  workerId: string;
+  waker: Waker;
+  leaseMs: number;
+  maxInFlight: number;
+  perService: number;
+  pollIntervalMs: number;
+  idlePollMs: number;
+};
+
+async function record(d: PushWorkerDeps, p: ClaimedPush, delivered: Delivered): Promise<void> {
+  const platform = p.platform;
+  d.metrics.pushes.inc({ platform, outcome: delivered.result });
+  const log = () => d.log.child({ device_id: p.deviceId, notification_id: p.notificationId, platform });
+  try {
+    if (delivered.gone) {
+      await deleteGoneDevices(d.sql, [p.deviceId]);
+      log().info({ error: delivered.outcome.error }, "push service says the device is gone: deleted");
+      return;
+    }
+    const changed = await finalizePushes(d.sql, { lockedBy: d.workerId, outcomes: [delivered.outcome] });
+    if (changed === 0) log().warn("lease lost before the push's outcome was recorded");
+    else if (delivered.outcome.status === "FAILED") log().warn({ error: delivered.outcome.error }, "push FAILED");
+  } catch (error) {
+    log().error({ err: error }, "could not record a push; it is tried again when its lease ends");
+  }
+}
+
+/** Pushes in flight per push service. */
+type Slots = Map<string, number>;
+
+function take(slots: Slots, service: string, n: number): void {
+  const left = (slots.get(service) ?? 0) + n;
+  if (left <= 0) slots.delete(service);
+  else slots.set(service, left);
+}
+
+/** Claims up to `free` pushes, each service offered what it has left of its slots. */
+async function claimFree(d: PushWorkerDeps, slots: Slots, free: number): Promise<ClaimedPush[]> {
+  const now = d.now();
+  const offered = [...slots].map(([service, n]) => ({ service, free: Math.max(0, d.perService - n) }));
+  const claimed = await claimPushes(d.sql, {
+    now,
+    leaseUntil: new Date(now.getTime() + d.leaseMs),
+    lockedBy: d.workerId,
+    limit: free,
+    perService: d.perService,
+    free: offered,
+  });
+  for (const p of claimed) take(slots, p.service, 1);
+  return claimed;
+}
+
+export function createPushWorker(deps: PushWorkerDeps): Worker {
+  const log = deps.log.child({ component: "push", worker_id: deps.workerId });
+  const d = { ...deps, log };
+  const slots: Slots = new Map();
+  const run = async (p: ClaimedPush) => {
+    const attributes = { "notification.id": p.notificationId, "push.platform": p.platform };
+    const parent = contextOfTraceparent(p.notification?.traceparent ?? null);
+    let delivered: Delivered;
+    try {
+      delivered = await inSpan("notification push", { parent, attributes }, () => deliverPush(d, p));
+    } finally {
+      // The service's slot is free once it answered: recording the outcome is the database's work.
+      take(slots, p.service, -1);
+    }
+    await record(d, p, delivered);
+  };
+  return {
+    name: "push",
+    run: (signal) =>
+      runClaimLoop<ClaimedPush>(
+        {
+          label: "push",
+          sql: d.sql,
+          log,
+          waker: d.waker,
+          channel: PUSH_DUE_CHANNEL,
+          pollIntervalMs: d.pollIntervalMs,
+          slots: d.maxInFlight,
+          refillAt: 1,
+          claim: (free) => claimFree(d, slots, free),
+          run,
+          idleSleepMs: async () => {
+            const next = await nextPushDueAt(d.sql).catch(() => null);
+            return idleSleepMs(d.now().getTime(), next ?? undefined, {
+              pollMs: d.pollIntervalMs,
+              idleMs: d.idlePollMs,
+            });
+          },
+        },
+        signal,
+      ),
+  };
+}
