@@ -73,90 +73,98 @@ async function prepareDatabase(adminUrl: string): Promise<Record<keyof typeof RO
   return { entitlement: url(ROLES.entitlement), notification: url(ROLES.notification), harness: url(ROLES.harness) };
 }
 
-export async function measurePipelineCost(args: {
+type PipelineArgs = {
   bin: stack.Binaries;
   options: PipelineOptions;
   logDir: string;
   progress: (line: string) => void;
   detail: (line: string) => void;
-}): Promise<PipelineResult> {
-  const { options, progress } = args;
+};
+
+export async function measurePipelineCost(args: PipelineArgs): Promise<PipelineResult> {
   const dir = mkdtempSync(join(tmpdir(), "bench-pipeline-"));
   chmodSync(dir, 0o755);
   const stops: (() => Promise<void> | void)[] = [];
   try {
-    progress("pipeline cost: own PostgreSQL cluster (stock settings, pg_stat_statements) and nats-server");
-    const pg = await startOwnPostgres();
-    stops.push(pg.stop);
-    const nats = await startOwnNats(dir);
-    stops.push(nats.stop);
-    const urls = await prepareDatabase(pg.url);
-    const names = stack.benchNames(`pipe${Date.now().toString(36)}`);
-    const common = (url: string) => ({ DATABASE_URL: url, NATS_URL: nats.url, LOG_LEVEL: "warn" });
-    const services: stack.Service[] = [];
-    for (const service of ["entitlement", "notification"] as const) {
-      const migrate = Bun.spawnSync([args.bin[service], "migrate"], {
-        env: { ...process.env, ...common(urls[service]) },
-      });
-      if (migrate.exitCode !== 0) throw new Error(`${service} migrate failed: ${migrate.stderr.toString()}`);
-    }
-    const entitlementEnv = stack.entitlementEnv(names, common(urls.entitlement), stack.apiAuth());
-    const log = (name: string) => join(args.logDir, `${name}.log`);
-    const e = await stack.startService(
-      "entitlement",
-      args.bin.entitlement,
-      entitlementEnv,
-      log("pipeline-entitlement"),
-    );
-    services.push(e);
-    stops.push(() => e.stop());
-    const notificationEnv = stack.notificationEnv(names, common(urls.notification), true);
-    const n = await stack.startService("notification", args.bin.notification, notificationEnv, log("pipeline-notif"));
-    services.push(n);
-    stops.push(() => n.stop());
-    const sql = postgres(urls.harness, { max: 4, onnotice: () => {} });
-    stops.push(() => sql.end({ timeout: 5 }));
-    const pids: Pids = { entitlement: e.pid, notification: n.pid, nats: nats.pid, postmaster: pg.postmasterPid };
-    const wait = (prefix: string, count: number) =>
-      waitUntilSent(sql, { prefix, count, timeoutMs: 300_000, progress: args.detail });
-
-    progress("pipeline cost: warm-up");
-    await commitAtRate(sql, { prefix: "warm", rate: options.rate, seconds: 1 });
-    await wait("warm", Math.round(options.rate));
-
-    // Idle is what the services burn once the work is done: the first seconds after it (the relay's and the
-    // scheduler's last polls before they go idle, a collection of the garbage of the warm-up) are not in the window.
-    progress(`pipeline cost: idle, ${options.idleSeconds}s after ${IDLE_SETTLE_MS / 1000}s of quiet`);
-    await Bun.sleep(IDLE_SETTLE_MS);
-    let close = await openCostWindow(sql, pids);
-    await Bun.sleep(options.idleSeconds * 1000);
-    const idleWindow = await close();
-    const idleCoreMsPerSecond = coreMsPerEvent(idleWindow, idleWindow.seconds);
-
-    progress(`pipeline cost: ${options.rate} grants/s for ${options.seconds}s, commit → SENT`);
-    close = await openCostWindow(sql, pids);
-    const committed = await commitAtRate(sql, { prefix: "steady", ...options });
-    const sent = await wait("steady", committed.size);
-    const steadyWindow = await close();
-    const e2e = latencies(committed, sent);
-
-    progress(`pipeline cost: a backlog of ${options.backlog} committed at once, commit → SENT`);
-    close = await openCostWindow(sql, pids);
-    const at = await commitBacklog(sql, { prefix: "backlog", count: options.backlog });
-    const backlogSent = await wait("backlog", options.backlog);
-    const backlogWindow = await close();
-    const last = Math.max(...backlogSent.values());
-    return {
-      options,
-      idleCoreMsPerSecond,
-      steady: { ...summarizeRun(steadyWindow, committed.size), p50Ms: e2e.p50, p99Ms: e2e.p99 },
-      backlog: {
-        ...summarizeRun(backlogWindow, options.backlog),
-        eventsPerSecond: options.backlog / ((last - at) / 1000),
-      },
-    };
+    const { sql, pids } = await startPipeline(args, dir, stops);
+    return await measureWindows(sql, pids, args);
   } finally {
     for (const stop of stops.reverse()) await Promise.resolve(stop()).catch(() => {});
     removeOwnInfra(dir);
   }
+}
+
+/**
+ * The cluster, nats-server, database and both services of the phase, migrated and started; each thing started pushes
+ * its stop onto `stops`. Returns the harness's SQL handle and the processes whose CPU is measured.
+ */
+async function startPipeline(args: PipelineArgs, dir: string, stops: (() => Promise<void> | void)[]) {
+  args.progress("pipeline cost: own PostgreSQL cluster (stock settings, pg_stat_statements) and nats-server");
+  const pg = await startOwnPostgres();
+  stops.push(pg.stop);
+  const nats = await startOwnNats(dir);
+  stops.push(nats.stop);
+  const urls = await prepareDatabase(pg.url);
+  const names = stack.benchNames(`pipe${Date.now().toString(36)}`);
+  const common = (url: string) => ({ DATABASE_URL: url, NATS_URL: nats.url, LOG_LEVEL: "warn" });
+  for (const service of ["entitlement", "notification"] as const) {
+    const migrate = Bun.spawnSync([args.bin[service], "migrate"], {
+      env: { ...process.env, ...common(urls[service]) },
+    });
+    if (migrate.exitCode !== 0) throw new Error(`${service} migrate failed: ${migrate.stderr.toString()}`);
+  }
+  const entitlementEnv = stack.entitlementEnv(names, common(urls.entitlement), stack.apiAuth());
+  const log = (name: string) => join(args.logDir, `${name}.log`);
+  const e = await stack.startService("entitlement", args.bin.entitlement, entitlementEnv, log("pipeline-entitlement"));
+  stops.push(() => e.stop());
+  const notificationEnv = stack.notificationEnv(names, common(urls.notification), true);
+  const n = await stack.startService("notification", args.bin.notification, notificationEnv, log("pipeline-notif"));
+  stops.push(() => n.stop());
+  const sql = postgres(urls.harness, { max: 4, onnotice: () => {} });
+  stops.push(() => sql.end({ timeout: 5 }));
+  const pids: Pids = { entitlement: e.pid, notification: n.pid, nats: nats.pid, postmaster: pg.postmasterPid };
+  return { sql, pids };
+}
+
+/** The warm-up, then the three windows (idle, steady rate, backlog), each measured on `pids`. */
+async function measureWindows(sql: postgres.Sql, pids: Pids, args: PipelineArgs): Promise<PipelineResult> {
+  const { options, progress } = args;
+  const wait = (prefix: string, count: number) =>
+    waitUntilSent(sql, { prefix, count, timeoutMs: 300_000, progress: args.detail });
+
+  progress("pipeline cost: warm-up");
+  await commitAtRate(sql, { prefix: "warm", rate: options.rate, seconds: 1 });
+  await wait("warm", Math.round(options.rate));
+
+  // Idle is what the services burn once the work is done: the first seconds after it (the relay's and the
+  // scheduler's last polls before they go idle, a collection of the garbage of the warm-up) are not in the window.
+  progress(`pipeline cost: idle, ${options.idleSeconds}s after ${IDLE_SETTLE_MS / 1000}s of quiet`);
+  await Bun.sleep(IDLE_SETTLE_MS);
+  let close = await openCostWindow(sql, pids);
+  await Bun.sleep(options.idleSeconds * 1000);
+  const idleWindow = await close();
+  const idleCoreMsPerSecond = coreMsPerEvent(idleWindow, idleWindow.seconds);
+
+  progress(`pipeline cost: ${options.rate} grants/s for ${options.seconds}s, commit → SENT`);
+  close = await openCostWindow(sql, pids);
+  const committed = await commitAtRate(sql, { prefix: "steady", ...options });
+  const sent = await wait("steady", committed.size);
+  const steadyWindow = await close();
+  const e2e = latencies(committed, sent);
+
+  progress(`pipeline cost: a backlog of ${options.backlog} committed at once, commit → SENT`);
+  close = await openCostWindow(sql, pids);
+  const at = await commitBacklog(sql, { prefix: "backlog", count: options.backlog });
+  const backlogSent = await wait("backlog", options.backlog);
+  const backlogWindow = await close();
+  const last = Math.max(...backlogSent.values());
+  return {
+    options,
+    idleCoreMsPerSecond,
+    steady: { ...summarizeRun(steadyWindow, committed.size), p50Ms: e2e.p50, p99Ms: e2e.p99 },
+    backlog: {
+      ...summarizeRun(backlogWindow, options.backlog),
+      eventsPerSecond: options.backlog / ((last - at) / 1000),
+    },
+  };
 }
