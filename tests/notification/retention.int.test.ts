@@ -77,6 +77,7 @@ describe("runRetention", () => {
       processedEventsDeleted: 1,
       deliveriesDeleted: 0,
       attemptsDeleted: 0,
+      requestsDeleted: 0,
     });
     expect(await statuses()).toEqual(["PENDING", "PROCESSING", "SENT"]);
     expect(await processedIds()).toEqual([recent]);
@@ -98,8 +99,28 @@ describe("runRetention", () => {
       processedEventsDeleted: 1,
       deliveriesDeleted: 0,
       attemptsDeleted: 0,
+      requestsDeleted: 0,
     });
     expect(await statuses()).toEqual(["FAILED", "SENT"]);
     expect(await processedIds()).toEqual([boundary]);
+  });
+});
+
+describe("send requests", () => {
+  test("a request whose Idempotency-Key expired goes; a live one and its notifications stay", async () => {
+    const seed = (key: string, expiresAt: Date) =>
+      f.sql`insert into notification_requests
+              (caller, idem_key, request_hash, request_id, recipients, created_at, expires_at)
+            values ('game', ${key}, 'h', gen_random_uuid(), 1, ${NOW}, ${expiresAt})`;
+    await seed("expired", new Date(NOW.getTime() - 1));
+    await seed("at-now", NOW);
+    await seed("live", new Date(NOW.getTime() + 3_600_000));
+    const outcome = await runRetention({ sql: f.sql, log: silentLogger, now: NOW, retentionDays: 30, batchSize: 1 });
+    expect(outcome.requestsDeleted).toBe(1);
+    const keys = await f.sql<{ idem_key: string }[]>`select idem_key from notification_requests order by idem_key`;
+    expect(
+      keys.map((k) => k.idem_key),
+      "only the key that expired before now goes",
+    ).toEqual(["at-now", "live"]);
   });
 });

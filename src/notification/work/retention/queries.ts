@@ -48,3 +48,15 @@ export function deleteFinishedDeliveries(db: Db, args: { threshold: Date; limit:
     args,
   );
 }
+
+/**
+ * Deletes at most `limit` send requests whose Idempotency-Key has expired (before `now`): a retry after that is a new
+ * request anyway. Their notifications stay, under the notifications' own retention.
+ */
+export function deleteExpiredRequests(db: Db, args: { now: Date; limit: number; resume?: Resume }) {
+  return deleteOldRows(
+    db,
+    { table: "notification_requests", column: "expires_at", old: (q) => q`expires_at < ${args.now}` },
+    args,
+  );
+}

@@ -6,6 +6,7 @@ import type { Logger } from "../../../shared/logger.ts";
 import { type Resume, untilShortBatch } from "../../../shared/periodic.ts";
 import {
   countStaleActive,
+  deleteExpiredRequests,
   deleteFinishedDeliveries,
   deleteFinishedNotifications,
   deleteProcessedEvents,
@@ -18,6 +19,8 @@ export type RetentionOutcome = {
   processedEventsDeleted: number;
   deliveriesDeleted: number;
   attemptsDeleted: number;
+  /** Send requests whose Idempotency-Key expired. */
+  requestsDeleted: number;
 };
 
 const DAY_MS = 86_400_000;
@@ -50,6 +53,13 @@ export async function runRetention(
     signal,
   );
   const { deliveriesDeleted, attemptsDeleted } = await endpointRetention(sql, threshold, limit, signal);
+  const requests: Resume = {};
+  const now = deps.now;
+  const requestsDeleted = await untilShortBatch(
+    (l) => deleteExpiredRequests(sql, { now, limit: l, resume: requests }),
+    limit,
+    signal,
+  );
   log.info(
     {
       threshold,
@@ -57,10 +67,18 @@ export async function runRetention(
       processed_events_deleted: processedEventsDeleted,
       webhook_deliveries_deleted: deliveriesDeleted,
       webhook_attempts_deleted: attemptsDeleted,
+      notification_requests_deleted: requestsDeleted,
     },
     "retention run finished",
   );
-  return { staleActive, notificationsDeleted, processedEventsDeleted, deliveriesDeleted, attemptsDeleted };
+  return {
+    staleActive,
+    notificationsDeleted,
+    processedEventsDeleted,
+    deliveriesDeleted,
+    attemptsDeleted,
+    requestsDeleted,
+  };
 }
 
 /** The endpoints' finished deliveries and their attempts log, with the same threshold as the notifications. */
