@@ -65,36 +65,7 @@ export async function measurePlayers(
       rssMb: notification.rssMb,
       progress: p.progress,
     });
-    const live = `${result.streams} streams, ${options.playerRate} grants/s`;
-    const figures: Figure[] = [
-      { name: `request → event p50 (${live})`, value: result.requestToEventMs.p50, unit: "ms" },
-      {
-        name: `request → event p99 (${live})`,
-        value: result.requestToEventMs.p99,
-        unit: "ms",
-        target: { op: "<=", value: 100 },
-      },
-      {
-        name: `stored → sent within 100 ms (${live})`,
-        value: result.storedToSentWithin100ms,
-        unit: "",
-        target: { op: ">=", value: 0.99 },
-      },
-      {
-        name: `events delivered ÷ grants (${result.granted} grants)`,
-        value: result.delivered / Math.max(1, result.granted),
-        unit: "",
-        target: { op: ">=", value: 1 },
-      },
-      { name: "RSS per open stream", value: result.rssPerStreamKb, unit: "KB", target: { op: "<=", value: 20 } },
-      {
-        name: `resume of ${result.resume.missed} missed (all received: ${result.resume.received === result.resume.missed})`,
-        value: result.resume.ms,
-        unit: "ms",
-        target: { op: "<=", value: 1_000 },
-      },
-    ];
-    return { figures, results: { players: result } };
+    return { figures: playerFigures(result, options), results: { players: result } };
   } finally {
     for (const service of running.reverse()) await service.stop();
     await stack.deleteStreams(p.nc, [
@@ -106,4 +77,38 @@ export async function measurePlayers(
     await stack.dropDatabase(p.adminUrl, names.database);
     await idp.close();
   }
+}
+
+/** The phase's figures, each with its target where the players' routes have one. */
+function playerFigures(result: Awaited<ReturnType<typeof measurePlayerStreams>>, options: BenchOptions): Figure[] {
+  const live = `${result.streams} streams, ${options.playerRate} grants/s`;
+  const figures: Figure[] = [
+    { name: `request → event p50 (${live})`, value: result.requestToEventMs.p50, unit: "ms" },
+    {
+      name: `request → event p99 (${live})`,
+      value: result.requestToEventMs.p99,
+      unit: "ms",
+      target: { op: "<=", value: 100 },
+    },
+    {
+      name: `stored → sent within 100 ms (${live})`,
+      value: result.storedToSentWithin100ms,
+      unit: "",
+      target: { op: ">=", value: 0.99 },
+    },
+    {
+      name: `events delivered ÷ grants (${result.granted} grants)`,
+      value: result.delivered / Math.max(1, result.granted),
+      unit: "",
+      target: { op: ">=", value: 1 },
+    },
+    { name: "RSS per open stream", value: result.rssPerStreamKb, unit: "KB", target: { op: "<=", value: 20 } },
+    {
+      name: `resume of ${result.resume.missed} missed (all received: ${result.resume.received === result.resume.missed})`,
+      value: result.resume.ms,
+      unit: "ms",
+      target: { op: "<=", value: 1_000 },
+    },
+  ];
+  return figures;
 }
