@@ -69,31 +69,66 @@ function cpuPerReservation(o: Observed<unknown>, executed: number) {
   };
 }
 
+/** Both services migrated and started on the cluster at `url`, with the phase's stream names; pushed onto `running`. */
+async function startServices(p: PointsPhase, url: string, names: stack.Names, running: stack.Service[]): Promise<void> {
+  const common = { DATABASE_URL: url, NATS_URL: p.natsUrl, LOG_LEVEL: process.env.LOG_LEVEL ?? "warn" };
+  for (const service of ["entitlement", "notification"] as const) {
+    const migrate = Bun.spawnSync([p.bin[service], "migrate"], { env: { ...process.env, ...common } });
+    if (migrate.exitCode !== 0) throw new Error(`${service} migrate failed: ${migrate.stderr.toString()}`);
+  }
+  const log = (name: string) => join(p.logDir, `${name}.log`);
+  const entitlementEnv = stack.entitlementEnv(names, common, p.auth);
+  running.push(await stack.startService("entitlement", p.bin.entitlement, entitlementEnv, log("points-entitlement")));
+  const notificationEnv = stack.notificationEnv(names, common, true);
+  running.push(
+    await stack.startService("notification", p.bin.notification, notificationEnv, log("points-notification")),
+  );
+}
+
+/** The backlog's and the lateness phase's figures, and the CPU per reservation of the backlog. */
+function pointsFigures(
+  drain: Observed<Awaited<ReturnType<typeof drainReservationBacklog>>>,
+  late: Observed<Awaited<ReturnType<typeof measureLateness>>>,
+  options: BenchOptions,
+) {
+  const drained = drain.value;
+  const lateness = late.value;
+  const figures: Figure[] = [];
+  const add = (name: string, value: number, unit: string, target?: Figure["target"]) =>
+    figures.push({ name, value, unit, ...(target ? { target } : {}) });
+  const perReservation = cpuPerReservation(drain, drained.executed);
+  add(`reservations executed/s (backlog of ${drained.executed})`, drained.perSecond, "res/s");
+  add(
+    `CPU per reservation, backlog (entitlement ${perReservation.entitlement} ms, PostgreSQL for it ` +
+      `${perReservation.postgresForEntitlement} ms, notification ${perReservation.notification} + ` +
+      `${perReservation.postgresForNotification} ms)`,
+    Object.values(perReservation).reduce((a, b) => a + b, 0),
+    "ms",
+  );
+  add("machine CPU busy, reservation backlog", drain.machineBusy * 100, "%");
+  add(`reservation lateness p50 at ${options.dueRate}/s`, lateness.p50Ms, "ms");
+  add(
+    `reservation lateness p99 at ${options.dueRate}/s (${lateness.executed}/${lateness.count} executed)`,
+    lateness.p99Ms,
+    "ms",
+    { op: "<=", value: 1000 },
+  );
+  add("reservation lateness max", lateness.maxMs, "ms");
+  add("machine CPU busy, reservation lateness", late.machineBusy * 100, "%");
+  return { figures, perReservation };
+}
+
 export async function measurePoints(p: PointsPhase): Promise<{ figures: Figure[]; results: Record<string, unknown> }> {
   const { options } = p;
   const folder = mkdtempSync(join(tmpdir(), "bench-points-"));
   chmodSync(folder, 0o755); // PostgreSQL runs as its own user and must reach its data folder inside.
   const names = stack.benchNames(`${p.tag}p`);
   const running: stack.Service[] = [];
-  const figures: Figure[] = [];
-  const add = (name: string, value: number, unit: string, target?: Figure["target"]) =>
-    figures.push({ name, value, unit, ...(target ? { target } : {}) });
   p.progress("points: starting a PostgreSQL cluster of their own (stock settings)");
   const pg = await startPostgres(folder, { stock: true });
   const sql = postgres(pg.url, { max: 2, onnotice: () => {} });
   try {
-    const common = { DATABASE_URL: pg.url, NATS_URL: p.natsUrl, LOG_LEVEL: process.env.LOG_LEVEL ?? "warn" };
-    for (const service of ["entitlement", "notification"] as const) {
-      const migrate = Bun.spawnSync([p.bin[service], "migrate"], { env: { ...process.env, ...common } });
-      if (migrate.exitCode !== 0) throw new Error(`${service} migrate failed: ${migrate.stderr.toString()}`);
-    }
-    const log = (name: string) => join(p.logDir, `${name}.log`);
-    const entitlementEnv = stack.entitlementEnv(names, common, p.auth);
-    running.push(await stack.startService("entitlement", p.bin.entitlement, entitlementEnv, log("points-entitlement")));
-    const notificationEnv = stack.notificationEnv(names, common, true);
-    running.push(
-      await stack.startService("notification", p.bin.notification, notificationEnv, log("points-notification")),
-    );
+    await startServices(p, pg.url, names, running);
     const [settings] = await sql<{ version: string; fsync: string; autovacuum: string; sc: string }[]>`
       select current_setting('server_version') as version, current_setting('fsync') as fsync,
              current_setting('autovacuum') as autovacuum, current_setting('synchronous_commit') as sc`;
@@ -110,25 +145,7 @@ export async function measurePoints(p: PointsPhase): Promise<{ figures: Figure[]
       measureLateness({ ...args, rate: options.dueRate, seconds: options.dueDuration, prefix: `late-${p.tag}` }),
     );
     const lateness = late.value;
-    const perReservation = cpuPerReservation(drain, drained.executed);
-    add(`reservations executed/s (backlog of ${drained.executed})`, drained.perSecond, "res/s");
-    add(
-      `CPU per reservation, backlog (entitlement ${perReservation.entitlement} ms, PostgreSQL for it ` +
-        `${perReservation.postgresForEntitlement} ms, notification ${perReservation.notification} + ` +
-        `${perReservation.postgresForNotification} ms)`,
-      Object.values(perReservation).reduce((a, b) => a + b, 0),
-      "ms",
-    );
-    add("machine CPU busy, reservation backlog", drain.machineBusy * 100, "%");
-    add(`reservation lateness p50 at ${options.dueRate}/s`, lateness.p50Ms, "ms");
-    add(
-      `reservation lateness p99 at ${options.dueRate}/s (${lateness.executed}/${lateness.count} executed)`,
-      lateness.p99Ms,
-      "ms",
-      { op: "<=", value: 1000 },
-    );
-    add("reservation lateness max", lateness.maxMs, "ms");
-    add("machine CPU busy, reservation lateness", late.machineBusy * 100, "%");
+    const { figures, perReservation } = pointsFigures(drain, late, options);
     return {
       figures,
       results: {

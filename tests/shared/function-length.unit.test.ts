@@ -69,7 +69,6 @@ test(`no function in src/ is longer than ${MAX_LINES} lines`, () => {
 // The tests' programs' functions still over the limit, each at its length when the rule reached them: the list only
 // shrinks (split one, take its line out), and a function may not grow past what is written here.
 const PROGRAMS_LEFT: Record<string, number> = {
-  "tests/bench/points-phase.ts: measurePoints": 85,
   "tests/bench/run.ts: runPhases": 445,
   "tests/support/fcm-service.ts: startFcmService": 94,
 };
