@@ -70,7 +70,6 @@ test(`no function in src/ is longer than ${MAX_LINES} lines`, () => {
 // shrinks (split one, take its line out), and a function may not grow past what is written here.
 const PROGRAMS_LEFT: Record<string, number> = {
   "tests/bench/run.ts: runPhases": 445,
-  "tests/support/fcm-service.ts: startFcmService": 94,
 };
 
 test(`no function of the tests' own programs (bench, drills, support) is longer than ${MAX_LINES} lines`, () => {
