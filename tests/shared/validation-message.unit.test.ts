@@ -6,10 +6,12 @@ import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 // Elysia registers the string formats (uuid, date-time) the services' schemas use; a route checks with them.
 import "elysia";
+import { Type } from "@sinclair/typebox";
 import { BundleBody } from "../../src/entitlement/features/bundles/model.ts";
+import { EntitlementStatus } from "../../src/entitlement/features/entitlements/model.ts";
 import { ReservationBody } from "../../src/entitlement/features/points/model.ts";
-import { CreateEndpointBody } from "../../src/notification/features/endpoints/model.ts";
 import { ReadBody } from "../../src/notification/features/players/model.ts";
+import { Platform } from "../../src/notification/features/push/model.ts";
 import { fieldOf, validationMessage } from "../../src/shared/http/validation-message.ts";
 
 const refused = (schema: TSchema, value: unknown, on = "body") =>
@@ -27,10 +29,11 @@ describe("the field", () => {
 
 describe("the rule", () => {
   test("a literal set lists its values", () => {
-    const message = refused(CreateEndpointBody, { url: "https://a.example", event_types: ["EntitlementGrantd"] });
-    expect(message).toBe(
-      "body.event_types[0]: must be one of EntitlementGranted, EntitlementRevoked, EntitlementExtended, MatchFound, " +
-        "PointsGranted",
+    expect(refused(Type.Object({ platform: Platform }), { platform: "apns" })).toBe(
+      "body.platform: must be one of webpush, fcm",
+    );
+    expect(refused(Type.Object({ status: EntitlementStatus }), { status: "active" }, "query")).toBe(
+      "query.status: must be one of ACTIVE, REVOKED",
     );
   });
 
