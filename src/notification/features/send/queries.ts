@@ -84,6 +84,6 @@ export async function storeSentNotifications(
       on conflict (event_id, user_id) do nothing
       returning 1
     )
-    select (select count(*) from created)::int as stored, (select count(*) from superseded)::int as superseded`;
+    select (select count(*) from created)::int as stored`;
   return row?.stored ?? 0;
 }
