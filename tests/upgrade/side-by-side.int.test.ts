@@ -161,6 +161,8 @@ describe("one database, both releases", () => {
         { kind: "RESERVE", body: { user_id: "u9", point_amount: 8, execute_at: iso(2000), reason: "r" } },
         "current",
       ],
+      ["x13", { kind: "RESERVE", body: { user_id: "u4", point_amount: 100, execute_at: iso(2000) } }, "previous"],
+      ["x14", { kind: "RESERVE", body: { user_id: "u4", point_amount: 99, execute_at: iso(2000) } }, "current"],
     ];
     const ids: string[] = [];
     for (const [key, request, first] of cases) {
@@ -170,6 +172,7 @@ describe("one database, both releases", () => {
           ? await previousAnswer(sql, request, key, at(900), id)
           : await currentAnswer(sql, request, key, at(900));
       if (request.kind === "RESERVE") ids.push(reserved(answer));
+      if (key === "x13" || key === "x14") expect(answer, `${key}: past the cap`).toMatchObject({ status: 409 });
       const second =
         first === "previous"
           ? await currentAnswer(sql, request, key, at(901))
@@ -190,6 +193,22 @@ describe("one database, both releases", () => {
         first === "previous"
           ? await currentAnswer(sql, request, key, at(903))
           : await previousAnswer(sql, request, key, at(903));
+      expect(second, `${key}, stored by the ${first} release`).toEqual(replayed(answer));
+    }
+    for (const [key, first] of [
+      ["x15", "current"],
+      ["x16", "previous"],
+    ] as const) {
+      const request: Request = { kind: "CANCEL", reservationId: ids[0] as string };
+      const answer =
+        first === "previous"
+          ? await previousAnswer(sql, request, key, at(904))
+          : await currentAnswer(sql, request, key, at(904));
+      expect(answer, `${key}: the cancel is refused`).toMatchObject({ kind: "state_conflict", status: 409 });
+      const second =
+        first === "previous"
+          ? await currentAnswer(sql, request, key, at(905))
+          : await previousAnswer(sql, request, key, at(905));
       expect(second, `${key}, stored by the ${first} release`).toEqual(replayed(answer));
     }
   });
