@@ -6,11 +6,14 @@ import type { Sql } from "../../../shared/db.ts";
 import { ApiError } from "../../../shared/http/errors.ts";
 import type { Logger } from "../../../shared/logger.ts";
 import { sleep, type Worker } from "../../../shared/runtime.ts";
+import { createBatchedReads, type ReadAfter } from "./batch-read.ts";
 import type { StreamSettings } from "./config.ts";
 import type { PlayerMetrics } from "./metrics.ts";
-import { lastSeqs } from "./queries.ts";
-import { type CloseReason, openPlayerStream, type PlayerStream } from "./stream.ts";
+import { lastSeqs, readPlayersAfter } from "./queries.ts";
+import { type CloseReason, openPlayerStream, PAGE, type PlayerStream } from "./stream.ts";
 
+/** Streams' reads answered by one statement at most: 500 lateral index scans of a page each. */
+const READS_PER_STATEMENT = 500;
 /** Seconds a client refused for the process limit is told to wait. */
 const FULL_RETRY_AFTER_S = 5;
 
@@ -27,6 +30,7 @@ export type StreamHub = {
 };
 
 type HubDeps = { sql: Sql; log: Logger; metrics: PlayerMetrics; settings: StreamSettings };
+type OpenDeps = HubDeps & { readAfter: ReadAfter };
 type OpenInput = { userId: string; resumeAfter: string | undefined; expiresAtMs: number };
 /** The streams by player, and how many in all. */
 type Streams = { byUser: Map<string, Set<PlayerStream>>; total: number };
@@ -34,6 +38,7 @@ type Streams = { byUser: Map<string, Set<PlayerStream>>; total: number };
 export function createStreamHub(deps: HubDeps): StreamHub {
   const streams: Streams = { byUser: new Map(), total: 0 };
   const { byUser } = streams;
+  const readAfter = createBatchedReads((asks) => readPlayersAfter(deps.sql, asks, PAGE), READS_PER_STATEMENT);
 
   async function recheck(): Promise<void> {
     if (byUser.size === 0) return;
@@ -56,7 +61,7 @@ export function createStreamHub(deps: HubDeps): StreamHub {
   };
 
   return {
-    open: (input) => openStream(deps, streams, input),
+    open: (input) => openStream({ ...deps, readAfter }, streams, input),
     signal: (userIds) => {
       for (const userId of userIds) for (const stream of byUser.get(userId) ?? []) stream.wake();
     },
@@ -71,7 +76,7 @@ export function createStreamHub(deps: HubDeps): StreamHub {
  * Opens a player's stream within the limits: over the player's, their oldest is closed; over the process's, 503. The
  * stream is registered before its start is read, so a signal in between wakes it.
  */
-async function openStream(deps: HubDeps, streams: Streams, input: OpenInput): Promise<Response> {
+async function openStream(deps: OpenDeps, streams: Streams, input: OpenInput): Promise<Response> {
   const { settings, metrics } = deps;
   const mine = streams.byUser.get(input.userId) ?? new Set<PlayerStream>();
   if (mine.size >= settings.maxPerUser) {

@@ -41,6 +41,30 @@ export async function readPlayerNotificationsAfter(
     limit ${input.limit}`;
 }
 
+/**
+ * For each ask, its player's notifications after its seq, in seq order, `limit` rows at most: one statement for many
+ * streams (batch-read.ts), each row found through notifications_user_seq_key as the single read finds it.
+ */
+export async function readPlayersAfter(
+  db: Db,
+  asks: { userId: string; afterSeq: string }[],
+  limit: number,
+): Promise<PlayerRow[][]> {
+  const rows = await db<(PlayerRow & { ord: string })[]>`
+    select a.ord, n.* from unnest(${asks.map((a) => a.userId)}::text[], ${asks.map((a) => a.afterSeq)}::bigint[])
+      with ordinality as a(user_id, after_seq, ord)
+    cross join lateral (
+      select ${COLUMNS(db)} from notifications
+      where notifications.user_id = a.user_id and notifications.seq > a.after_seq
+      order by notifications.seq
+      limit ${limit}
+    ) n
+    order by a.ord, n.seq::bigint`;
+  const out: PlayerRow[][] = asks.map(() => []);
+  for (const { ord, ...row } of rows) out[Number(ord) - 1]?.push(row);
+  return out;
+}
+
 export async function countUnread(db: Db, userId: string): Promise<number> {
   const [row] = await db<{ n: number }[]>`
     select count(*)::int as n from notifications where user_id = ${userId} and read_at is null`;

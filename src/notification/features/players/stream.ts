@@ -4,6 +4,7 @@
 // notification that commits later.
 import type { Sql } from "../../../shared/db.ts";
 import type { Logger } from "../../../shared/logger.ts";
+import type { ReadAfter } from "./batch-read.ts";
 import { toItem } from "./inbox.ts";
 import type { PlayerMetrics } from "./metrics.ts";
 import { lastSeq, readPlayerNotificationsAfter } from "./queries.ts";
@@ -14,7 +15,7 @@ import { createSseBody, type SseBody } from "./sse-body.ts";
  * Rows per read at most: a resume of 1,000 takes ten reads. A page is written a row at a time, each once the reader
  * has left room, so the size of the rows never matters: the reader's pace does.
  */
-const PAGE = 100;
+export const PAGE = 100;
 /** After a failed read (the database away), the next try. */
 const RETRY_MS = 1_000;
 
@@ -38,6 +39,8 @@ export type StreamDeps = {
   sql: Sql;
   log: Logger;
   metrics: PlayerMetrics;
+  /** A page of the player's rows after a seq (PAGE rows at most), read together with other streams' (hub.ts). */
+  readAfter: ReadAfter;
   bufferBytes: number;
   /** A stream whose buffer stays full this long (its reader took nothing) is closed as slow_reader. */
   stallMs: number;
@@ -84,7 +87,7 @@ async function sendPages(deps: StreamDeps, userId: string, send: Sender) {
   const { cursor } = send;
   for (;;) {
     if (!(await awaitRoom(send))) return;
-    const rows = await readPlayerNotificationsAfter(deps.sql, { userId, afterSeq: cursor.position, limit: PAGE });
+    const rows = await deps.readAfter({ userId, afterSeq: cursor.position });
     for (const row of rows) {
       if (!(await awaitRoom(send))) return;
       send.out.write(notificationFrame(toItem(row)));
