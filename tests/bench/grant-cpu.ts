@@ -13,6 +13,7 @@ import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import postgres from "postgres";
+import { requirePostgresTool } from "../../tools/infra/postgres.ts";
 import { processCpuSeconds, TICKS_PER_SECOND } from "./cpu.ts";
 import { PGBENCH_SCRIPT } from "./pgbench.ts";
 import * as stack from "./stack.ts";
@@ -94,7 +95,10 @@ async function pgbenchCpu(databaseUrl: string, postmaster: number, script: strin
   const transactions = Math.ceil(grants / clients);
   const before = clusterCpuSeconds(postmaster);
   const args = ["-n", "-M", "prepared", "-c", String(clients), "-j", "2", "-t", String(transactions)];
-  const proc = Bun.spawn(["pgbench", ...args, "-f", script, databaseUrl], { stdout: "ignore", stderr: "pipe" });
+  const proc = Bun.spawn([requirePostgresTool("pgbench"), ...args, "-f", script, databaseUrl], {
+    stdout: "ignore",
+    stderr: "pipe",
+  });
   const code = await proc.exited;
   if (code !== 0) throw new Error(`pgbench failed (exit ${code}): ${await new Response(proc.stderr).text()}`);
   await Bun.sleep(200); // the backends end and are waited for by the postmaster

@@ -6,6 +6,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { requirePostgresTool } from "../../tools/infra/postgres.ts";
 import type { ThroughputResult } from "./grants.ts";
 import { percentile } from "./stats.ts";
 
@@ -24,7 +25,7 @@ export async function runPgbench(args: {
   try {
     const proc = Bun.spawn(
       [
-        "pgbench",
+        requirePostgresTool("pgbench"),
         "-n",
         "-M",
         args.mode ?? "prepared",

