@@ -15,7 +15,8 @@ export const addressHash = (device: NewDevice) =>
 
 /**
  * Registers the device for the player, or finds it: the same endpoint or token again is the same device (its keys
- * refreshed), one the player did not have is new (taken from another player who had it). `created` tells which.
+ * refreshed), one the player did not have is new (registerDevice releases another player's row first). `created`
+ * tells which.
  */
 export async function upsertDevice(
   db: Db,
@@ -36,6 +37,18 @@ export async function upsertDevice(
         user_id = excluded.user_id
     returning device_id, platform, created_at, last_success_at, device_id = ${input.deviceId} as created`;
   return row as DeviceRow & { created: boolean };
+}
+
+/**
+ * Deletes the device when another player registered it (a shared browser, a phone signed in again): it moves to the
+ * new player as a new device, and the previous player's pushes still waiting for it go with the old row. Changing the
+ * row's id in place instead would break the pending pushes' reference to it.
+ */
+export async function releaseDevice(db: Db, input: { userId: string; device: NewDevice }): Promise<void> {
+  await db`
+    delete from player_devices
+    where platform = ${input.device.platform} and address_hash = ${addressHash(input.device)}
+      and user_id <> ${input.userId}`;
 }
 
 /** Locks the player's devices, so two registrations at once count each other before trimming. */

@@ -13,6 +13,7 @@ import {
   listDevices,
   lockDevices,
   readPreferences,
+  releaseDevice,
   trimDevices,
   upsertDevice,
   writePreferences,
@@ -53,6 +54,7 @@ export async function registerDevice(
   }
   const row = await deps.sql.begin(async (tx) => {
     await lockDevices(tx, userId);
+    await releaseDevice(tx, { userId, device });
     const stored = await upsertDevice(tx, { deviceId: randomUUID(), userId, device, now: deps.now() });
     if (stored.created) await trimDevices(tx, userId);
     return stored;
