@@ -1,4 +1,4 @@
-// One claimed push: skip it when its notification expired or is gone, send it to the device's push service, and turn
+// One claimed push: skip it when its notification expired or is gone or the player no longer wants it, send it to the device's push service, and turn
 // the answer into the push's outcome (SENT; PENDING again after the backoff or the service's Retry-After, whichever is
 // longer; FAILED at the last attempt or on a refusal; the device deleted when the service calls it gone). Never throws.
 import { type BackoffPolicy, backoffMs } from "../../../shared/backoff.ts";
@@ -50,6 +50,8 @@ export async function deliverPush(deps: PushDeliveryDeps, p: ClaimedPush): Promi
   if (p.notification === null) {
     return { outcome: ended(p, at, "FAILED", "the notification no longer exists"), result: "skipped", gone: false };
   }
+  // Decided now, not when the notification was stored: the player may have turned push off or lost the device since.
+  if (!p.wanted) return { outcome: ended(p, at, "SKIPPED", null), result: "skipped", gone: false };
   const n: PushNotification = { notificationId: p.notificationId, ...p.notification };
   if (isExpired(n, at)) return { outcome: ended(p, at, "EXPIRED", null), result: "expired", gone: false };
   if (p.attemptCount > deps.maxAttempts) {

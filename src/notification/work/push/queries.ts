@@ -16,6 +16,11 @@ export type ClaimedPush = {
   p256dh: string | null;
   auth: string | null;
   token: string | null;
+  /**
+   * Whether the push is still wanted when it goes out: the device is still the notification's player's and the player
+   * has not turned push off, for everything or for the type, since the notification was stored.
+   */
+  wanted: boolean;
   /** Null when the notification no longer exists (deleted by retention). */
   notification: { seq: number; type: string; payload: Record<string, unknown>; traceparent: string | null } | null;
 };
@@ -34,6 +39,7 @@ type ClaimRow = {
   type: string | null;
   payload: string | null;
   traceparent: string | null;
+  wanted: boolean | null;
 };
 
 const toClaimed = (r: ClaimRow): ClaimedPush => ({
@@ -46,6 +52,7 @@ const toClaimed = (r: ClaimRow): ClaimedPush => ({
   p256dh: r.p256dh,
   auth: r.auth,
   token: r.token,
+  wanted: r.wanted === true,
   notification:
     r.payload === null || r.seq === null
       ? null
@@ -101,28 +108,38 @@ export async function claimPushes(
       returning d.device_id, d.notification_id, d.service, d.attempt_count
     )
     select c.device_id, c.notification_id, c.service, c.attempt_count, v.platform, v.endpoint, v.p256dh, v.auth, v.token,
-           n.seq::text as seq, n.type, n.payload_json::text as payload, n.traceparent
+           n.seq::text as seq, n.type, n.payload_json::text as payload, n.traceparent,
+           v.user_id = n.user_id
+             and (p.user_id is null or (p.push and coalesce((p.types -> n.type ->> 'push')::boolean, true))) as wanted
     from claimed c
     join player_devices v on v.device_id = c.device_id
-    left join notifications n on n.notification_id = c.notification_id`;
+    left join notifications n on n.notification_id = c.notification_id
+    left join player_preferences p on p.user_id = n.user_id`;
   return rows.map(toClaimed);
 }
 
 export type PushOutcome = {
   deviceId: string;
   notificationId: string;
-  status: "SENT" | "FAILED" | "PENDING" | "EXPIRED";
+  /** SKIPPED: no longer wanted (ClaimedPush.wanted), the row is deleted as if it had never been made. */
+  status: "SENT" | "FAILED" | "PENDING" | "EXPIRED" | "SKIPPED";
   at: Date;
   nextAttemptAt: Date | null;
   error: string | null;
   statusCode: number | null;
 };
 
-/** Finalizes pushes still held by this worker; a SENT one marks its device's last success. Returns how many changed. */
-export async function finalizePushes(db: Db, input: { lockedBy: string; outcomes: PushOutcome[] }): Promise<number> {
+/**
+ * Finalizes pushes still held by this worker, any number in one statement: a SENT one marks its device's last success,
+ * a SKIPPED one is deleted. Returns the pushes that changed (the others' leases were lost).
+ */
+export async function finalizePushes(
+  db: Db,
+  input: { lockedBy: string; outcomes: PushOutcome[] },
+): Promise<{ deviceId: string; notificationId: string }[]> {
   const o = input.outcomes;
-  if (o.length === 0) return 0;
-  const rows = await unprepared<{ device_id: string }[]>(db)`
+  if (o.length === 0) return [];
+  const rows = await unprepared<{ device_id: string; notification_id: string }[]>(db)`
     with o as (
       select * from unnest(
         ${o.map((x) => x.deviceId)}::uuid[], ${o.map((x) => x.notificationId)}::uuid[], ${o.map((x) => x.status)}::text[],
@@ -135,16 +152,23 @@ export async function finalizePushes(db: Db, input: { lockedBy: string; outcomes
           last_error = o.error, last_status_code = o.status_code,
           sent_at = case when o.status = 'SENT' then o.at else d.sent_at end
       from o
-      where d.device_id = o.device_id and d.notification_id = o.notification_id
-        and d.status not in ('PENDING', 'SENT', 'FAILED', 'EXPIRED') and d.locked_by = ${input.lockedBy}
-      returning d.device_id, d.status, o.at
+      where d.device_id = o.device_id and d.notification_id = o.notification_id and o.status <> 'SKIPPED'
+        and d.status = 'PROCESSING' and d.locked_by = ${input.lockedBy}
+      returning d.device_id, d.notification_id, d.status, o.at
+    ), dropped as (
+      delete from push_deliveries d using o
+      where d.device_id = o.device_id and d.notification_id = o.notification_id and o.status = 'SKIPPED'
+        and d.status = 'PROCESSING' and d.locked_by = ${input.lockedBy}
+      returning d.device_id, d.notification_id
     ), seen as (
       update player_devices v set last_success_at = s.at
       from (select device_id, max(at) as at from done where status = 'SENT' group by device_id) s
       where v.device_id = s.device_id and (v.last_success_at is null or v.last_success_at < s.at)
     )
-    select device_id from done`;
-  return rows.length;
+    select device_id, notification_id from done
+    union all
+    select device_id, notification_id from dropped`;
+  return rows.map((r) => ({ deviceId: r.device_id, notificationId: r.notification_id }));
 }
 
 /** Deletes devices their push service called gone (their pushes go with them). */

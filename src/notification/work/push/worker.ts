@@ -10,7 +10,8 @@ import { contextOfTraceparent, inSpan } from "../../../shared/trace-context.ts";
 import type { NotificationMetrics } from "../../metrics.ts";
 import { runClaimLoop } from "../claim-loop.ts";
 import { type Delivered, deliverPush, type PushDeliveryDeps } from "./deliver.ts";
-import { type ClaimedPush, claimPushes, deleteGoneDevices, finalizePushes, nextPushDueAt } from "./queries.ts";
+import { createPushRecorder, type PushRecorder } from "./outcomes.ts";
+import { type ClaimedPush, claimPushes, deleteGoneDevices, nextPushDueAt } from "./queries.ts";
 
 /** NOTIFYed on by nothing yet: the loop listens so that a replay or a re-registration can wake it later. */
 export const PUSH_DUE_CHANNEL = "push_deliveries_due";
@@ -28,7 +29,7 @@ export type PushWorkerDeps = PushDeliveryDeps & {
   idlePollMs: number;
 };
 
-async function record(d: PushWorkerDeps, p: ClaimedPush, delivered: Delivered): Promise<void> {
+async function record(d: PushWorkerDeps, recorder: PushRecorder, p: ClaimedPush, delivered: Delivered): Promise<void> {
   const platform = p.platform;
   d.metrics.pushes.inc({ platform, outcome: delivered.result });
   const log = () => d.log.child({ device_id: p.deviceId, notification_id: p.notificationId, platform });
@@ -38,8 +39,8 @@ async function record(d: PushWorkerDeps, p: ClaimedPush, delivered: Delivered): 
       log().info({ error: delivered.outcome.error }, "push service says the device is gone: deleted");
       return;
     }
-    const changed = await finalizePushes(d.sql, { lockedBy: d.workerId, outcomes: [delivered.outcome] });
-    if (changed === 0) log().warn("lease lost before the push's outcome was recorded");
+    const changed = await recorder(delivered.outcome);
+    if (!changed) log().warn("lease lost before the push's outcome was recorded");
     else if (delivered.outcome.status === "FAILED") log().warn({ error: delivered.outcome.error }, "push FAILED");
   } catch (error) {
     log().error({ err: error }, "could not record a push; it is tried again when its lease ends");
@@ -75,6 +76,7 @@ export function createPushWorker(deps: PushWorkerDeps): Worker {
   const log = deps.log.child({ component: "push", worker_id: deps.workerId });
   const d = { ...deps, log };
   const slots: Slots = new Map();
+  const recorder = createPushRecorder({ sql: d.sql, lockedBy: d.workerId });
   const run = async (p: ClaimedPush) => {
     const attributes = { "notification.id": p.notificationId, "push.platform": p.platform };
     const parent = contextOfTraceparent(p.notification?.traceparent ?? null);
@@ -85,7 +87,7 @@ export function createPushWorker(deps: PushWorkerDeps): Worker {
       // The service's slot is free once it answered: recording the outcome is the database's work.
       take(slots, p.service, -1);
     }
-    await record(d, p, delivered);
+    await record(d, recorder, p, delivered);
   };
   return {
     name: "push",
