@@ -101,6 +101,8 @@ export function notificationStackSettings(
     issuer: { issuer: string; audience: string };
     secretKey: string;
     pageOrigin: string;
+    /** The stack's VAPID pair; undefined when your environment brings a key of its own. */
+    vapid: { publicKey: string; privateKey: string } | undefined;
   },
 ): Record<string, StackSetting> {
   const demoIssuer = "PLAYER_TOKEN is signed by the stack's demo issuer, which another issuer's settings would refuse";
@@ -132,6 +134,25 @@ export function notificationStackSettings(
     NOTIFICATION_ENDPOINT_ALLOW_PRIVATE: {
       value: "true",
       why: "the demo receiver listens on 127.0.0.1, which endpoints may not reach otherwise; never in production",
+      yours: "wins",
+    },
+    ...(s.vapid ? webPushSettings(s.vapid) : {}),
+  };
+}
+
+/**
+ * Web Push on, with the stack's VAPID pair (kept in its data folder). Only when your environment has neither VAPID key
+ * (stack.ts): a key of yours is never paired with the stack's other half, and a pair of yours reaches the service as
+ * it is (with one key missing, Notification's own check says which).
+ */
+function webPushSettings(vapid: { publicKey: string; privateKey: string }): Record<string, StackSetting> {
+  const kept = "the stack's VAPID pair, kept in its data folder so browser subscriptions outlive a run";
+  return {
+    NOTIFICATION_WEBPUSH_VAPID_PUBLIC_KEY: { value: vapid.publicKey, why: kept, yours: "wins" },
+    NOTIFICATION_WEBPUSH_VAPID_PRIVATE_KEY: { value: vapid.privateKey, why: kept, yours: "wins" },
+    NOTIFICATION_WEBPUSH_SUBJECT: {
+      value: "mailto:stack@localhost",
+      why: "the VAPID subject push services see; set your own address for a real browser's push service",
       yours: "wins",
     },
   };

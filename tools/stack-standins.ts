@@ -7,6 +7,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
+import webpush from "web-push";
 import { CLOCK_TOLERANCE_S } from "../src/shared/auth/jwt.ts";
 
 export type DemoIssuer = {
@@ -79,16 +80,61 @@ export function startDemoReceiver(): DemoReceiver {
   };
 }
 
-/** docs/examples/player.html on an origin of its own, which the stack lists in NOTIFICATION_PLAYER_CORS_ORIGINS. */
-export type PlayerPage = { origin: string; stop: () => void };
+/**
+ * The example pages on an origin of their own, which the stack lists in NOTIFICATION_PLAYER_CORS_ORIGINS: `/` is
+ * docs/examples/player.html; `/push.html` and its service worker `/push-worker.js` (at the origin's root, so its scope
+ * is the whole origin); `/push-config.json` tells the push page what Notification does not serve: its URL and the
+ * VAPID public key (the key is public; the private key never leaves the stack's settings). 127.0.0.1 is a secure
+ * context, so a browser allows service workers and push here without https.
+ */
+export type ExamplePages = { origin: string; stop: () => void };
 
-export function servePlayerPage(page: string): PlayerPage {
+const PAGES: Record<string, [file: string, type: string]> = {
+  "/": ["player.html", "text/html; charset=utf-8"],
+  "/push.html": ["push.html", "text/html; charset=utf-8"],
+  "/push-worker.js": ["push-worker.js", "text/javascript; charset=utf-8"],
+};
+
+export function serveExamplePages(
+  dir: string,
+  push: { api: string; vapidPublicKey: string | undefined },
+): ExamplePages {
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
-    fetch: () => new Response(Bun.file(page), { headers: { "content-type": "text/html; charset=utf-8" } }),
+    fetch: (request) => {
+      const path = new URL(request.url).pathname;
+      if (path === "/push-config.json") {
+        return Response.json({ api: push.api, vapid_public_key: push.vapidPublicKey ?? null });
+      }
+      const page = PAGES[path];
+      if (!page) return new Response("not found", { status: 404 });
+      return new Response(Bun.file(join(dir, page[0])), { headers: { "content-type": page[1] } });
+    },
   });
   return { origin: `http://127.0.0.1:${server.port}`, stop: () => void server.stop(true) };
+}
+
+export type VapidKeys = { publicKey: string; privateKey: string };
+
+/**
+ * The stack's Web Push (VAPID) key pair, kept in the stack's data folder (owner-only) so that browsers subscribed in an
+ * earlier run keep receiving pushes (a new pair would invalidate every subscription); made with the web-push library
+ * on the first run. The file is `{"publicKey", "privateKey"}` in base64url, as `web-push generate-vapid-keys` prints.
+ */
+export function stackVapidKeys(dataRoot: string): VapidKeys {
+  const file = join(dataRoot, "webpush-vapid.json");
+  if (existsSync(file)) {
+    const kept = JSON.parse(readFileSync(file, "utf8")) as Partial<VapidKeys>;
+    if (typeof kept.publicKey !== "string" || typeof kept.privateKey !== "string") {
+      throw new Error(`${file} has no publicKey and privateKey: remove it to make a new pair`);
+    }
+    return { publicKey: kept.publicKey, privateKey: kept.privateKey };
+  }
+  mkdirSync(dataRoot, { recursive: true });
+  const keys = webpush.generateVAPIDKeys();
+  writeFileSync(file, `${JSON.stringify(keys)}\n`, { mode: 0o600 });
+  return keys;
 }
 
 /**

@@ -85,7 +85,7 @@ export type Summary = {
   /** When PLAYER_TOKEN expires (--player-token-ttl). */
   player: { expiresAt: Date };
   /** This run's demo user, the run's id that names its purchase and idempotency key, the demo webhook receiver. */
-  demo: { run: string; user: string; webhookUrl: string; page: string };
+  demo: { run: string; user: string; webhookUrl: string; page: string; vapidPublicKey: string | undefined };
   names: { database: string; natsPrefix: string };
   databaseUrl: string;
   env: Record<string, string | undefined>;
@@ -110,6 +110,13 @@ function extras(s: Summary): string[] {
   const given = passedThrough(s.env, s.setByStack);
   if (given.length > 0) lines.push(`  from your environment: ${given.join(" ")}`);
   return lines;
+}
+
+/** The push page's line: the VAPID public key it subscribes with (public: browsers are given it), or why push is off. */
+function pushLine(s: Summary): string {
+  const key = s.demo.vapidPublicKey;
+  if (!key) return "  push page     off: NOTIFICATION_WEBPUSH_VAPID_PUBLIC_KEY is not set";
+  return `  push page     ${s.demo.page}/push.html  (docs/examples/push.html: Web Push with VAPID public key ${key})`;
 }
 
 /** `expires 2026-11-29T17:00:00.000Z`, or that it already has: the services refuse it. */
@@ -140,6 +147,7 @@ stack is up
   debug token   ${s.tokens.debug}  (debug inbox)
   player token  PLAYER_TOKEN below: ${user}'s access token for /v1/me/ (${playerExpiry(s.player.expiresAt)}; signed by the stack's own demo issuer)
   player page   ${s.demo.page}/  (docs/examples/player.html on an origin of its own: API base ${s.notification}, PLAYER_TOKEN)
+${pushLine(s)}
 ${extras(s).join("\n")}
   state         database ${s.names.database}, streams ${s.names.natsPrefix}-events… (bun run stack --reset drops them)
 

@@ -21,7 +21,13 @@ import {
   printSettings,
   settleSettings,
 } from "./stack-settings.ts";
-import { servePlayerPage, stackSecretKey, startDemoIssuer, startDemoReceiver } from "./stack-standins.ts";
+import {
+  serveExamplePages,
+  stackSecretKey,
+  stackVapidKeys,
+  startDemoIssuer,
+  startDemoReceiver,
+} from "./stack-standins.ts";
 import {
   deleteStreams,
   dropDatabase,
@@ -146,6 +152,10 @@ async function pick(service: string, preferred: number): Promise<number> {
   return port;
 }
 
+/** Whether your environment brings a VAPID key: then the stack sets none of its own (stack-settings.ts). */
+const yourVapid = () =>
+  Boolean(process.env.NOTIFICATION_WEBPUSH_VAPID_PUBLIC_KEY || process.env.NOTIFICATION_WEBPUSH_VAPID_PRIVATE_KEY);
+
 function stackOptions(args: string[]): ReturnType<typeof parseStackArgs> {
   try {
     return parseStackArgs(args);
@@ -175,8 +185,10 @@ async function main(): Promise<void> {
   started.push({ name: "the players' demo issuer", stop: async () => players.stop() });
   const receiver = startDemoReceiver();
   started.push({ name: "the demo webhook receiver", stop: async () => receiver.stop() });
-  const page = servePlayerPage(join(root, "docs/examples/player.html"));
-  started.push({ name: "the player page", stop: async () => page.stop() });
+  const vapid = yourVapid() ? undefined : stackVapidKeys(dataRoot);
+  const vapidPublicKey = vapid?.publicKey ?? process.env.NOTIFICATION_WEBPUSH_VAPID_PUBLIC_KEY;
+  const page = serveExamplePages(join(root, "docs/examples"), { api: `http://127.0.0.1:${ports.n}`, vapidPublicKey });
+  started.push({ name: "the example pages", stop: async () => page.stop() });
   const common = (port: number) => commonStackSettings({ ...servers, port, nats: stackNatsEnv(names) });
   const notificationSettings = notificationStackSettings(common(ports.n), {
     debugToken: tokens.debug,
@@ -185,6 +197,7 @@ async function main(): Promise<void> {
     issuer: players,
     secretKey: stackSecretKey(dataRoot),
     pageOrigin: page.origin,
+    vapid,
   });
   const entitlement = settleSettings(entitlementStackSettings(common(ports.e), tokens.api), process.env);
   const notification = settleSettings(notificationSettings, process.env);
@@ -201,7 +214,7 @@ async function main(): Promise<void> {
       logs: { entitlement: logOf("entitlement"), notification: logOf("notification") },
       tokens: { ...tokens, debug: notification.env.NOTIFICATION_DEBUG_API_TOKEN as string, player: player.token },
       player: { expiresAt: player.expiresAt },
-      demo: { run, user, webhookUrl: receiver.url, page: page.origin },
+      demo: { run, user, webhookUrl: receiver.url, page: page.origin, vapidPublicKey },
       names,
       databaseUrl: servers.databaseUrl,
       env: process.env,

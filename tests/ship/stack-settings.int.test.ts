@@ -3,6 +3,9 @@
 // secrets never reach the terminal. And its player token's lifetime, down to an already expired one, checked as the
 // services check it (their clock tolerance included).
 import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createRemoteJWKSet, jwtVerify } from "jose";
 import { CLOCK_TOLERANCE_S } from "../../src/shared/auth/jwt.ts";
 import { UsageError } from "../../src/shared/cli-args.ts";
@@ -12,7 +15,7 @@ import {
   notificationStackSettings,
   settleSettings,
 } from "../../tools/stack-settings.ts";
-import { startDemoIssuer } from "../../tools/stack-standins.ts";
+import { stackVapidKeys, startDemoIssuer } from "../../tools/stack-standins.ts";
 import { DEFAULT_PLAYER_TOKEN_TTL_MS, parseStackArgs } from "../../tools/stack-usage.ts";
 
 const common = commonStackSettings({
@@ -21,14 +24,17 @@ const common = commonStackSettings({
   port: 8081,
   nats: { NOTIFICATION_NATS_STREAM: "stack-events" },
 });
-const notification = notificationStackSettings(common, {
+const VAPID = { publicKey: `B${"p".repeat(86)}`, privateKey: "vapid-private-of-the-stack" };
+const notificationInputs = {
   debugToken: "dbg_stack",
   adminToken: "admin-token-of-the-stack",
   notifyToken: "notify-token-of-the-stack",
   issuer: { issuer: "http://127.0.0.1:1", audience: "stack-players" },
   secretKey: "k".repeat(64),
   pageOrigin: "http://127.0.0.1:2",
-});
+  vapid: VAPID,
+};
+const notification = notificationStackSettings(common, notificationInputs);
 const issuer = await startDemoIssuer();
 afterAll(() => issuer.stop());
 const keys = createRemoteJWKSet(new URL(`${issuer.issuer}/jwks`));
@@ -55,7 +61,9 @@ describe("the settings the stack gives the services", () => {
       "DATABASE_URL=postgres://stack:***@127.0.0.1:5432/entitlement_stack  (the stack's database)",
     );
     for (const printed of lines) {
-      expect(printed).not.toMatch(/admin-token-of-the-stack|notify-token-of-the-stack|dbg_stack|kkkk|:pw@/);
+      expect(printed).not.toMatch(
+        /admin-token-of-the-stack|notify-token-of-the-stack|dbg_stack|kkkk|:pw@|vapid-private/,
+      );
     }
     expect(line(lines, "NOTIFICATION_PLAYER_CORS_ORIGINS"), "the player page's origin may call /v1/me/").toStartWith(
       "NOTIFICATION_PLAYER_CORS_ORIGINS=http://127.0.0.1:2  (the player page",
@@ -99,6 +107,39 @@ describe("the settings the stack gives the services", () => {
     expect(line(lines, "HOST")).toBe(
       "HOST=127.0.0.1  (replaces yours: the stack's tokens and demo issuer are for this machine only)",
     );
+  });
+});
+
+describe("Web Push in the stack", () => {
+  test("on with the stack's VAPID pair and a subject; the keys are never printed", () => {
+    const { env, lines } = settleSettings(notification, {});
+    expect(env.NOTIFICATION_WEBPUSH_VAPID_PUBLIC_KEY).toBe(VAPID.publicKey);
+    expect(env.NOTIFICATION_WEBPUSH_VAPID_PRIVATE_KEY).toBe(VAPID.privateKey);
+    expect(env.NOTIFICATION_WEBPUSH_SUBJECT).toMatch(/^mailto:/);
+    expect(line(lines, "NOTIFICATION_WEBPUSH_VAPID_PRIVATE_KEY")).toStartWith(
+      "NOTIFICATION_WEBPUSH_VAPID_PRIVATE_KEY=***  (the stack's VAPID pair, kept in its data folder",
+    );
+  });
+
+  test("when your environment brings a VAPID key, the stack sets none of the three", () => {
+    const yours = notificationStackSettings(common, { ...notificationInputs, vapid: undefined });
+    expect(Object.keys(yours).filter((name) => name.startsWith("NOTIFICATION_WEBPUSH_"))).toEqual([]);
+  });
+
+  test("the pair is made once with web-push, kept owner-only in the data folder, and the same on the next run", () => {
+    const dir = mkdtempSync(join(tmpdir(), "stack-vapid-"));
+    const other = mkdtempSync(join(tmpdir(), "stack-vapid-"));
+    try {
+      const first = stackVapidKeys(dir);
+      expect(Buffer.from(first.publicKey, "base64url").length, "an uncompressed P-256 point").toBe(65);
+      expect(Buffer.from(first.privateKey, "base64url").length).toBe(32);
+      expect(statSync(join(dir, "webpush-vapid.json")).mode & 0o777).toBe(0o600);
+      expect(stackVapidKeys(dir), "kept: browsers subscribed in an earlier run still receive").toEqual(first);
+      expect(stackVapidKeys(other).publicKey, "made per data folder").not.toBe(first.publicKey);
+      expect(JSON.parse(readFileSync(join(dir, "webpush-vapid.json"), "utf8"))).toEqual(first);
+    } finally {
+      for (const d of [dir, other]) rmSync(d, { recursive: true, force: true });
+    }
   });
 });
 
