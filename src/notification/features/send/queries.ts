@@ -1,6 +1,8 @@
 // SQL of the send API. A send runs in one transaction: the request's key row first (the key's lock for the rest of the
 // transaction), then its notifications, so the key and every recipient's notification commit together or not at all.
+import type postgres from "postgres";
 import type { Db } from "../../../shared/db.ts";
+import { rowSeq, seqCounters } from "../../intake/consumer/seqs.ts";
 import type { SendRequest } from "./model.ts";
 
 export type StoredRequest = { requestHash: string; requestId: string; recipients: number };
@@ -38,52 +40,70 @@ export async function findRequest(
   return row && { requestHash: row.request_hash, requestId: row.request_id, recipients: row.recipients };
 }
 
-/**
- * Each recipient's next seq, as the consumer's storing statement takes it (intake/consumer/queries.ts): one counter
- * update per user, in user_id order, so that two transactions never wait for each other's counter rows in a cycle. The
- * rows stay locked until commit: one user's numbers commit in order, and the supersede below sees every older row.
- */
-export async function takeSeqs(db: Db, userIds: string[]): Promise<Map<string, number>> {
-  const rows = await db<{ user_id: string; last_seq: string }[]>`
-    insert into notification_user_seqs as s (user_id, last_seq)
-    select id, 1 from unnest(${userIds}::text[]) as t(id) order by id
-    on conflict (user_id) do update set last_seq = s.last_seq + 1
-    returning s.user_id, s.last_seq`;
-  return new Map(rows.map((r) => [r.user_id, Number(r.last_seq)]));
-}
+type Fragment = postgres.PendingQuery<postgres.Row[]>;
+type Sent = { request: SendRequest; requestId: string; now: Date; traceparent: string | null };
+
+/** The recipients as the CTE `todo` (user_id, ord), in the request's order: ids are unique (validation.ts). */
+const recipients = (db: Db, userIds: string[]) => db`todo as (
+      select user_id, ord from unnest(${userIds}::text[]) with ordinality as t(user_id, ord)
+    )`;
 
 /**
- * Stores one notification per recipient, PENDING and due at once, its payload the request's with the recipient as
- * user_id; with a collapse_key, first marks read the recipients' unread notifications with that key. A second
- * statement after `takeSeqs`, so its snapshot holds every older notification of these players (their counter rows
- * are locked): a concurrent send with the same key for the same player cannot slip past the supersede. Returns how
- * many it stored.
+ * The CTE `created`: one notification per row of `from` (`t.user_id`, its seq `seq`), PENDING and due at once, its
+ * payload the request's with the recipient as user_id, inserted in user_id order.
  */
-export async function storeSentNotifications(
-  db: Db,
-  input: { request: SendRequest; requestId: string; seqs: Map<string, number>; now: Date; traceparent: string | null },
-): Promise<number> {
-  const { request: r, now } = input;
-  const users = [...input.seqs.keys()];
-  const payload = { ...r, user_ids: undefined, request_id: input.requestId };
-  const [row] = await db<{ stored: number }[]>`
-    with superseded as (
-      update notifications n set read_at = ${now}
-      where ${r.collapse_key}::text is not null and n.collapse_key = ${r.collapse_key}::text and n.read_at is null
-        and n.user_id = any(${users}::text[])
-      returning 1
-    ), created as (
+function created(db: Db, s: Sent, seq: Fragment, from: Fragment): Fragment {
+  const { request: r, now } = s;
+  const payload = { ...r, user_ids: undefined, request_id: s.requestId };
+  return db`created as (
       insert into notifications
         (notification_id, event_id, user_id, type, occurred_at, payload_json, status, attempt_count, next_retry_at,
          created_at, traceparent, seq, collapse_key, expires_at)
-      select gen_random_uuid(), ${input.requestId}, t.user_id, ${r.type}, ${now},
-             (${JSON.stringify(payload)}::text)::jsonb || jsonb_build_object('user_id', t.user_id), 'PENDING', 0, ${now}, ${now},
-             ${input.traceparent}, t.seq, ${r.collapse_key}, ${r.expires_at}::timestamptz
-      from unnest(${users}::text[], ${users.map((u) => input.seqs.get(u) ?? 0)}::bigint[]) as t(user_id, seq)
+      select gen_random_uuid(), ${s.requestId}, t.user_id, ${r.type}, ${now},
+             (${JSON.stringify(payload)}::text)::jsonb || jsonb_build_object('user_id', t.user_id), 'PENDING', 0, ${now},
+             ${now}, ${s.traceparent}, ${seq}, ${r.collapse_key}, ${r.expires_at}::timestamptz
+      ${from}
       order by t.user_id
       on conflict (event_id, user_id) do nothing
       returning 1
-    )
+    )`;
+}
+
+/**
+ * Stores one notification per recipient and returns how many it stored. Without a collapse_key, one statement numbers
+ * and inserts them as the consumer's does (intake/consumer/seqs.ts). With one, the recipients' counter rows are taken
+ * first (`takeSeqs`) and the rows stored by a second statement that first marks read the recipients' unread
+ * notifications with that key: its snapshot, taken once the counter rows are locked, holds every older notification
+ * of these players, so a concurrent send with the same key for the same player cannot slip past the supersede.
+ */
+export async function storeSentNotifications(db: Db, input: Sent): Promise<number> {
+  const users = input.request.user_ids;
+  if (input.request.collapse_key !== null) return storeCollapsing(db, input, await takeSeqs(db, users));
+  const [row] = await db<{ stored: number }[]>`
+    with ${recipients(db, users)}, ${seqCounters(db)},
+    ${created(db, input, rowSeq(db), db`from todo t join counters c using (user_id) window mine as (partition by t.user_id)`)}
+    select count(*)::int as stored from created`;
+  return row?.stored ?? 0;
+}
+
+/** Each recipient's next seq, their counter rows locked until commit. */
+async function takeSeqs(db: Db, userIds: string[]): Promise<Map<string, number>> {
+  const rows = await db<{ user_id: string; last_seq: string }[]>`
+    with ${recipients(db, userIds)}, ${seqCounters(db)}
+    select user_id, last_seq from counters`;
+  return new Map(rows.map((r) => [r.user_id, Number(r.last_seq)]));
+}
+
+async function storeCollapsing(db: Db, input: Sent, seqs: Map<string, number>): Promise<number> {
+  const { request: r, now } = input;
+  const users = [...seqs.keys()];
+  const from = db`from unnest(${users}::text[], ${users.map((u) => seqs.get(u) ?? 0)}::bigint[]) as t(user_id, seq)`;
+  const [row] = await db<{ stored: number }[]>`
+    with superseded as (
+      update notifications n set read_at = ${now}
+      where n.collapse_key = ${r.collapse_key} and n.read_at is null and n.user_id = any(${users}::text[])
+      returning 1
+    ), ${created(db, input, db`t.seq`, from)}
     select (select count(*) from created)::int as stored`;
   return row?.stored ?? 0;
 }

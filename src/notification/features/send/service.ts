@@ -6,7 +6,7 @@ import { badRequest } from "../../../shared/http/errors.ts";
 import { keyConflict } from "../../../shared/http/idempotency-key.ts";
 import type { Clock } from "../../../shared/runtime.ts";
 import { IDEMPOTENCY_TTL_MS, type SendReply, type SendRequest } from "./model.ts";
-import { claimRequestKey, findRequest, type StoredRequest, storeSentNotifications, takeSeqs } from "./queries.ts";
+import { claimRequestKey, findRequest, type StoredRequest, storeSentNotifications } from "./queries.ts";
 
 export type SendDeps = {
   sql: Sql;
@@ -60,11 +60,9 @@ export async function sendNotifications(deps: SendDeps, input: SendInput): Promi
     if (request.expires_at !== null && new Date(request.expires_at) <= now) {
       throw badRequest("expires_at must be in the future");
     }
-    const seqs = await takeSeqs(tx, request.user_ids);
     const count = await storeSentNotifications(tx, {
       request,
       requestId: fresh.requestId,
-      seqs,
       now,
       traceparent: input.traceparent,
     });

@@ -2,6 +2,7 @@
 // exactly when its notifications exist.
 import type { Db } from "../../../shared/db.ts";
 import type { StoredEvent } from "./handler.ts";
+import { rowSeq, seqCounters } from "./seqs.ts";
 
 /** `created` counts the events that were new, `notifications` the rows they yielded. */
 export type StoredCounts = { created: number; notifications: number };
@@ -15,9 +16,7 @@ export type StoredCounts = { created: number; notifications: number };
  *
  * Each row takes the next seq of its user here, not in the per-row trigger (db/notification/010): the rows that will
  * be stored are chosen first (a row that exists already is left out before it is numbered, so skipping it leaves no
- * gap), then each user's counter row moves on by that user's count in one upsert, taken in user_id order so that two
- * batches never wait for each other's counter rows in a cycle, and the rows are numbered up to the counter, in the
- * batch's order. The counter row stays locked until commit, so one user's numbers commit in order.
+ * gap), then numbered as every storing statement numbers them (seqs.ts), in the batch's order.
  */
 export async function storeProcessedEvents(db: Db, input: { events: StoredEvent[]; now: Date }): Promise<StoredCounts> {
   if (input.events.length === 0) return { created: 0, notifications: 0 };
@@ -43,18 +42,13 @@ export async function storeProcessedEvents(db: Db, input: { events: StoredEvent[
       ) with ordinality as e(event_id, user_id, type, occurred_at, payload, traceparent, ord)
       where e.event_id in (select event_id from fresh)
         and not exists (select from notifications n where n.event_id = e.event_id and n.user_id = e.user_id)
-    ), counters as (
-      insert into notification_user_seqs as s (user_id, last_seq)
-      select user_id, count(*) from todo group by user_id order by user_id
-      on conflict (user_id) do update set last_seq = s.last_seq + excluded.last_seq
-      returning s.user_id, s.last_seq
-    ), created as (
+    ), ${seqCounters(db)}, created as (
       insert into notifications
         (notification_id, event_id, user_id, type, occurred_at, payload_json, status, attempt_count, next_retry_at,
          created_at, traceparent, seq)
       select gen_random_uuid(), t.event_id, t.user_id, t.type, t.occurred_at::timestamptz, t.payload::jsonb, 'PENDING',
              0, ${now}, ${now}, t.traceparent,
-             c.last_seq - count(*) over mine + row_number() over (mine order by t.ord)
+             ${rowSeq(db)}
       from todo t join counters c using (user_id)
       window mine as (partition by t.user_id)
       order by t.user_id, t.ord
