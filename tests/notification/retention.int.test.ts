@@ -77,6 +77,7 @@ describe("runRetention", () => {
       processedEventsDeleted: 1,
       deliveriesDeleted: 0,
       attemptsDeleted: 0,
+      pushesDeleted: 0,
       requestsDeleted: 0,
     });
     expect(await statuses()).toEqual(["PENDING", "PROCESSING", "SENT"]);
@@ -99,6 +100,7 @@ describe("runRetention", () => {
       processedEventsDeleted: 1,
       deliveriesDeleted: 0,
       attemptsDeleted: 0,
+      pushesDeleted: 0,
       requestsDeleted: 0,
     });
     expect(await statuses()).toEqual(["FAILED", "SENT"]);

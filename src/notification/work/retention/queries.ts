@@ -49,6 +49,19 @@ export function deleteFinishedDeliveries(db: Db, args: { threshold: Date; limit:
   );
 }
 
+/** Deletes at most `limit` finished pushes (SENT, FAILED, EXPIRED) created before the threshold, as above. */
+export function deleteFinishedPushes(db: Db, args: { threshold: Date; limit: number; resume?: Resume }) {
+  return deleteOldRows(
+    db,
+    {
+      table: "push_deliveries",
+      column: "created_at",
+      old: (q) => q`created_at < ${args.threshold} and status not in ('PENDING', 'PROCESSING')`,
+    },
+    args,
+  );
+}
+
 /**
  * Deletes at most `limit` send requests whose Idempotency-Key has expired (before `now`): a retry after that is a new
  * request anyway. Their notifications stay, under the notifications' own retention.

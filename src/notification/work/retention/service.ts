@@ -9,6 +9,7 @@ import {
   deleteExpiredRequests,
   deleteFinishedDeliveries,
   deleteFinishedNotifications,
+  deleteFinishedPushes,
   deleteProcessedEvents,
   deleteWebhookAttempts,
 } from "./queries.ts";
@@ -19,6 +20,8 @@ export type RetentionOutcome = {
   processedEventsDeleted: number;
   deliveriesDeleted: number;
   attemptsDeleted: number;
+  /** Finished pushes to players' devices. */
+  pushesDeleted: number;
   /** Send requests whose Idempotency-Key expired. */
   requestsDeleted: number;
 };
@@ -52,7 +55,7 @@ export async function runRetention(
     limit,
     signal,
   );
-  const { deliveriesDeleted, attemptsDeleted } = await endpointRetention(sql, threshold, limit, signal);
+  const { deliveriesDeleted, attemptsDeleted, pushesDeleted } = await deliveryRetention(sql, threshold, limit, signal);
   const requests: Resume = {};
   const now = deps.now;
   const requestsDeleted = await untilShortBatch(
@@ -67,6 +70,7 @@ export async function runRetention(
       processed_events_deleted: processedEventsDeleted,
       webhook_deliveries_deleted: deliveriesDeleted,
       webhook_attempts_deleted: attemptsDeleted,
+      push_deliveries_deleted: pushesDeleted,
       notification_requests_deleted: requestsDeleted,
     },
     "retention run finished",
@@ -77,14 +81,19 @@ export async function runRetention(
     processedEventsDeleted,
     deliveriesDeleted,
     attemptsDeleted,
+    pushesDeleted,
     requestsDeleted,
   };
 }
 
-/** The endpoints' finished deliveries and their attempts log, with the same threshold as the notifications. */
-async function endpointRetention(sql: Sql, threshold: Date, limit: number, signal?: AbortSignal) {
+/**
+ * The endpoints' finished deliveries and their attempts log, and the finished pushes, with the same threshold as the
+ * notifications.
+ */
+async function deliveryRetention(sql: Sql, threshold: Date, limit: number, signal?: AbortSignal) {
   const deliveries: Resume = {};
   const attempts: Resume = {};
+  const pushes: Resume = {};
   const deliveriesDeleted = await untilShortBatch(
     (l) => deleteFinishedDeliveries(sql, { threshold, limit: l, resume: deliveries }),
     limit,
@@ -95,5 +104,10 @@ async function endpointRetention(sql: Sql, threshold: Date, limit: number, signa
     limit,
     signal,
   );
-  return { deliveriesDeleted, attemptsDeleted };
+  const pushesDeleted = await untilShortBatch(
+    (l) => deleteFinishedPushes(sql, { threshold, limit: l, resume: pushes }),
+    limit,
+    signal,
+  );
+  return { deliveriesDeleted, attemptsDeleted, pushesDeleted };
 }
