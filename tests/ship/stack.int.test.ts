@@ -124,6 +124,23 @@ async function runOperatorCommands(output: string): Promise<string[]> {
   return failed;
 }
 
+/**
+ * Web Push is on with the stack's VAPID pair, kept in its data folder: the push page, its worker and its config (the
+ * API base and the public key, the one the summary prints) are served; the private key is never printed.
+ */
+async function expectPushPage(output: string): Promise<void> {
+  const kept = JSON.parse(readFileSync(join(dataDir, "webpush-vapid.json"), "utf8")) as Record<string, string>;
+  expect(output, "the private key is never printed").not.toContain(kept.privateKey as string);
+  const [, pushPage, key] = /^ {2}push page +(\S+)\/push\.html .*VAPID public key (\S+)\)$/m.exec(output) ?? [];
+  expect(key, "the summary prints the public key the stack configured").toBe(kept.publicKey);
+  expect((await fetch(`${pushPage}/push.html`)).status).toBe(200);
+  const worker = await fetch(`${pushPage}/push-worker.js`);
+  expect(worker.headers.get("content-type")).toStartWith("text/javascript");
+  const config = (await (await fetch(`${pushPage}/push-config.json`)).json()) as Record<string, string>;
+  expect(config.vapid_public_key).toBe(kept.publicKey);
+  expect(output).toContain(`notification  ${config.api}`);
+}
+
 test("--help prints the usage and starts nothing; an unknown argument is a usage error", async () => {
   const help = Bun.spawn([process.execPath, "run", "stack", "--help"], { cwd: repoRoot, stdout: "pipe" });
   const [code, out] = await Promise.all([help.exited, new Response(help.stdout).text()]);
@@ -150,6 +167,7 @@ test("twice on the same state: the printed curl answers 200 each time, api.md's 
     const served = await fetch(page);
     expect(served.status, "the stack serves the player page").toBe(200);
     expect(await served.text()).toContain('data-testid="sign-in"');
+    await expectPushPage(output);
   }, passed);
   expect(first, "the stack names its own database").toContain(`database ${names.STACK_DATABASE}`);
   expect(first, "the console it was told to serve is shown").toMatch(/console +http:\S+\/console/);
@@ -183,6 +201,10 @@ test("twice on the same state: the printed curl answers 200 each time, api.md's 
   });
   expect(second, "the second run reuses the executables").toContain("not rebuilding");
   expect(second, "the second run reuses its database").not.toContain(`created database ${names.STACK_DATABASE}`);
+  const vapidKey = /VAPID public key (\S+)\)/.exec(first)?.[1];
+  expect(second, "the second run keeps the VAPID pair: subscriptions outlive a run").toContain(
+    `VAPID public key ${vapidKey})`,
+  );
 
   expect(await stackCommand(["--reset"])).toContain(`database ${names.STACK_DATABASE}`);
   const admin = postgres(await postgresAdminUrl(), { max: 1 });
