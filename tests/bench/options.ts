@@ -32,8 +32,12 @@ export type BenchOptions = {
   growthSamples: number;
   /** `--growth-retention outbox_events,…`: the growth phase fills and cleans only these tables (no reads). */
   growthRetention: string[] | undefined;
-  /** Players' phase (players.ts): open streams, grants per second to them and seconds, notifications missed. */
+  /**
+   * Players' phase (players.ts): open streams, seconds they stay idle (Notification's CPU measured), grants per second
+   * to them and seconds, notifications missed.
+   */
   streams: number;
+  idleSeconds: number;
   playerRate: number;
   playerSeconds: number;
   resume: number;
@@ -49,7 +53,7 @@ export type BenchOptions = {
 export const USAGE = `usage: bun run bench [--quick] [--duration S] [--connections 16,64] [--rate N] [--peak-rate N] [--rate-duration S]
                      [--events N] [--publish-window N] [--reservations N] [--due-rate N] [--due-duration S]
                      [--expiries N] [--pipeline-backlog N] [--settle-timeout S] [--growth-sizes N,N] [--growth-samples N] [--growth-retention T,T]
-                     [--streams N] [--player-rate N] [--player-seconds S] [--resume N]
+                     [--streams N] [--idle-seconds S] [--player-rate N] [--player-seconds S] [--resume N]
                      [--only api|points|growth|players] [--out FILE] [--keep]
                      [--use-database-url]`;
 
@@ -80,6 +84,7 @@ const FLAGS = {
   "growth-samples": { type: "string" },
   "growth-retention": { type: "string" },
   streams: { type: "string" },
+  "idle-seconds": { type: "string" },
   "player-rate": { type: "string" },
   "player-seconds": { type: "string" },
   resume: { type: "string" },
@@ -117,7 +122,8 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     growthSizes,
     growthRetention: values["growth-retention"]?.split(","),
     growthSamples: Math.round(positive("growth-samples", values["growth-samples"], quick ? 30 : 2_000)),
-    streams: Math.round(positive("streams", values.streams, quick ? 50 : 5_000)),
+    streams: Math.round(positive("streams", values.streams, quick ? 50 : 20_000)),
+    idleSeconds: positive("idle-seconds", values["idle-seconds"], quick ? 2 : 60),
     playerRate: positive("player-rate", values["player-rate"], quick ? 20 : 200),
     playerSeconds: positive("player-seconds", values["player-seconds"], quick ? 2 : 20),
     resume: Math.round(positive("resume", values.resume, quick ? 100 : 1_000)),

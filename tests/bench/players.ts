@@ -3,6 +3,14 @@
 // its request to its event on the player's stream; every event must arrive. Then one player misses a burst of
 // notifications (bundle grants while its stream is closed) and resumes with Last-Event-ID.
 import { summarize } from "./stats.ts";
+import {
+  epochMs,
+  openStream,
+  READERS_PER_PROCESS,
+  type Reader,
+  type ReaderPool,
+  startReaders,
+} from "./stream-readers.ts";
 
 export type PlayerStreamsArgs = {
   entitlementUrl: string;
@@ -17,39 +25,12 @@ export type PlayerStreamsArgs = {
   tag: string;
   /** Notification's resident memory in MiB, read before and after the streams open. */
   rssMb: () => number;
+  /** Notification's CPU seconds so far (user and system), read around the idle minute. */
+  cpuSeconds: () => number;
+  /** Seconds the streams stay idle (no grants) while Notification's CPU is measured: its keep-alives and rechecks. */
+  idleSeconds: number;
   progress: (line: string) => void;
 };
-
-type Reader = { close: () => void };
-type OnEvent = (seq: number, data: string) => void;
-
-/** Opens one stream and calls back for each notification event; resolves once the response headers are in. */
-async function openStream(url: string, token: string, handle: OnEvent, lastEventId?: string): Promise<Reader> {
-  const abort = new AbortController();
-  const headers: Record<string, string> = { authorization: `Bearer ${token}` };
-  if (lastEventId !== undefined) headers["last-event-id"] = lastEventId;
-  const response = await fetch(`${url}/v1/me/notifications/stream`, { headers, signal: abort.signal });
-  if (response.status !== 200 || !response.body) throw new Error(`a stream was refused: ${response.status}`);
-  void (async () => {
-    const decoder = new TextDecoder();
-    let buffer = "";
-    try {
-      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-        buffer += decoder.decode(chunk, { stream: true });
-        for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
-          const frame = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const id = /^id: (\d+)$/m.exec(frame)?.[1];
-          const data = /^data: (.*)$/m.exec(frame)?.[1];
-          if (id && data && frame.includes("event: notification")) handle(Number(id), data);
-        }
-      }
-    } catch {
-      // closed by the harness
-    }
-  })();
-  return { close: () => abort.abort() };
-}
 
 async function post(url: string, path: string, headers: Record<string, string>, key: string, body: unknown) {
   const response = await fetch(`${url}${path}`, {
@@ -61,7 +42,7 @@ async function post(url: string, path: string, headers: Record<string, string>, 
   return response.status;
 }
 
-/** Grants at `rate` per second for `seconds` to random players; the send time of each by its SKU. */
+/** Grants at `rate` per second for `seconds` to random players; the send time of each by its SKU; answers by status. */
 async function paceGrants(args: PlayerStreamsArgs, players: string[], sentAt: Map<string, number>) {
   const total = Math.round(args.rate * args.seconds);
   const started = performance.now();
@@ -72,53 +53,87 @@ async function paceGrants(args: PlayerStreamsArgs, players: string[], sentAt: Ma
     if (wait > 0) await Bun.sleep(wait);
     const sku = `live-${args.tag}-${i}`;
     const user = players[Math.floor(Math.random() * players.length)] as string;
-    sentAt.set(sku, performance.now());
+    sentAt.set(sku, epochMs());
     const grant = { user_id: user, stock_keeping_unit: sku, reason: "bench", purchase_id: sku };
     inFlight.push(post(args.entitlementUrl, "/v1/entitlements/grants", args.headers, sku, grant));
   }
-  const statuses = await Promise.all(inFlight);
-  return statuses.filter((s) => s === 200).length;
+  const statuses: Record<string, number> = {};
+  for (const status of await Promise.all(inFlight)) statuses[status] = (statuses[status] ?? 0) + 1;
+  return statuses;
+}
+
+/** Where the streams' memory is read: at 5,000 (beyond the process's warm-up) and at the full count. */
+const checkpoints = (streams: number) => [...new Set([Math.min(5_000, streams), streams])];
+
+/**
+ * Opens the streams in steps, Notification's RSS read before any and after each step (2 s after the last open), then
+ * leaves them idle for `idleSeconds` and measures Notification's CPU over that time.
+ */
+async function openAndIdle(args: PlayerStreamsArgs, players: string[], pool: ReaderPool) {
+  const rss = [{ streams: 0, mb: args.rssMb() }];
+  let opened = 0;
+  for (const step of checkpoints(players.length)) {
+    args.progress(`players: opening streams ${opened + 1}–${step}`);
+    const tokens = await Promise.all(players.slice(opened, step).map((p) => args.tokenFor(p)));
+    await pool.open(args.notificationUrl, tokens);
+    opened = step;
+    await Bun.sleep(2_000);
+    rss.push({ streams: step, mb: args.rssMb() });
+  }
+  args.progress(`players: ${opened} streams idle for ${args.idleSeconds}s, Notification's CPU measured`);
+  const cpuBefore = args.cpuSeconds();
+  const idleStarted = performance.now();
+  await Bun.sleep(args.idleSeconds * 1_000);
+  const idleCpuShare = (args.cpuSeconds() - cpuBefore) / ((performance.now() - idleStarted) / 1_000);
+  return { rss, idleCpuShare };
+}
+
+/** KB per stream from RSS at 0 to N streams, and from the first checkpoint to N (the process's warm-up left out). */
+function perStreamKb(rss: { streams: number; mb: number }[]) {
+  const [zero, first, last] = [rss[0], rss[1], rss.at(-1)];
+  const kb = (a = zero, b = last) =>
+    a && b && b.streams > a.streams ? ((b.mb - a.mb) * 1024) / (b.streams - a.streams) : NaN;
+  return { fromZero: kb(zero, last), beyondFirst: rss.length > 2 ? kb(first, last) : Number.NaN };
 }
 
 export async function measurePlayerStreams(args: PlayerStreamsArgs) {
   const players = Array.from({ length: args.streams }, (_, i) => `player-${args.tag}-${i}`);
-  const rssBefore = args.rssMb();
-  const readers: Reader[] = [];
   const arrived = new Map<string, number>();
-  args.progress(`players: opening ${args.streams} streams`);
-  const onEvent: OnEvent = (_seq, data) => {
-    const sku = (JSON.parse(data) as { payload: { stock_keeping_unit?: string } }).payload.stock_keeping_unit;
-    if (sku && !arrived.has(sku)) arrived.set(sku, performance.now());
-  };
-  for (let i = 0; i < players.length; i += 100) {
-    const batch = players.slice(i, i + 100);
-    readers.push(
-      ...(await Promise.all(batch.map(async (p) => openStream(args.notificationUrl, await args.tokenFor(p), onEvent)))),
-    );
-  }
-  await Bun.sleep(2_000);
-  const rssOpen = args.rssMb();
-  args.progress(`players: ${args.rate} grants/s for ${args.seconds}s to random players`);
-  const sentAt = new Map<string, number>();
-  const granted = await paceGrants(args, players, sentAt);
-  const deadline = performance.now() + 30_000;
-  while (arrived.size < granted && performance.now() < deadline) await Bun.sleep(100);
-  const latencies = [...sentAt].flatMap(([sku, at]) => {
-    const got = arrived.get(sku);
-    return got === undefined ? [] : [got - at];
+  const pool = startReaders(Math.ceil(args.streams / READERS_PER_PROCESS), (sku, at) => {
+    if (!arrived.has(sku)) arrived.set(sku, at);
   });
-  const within100ms = await storedToSentWithin100ms(args.notificationUrl);
-  const resume = await measureResume(args, readers);
-  for (const reader of readers) reader.close();
-  return {
-    streams: args.streams,
-    granted,
-    delivered: arrived.size,
-    requestToEventMs: summarize(latencies),
-    storedToSentWithin100ms: within100ms,
-    rssPerStreamKb: ((rssOpen - rssBefore) * 1024) / Math.max(1, args.streams),
-    resume,
-  };
+  const harnessReaders: Reader[] = [];
+  try {
+    const idle = await openAndIdle(args, players, pool);
+    args.progress(`players: ${args.rate} grants/s for ${args.seconds}s to random players`);
+    const sentAt = new Map<string, number>();
+    const statuses = await paceGrants(args, players, sentAt);
+    const granted = statuses[200] ?? 0;
+    const deadline = performance.now() + 30_000;
+    while (arrived.size < granted && performance.now() < deadline) await Bun.sleep(100);
+    const latencies = [...sentAt].flatMap(([sku, at]) => {
+      const got = arrived.get(sku);
+      return got === undefined ? [] : [got - at];
+    });
+    const within100ms = await storedToSentWithin100ms(args.notificationUrl);
+    const resume = await measureResume(args, harnessReaders);
+    return {
+      streams: args.streams,
+      readerProcesses: pool.pids.length,
+      granted,
+      grantStatuses: statuses,
+      delivered: arrived.size,
+      requestToEventMs: summarize(latencies),
+      storedToSentWithin100ms: within100ms,
+      rssMb: idle.rss,
+      rssPerStreamKb: perStreamKb(idle.rss),
+      idleCpuShare: idle.idleCpuShare,
+      resume,
+    };
+  } finally {
+    for (const reader of harnessReaders) reader.close();
+    await pool.close();
+  }
 }
 
 /** One player misses `resume` notifications (bundle grants of 100 while its stream is closed), then resumes. */

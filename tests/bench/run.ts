@@ -772,12 +772,19 @@ async function mainGrowth(options: BenchOptions): Promise<void> {
 }
 
 /**
- * The players' phase in a process of its own (it needs a fetch connection per stream, see mainPlayers), on this run's
+ * The players' phase in a process of its own (it needs more fetch connections than Bun's default, see mainPlayers), on this run's
  * PostgreSQL; a failure is reported as unmeasured figures, not as the end of the run.
  */
 async function playersInChild(options: BenchOptions, adminUrl: string, runDir: string) {
   const out = join(runDir, "players.json");
-  const sizes = ["--streams", options.streams, "--player-rate", options.playerRate];
+  const sizes = [
+    "--streams",
+    options.streams,
+    "--idle-seconds",
+    options.idleSeconds,
+    "--player-rate",
+    options.playerRate,
+  ];
   sizes.push("--player-seconds", options.playerSeconds, "--resume", options.resume);
   const child = Bun.spawn(
     [process.execPath, join(import.meta.dir, "run.ts"), "--only", "players", "--use-database-url", "--out", out].concat(
@@ -800,9 +807,9 @@ async function playersInChild(options: BenchOptions, adminUrl: string, runDir: s
 
 /** `--only players`: the players' streams (players-phase.ts) on the bench's PostgreSQL; the same table and JSON. */
 async function mainPlayers(options: BenchOptions): Promise<void> {
-  // Each open stream holds one of fetch's connections, and Bun allows 256 at once unless told more at start: the
-  // harness runs itself again with room for every stream.
-  const room = options.streams + 256;
+  // The streams are read by processes of their own (stream-readers.ts); the harness holds a fetch connection per grant
+  // in flight, and Bun allows 256 at once unless told more at start: it runs itself again with room for a backlog.
+  const room = 4_096;
   if (Number(process.env.BUN_CONFIG_MAX_HTTP_REQUESTS ?? 256) < room) {
     const again = Bun.spawn([process.execPath, ...process.argv.slice(1)], {
       env: { ...process.env, BUN_CONFIG_MAX_HTTP_REQUESTS: String(Math.min(65_336, room)) },
