@@ -6,11 +6,11 @@ import type { Sql } from "../../../shared/db.ts";
 import { ApiError } from "../../../shared/http/errors.ts";
 import type { Logger } from "../../../shared/logger.ts";
 import { sleep, type Worker } from "../../../shared/runtime.ts";
-import { createBatchedReads, type ReadAfter } from "./batch-read.ts";
+import { createBatchedReads } from "./batch-read.ts";
 import type { StreamSettings } from "./config.ts";
 import type { PlayerMetrics } from "./metrics.ts";
 import { lastSeqs, readPlayersAfter } from "./queries.ts";
-import { type CloseReason, openPlayerStream, PAGE, type PlayerStream } from "./stream.ts";
+import { type CloseReason, openPlayerStream, PAGE, type PlayerStream, type StreamDeps } from "./stream.ts";
 
 /** Streams' reads answered by one statement at most: 500 lateral index scans of a page each. */
 const READS_PER_STATEMENT = 500;
@@ -30,7 +30,7 @@ export type StreamHub = {
 };
 
 type HubDeps = { sql: Sql; log: Logger; metrics: PlayerMetrics; settings: StreamSettings };
-type OpenDeps = HubDeps & { readAfter: ReadAfter };
+type OpenDeps = StreamDeps & { settings: StreamSettings };
 type OpenInput = { userId: string; resumeAfter: string | undefined; expiresAtMs: number };
 /** The streams by player, and how many in all. */
 type Streams = { byUser: Map<string, Set<PlayerStream>>; total: number };
@@ -39,6 +39,21 @@ export function createStreamHub(deps: HubDeps): StreamHub {
   const streams: Streams = { byUser: new Map(), total: 0 };
   const { byUser } = streams;
   const readAfter = createBatchedReads((asks) => readPlayersAfter(deps.sql, asks, PAGE), READS_PER_STATEMENT);
+  // One set of dependencies for every stream, built once: 20,000 open streams share it instead of holding a copy each.
+  const streamDeps: OpenDeps = {
+    ...deps,
+    readAfter,
+    bufferBytes: deps.settings.bufferBytes,
+    // A stalled reader is given one heartbeat, the time a proxy would let a silent connection live.
+    stallMs: deps.settings.heartbeatMs,
+    onClose: (stream, reason) => {
+      const own = byUser.get(stream.userId);
+      if (!own?.delete(stream)) return;
+      if (own.size === 0) byUser.delete(stream.userId);
+      deps.metrics.open.set(--streams.total);
+      deps.metrics.closes.inc({ reason });
+    },
+  };
 
   async function recheck(): Promise<void> {
     if (byUser.size === 0) return;
@@ -61,7 +76,7 @@ export function createStreamHub(deps: HubDeps): StreamHub {
   };
 
   return {
-    open: (input) => openStream({ ...deps, readAfter }, streams, input),
+    open: (input) => openStream(streamDeps, streams, input),
     signal: (userIds) => {
       for (const userId of userIds) for (const stream of byUser.get(userId) ?? []) stream.wake();
     },
@@ -88,18 +103,7 @@ async function openStream(deps: OpenDeps, streams: Streams, input: OpenInput): P
       "retry-after": String(FULL_RETRY_AFTER_S),
     });
   }
-  const onClose = (stream: PlayerStream, reason: CloseReason) => {
-    const own = streams.byUser.get(stream.userId);
-    if (!own?.delete(stream)) return;
-    if (own.size === 0) streams.byUser.delete(stream.userId);
-    metrics.open.set(--streams.total);
-    metrics.closes.inc({ reason });
-  };
-  const stream = openPlayerStream(
-    // A stalled reader is given one heartbeat, the time a proxy would let a silent connection live.
-    { ...deps, bufferBytes: settings.bufferBytes, stallMs: settings.heartbeatMs, onClose },
-    input,
-  );
+  const { stream, response } = openPlayerStream(deps, input);
   mine.add(stream);
   streams.byUser.set(input.userId, mine);
   metrics.open.set(++streams.total);
@@ -110,7 +114,7 @@ async function openStream(deps: OpenDeps, streams: Streams, input: OpenInput): P
     stream.close("error");
     throw error;
   }
-  return stream.response;
+  return response;
 }
 
 /**

@@ -23,7 +23,6 @@ export type CloseReason = "client" | "expired" | "replaced" | "slow_reader" | "s
 
 export type PlayerStream = {
   userId: string;
-  response: Response;
   /** Settles where the stream starts (rejects when the database cannot say). */
   ready: Promise<void>;
   /** The last seq sent (or the start point), as text: seqs are bigint. */
@@ -141,7 +140,11 @@ const eventStream = (body: ReadableStream<Uint8Array>) =>
     },
   });
 
-export function openPlayerStream(deps: StreamDeps, input: Input): PlayerStream {
+/**
+ * A stream and its response. The response is handed to the server once and not kept: an open stream holds its body
+ * alone, not a second Response and its Headers (the server answers with a copy that carries its own headers).
+ */
+export function openPlayerStream(deps: StreamDeps, input: Input): { stream: PlayerStream; response: Response } {
   const cursor: Cursor = { position: input.resumeAfter ?? "0", closed: false };
   const out = createSseBody(deps.bufferBytes, deps.stallMs, () => close("client"));
 
@@ -172,7 +175,6 @@ export function openPlayerStream(deps: StreamDeps, input: Input): PlayerStream {
   const expiry = setTimeout(() => close("expired"), remaining);
   const stream: PlayerStream = {
     userId: input.userId,
-    response: eventStream(out.body),
     ready,
     position: () => cursor.position,
     wake: () => void catchUp(),
@@ -182,5 +184,5 @@ export function openPlayerStream(deps: StreamDeps, input: Input): PlayerStream {
     close,
   };
   out.write(OPENING);
-  return stream;
+  return { stream, response: eventStream(out.body) };
 }
