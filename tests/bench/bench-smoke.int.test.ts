@@ -86,6 +86,9 @@ const EXPECTED = [
   "growth retention notifications",
   "growth retention processed_events",
   "growth history p99 10000 ÷ 1000 rows",
+  "send: recipients stored/s",
+  "send: request → stream event p50",
+  "send: request → stream event p99",
   "binary size: entitlement",
   "binary size: notification",
 ];

@@ -41,6 +41,9 @@ export type BenchOptions = {
   playerRate: number;
   playerSeconds: number;
   resume: number;
+  /** Send phase (send.ts): streams open during its timed sends, and sends of 1,000 recipients for the stored rate. */
+  sendStreams: number;
+  sends: number;
   /** `api`, `points`, `growth` or `players`: only those phases (api-alone.ts, points-phase.ts, growth.ts, players-phase.ts). */
   only: "api" | "points" | "growth" | "players" | undefined;
   /** Where the JSON goes (default .data/bench/<timestamp>.json). */
@@ -53,7 +56,7 @@ export type BenchOptions = {
 export const USAGE = `usage: bun run bench [--quick] [--duration S] [--connections 16,64] [--rate N] [--peak-rate N] [--rate-duration S]
                      [--events N] [--publish-window N] [--reservations N] [--due-rate N] [--due-duration S]
                      [--expiries N] [--pipeline-backlog N] [--settle-timeout S] [--growth-sizes N,N] [--growth-samples N] [--growth-retention T,T]
-                     [--streams N] [--idle-seconds S] [--player-rate N] [--player-seconds S] [--resume N]
+                     [--streams N] [--idle-seconds S] [--player-rate N] [--player-seconds S] [--resume N] [--send-streams N] [--sends N]
                      [--only api|points|growth|players] [--out FILE] [--keep]
                      [--use-database-url]`;
 
@@ -88,6 +91,8 @@ const FLAGS = {
   "player-rate": { type: "string" },
   "player-seconds": { type: "string" },
   resume: { type: "string" },
+  "send-streams": { type: "string" },
+  sends: { type: "string" },
   only: { type: "string" },
   out: { type: "string" },
   keep: { type: "boolean", default: false },
@@ -127,6 +132,8 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     playerRate: positive("player-rate", values["player-rate"], quick ? 20 : 200),
     playerSeconds: positive("player-seconds", values["player-seconds"], quick ? 2 : 20),
     resume: Math.round(positive("resume", values.resume, quick ? 100 : 1_000)),
+    sendStreams: Math.round(positive("send-streams", values["send-streams"], quick ? 100 : 5_000)),
+    sends: Math.round(positive("sends", values.sends, quick ? 4 : 20)),
     only,
     out: values.out,
     keep: values.keep ?? false,

@@ -28,6 +28,7 @@ import { READ_USERS, runReadLoad, seedReadSet } from "./reads.ts";
 import { rawPublish, seedAndDrainOutbox } from "./relay.ts";
 import { measureReplicas, replicaRows } from "./replicas.ts";
 import { type Figure, machine, renderTable, saveReport } from "./report.ts";
+import { measureSend } from "./send.ts";
 import * as stack from "./stack.ts";
 import { summarize } from "./stats.ts";
 import { mean, measureTracingCost } from "./tracing.ts";
@@ -589,7 +590,10 @@ async function measureTracing(run: Run): Promise<void> {
   run.add("spans exported (tracing on)", tracing.spansReceived, "");
 }
 
-/** The phases that start what they measure themselves: replicas, the pipeline's cost, growth and the players. */
+/**
+ * The phases that start what they measure themselves: replicas, the pipeline's cost, growth, the players and the send
+ * API.
+ */
 async function measureOnClustersOfTheirOwn(run: Run): Promise<void> {
   const { options, results, figures } = run;
   const { adminUrl } = run.target;
@@ -630,6 +634,10 @@ async function measureOnClustersOfTheirOwn(run: Run): Promise<void> {
   const players = await playersInChild(options, adminUrl, run.runDir);
   results.players = players.results;
   figures.push(...players.figures);
+  const { sendStreams: streams, sends } = options;
+  const send = await measureSend({ bin: run.bin, adminUrl, tag: run.tag, streams, sends, logDir: run.runDir, progress });
+  results.send = send.results;
+  figures.push(...send.figures);
 }
 
 /** Stops what still runs, records the machine and the server's settings, and removes the run's database and streams. */
