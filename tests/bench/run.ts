@@ -635,7 +635,15 @@ async function measureOnClustersOfTheirOwn(run: Run): Promise<void> {
   results.players = players.results;
   figures.push(...players.figures);
   const { sendStreams: streams, sends } = options;
-  const send = await measureSend({ bin: run.bin, adminUrl, tag: run.tag, streams, sends, logDir: run.runDir, progress });
+  const send = await measureSend({
+    bin: run.bin,
+    adminUrl,
+    tag: run.tag,
+    streams,
+    sends,
+    logDir: run.runDir,
+    progress,
+  });
   results.send = send.results;
   figures.push(...send.figures);
 }
