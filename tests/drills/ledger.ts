@@ -19,14 +19,16 @@ export type LedgerReport = {
 
 const tripleOf = (user: unknown, sku: unknown, version: unknown) => `${user}|${sku}|${Number(version)}`;
 
-async function readRows(sql: postgres.Sql, prefix: string) {
+/** `otherTypes`: notification types that are no event's (the send API's), left to their own check. */
+async function readRows(sql: postgres.Sql, prefix: string, otherTypes: string[] = []) {
   const pattern = `${prefix}%`;
   const events = await sql<EventRow[]>`
     select event_id, payload->>'user_id' as user_id, payload->>'stock_keeping_unit' as sku,
            (payload->>'version')::float8 as version, status, created_at
     from entitlement.outbox_events where payload->>'user_id' like ${pattern}`;
   const notifications = await sql<NotificationRow[]>`
-    select event_id, status from notification.notifications where user_id like ${pattern}`;
+    select event_id, status from notification.notifications
+    where user_id like ${pattern} and type <> all(${otherTypes}::text[])`;
   // Versions start at 0 and move by one per transition, each with one outbox event and one audit row.
   const pairs = await sql<{ pair: string; version: number; events: number; audits: number }[]>`
     select e.user_id || '/' || e.stock_keeping_unit as pair, e.version::float8 as version,
@@ -92,12 +94,37 @@ export async function slowestSent(sql: postgres.Sql, prefix: string): Promise<nu
   return row?.ms ?? undefined;
 }
 
-export async function checkLedger(sql: postgres.Sql, prefix: string, accepted: Recorded[]): Promise<LedgerReport> {
-  const { events, notifications, pairs, dlq } = await readRows(sql, prefix);
+type Finding = (kind: "lost" | "duplicated", count: number, what: string) => void;
+
+/** Each entitlement at version v went through v + 1 transitions: as many outbox events and audit rows, no more. */
+function checkTransitions(
+  pairs: { pair: string; version: number; events: number; audits: number }[],
+  finding: Finding,
+) {
+  for (const p of pairs) {
+    const transitions = p.version + 1;
+    for (const [what, count] of [
+      ["outbox events", p.events],
+      ["audit rows", p.audits],
+    ] as const) {
+      if (count < transitions) finding("lost", transitions - count, `${p.pair} at v${p.version} has ${count} ${what}`);
+      if (count > transitions)
+        finding("duplicated", count - transitions, `${p.pair} at v${p.version} has ${count} ${what}`);
+    }
+  }
+}
+
+export async function checkLedger(
+  sql: postgres.Sql,
+  prefix: string,
+  accepted: Recorded[],
+  otherTypes: string[] = [],
+): Promise<LedgerReport> {
+  const { events, notifications, pairs, dlq } = await readRows(sql, prefix, otherTypes);
   const problems: string[] = [];
   let lost = 0;
   let duplicated = 0;
-  const finding = (kind: "lost" | "duplicated", count: number, what: string) => {
+  const finding: Finding = (kind, count, what) => {
     if (kind === "lost") lost += count;
     else duplicated += count;
     if (problems.length < 12) problems.push(`${kind}: ${what}`);
@@ -136,17 +163,7 @@ export async function checkLedger(sql: postgres.Sql, prefix: string, accepted: R
             : undefined;
     if (why) finding("lost", 1, `${why}: ${e.event_id} ${tripleOf(e.user_id, e.sku, e.version)}`);
   }
-  for (const p of pairs) {
-    const transitions = p.version + 1;
-    for (const [what, count] of [
-      ["outbox events", p.events],
-      ["audit rows", p.audits],
-    ] as const) {
-      if (count < transitions) finding("lost", transitions - count, `${p.pair} at v${p.version} has ${count} ${what}`);
-      if (count > transitions)
-        finding("duplicated", count - transitions, `${p.pair} at v${p.version} has ${count} ${what}`);
-    }
-  }
+  checkTransitions(pairs, finding);
   if (dlq > 0) problems.push(`${dlq} rows in notification_dlq / notification_nats_dlq`);
   return { events: events.length, notifications: notifications.length, lost, duplicated, dlq, problems };
 }

@@ -1,6 +1,6 @@
 // What the soak holds its run to, once the load has stopped and everything unanswered was settled: the grants' and
 // revokes' ledger (tests/drills/ledger.ts: each 200 stored once, its event published once, one notification per
-// recipient, SENT), every player's stream (each seq of the player once, in order), every endpoint (each notification
+// recipient, SENT), the sends' ledger (each 202 send one notification per recipient, SENT), every player's stream (each seq of the player once, in order), every endpoint (each notification
 // of its types at least once). The pure parts are here so that a unit test holds them.
 import type postgres from "postgres";
 import { waitUntil } from "../support/wait.ts";
@@ -58,12 +58,55 @@ export function verdictLine(v: Verdict): string {
   );
 }
 
-export type StoredNotification = { notification_id: string; user_id: string; type: string; seq: number };
+export type StoredNotification = {
+  notification_id: string;
+  event_id: string;
+  user_id: string;
+  type: string;
+  status: string;
+  seq: number;
+};
 
 export const readStored = (sql: postgres.Sql, prefix: string) =>
   sql<StoredNotification[]>`
-    select notification_id::text, user_id, type, seq::float8 as seq
+    select notification_id::text, event_id::text, user_id, type, status, seq::float8 as seq
     from notification.notifications where user_id like ${`${prefix}%`}`;
+
+/** A send the API answered 202: its request id and the distinct recipients it named. */
+export type AcknowledgedSend = { requestId: string; userIds: string[] };
+
+/**
+ * The sends' ledger: each 202 send has, for each distinct recipient, exactly one notification of `type` carrying its
+ * request id, SENT (missing or not SENT: lost; more than one: duplicated), and no notification of `type` exists that
+ * no 202 explains (duplicated: a send the soak was never told was taken, or one stored twice).
+ */
+export function sendLedger(acknowledged: AcknowledgedSend[], stored: StoredNotification[], type: string) {
+  const ours = stored.filter((n) => n.type === type);
+  const byRequestAndUser = Map.groupBy(ours, (n) => `${n.event_id}|${n.user_id}`);
+  const expected = new Set<string>();
+  let lost = 0;
+  let duplicated = 0;
+  const problems: string[] = [];
+  const finding = (kind: "lost" | "duplicated", count: number, what: string) => {
+    if (kind === "lost") lost += count;
+    else duplicated += count;
+    if (problems.length < 12) problems.push(`${kind}: ${what}`);
+  };
+  for (const send of acknowledged) {
+    for (const user of new Set(send.userIds)) {
+      const pair = `${send.requestId}|${user}`;
+      expected.add(pair);
+      const own = byRequestAndUser.get(pair) ?? [];
+      if (own.length === 0) finding("lost", 1, `no notification of send ${send.requestId} for ${user}`);
+      else if (own.some((n) => n.status !== "SENT"))
+        finding("lost", 1, `send ${send.requestId} for ${user} is ${own.map((n) => n.status).join("/")}`);
+      if (own.length > 1) finding("duplicated", own.length - 1, `${own.length} notifications of ${pair}`);
+    }
+  }
+  for (const [pair, own] of byRequestAndUser)
+    if (!expected.has(pair)) finding("duplicated", own.length, `notification that no 202 send explains: ${pair}`);
+  return { notifications: ours.length, lost, duplicated, problems };
+}
 
 /** Waits until every player's streams reached its last stored seq (or the deadline); returns the gaps then. */
 export async function checkStreams(stored: StoredNotification[], seqs: Map<string, number[]>, timeoutMs: number) {

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { endpointMisses, passedVerdict, streamGaps, verdictLine } from "./checks.ts";
+import { endpointMisses, passedVerdict, sendLedger, streamGaps, verdictLine } from "./checks.ts";
+import { pickRecipients, retryable } from "./sends.ts";
 
 describe("streamGaps", () => {
   test("every seq once and in order, across a resume, is no gap", () => {
@@ -56,5 +57,68 @@ describe("verdictLine", () => {
   test("any of the four counts above 0 fails the run", () => {
     for (const key of ["lost", "duplicated", "streamGaps", "endpointMisses"] as const)
       expect(passedVerdict({ ...verdict, [key]: 1 }), `${key} 1 must fail`).toBe(false);
+  });
+});
+
+describe("sendLedger", () => {
+  const TYPE = "SoakNotice";
+  const note = (event_id: string, user_id: string, status = "SENT", type = TYPE) => ({
+    notification_id: `${event_id}-${user_id}-${Math.random()}`,
+    event_id,
+    user_id,
+    type,
+    status,
+    seq: 1,
+  });
+  const sends = [
+    { requestId: "r1", userIds: ["p1", "p2"] },
+    { requestId: "r2", userIds: ["p3", "p3"] },
+  ];
+
+  test("one SENT notification per 202 send and distinct recipient is neither lost nor duplicated", () => {
+    const stored = [
+      note("r1", "p1"),
+      note("r1", "p2"),
+      note("r2", "p3"),
+      note("g1", "p1", "SENT", "EntitlementGranted"),
+    ];
+    const found = sendLedger(sends, stored, TYPE);
+    expect(found, "a repeated recipient counts once; a grant's notification is not the sends' business").toMatchObject({
+      lost: 0,
+      duplicated: 0,
+      notifications: 3,
+    });
+  });
+
+  test("a recipient without its notification, or with one not SENT, is lost", () => {
+    expect(sendLedger(sends, [note("r1", "p1"), note("r2", "p3")], TYPE).lost, "p2 of r1 never stored").toBe(1);
+    const pending = [note("r1", "p1"), note("r1", "p2", "PENDING"), note("r2", "p3", "FAILED")];
+    expect(sendLedger(sends, pending, TYPE).lost, "stored but never SENT").toBe(2);
+  });
+
+  test("a second notification of one send for one recipient, or one no 202 explains, is duplicated", () => {
+    const twice = [note("r1", "p1"), note("r1", "p2"), note("r1", "p2"), note("r2", "p3")];
+    expect(sendLedger(sends, twice, TYPE)).toMatchObject({ lost: 0, duplicated: 1 });
+    const unexplained = [note("r1", "p1"), note("r1", "p2"), note("r2", "p3"), note("r9", "p1"), note("r1", "p3")];
+    expect(sendLedger(sends, unexplained, TYPE), "r9 was never answered 202; p3 was not r1's recipient").toMatchObject({
+      lost: 0,
+      duplicated: 2,
+    });
+  });
+});
+
+describe("retryable", () => {
+  test("only a refusal of the moment (5xx, 429) is sent again; any other answer is definite", () => {
+    expect([500, 502, 503, 504, 429].every(retryable)).toBe(true);
+    expect([200, 202, 400, 401, 403, 409, 413, 415].some(retryable)).toBe(false);
+  });
+});
+
+describe("pickRecipients", () => {
+  test("distinct players, never more than there are", () => {
+    const players = ["a", "b", "c"];
+    const picked = pickRecipients(players, 3);
+    expect(new Set(picked).size).toBe(3);
+    expect(pickRecipients(players, 10).sort()).toEqual(players);
   });
 });

@@ -1,11 +1,16 @@
 // Grants and revokes at a steady rate to the players whose streams are open: each grant a new item of a random player
 // (version 0), each revoke one granted item (version 1), about one request in four a revoke. Requests go to the
-// Entitlement replicas that run, in turn; what got no answer or a 5xx is settled by an idempotent replay at the end
-// (tests/drills/settle.ts), as a payment system retries.
+// Entitlement replicas that run, in turn. What got no answer or a 5xx (a killed replica, a failover, the API's 503
+// when it has too much in progress) is sent again with the same key and body, with a growing pause, until a definite
+// answer, as a payment system retries: that answer is the request's `settled` one. Once the load stops, open requests
+// keep retrying until the settle deadline; what is still open then is left to tests/drills/settle.ts.
 import { send } from "../drills/client.ts";
 import type { Recorded } from "../drills/load.ts";
 
-export type SoakLoad = { sent: Recorded[]; inFlight: () => number; stop: () => Promise<void> };
+/** As finalAnswer and settleUnanswered read an answer (tests/drills/client.ts): only a 5xx is not definite. */
+const unanswered = (answer: { status: number } | undefined) => !answer || answer.status >= 500;
+
+export type SoakLoad = { sent: Recorded[]; inFlight: () => number; stop: (settleMs: number) => Promise<void> };
 
 type LoadOptions = {
   players: string[];
@@ -17,20 +22,39 @@ type LoadOptions = {
 
 const TICK_MS = 50;
 const REVOKE_SHARE = 0.25;
+const MAX_BACKOFF_MS = 2_000;
+
+/** Sends `record` again until a definite answer (its `settled`) or the deadline; each try to the next replica. */
+async function retry(record: Recorded, next: () => string, deadline: () => number, token: string) {
+  for (let attempt = 0; Date.now() < deadline(); attempt++) {
+    await Bun.sleep(Math.min(MAX_BACKOFF_MS, 250 * 2 ** attempt) * (0.5 + Math.random()));
+    const { answer } = await send(next(), token, record);
+    if (!unanswered(answer)) {
+      record.settled = answer;
+      return;
+    }
+  }
+}
 
 export function startLoad(o: LoadOptions): SoakLoad {
   const sent: Recorded[] = [];
   const granted: Recorded[] = [];
   const pending = new Set<Promise<void>>();
   let running = true;
+  let deadline = Number.POSITIVE_INFINITY;
   let n = 0;
   let turn = 0;
-  const fire = (record: Recorded) => {
+  const nextUrl = () => {
     const urls = o.urls();
-    record.replica = urls[turn++ % urls.length] ?? "";
-    const p = send(record.replica, o.token, record).then((result) => {
+    return urls[turn++ % urls.length] ?? "";
+  };
+  const fire = (record: Recorded) => {
+    record.replica = nextUrl();
+    const p = send(record.replica, o.token, record).then(async (result) => {
       Object.assign(record, result);
-      if (record.action === "grants" && result.answer?.status === 200) granted.push(record);
+      if (unanswered(result.answer)) await retry(record, nextUrl, () => deadline, o.token);
+      const final = unanswered(result.answer) ? record.settled : result.answer;
+      if (record.action === "grants" && final?.status === 200) granted.push(record);
     });
     pending.add(p);
     void p.finally(() => pending.delete(p));
@@ -61,9 +85,10 @@ export function startLoad(o: LoadOptions): SoakLoad {
   return {
     sent,
     inFlight: () => pending.size,
-    stop: async () => {
+    stop: async (settleMs) => {
       running = false;
       await loop;
+      deadline = Date.now() + settleMs;
       await Promise.all([...pending]);
     },
   };

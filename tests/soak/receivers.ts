@@ -1,5 +1,5 @@
 // The soak's webhook endpoints: one healthy receiver that takes every type, and one flaky receiver that takes grants
-// only and answers 503 to the first attempt of about a third of the notifications (those whose id starts with 0-4),
+// and the soak's sends (their custom type) only and answers 503 to the first attempt of about a third of the notifications (those whose id starts with 0-4),
 // so that Notification's retries carry them. Each records the webhook-ids it accepted.
 export type Receiver = { name: string; url: string; types?: string[]; accepted: Set<string>; attempts: () => number };
 
@@ -28,9 +28,9 @@ function receiver(name: string, types: string[] | undefined, refuseFirst: (id: s
   return { r, stop: () => server.stop(true) };
 }
 
-export function startReceivers(): Receivers {
+export function startReceivers(sendType: string): Receivers {
   const healthy = receiver("healthy", undefined, () => false);
-  const flaky = receiver("flaky", ["EntitlementGranted"], (id) => "01234".includes(id[0] ?? ""));
+  const flaky = receiver("flaky", ["EntitlementGranted", sendType], (id) => "01234".includes(id[0] ?? ""));
   return {
     all: [healthy.r, flaky.r],
     stop: () => {

@@ -1,24 +1,33 @@
-// `bun run soak [--minutes N] [--streams N] [--rate N] [--keep]`: a chaos soak on clusters of its own (system.ts):
-// grants and revokes at --rate a second (200) to --streams players (2,000) whose live streams stay open and resume
-// with Last-Event-ID whenever cut, two webhook endpoints (one flaky), and one kill -9 a minute in rotation
-// (chaos.ts). One structured progress line a minute; at the end the checks of checks.ts, the table of minutes and
-// the verdict as its last line. Exit 0 only when nothing was lost, duplicated, missed by a stream or an endpoint.
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+// `bun run soak [--minutes N] [--streams N] [--rate N] [--send-rate N] [--keep]`: a chaos soak on clusters of its own
+// (system.ts): grants and revokes at --rate a second (200) and sends of the send API at --send-rate a second (50,
+// sends.ts) to --streams players (2,000) whose live streams stay open and resume with Last-Event-ID whenever cut, two
+// webhook endpoints (one flaky), and one kill -9 a minute in rotation (chaos.ts). One progress line a minute; at the
+// end the checks of checks.ts, the table of minutes and the verdict as its last line. Exit 0 only when nothing was lost, duplicated, missed by a stream or an endpoint.
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { finalAnswer } from "../drills/client.ts";
 import { checkLedger, waitForQuiescence } from "../drills/ledger.ts";
 import { settleUnanswered } from "../drills/settle.ts";
 import { createChaos } from "./chaos.ts";
-import { checkEndpoints, checkStreams, passedVerdict, readStored, type Verdict, verdictLine } from "./checks.ts";
+import {
+  checkEndpoints,
+  checkStreams,
+  passedVerdict,
+  readStored,
+  sendLedger,
+  type Verdict,
+  verdictLine,
+} from "./checks.ts";
 import { startLoad } from "./load.ts";
 import { openPlayerStreams } from "./players.ts";
-import { formatMinutes, type Minute, minuteOf } from "./report.ts";
-import { startSends } from "./sends.ts";
+import { formatMinutes, type Minute, minuteOf, progressLine, sendMinuteOf } from "./report.ts";
+import { SEND_TYPE, type SentNotice, startSends } from "./sends.ts";
 import { type System, startSystem } from "./system.ts";
 
-const USAGE = "usage: bun run soak [--minutes N (30)] [--streams N (2000)] [--rate N (200)] [--keep]";
+const USAGE =
+  "usage: bun run soak [--minutes N (30)] [--streams N (2000)] [--rate N (200)] [--send-rate N (50)] [--keep]";
 const DRAIN_MS = 300_000;
 
 function options() {
@@ -28,6 +37,7 @@ function options() {
       minutes: { type: "string", default: "30" },
       streams: { type: "string", default: "2000" },
       rate: { type: "string", default: "200" },
+      "send-rate": { type: "string", default: "50" },
       keep: { type: "boolean", default: false },
     },
   });
@@ -40,6 +50,7 @@ function options() {
     minutes: whole("minutes", values.minutes, 24 * 60),
     streams: whole("streams", values.streams, 9_000),
     rate: whole("rate", values.rate, 2_000),
+    sendRate: whole("send-rate", values["send-rate"], 1_000),
     keep: values.keep,
   };
 }
@@ -66,8 +77,9 @@ const root = mkdtempSync(join(tmpdir(), "soak-"));
 chmodSync(root, 0o755);
 let system: System | undefined;
 const started = Date.now();
+const loadAverage = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
+const loadAtStart = loadAverage();
 const say = (line: string) => console.log(`[soak] +${Math.round((Date.now() - started) / 1000)}s ${line}`);
-const progress = (fields: Record<string, unknown>) => console.log(JSON.stringify({ soak: "progress", ...fields }));
 
 process.on("exit", () => {
   system?.kill();
@@ -83,7 +95,8 @@ async function runMinutes(s: System, prefix: string, players: string[]) {
   say(`opening ${players.length} player streams`);
   const streams = await openPlayerStreams({ players, urls: urls(s.notification), tokenFor: s.tokenFor });
   const load = startLoad({ players, rate: opts.rate, urls: urls(s.entitlement), token: s.token, prefix });
-  const sends = startSends({ players, urls: urls(s.notification), rate: 50 });
+  const sendUrls = urls(s.notification);
+  const sends = startSends({ players, urls: sendUrls, rate: opts.sendRate, token: s.notifyToken, prefix });
   const chaos = createChaos(s, say);
   const begin = Date.now();
   const minutes: Minute[] = [];
@@ -93,48 +106,86 @@ async function runMinutes(s: System, prefix: string, players: string[]) {
     say(`kill -9 ${kill.kind} (${kill.victim})`);
     await Bun.sleep(Math.max(0, begin + m * 60_000 - Date.now()));
     const rssMb = Object.fromEntries([...s.entitlement, ...s.notification].map((x) => [x.label, x.rssMb()]));
-    const row = { ...minuteOf(load.sent, begin, m, kill), rssMb };
+    const row = { ...minuteOf(load.sent, begin, m, kill), sends: sendMinuteOf(sends.sent, begin, m), rssMb };
     minutes.push(row);
-    progress({ ...row, in_flight: load.inFlight(), stream_reconnects: streams.reconnects(), sends: sends.count() });
+    const inFlight = load.inFlight() + sends.inFlight();
+    say(progressLine(row, opts.minutes, { inFlight, reconnects: streams.reconnects() }));
   }
-  await Promise.all([load.stop(), sends.stop()]);
-  // A failover outlasts its minute: the time from each kill to the next 200 is read again once the load is over.
+  say("load stopped; open sends retry with their keys, the killed processes come back");
+  const [, unsettledSends] = await Promise.all([load.stop(DRAIN_MS), sends.stop(DRAIN_MS), chaos.settle()]);
+  // A failover outlasts its minute: the time from each kill to the next 200, and the sends' 202s, are read again.
   minutes.forEach((row, i) => {
     row.firstOkMs = minuteOf(load.sent, begin, i + 1, chaos.kills[i]).firstOkMs;
+    row.sends = sendMinuteOf(sends.sent, begin, i + 1);
   });
-  say(`load stopped after ${load.sent.length} requests; waiting for the killed processes to be back`);
-  await chaos.settle();
-  return { streams, load, sends, chaos, minutes };
+  say(`${load.sent.length} changes and ${sends.sent.length} sends made (${unsettledSends} sends never settled)`);
+  return { streams, load, sends, unsettledSends, chaos, minutes };
 }
 
 async function verify(s: System, prefix: string, run: Awaited<ReturnType<typeof runMinutes>>) {
   const urls = () => s.entitlement.map((x) => x.url);
   // settleUnanswered replays 8 at a time; a failover leaves thousands to settle, so slices of them go side by side.
-  const slices = Array.from({ length: 16 }, (_, i) => run.load.sent.filter((_, j) => j % 16 === i));
+  // The load retried every 5xx and unanswered request with its key; those still open at its deadline are tried again.
+  const open = run.load.sent.filter((r) => !r.settled);
+  const slices = Array.from({ length: 16 }, (_, i) => open.filter((_, j) => j % 16 === i));
   const settle = (slice: typeof run.load.sent) =>
     settleUnanswered(slice, { urls, token: s.token, timeoutMs: DRAIN_MS });
   const unsettled = (await Promise.all(slices.map(settle))).reduce((a, b) => a + b, 0);
   const accepted = run.load.sent.filter((r) => finalAnswer(r)?.status === 200);
   say(`${accepted.length} changes accepted (${unsettled} never settled); waiting for every notification SENT`);
   const drainMs = await waitForQuiescence(s.sql, prefix, accepted.length, DRAIN_MS);
-  const ledger = await checkLedger(s.sql, prefix, accepted);
+  const ledger = await checkLedger(s.sql, prefix, accepted, [SEND_TYPE]);
   const stored = await readStored(s.sql, prefix);
+  const sent = checkSends(run.sends.sent, stored);
   const streams = await checkStreams(stored, run.streams.seqs, 120_000);
   const endpoints = await checkEndpoints(stored, s.receivers.all, DRAIN_MS);
   run.streams.stop();
-  const problems = [...ledger.problems];
-  if (unsettled > 0) problems.push(`${unsettled} requests never got a definite answer`);
+  const problems = [...ledger.problems, ...sent.problems];
+  if (unsettled > 0) problems.push(`${unsettled} grants/revokes never got a definite answer`);
+  if (run.unsettledSends > 0) problems.push(`${run.unsettledSends} sends never got a definite answer`);
   if (drainMs === undefined) problems.push("not every event SENT 5 minutes after the load stopped");
   if (run.streams.oddFrames() > 0) problems.push(`${run.streams.oddFrames()} reset/closed frames on player streams`);
+  if (drainMs !== undefined) say(`every notification SENT ${(drainMs / 1000).toFixed(1)}s after the load stopped`);
   say(
-    `stored ${stored.length} notifications; ${run.streams.reconnects()} stream reconnects; endpoint misses: ${endpoints.byEndpoint.join(", ")}`,
+    `stored ${stored.length} notifications (${sent.notifications} of ${sent.acknowledged} sends answered 202, ` +
+      `${sent.refused} sends refused); ${run.streams.reconnects()} stream reconnects; ` +
+      `endpoint misses: ${endpoints.byEndpoint.join(", ")}`,
   );
-  return { accepted, ledger, streams, endpoints, problems, unsettled };
+  const lost = ledger.lost + sent.lost;
+  const duplicated = ledger.duplicated + sent.duplicated;
+  return { accepted, lost, duplicated, streams, endpoints, problems, unsettled: unsettled + run.unsettledSends };
+}
+
+/** The sends' ledger (checks.ts) over the sends answered 202; a 202 whose recipients count is off is a problem too. */
+function checkSends(sent: SentNotice[], stored: Awaited<ReturnType<typeof readStored>>) {
+  const acknowledged = sent.filter((n) => n.answer?.status === 202);
+  const refused = sent.filter((n) => n.answer && n.answer.status !== 202);
+  const found = sendLedger(
+    acknowledged.map((n) => ({ requestId: String(n.answer?.body.request_id), userIds: n.body.user_ids })),
+    stored,
+    SEND_TYPE,
+  );
+  const miscounted = acknowledged.filter((n) => n.answer?.body.recipients !== new Set(n.body.user_ids).size);
+  if (miscounted.length > 0)
+    found.problems.push(`${miscounted.length} sends answered 202 with a wrong recipients count`);
+  const refusals = Map.groupBy(refused, (n) => n.answer?.status);
+  for (const [status, list] of refusals)
+    found.problems.push(`${list.length} sends refused ${status} (not acknowledged)`);
+  return { ...found, acknowledged: acknowledged.length, refused: refused.length };
+}
+
+/** When and where the run happened, for whoever pastes its figures: start and end (UTC), load averages, cores. */
+function machineLine(): string {
+  const iso = (t: number) => new Date(t).toISOString().slice(0, 16).replace("T", " ");
+  return (
+    `ran ${iso(started)}–${iso(Date.now())} UTC on ${cpus().length} CPUs; load average (1, 5, 15 min) ` +
+    `${loadAtStart} at the start, ${loadAverage()} at the end; options ${process.argv.slice(2).join(" ") || "(defaults)"}`
+  );
 }
 
 async function main(): Promise<number> {
   say(
-    `${opts.minutes} min, ${opts.streams} streams, ${opts.rate} changes/s; folder ${root}${opts.keep ? " (kept)" : ""}`,
+    `${opts.minutes} min, ${opts.streams} streams, ${opts.rate} changes/s, ${opts.sendRate} sends/s; folder ${root}${opts.keep ? " (kept)" : ""}`,
   );
   system = await startSystem(root, say);
   say("everything is up");
@@ -149,12 +200,13 @@ async function main(): Promise<number> {
     grants: checked.accepted.filter((r) => r.action === "grants").length,
     sends: run.sends.count(),
     kills,
-    lost: checked.ledger.lost,
-    duplicated: checked.ledger.duplicated,
+    lost: checked.lost,
+    duplicated: checked.duplicated,
     streamGaps: checked.streams.gaps,
     endpointMisses: checked.endpoints.total,
   };
   console.log(`\n${formatMinutes(run.minutes)}\n`);
+  console.log(`[soak] ${machineLine()}`);
   for (const p of checked.problems) console.log(`[soak] problem: ${p}`);
   console.log(verdictLine(verdict));
   // A request never settled has an outcome nobody knows: the run proves nothing about it, so it cannot pass.

@@ -11,6 +11,7 @@ import { startTestIdp, type TestIdp } from "../support/idp.ts";
 import { type NatsCluster, startNatsCluster } from "../support/nats-cluster.ts";
 import { type Formation, startFormation } from "../support/pg-auto-failover.ts";
 import { type Receivers, registerEndpoints, startReceivers } from "./receivers.ts";
+import { SEND_TYPE } from "./sends.ts";
 import { createSoakService, type SoakService } from "./services.ts";
 
 const AUDIENCE = "https://players.soak";
@@ -23,6 +24,8 @@ export type System = {
   notification: SoakService[];
   /** Entitlement's API token (read+write). */
   token: string;
+  /** Notification's token of the send API (notify). */
+  notifyToken: string;
   /** A player's access token, valid for a day. */
   tokenFor: (userId: string) => Promise<string>;
   /** The soak's own connection, through the multi-host URL as the services'. */
@@ -31,7 +34,7 @@ export type System = {
   kill: () => void;
 };
 
-type Parts = Partial<Omit<System, "kill" | "tokenFor">> & { idp?: TestIdp };
+type Parts = Partial<Omit<System, "kill" | "tokenFor" | "notifyToken">> & { idp?: TestIdp };
 
 function killParts(p: Parts): void {
   for (const s of [...(p.entitlement ?? []), ...(p.notification ?? [])]) void s.kill();
@@ -44,6 +47,7 @@ function killParts(p: Parts): void {
 function serviceEnvs(databaseUrl: string, natsUrl: string, issuer: string) {
   const token = newToken();
   const adminToken = newToken();
+  const notifyToken = newToken();
   const common = { DATABASE_URL: databaseUrl, NATS_URL: natsUrl, LOG_LEVEL: "info" };
   const entitlement = {
     ...common,
@@ -55,12 +59,15 @@ function serviceEnvs(databaseUrl: string, natsUrl: string, issuer: string) {
     NOTIFICATION_NATS_STREAM_REPLICAS: "3",
     NOTIFICATION_PLAYER_JWT_ISSUER: issuer,
     NOTIFICATION_PLAYER_JWT_AUDIENCE: AUDIENCE,
-    NOTIFICATION_AUTH_TOKENS: tokenEntryLine("soak-admin", adminToken, "read+write"),
+    NOTIFICATION_AUTH_TOKENS: [
+      tokenEntryLine("soak-admin", adminToken, "read+write"),
+      tokenEntryLine("soak-sender", notifyToken, "notify"),
+    ].join(","),
     NOTIFICATION_ENDPOINT_SECRET_KEY: Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("hex"),
     // The receivers listen on loopback, which the endpoints' address guard refuses otherwise.
     NOTIFICATION_ENDPOINT_ALLOW_PRIVATE: "true",
   };
-  return { token, adminToken, entitlement, notification };
+  return { token, adminToken, notifyToken, entitlement, notification };
 }
 
 /** Builds both executables into `root`/dist and starts everything; on a failure what started is killed again. */
@@ -78,7 +85,7 @@ export async function startSystem(root: string, say: (line: string) => void): Pr
     parts.formation = await startFormation(join(root, "pg"));
     parts.nats = await startNatsCluster({ root: join(root, "nats"), logDir });
     parts.idp = await startTestIdp();
-    parts.receivers = startReceivers();
+    parts.receivers = startReceivers(SEND_TYPE);
     const envs = serviceEnvs(parts.formation.url, parts.nats.url, parts.idp.issuer);
     const make = (bin: string, env: Record<string, string>, name: string) => (n: number) =>
       createSoakService(`${name}-${n}`, bin, env, logDir);
@@ -88,19 +95,20 @@ export async function startSystem(root: string, say: (line: string) => void): Pr
     for (const s of [...parts.entitlement, ...parts.notification]) await s.start();
     await registerEndpoints(parts.notification[0]?.url ?? "", envs.adminToken, parts.receivers.all);
     parts.sql = postgres(parts.formation.url, { max: 4, connect_timeout: 5, onnotice: () => {} });
-    return assemble(parts, envs.token);
+    return assemble(parts, envs.token, envs.notifyToken);
   } catch (error) {
     killParts(parts);
     throw error;
   }
 }
 
-function assemble(parts: Parts, token: string): System {
+function assemble(parts: Parts, token: string, notifyToken: string): System {
   const idp = parts.idp as TestIdp;
   const exp = Math.floor(Date.now() / 1000) + 86_400;
   return {
-    ...(parts as Omit<System, "kill" | "tokenFor" | "token">),
+    ...(parts as Omit<System, "kill" | "tokenFor" | "token" | "notifyToken">),
     token,
+    notifyToken,
     tokenFor: (sub) => idp.forge({ iss: idp.issuer, aud: AUDIENCE, sub, exp, iat: exp - 86_400 }),
     kill: () => killParts(parts),
   };
