@@ -68,6 +68,14 @@ export function documentedApp(service: DocumentedService) {
       authenticate: () => Promise.reject(new Error("the OpenAPI generator never authenticates")),
       hub: {} as StreamHub,
     },
+    // With both platforms on, so the players' devices and preferences are in the document; nothing is called.
+    push: {
+      sql: noDatabase,
+      now: () => new Date(0),
+      configured: { webpush: true, fcm: true },
+      allowPrivate: false,
+      authenticate: () => Promise.reject(new Error("the OpenAPI generator never authenticates")),
+    },
   });
 }
 

@@ -6,7 +6,7 @@
 // expired; the push services' answers delete, retry or fail; and no key or token reaches the logs.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
@@ -22,7 +22,7 @@ import { pipelineNatsNames, pipelineStreams } from "../support/nats-names.ts";
 import { runCommand } from "../support/process.ts";
 import { waitUntil } from "../support/wait.ts";
 import { type BrowserSubscription, startWebPushService, type WebPushService } from "../support/webpush-service.ts";
-import { builtBinary, freePort, waitForOk } from "./support.ts";
+import { builtBinary, freePort, repoRoot, waitForOk } from "./support.ts";
 
 const BUILD_TIMEOUT = 240_000;
 setDefaultTimeout(60_000);
@@ -767,5 +767,32 @@ describe("the logs", () => {
     ];
     for (const secret of secrets) expect(output).not.toContain(secret);
     expect(output, "no FCM access token").not.toMatch(/ya29\./);
+  });
+});
+
+describe("docs/api.md", () => {
+  test("the devices and preferences example runs as it is, each call answered below 400", async () => {
+    const guide = readFileSync(join(repoRoot, "docs/api.md"), "utf8");
+    const block = [...guide.matchAll(/```sh\n([\s\S]*?)```/g)]
+      .map((m) => m[1] as string)
+      .find((text) => text.includes("/v1/me/devices"));
+    expect(block, "docs/api.md has a shell example of the devices").toBeDefined();
+    const user = uniqueName("documented");
+    const report = "curl() { command curl --write-out '%{stderr}CALL %{http_code}\\n' \"$@\"; }";
+    const proc = Bun.spawn(["bash", "-c", ["set -euo pipefail", report, block].join("\n")], {
+      env: { ...process.env, NOTIFICATION: base, PLAYER_TOKEN: await playerToken(user), USER_ID: user },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const [code, stdout, stderr] = await Promise.all([
+      proc.exited,
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+    ]);
+    expect(code, `${stdout}\n${stderr}`).toBe(0);
+    const statuses = [...stderr.matchAll(/^CALL (\d{3})$/gm)].map((m) => Number(m[1]));
+    expect(statuses).toEqual([201, 200, 200, 200, 204, 200]);
+    expect((await devices(user)).list, "the example deletes the device it registered").toEqual([]);
+    expect(await (await me(user, "GET", "preferences")).json()).toEqual({ push: true, types: {} });
   });
 });

@@ -1,6 +1,7 @@
 // /v1/me/devices and /v1/me/preferences: a player registers the devices pushes reach and chooses what is pushed, with
 // the same access token as their inbox. Mounted beside the inbox routes (only when players are configured); the player
 // is verified before the body is looked at, and the user id is the token's.
+import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { errorSchema } from "../../../shared/http/errors.ts";
 import type { Player, PlayerAuthenticator } from "../../edge/player-auth.ts";
@@ -42,6 +43,7 @@ export function pushRoutes(deps: PushRouteDeps) {
       async ({ player, params, set }) => {
         await removeDevice(deps, player.userId, params.device_id);
         set.status = 204;
+        return null;
       },
       DELETE,
     )
@@ -75,7 +77,11 @@ const LIST = {
 };
 const DELETE = {
   params: DeviceParams,
-  response: { 401: UNAUTHORIZED, 404: errorSchema("NOT_FOUND: no such device of mine") },
+  response: {
+    204: Type.Null({ description: "Deleted, with its waiting pushes: no body." }),
+    401: UNAUTHORIZED,
+    404: errorSchema("NOT_FOUND: no such device of mine"),
+  },
   detail: { operationId: "deleteMyDevice", summary: "Stop pushing to a device", ...TAGS },
 };
 const READ = {
