@@ -1,5 +1,6 @@
 // Composition root of the Notification executable: the only place that reads process.env, opens
 // PostgreSQL and NATS, listens and starts the loops.
+import { readFileSync } from "node:fs";
 import type { Registry } from "prom-client";
 import pkg from "../../package.json" with { type: "json" };
 import { buildInfo, versionLine } from "../shared/build-info.ts";
@@ -60,6 +61,16 @@ function pushRouteDeps(config: NotificationConfig, sql: Sql, players: Players): 
 }
 
 /** NATS connects in the background (retrying forever): /healthz and /readyz answer while NATS is down. */
+/** The open files this process may hold (its soft limit, which Bun raises to the hard one); undefined off Linux. */
+function openFileLimit(): number | undefined {
+  try {
+    const limit = /^Max open files\s+(\d+)/m.exec(readFileSync("/proc/self/limits", "utf8"))?.[1];
+    return limit === undefined ? undefined : Number(limit);
+  } catch {
+    return undefined;
+  }
+}
+
 function openLink(config: NotificationConfig, log: Logger, registry: Registry) {
   const link = config.nats.enabled
     ? openNatsLink(
@@ -99,7 +110,8 @@ const spec: ServiceSpec<NotificationConfig> = {
     const sources = eventPipelines(config.nats).map((p) => p.handler.source);
     const link = openLink(config, log, registry);
     const id = workerId(config.workerId);
-    const players = createPlayers({ config, sql, log, registry, now: systemClock, link });
+    const openFiles = openFileLimit();
+    const players = createPlayers({ config, sql, log, registry, now: systemClock, link, openFiles });
     const [endpointWaker, deliveryWaker, pushWaker] = [new Waker(), new Waker(), new Waker()];
     const workers = createWorkers({
       endpointWaker,

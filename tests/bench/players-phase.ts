@@ -23,8 +23,8 @@ export type PlayersPhase = {
   progress: (line: string) => void;
 };
 
-/** Descriptors Notification keeps besides its streams (PostgreSQL pool, NATS, listener, epoll, logs), with room. */
-const NOTIFICATION_OWN_FDS = 200;
+/** Descriptors Notification keeps for itself: beyond its open-file limit less these it refuses streams (setup.ts). */
+const NOTIFICATION_OWN_FDS = 1_000;
 
 /**
  * Streams Notification can hold here: one descriptor each, within the limit it inherits from this process (the hard

@@ -4,10 +4,12 @@ import { describe, expect, test } from "bun:test";
 import { importJWK, SignJWT } from "jose";
 import { loadNotificationConfig } from "../../../src/notification/config.ts";
 import { createPlayerAuthenticator } from "../../../src/notification/edge/player-auth.ts";
+import { streamsWithinOpenFiles } from "../../../src/notification/features/players/setup.ts";
 import { notificationFrame, resetFrame, resumePoint } from "../../../src/notification/features/players/sse.ts";
 import type { KeySource } from "../../../src/shared/auth/jwks.ts";
 import type { Refusal } from "../../../src/shared/auth/refusal.ts";
 import { ConfigError } from "../../../src/shared/config.ts";
+import type { Logger } from "../../../src/shared/logger.ts";
 import { newSigningKey } from "../../support/signing-key.ts";
 
 function problemsOf(load: () => unknown): string[] {
@@ -29,11 +31,26 @@ describe("configuration", () => {
     expect(players.stream).toEqual({
       heartbeatMs: 15_000,
       maxPerUser: 5,
-      max: 10_000,
+      max: 20_000,
       bufferBytes: 262_144,
       recheckMs: 5_000,
     });
     expect(players.subject).toBe("notification.players");
+  });
+
+  test("the stream limit stays below the open-file limit, less the descriptors the process needs besides", () => {
+    const stream = loadNotificationConfig({}).players.stream;
+    const warned: unknown[] = [];
+    const log = { warn: (...args: unknown[]) => warned.push(args) } as unknown as Logger;
+    expect(streamsWithinOpenFiles(stream, 20_000, log), "each stream takes a descriptor").toEqual({
+      ...stream,
+      max: 19_000,
+    });
+    expect(warned, "the lowered limit is said once, at boot").toHaveLength(1);
+    expect(streamsWithinOpenFiles(stream, 1_048_576, log)).toBe(stream);
+    expect(streamsWithinOpenFiles(stream, undefined, log), "no limit known (not Linux, unlimited)").toBe(stream);
+    expect(streamsWithinOpenFiles(stream, 800, log).max, "a tiny limit still serves one stream").toBe(1);
+    expect(warned).toHaveLength(2);
   });
 
   test("an issuer needs an audience, and both URLs must be https (http on loopback only)", () => {

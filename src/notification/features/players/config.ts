@@ -28,9 +28,12 @@ export const PlayerEnv = {
     maximum: 100,
     description: "Live streams one player may hold open; one more closes their oldest.",
   }),
-  NOTIFICATION_STREAM_MAX: Int(10_000, {
+  NOTIFICATION_STREAM_MAX: Int(20_000, {
     minimum: 1,
-    description: "Live streams this process holds open; beyond it a new one is refused with 503 and Retry-After.",
+    description:
+      "Live streams this process holds open; beyond it a new one is refused with 503 and Retry-After. Each takes " +
+      "about 14 KB of memory and one open file: the process holds at most its open-file limit (ulimit -n) less " +
+      "1,000, and says so at start when that is fewer.",
   }),
   NOTIFICATION_STREAM_BUFFER_BYTES: Int(256 * 1024, {
     minimum: 4 * 1024,

@@ -9,7 +9,7 @@ import type { Logger } from "../../../shared/logger.ts";
 import type { NatsLink } from "../../../shared/nats.ts";
 import { type Clock, type Worker, workerId } from "../../../shared/runtime.ts";
 import { createPlayerAuthenticator } from "../../edge/player-auth.ts";
-import type { PlayerSettings } from "./config.ts";
+import type { PlayerSettings, StreamSettings } from "./config.ts";
 import { createPlayerFanout } from "./fanout.ts";
 import { createStreamHub, type StreamHub } from "./hub.ts";
 import { createPlayerMetrics } from "./metrics.ts";
@@ -24,6 +24,31 @@ export type Players = {
   workers: Worker[];
 };
 
+/**
+ * Descriptors the process keeps for everything but its streams: the database pool, NATS, the deliveries' outbound
+ * connections, the listener, logs. Each live stream holds one more, its connection.
+ */
+const RESERVED_FILES = 1_000;
+
+/**
+ * The stream settings with NOTIFICATION_STREAM_MAX lowered, when it must be, to what the process's open-file limit
+ * (`openFiles`, undefined when unknown) leaves for streams: past it a stream's connection could not be accepted and,
+ * worse, a new database or NATS connection could not be opened. Warns once when it lowers it.
+ */
+export function streamsWithinOpenFiles(
+  stream: StreamSettings,
+  openFiles: number | undefined,
+  log: Logger,
+): StreamSettings {
+  if (openFiles === undefined || stream.max <= openFiles - RESERVED_FILES) return stream;
+  const max = Math.max(1, openFiles - RESERVED_FILES);
+  log.warn(
+    { configured: stream.max, openFiles, max },
+    "NOTIFICATION_STREAM_MAX is more than the open-file limit leaves for streams (raise ulimit -n); holding fewer",
+  );
+  return { ...stream, max };
+}
+
 export function createPlayers(deps: {
   /** The players' settings, and the worker id that (with a random suffix) is the origin of this process's signals. */
   config: { players: PlayerSettings; workerId: string | undefined };
@@ -34,12 +59,15 @@ export function createPlayers(deps: {
   link: NatsLink | undefined;
   /** Tests: drop outgoing signals. */
   dropSignals?: () => boolean;
+  /** The process's open-file limit (undefined: unknown), which bounds the streams it can hold. */
+  openFiles?: number;
 }): Players {
   const { sql, registry } = deps;
   const settings = deps.config.players;
   const log = deps.log.child({ component: "players" });
   const metrics = createPlayerMetrics(registry);
-  const hub = createStreamHub({ sql, log, metrics, settings: settings.stream });
+  const stream = streamsWithinOpenFiles(settings.stream, deps.openFiles, log);
+  const hub = createStreamHub({ sql, log, metrics, settings: stream });
   const fanout =
     deps.link &&
     createPlayerFanout({
