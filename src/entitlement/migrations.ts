@@ -17,7 +17,9 @@ import m016 from "../../db/entitlement/016_point_execute.sql" with { type: "text
 import m017 from "../../db/entitlement/017_audit_search.sql" with { type: "text" };
 import m018 from "../../db/entitlement/018_bulk_key_scope.sql" with { type: "text" };
 import m019 from "../../db/entitlement/019_audit_caller_prefix.sql" with { type: "text" };
+import m020 from "../../db/entitlement/020_reply_facts.sql" with { type: "text" };
 import apiInstant from "../../db/entitlement/functions/api_instant.sql" with { type: "text" };
+import cancelPointReservation from "../../db/entitlement/functions/cancel_point_reservation.sql" with { type: "text" };
 import entitlementChange from "../../db/entitlement/functions/entitlement_change.sql" with { type: "text" };
 import entitlementExpire from "../../db/entitlement/functions/entitlement_expire.sql" with { type: "text" };
 import entitlementExtend from "../../db/entitlement/functions/entitlement_extend.sql" with { type: "text" };
@@ -28,16 +30,22 @@ import entitlementReply from "../../db/entitlement/functions/entitlement_reply.s
 import entitlementRevoke from "../../db/entitlement/functions/entitlement_revoke.sql" with { type: "text" };
 import entitlementSetExpiry from "../../db/entitlement/functions/entitlement_set_expiry.sql" with { type: "text" };
 import idempotencyAnswer from "../../db/entitlement/functions/idempotency_answer.sql" with { type: "text" };
+import idempotencyKeep from "../../db/entitlement/functions/idempotency_keep.sql" with { type: "text" };
+import idempotencyLookup from "../../db/entitlement/functions/idempotency_lookup.sql" with { type: "text" };
 import idempotencyOpen from "../../db/entitlement/functions/idempotency_open.sql" with { type: "text" };
+import idempotencyRemember from "../../db/entitlement/functions/idempotency_remember.sql" with { type: "text" };
 import idempotencyStore from "../../db/entitlement/functions/idempotency_store.sql" with { type: "text" };
 import pointCancel from "../../db/entitlement/functions/point_cancel.sql" with { type: "text" };
 import pointClaim from "../../db/entitlement/functions/point_claim.sql" with { type: "text" };
 import pointCommand from "../../db/entitlement/functions/point_command.sql" with { type: "text" };
 import pointExecute from "../../db/entitlement/functions/point_execute.sql" with { type: "text" };
 import pointFail from "../../db/entitlement/functions/point_fail.sql" with { type: "text" };
+import pointPreviousReply from "../../db/entitlement/functions/point_previous_reply.sql" with { type: "text" };
 import pointRequeue from "../../db/entitlement/functions/point_requeue.sql" with { type: "text" };
+import pointReservationFacts from "../../db/entitlement/functions/point_reservation_facts.sql" with { type: "text" };
 import pointReservationReply from "../../db/entitlement/functions/point_reservation_reply.sql" with { type: "text" };
 import pointReserve from "../../db/entitlement/functions/point_reserve.sql" with { type: "text" };
+import reservePoints from "../../db/entitlement/functions/reserve_points.sql" with { type: "text" };
 import p011 from "../../db/entitlement/prepare/011_history_partitions.sql" with { type: "text" };
 import { migrationList, type SchemaText } from "../shared/migrate.ts";
 import { functionList } from "../shared/schema-functions.ts";
@@ -65,6 +73,7 @@ export const migrations = migrationList(
     "017_audit_search.sql": m017,
     "018_bulk_key_scope.sql": m018,
     "019_audit_caller_prefix.sql": m019,
+    "020_reply_facts.sql": m020,
   },
   {
     // Proves the history tables' rows in bounds before 011 takes its lock (db/entitlement/prepare/).
@@ -95,6 +104,13 @@ export const functions = functionList({
   "point_requeue.sql": pointRequeue,
   "point_reservation_reply.sql": pointReservationReply,
   "point_reserve.sql": pointReserve,
+  "idempotency_keep.sql": idempotencyKeep,
+  "idempotency_lookup.sql": idempotencyLookup,
+  "idempotency_remember.sql": idempotencyRemember,
+  "reserve_points.sql": reservePoints,
+  "cancel_point_reservation.sql": cancelPointReservation,
+  "point_previous_reply.sql": pointPreviousReply,
+  "point_reservation_facts.sql": pointReservationFacts,
 });
 
 /** The entitlement schema as the migration runner applies it. */

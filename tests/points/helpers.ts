@@ -2,7 +2,6 @@
 // schedulers wired as the service wires them (with their own locked_by, so two of them are two replicas).
 import { Registry } from "prom-client";
 import { idempotencyLockKey } from "../../src/entitlement/features/commands/lock-key.ts";
-import { BALANCE_LIMIT, reservedReply } from "../../src/entitlement/features/points/replies.ts";
 import { createSchedulerMetrics } from "../../src/entitlement/work/scheduler/metrics.ts";
 import {
   createScheduler,
@@ -11,7 +10,7 @@ import {
 } from "../../src/entitlement/work/scheduler/scheduler.ts";
 import { createWakeups } from "../../src/entitlement/work/wakeups.ts";
 import { dueWorkKinds } from "../../src/entitlement/workers.ts";
-import { reservePoints } from "../../src/entitlement/write/point-reserve.ts";
+import { reservePoints } from "../../src/entitlement/write/reserve-points.ts";
 import type { Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import type { Clock } from "../../src/shared/runtime.ts";
@@ -102,8 +101,6 @@ export async function reserve(
       recordExpiresAt: new Date(now.getTime() + 60_000),
       lockTimeoutMs: 5_000,
     },
-    applied: reservedReply(reservation, now),
-    refused: BALANCE_LIMIT,
   });
   if (result.outcome !== "applied") throw new Error(`reserve: ${result.outcome}`);
   otherReplica(sql).committed({ events: false, dueAt: r.executeAt });

@@ -1,7 +1,8 @@
 // A rolling upgrade as it runs: the previous release's built executables (from git, previous-build.ts) serve beside
 // this tree's on one database this tree migrated, each service twice, started once. Grants go through both
 // Entitlements; both Notifications consume one durable, so every grant is notified exactly once; a player's inbox
-// reads alike through either; and a reply stored by either Entitlement is replayed by the other byte for byte.
+// reads alike through either; and a reply stored by either Entitlement (a grant's, the points commands') is replayed
+// by the other byte for byte.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
@@ -111,6 +112,15 @@ afterAll(async () => {
   await admin?.end();
 }, 30_000);
 
+/** A POST of the points API through one release's Entitlement. */
+function points(release: Release, path: string, key: string, body?: unknown): Promise<Response> {
+  return fetch(`${entitlement[release]}/v1/points/reservations${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", "idempotency-key": key },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
+
 function grant(release: Release, user: string, key: string, sku = "sword"): Promise<Response> {
   return fetch(`${entitlement[release]}/v1/entitlements/grants`, {
     method: "POST",
@@ -185,6 +195,36 @@ describe.skipIf("missing" in commit)(`the previous release (${PREVIOUS_COMMIT}) 
         const replayed = await grant(second, user, key as string, sku);
         const label = `${key}: stored by the ${first} release (${stored.status}), replayed by the ${second}`;
         expect(replayed.status, label).toBe(stored.status);
+        expect(await replayed.text(), label).toBe(await stored.text());
+      }
+    }
+  });
+
+  test("the points replies stored by either Entitlement are replayed by the other byte for byte", async () => {
+    for (const [first, second] of [
+      ["previous", "current"],
+      ["current", "previous"],
+    ] as const) {
+      const user = uniqueName(`points-${first}`);
+      const rich = `${user}-rich`;
+      await sql`insert into entitlement.point_balances (user_id, balance, updated_at)
+                values (${rich}, 9007199254740990, now())`;
+      const later = new Date(Date.now() + 3_600_000).toISOString();
+      const reserve = (u: string) => ({ user_id: u, point_amount: 5, execute_at: later, reason: "gift" });
+      const reserved = await points(first, "", `${user}-r`, reserve(user));
+      const id = ((await reserved.clone().json()) as { reservation_id: string }).reservation_id;
+      const steps: [string, string, unknown, number][] = [
+        ["", `${user}-r`, reserve(user), 201],
+        ["", `${user}-rich`, reserve(rich), 409],
+        [`/${id}/cancel`, `${user}-c`, undefined, 200],
+        [`/${id}/cancel`, `${user}-c2`, undefined, 409],
+      ];
+      for (const [path, key, body, status] of steps) {
+        const stored = key === `${user}-r` ? reserved : await points(first, path, key, body);
+        const replayed = await points(second, path, key, body);
+        const label = `${key}: stored by the ${first} release, replayed by the ${second}`;
+        expect(stored.status, label).toBe(status);
+        expect(replayed.status, label).toBe(status);
         expect(await replayed.text(), label).toBe(await stored.text());
       }
     }

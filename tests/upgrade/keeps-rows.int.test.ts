@@ -8,7 +8,7 @@ import { createEmptyTestDatabase, openTestDatabase, type TestDatabase } from "..
 import { populatePreviousRelease } from "./populate.ts";
 import { resolveCommit } from "./previous-build.ts";
 import { PREVIOUS_COMMIT, PREVIOUS_LAST_MIGRATION, previousSchema } from "./previous-release.ts";
-import { everyRow, functionCalls, functionSignatures, resolveCalls, schemaShape } from "./schema.ts";
+import { everyRow, functionCalls, functionSignatures, resolveCalls, schemaShape, tableColumns } from "./schema.ts";
 
 let db: TestDatabase;
 let sql: Sql;
@@ -27,6 +27,7 @@ afterAll(async () => {
 
 test("the upgrade keeps every row and every function the previous release calls, and ends where a fresh schema does", async () => {
   const rows = await everyRow(sql, "entitlement");
+  const columns = await tableColumns(sql, "entitlement");
   const signatures = await functionSignatures(sql, "entitlement");
   const calls = await functionCalls(sql, "entitlement");
   const answered = await resolveCalls(sql, calls);
@@ -46,7 +47,23 @@ test("the upgrade keeps every row and every function the previous release calls,
 
   const applied = await migrate(sql, "entitlement", schemaText);
   expect(applied).toEqual(schemaText.migrations.filter((m) => m.version > PREVIOUS_LAST_MIGRATION).map((m) => m.name));
-  expect(await everyRow(sql, "entitlement"), "every row as it was").toEqual(rows);
+  // Every row as it was, and every column a later migration added to it empty (what is there is the previous
+  // release's, which never wrote those).
+  const upgraded = await everyRow(sql, "entitlement");
+  const previousColumns =
+    (table: string) =>
+    (row: unknown): unknown =>
+      Object.fromEntries(Object.entries(row as object).filter(([k]) => columns[table]?.includes(k)));
+  const addedColumns = (table: string) => (row: unknown) =>
+    Object.entries(row as object).filter(([k, v]) => !columns[table]?.includes(k) && v !== null);
+  expect(
+    Object.fromEntries(Object.entries(upgraded).map(([table, r]) => [table, r.map(previousColumns(table))])),
+    "every row as it was",
+  ).toEqual(rows);
+  expect(
+    Object.entries(upgraded).flatMap(([table, r]) => r.flatMap(addedColumns(table))),
+    "added columns are empty",
+  ).toEqual([]);
   // A signature may grow a last argument with a default (a new function replaces the old one, migration 018): the
   // previous release's calls, by position and by name, still resolve to one function with the same result columns.
   const name = (signature: string) => signature.slice(0, signature.indexOf("("));

@@ -7,6 +7,10 @@ import type { SchemaText } from "../../src/shared/migrate.ts";
 import { functionList } from "../../src/shared/schema-functions.ts";
 import entitlementGrant from "./previous-release/functions/entitlement_grant.sql" with { type: "text" };
 import entitlementRevoke from "./previous-release/functions/entitlement_revoke.sql" with { type: "text" };
+import idempotencyOpen from "./previous-release/functions/idempotency_open.sql" with { type: "text" };
+import idempotencyStore from "./previous-release/functions/idempotency_store.sql" with { type: "text" };
+import pointCancel from "./previous-release/functions/point_cancel.sql" with { type: "text" };
+import pointReserve from "./previous-release/functions/point_reserve.sql" with { type: "text" };
 
 /** The commit of the previous release: the executables test builds it, and the vendored texts are its files. */
 export const PREVIOUS_COMMIT = "640b121";
@@ -43,6 +47,10 @@ const PREVIOUS_FUNCTIONS = [
 export const VENDORED: Record<string, string> = {
   "db/entitlement/functions/entitlement_grant.sql": entitlementGrant,
   "db/entitlement/functions/entitlement_revoke.sql": entitlementRevoke,
+  "db/entitlement/functions/idempotency_open.sql": idempotencyOpen,
+  "db/entitlement/functions/idempotency_store.sql": idempotencyStore,
+  "db/entitlement/functions/point_cancel.sql": pointCancel,
+  "db/entitlement/functions/point_reserve.sql": pointReserve,
 };
 
 function previousFunctionText(name: string): string {

@@ -32,14 +32,17 @@ export function idempotencyParams(db: Db, k: IdempotencyArgs | null) {
 }
 
 /**
- * What a command function returned: `stored` (a live record, nothing done), `applied` and `state_conflict` (the reply
- * it stored), or an outcome of the command's own (`past`, `not_found`, a scheduled change's `lost` or `unchanged`).
+ * What a command function returned: `stored` (a live record, nothing done), `applied` and `state_conflict` (what it
+ * stored), or an outcome of the command's own (`past`, `not_found`, a scheduled change's `lost` or `unchanged`). A
+ * function that stores facts returns them (`replyFacts`), and the service makes the reply from them; a record the
+ * previous release stored, or a function that still stores replies, has its `replyBody` instead.
  */
 export type CommandOutcome = {
   outcome: string;
   storedHash: string | null;
   replyCode: number | null;
   replyBody: unknown;
+  replyFacts?: unknown;
   replyExpiresAt: Date | null;
 };
 
@@ -53,3 +56,8 @@ export type StoredReply = { code: number; body: JSONValue };
 export const OUTCOME_COLUMNS = (db: Db) => db`
   outcome, stored_hash as "storedHash", reply_code as "replyCode", reply_body as "replyBody",
   reply_expires_at as "replyExpiresAt"`;
+
+/** The columns a command function that stores facts returns, named for CommandOutcome. */
+export const FACT_COLUMNS = (db: Db) => db`
+  outcome, stored_hash as "storedHash", reply_code as "replyCode", reply_body as "replyBody",
+  reply_facts as "replyFacts", reply_expires_at as "replyExpiresAt"`;

@@ -9,7 +9,7 @@ import { ApiError } from "../../../shared/http/errors.ts";
 import type { Clock } from "../../../shared/runtime.ts";
 import { inSpan } from "../../../shared/trace-context.ts";
 import type { EdgeDeps } from "../../edge/route-deps.ts";
-import type { CommandOutcome, IdempotencyArgs } from "../../write/idempotency-params.ts";
+import type { CommandOutcome, IdempotencyArgs, StoredReply } from "../../write/idempotency-params.ts";
 import type { CommittedWork } from "./committed.ts";
 import { idempotencyLockKey } from "./lock-key.ts";
 import type { CommandAction, CommandMetrics, CommandResult } from "./metrics.ts";
@@ -54,6 +54,11 @@ export type CommandSpec = {
   ok: TSchema;
   /** The command's clock reading, when its input was checked against it before (default: read here). */
   now?: Date;
+  /**
+   * The reply made from the facts the command's function stored, for its first answer and every replay; a command
+   * whose function stores a reply body instead (and a record the previous release stored) needs none.
+   */
+  reply?: (facts: unknown) => StoredReply;
   /** The call of the command's function, with the key's arguments made at `now`. */
   call: (idempotency: IdempotencyArgs, now: Date) => Promise<CommandOutcome>;
   /** Throws the answer to an outcome of the command's own, where nothing was stored (a past expiry, an unknown id). */
@@ -89,21 +94,33 @@ export async function runCommand<T>(deps: CommandDeps, command: KeyedCommand, sp
 async function callOnce<T>(deps: CommandDeps, command: KeyedCommand, spec: CommandSpec): Promise<CommandReply<T>> {
   const now = spec.now ?? deps.now();
   const result = await spec.call(idempotencyArgs(deps, command, spec.hash, now), now);
-  const { replyCode: code, replyBody: body } = result;
   if (result.outcome === "stored") {
-    if (result.storedHash === null || code === null || result.replyExpiresAt === null) {
+    if (result.storedHash === null || result.replyCode === null || result.replyExpiresAt === null) {
       throw new Error("a stored idempotency record without its hash, code or expiry");
     }
+    // Another request's record is a key conflict, whatever it holds: only this command's own facts are made a reply.
+    const { code, body } = result.storedHash === spec.hash ? replyOf(spec, result) : storedBody(result);
     const record = { requestHash: result.storedHash, responseCode: code, responseBody: body };
     return replayStored<T>({ ...record, expiresAt: result.replyExpiresAt }, spec.hash, spec.ok);
   }
   if (result.outcome === "applied" || result.outcome === "state_conflict") {
-    if (code === null) throw new Error(`command outcome ${result.outcome} has no reply`);
-    const kind = result.outcome;
-    return { kind, status: code, body: body as T | ErrorReply };
+    const { code, body } = replyOf(spec, result);
+    return { kind: result.outcome, status: code, body: body as T | ErrorReply };
   }
   spec.refuse?.(result.outcome, now);
   throw new Error(`unexpected command outcome ${result.outcome}`);
+}
+
+/** The reply: made from the stored facts, or the stored body when there are none. */
+function replyOf(spec: CommandSpec, result: CommandOutcome): { code: number; body: unknown } {
+  if (result.replyFacts === null || result.replyFacts === undefined) return storedBody(result);
+  if (!spec.reply) throw new Error(`command ${spec.action} stored facts but makes no reply of them`);
+  return spec.reply(result.replyFacts);
+}
+
+function storedBody(result: CommandOutcome): { code: number; body: unknown } {
+  if (result.replyCode === null) throw new Error(`command outcome ${result.outcome} has no reply`);
+  return { code: result.replyCode, body: result.replyBody };
 }
 
 function idempotencyArgs(

@@ -1,9 +1,9 @@
-// A reservation as the API answers it, made here once: for a read, for the reply of a reservation (stored as it is)
-// and of a cancel (the function adds the fields only the row knows), and the 409s of both, whose messages name a value
-// the function fills in where `{balance}` or `{status}` stands.
+// A reservation as the API answers it, made here once: for a read, and for every reply of the points commands, made
+// from the facts their functions stored (reserve_points, cancel_point_reservation), on the first answer and on every
+// replay: the reservation's fields, the balance a reservation would take past the cap, a reservation's status.
 import type { StoredReply } from "../../write/idempotency-params.ts";
 import type { ReservationResponse } from "./model.ts";
-import type { ReservationRow } from "./reservation-queries.ts";
+import type { ReservationRow, ReservationStatus } from "./reservation-queries.ts";
 
 export function toReservationResponse(row: ReservationRow): ReservationResponse {
   return {
@@ -21,46 +21,54 @@ export function toReservationResponse(row: ReservationRow): ReservationResponse 
   };
 }
 
-/** The 201 of a new reservation: the row as the function inserts it. */
-export function reservedReply(
-  r: { reservationId: string; userId: string; pointAmount: number; executeAt: Date; reason: string | null },
-  now: Date,
-): StoredReply {
-  const row = {
-    reservation_id: r.reservationId,
-    user_id: r.userId,
-    point_amount: r.pointAmount,
-    execute_at: r.executeAt,
-    reason: r.reason,
-    status: "PENDING" as const,
-    created_at: now,
-    updated_at: now,
-    executed_at: null,
-    transaction_id: null,
-    last_error: null,
+/** A reservation's fields as the functions store them: instants as JSON strings. */
+type ReservationFacts = {
+  [K in keyof ReservationRow]: ReservationRow[K] extends Date | null ? string | null : ReservationRow[K];
+};
+
+/** What a points command's function stored: what happened, and what its reply names. */
+export type PointsFacts =
+  | { kind: "reserved" | "cancelled"; reservation: ReservationFacts }
+  | { kind: "balance_limit"; balance: string }
+  | { kind: "not_pending"; status: ReservationStatus };
+
+const instant = (at: string | null) => (at === null ? null : new Date(at));
+
+function rowOf(r: ReservationFacts): ReservationRow {
+  return {
+    ...r,
+    execute_at: new Date(r.execute_at as string),
+    created_at: new Date(r.created_at as string),
+    updated_at: new Date(r.updated_at as string),
+    executed_at: instant(r.executed_at),
   };
-  return { code: 201, body: toReservationResponse(row) };
 }
 
-/** The 200 of a cancel: what the service knows; the function adds user_id, point_amount, execute_at, reason, created_at. */
-export const cancelledReply = (reservationId: string, now: Date): StoredReply => ({
-  code: 200,
-  body: { reservation_id: reservationId, status: "CANCELLED", updated_at: now.toISOString() },
-});
+/** The reply of a points command, from its facts. */
+export function pointsReply(stored: unknown): StoredReply {
+  const facts = stored as PointsFacts;
+  switch (facts.kind) {
+    case "reserved":
+      return { code: 201, body: toReservationResponse(rowOf(facts.reservation)) };
+    case "cancelled": {
+      // A cancel answers what it changed: a PENDING reservation never has an execution to show.
+      const row = { ...rowOf(facts.reservation), executed_at: null, transaction_id: null, last_error: null };
+      return { code: 200, body: toReservationResponse(row) };
+    }
+    case "balance_limit":
+      return conflict(
+        "POINTS_BALANCE_LIMIT",
+        // A balance leaves the service as a JSON number, exact only up to 2^53 - 1.
+        `the balance may not exceed ${Number.MAX_SAFE_INTEGER} points; it is ${facts.balance}`,
+      );
+    case "not_pending":
+      return conflict(
+        "RESERVATION_STATE_CONFLICT",
+        `reservation is ${facts.status}; only a PENDING reservation can be cancelled`,
+      );
+    default:
+      throw new Error(`no reply for the points facts ${JSON.stringify(stored)}`);
+  }
+}
 
-/** A balance leaves the service as a JSON number, exact only up to 2^53 - 1. */
-export const BALANCE_LIMIT: StoredReply = {
-  code: 409,
-  body: {
-    code: "POINTS_BALANCE_LIMIT",
-    message: `the balance may not exceed ${Number.MAX_SAFE_INTEGER} points; it is {balance}`,
-  },
-};
-
-export const NOT_PENDING: StoredReply = {
-  code: 409,
-  body: {
-    code: "RESERVATION_STATE_CONFLICT",
-    message: "reservation is {status}; only a PENDING reservation can be cancelled",
-  },
-};
+const conflict = (code: string, message: string): StoredReply => ({ code: 409, body: { code, message } });

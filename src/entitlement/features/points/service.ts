@@ -1,17 +1,18 @@
-// The points commands and reads (docs/api.md). A command is one call of `point_reserve` or `point_cancel` (write/),
-// run as every command is (commands/run.ts): the key's lock and lookup, then a replay, or the change with its audit row
-// and the idempotency record, committed together.
+// The points commands and reads (docs/api.md). A command is one call of `reserve_points` or
+// `cancel_point_reservation` (write/), run as every command is (commands/run.ts): the key's lock and lookup, then a
+// replay, or the change with its audit row and the idempotency record, committed together; the reply is made from the
+// facts the function stored (replies.ts).
 import type { Sql } from "postgres";
 import { ApiError } from "../../../shared/http/errors.ts";
 import { pageOf } from "../../../shared/http/paging.ts";
+import { cancelPointReservation } from "../../write/cancel-point-reservation.ts";
 import type { CommandOutcome, IdempotencyArgs } from "../../write/idempotency-params.ts";
-import { cancelPointReservation } from "../../write/point-cancel.ts";
-import { reservePoints } from "../../write/point-reserve.ts";
+import { reservePoints } from "../../write/reserve-points.ts";
 import { type CommandDeps, type CommandReply, type KeyedCommand, runCommand } from "../commands/run.ts";
 import { type PointsRequest, pointsRequestHash } from "./hash.ts";
 import { findBalance, listTransactions } from "./ledger-queries.ts";
 import { type PointsResponse, type ReservationInput, ReservationResponse } from "./model.ts";
-import { BALANCE_LIMIT, cancelledReply, NOT_PENDING, reservedReply, toReservationResponse } from "./replies.ts";
+import { pointsReply, toReservationResponse } from "./replies.ts";
 import { findReservation } from "./reservation-queries.ts";
 import { checkExecuteAt, type PageRequest } from "./validation.ts";
 
@@ -30,6 +31,7 @@ function runPoints(
     action: spec.action,
     hash: pointsRequestHash(spec.request),
     ok: ReservationResponse,
+    reply: pointsReply,
     now: spec.now,
     call: (idempotency, now) => write({ now, traceId: command.traceId, idempotency }),
     // A cancel of an id that does not exist is not remembered: nothing happened, and the caller may have mistyped it.
@@ -54,12 +56,7 @@ export function createReservation(deps: CommandDeps, command: Keyed & { body: Re
     reason: body.reason ?? null,
   };
   return runPoints(deps, command, { action: "RESERVE", request, now, dueAt: executeAt }, (context) =>
-    reservePoints(deps.sql, {
-      ...reservation,
-      ...context,
-      applied: reservedReply(reservation, now),
-      refused: BALANCE_LIMIT,
-    }),
+    reservePoints(deps.sql, { ...reservation, ...context }),
   );
 }
 
@@ -69,12 +66,7 @@ export function cancelReservation(deps: CommandDeps, command: Keyed & { reservat
   const request = { action: "CANCEL" as const, reservation_id: reservationId };
   const now = deps.now();
   return runPoints(deps, command, { action: "CANCEL", request, now }, (context) =>
-    cancelPointReservation(deps.sql, {
-      reservationId,
-      ...context,
-      applied: cancelledReply(reservationId, now),
-      refused: NOT_PENDING,
-    }),
+    cancelPointReservation(deps.sql, { reservationId, ...context }),
   );
 }
 
