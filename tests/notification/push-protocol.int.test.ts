@@ -157,12 +157,12 @@ describe("Web Push", () => {
 });
 
 describe("FCM", () => {
-  const fcmSender = (now: () => Date = () => new Date()) => {
+  const fcmSender = (now: () => Date = () => new Date(), baseUrl = fcm.url) => {
     const account = parseServiceAccount(fcm.serviceAccountJson);
     const tokens = createFcmAccessTokens({ account, now, timeoutMs: 2_000 });
     return createFcmSender({
       projectId: account.projectId,
-      baseUrl: fcm.url,
+      baseUrl,
       tokens,
       now,
       defaultTtlSeconds: DAY_S,
@@ -220,5 +220,11 @@ describe("FCM", () => {
     const wrong = fcm.register();
     fcm.answer(wrong, { status: 403, errorCode: "SENDER_ID_MISMATCH" });
     expect(await send(wrong, notification())).toMatchObject({ outcome: "failed", statusCode: 403 });
+  });
+
+  test("a 404 that is not FCM's answer (a wrong base URL) fails the push but does not call the device gone", async () => {
+    const send = fcmSender(undefined, `${fcm.url}/not-fcm`);
+    const device = fcm.register();
+    expect(await send(device, notification())).toMatchObject({ outcome: "failed", statusCode: 404 });
   });
 });

@@ -70,6 +70,9 @@ function resultOfAnswer(answer: Response, text: string, now: Date): PushResult {
   if (code === "UNREGISTERED") return { outcome: "gone", statusCode: answer.status, error };
   // A refused access token is this service's fault, not the device's: fetched again, the push is retried.
   if (answer.status === 401) return { outcome: "retry", statusCode: 401, error, retryAfterMs: null };
+  // A 404 without FCM's error body is not FCM speaking of the token (a wrong NOTIFICATION_FCM_BASE_URL, a proxy):
+  // deleting the device on it would delete every device the misconfiguration is tried with.
+  if (answer.status === 404 && code === undefined) return { outcome: "failed", statusCode: 404, error };
   return resultOfStatus(answer.status, error, answer.headers.get("retry-after"), now);
 }
 
