@@ -47,6 +47,9 @@ let base = "";
 let bare = "";
 /** Everything the push-enabled process wrote to stdout and stderr. */
 let output = "";
+/** The executable and the push-enabled process's environment, for the processes a test starts itself. */
+let binaryPath = "";
+let pushEnv: Record<string, string> = {};
 
 async function collect(readable: ReadableStream<Uint8Array>): Promise<void> {
   const decoder = new TextDecoder();
@@ -116,6 +119,8 @@ beforeAll(async () => {
     NOTIFICATION_PUSH_BACKOFF_JITTER_MIN: "1",
     NOTIFICATION_PUSH_BACKOFF_JITTER_MAX: "1",
   };
+  binaryPath = binary;
+  pushEnv = env;
   const migrate = await runCommand([binary, "migrate"], { env: { ...env, LOG_LEVEL: "warn" } });
   expect(migrate.code, migrate.stderr).toBe(0);
   base = await serve(binary, env, true);
@@ -794,5 +799,29 @@ describe("docs/api.md", () => {
     expect(statuses).toEqual([201, 200, 200, 200, 204, 200]);
     expect((await devices(user)).list, "the example deletes the device it registered").toEqual([]);
     expect(await (await me(user, "GET", "preferences")).json()).toEqual({ push: true, types: {} });
+  });
+});
+
+describe("a bad push configuration", () => {
+  test("stops the process with a line naming the variable, never the key's value", async () => {
+    const wrongLength = Buffer.alloc(31, 7).toString("base64url");
+    const vapidRun = await runCommand([binaryPath, "serve"], {
+      env: { ...pushEnv, PORT: String(await freePort()), NOTIFICATION_WEBPUSH_VAPID_PRIVATE_KEY: wrongLength },
+    });
+    expect(vapidRun.code).not.toBe(0);
+    const vapidText = vapidRun.stdout + vapidRun.stderr;
+    expect(vapidText).toContain("NOTIFICATION_WEBPUSH_VAPID_PRIVATE_KEY must be 32 bytes");
+    expect(vapidText).not.toContain(wrongLength);
+    const account = JSON.parse(fcm.serviceAccountJson) as Record<string, string>;
+    const broken = join(folder, "no-client-email.json");
+    writeFileSync(broken, JSON.stringify({ ...account, client_email: "" }));
+    const fcmRun = await runCommand([binaryPath, "serve"], {
+      env: { ...pushEnv, PORT: String(await freePort()), NOTIFICATION_FCM_SERVICE_ACCOUNT_FILE: broken },
+    });
+    expect(fcmRun.code).not.toBe(0);
+    const fcmText = fcmRun.stdout + fcmRun.stderr;
+    expect(fcmText).toContain("client_email");
+    const keyLines = (account.private_key ?? "").split("\n").filter((l) => l && !l.startsWith("-----"));
+    for (const line of keyLines.slice(0, 3)) expect(fcmText).not.toContain(line);
   });
 });
