@@ -32,7 +32,8 @@ const NOTIFICATION_OWN_FDS = 1_000;
  */
 function streamsThatFit(wanted: number, progress: (line: string) => void): number {
   const limit = Number(/^Max open files\s+(\d+)/m.exec(readFileSync("/proc/self/limits", "utf8"))?.[1] ?? Infinity);
-  const fit = Math.min(wanted, limit - NOTIFICATION_OWN_FDS);
+  // One stream more is opened at the end: the player who resumes.
+  const fit = Math.min(wanted, limit - NOTIFICATION_OWN_FDS - 1);
   if (fit < wanted) progress(`players: ${wanted} streams asked, ${fit} fit in the open-file limit of ${limit}`);
   return fit;
 }
