@@ -71,6 +71,13 @@ describe("live", () => {
     const reader = await stream(uniqueName("quiet"));
     await waitUntil(() => reader.comments.includes("keep-alive"), "a keep-alive comment", 10_000, 50);
   });
+
+  test("the one keep-alive loop beats every quiet stream, of every player", async () => {
+    const player = uniqueName("quiet-many");
+    const quiet = await Promise.all([stream(player), stream(player), stream(uniqueName("quiet-other"))]);
+    const beats = (r: SseReader) => r.comments.filter((c) => c === "keep-alive").length;
+    await waitUntil(() => quiet.every((r) => beats(r) >= 2), "two keep-alives on each quiet stream", 10_000, 50);
+  });
 });
 
 describe("resume with Last-Event-ID", () => {
