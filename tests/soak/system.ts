@@ -70,6 +70,21 @@ function serviceEnvs(databaseUrl: string, natsUrl: string, issuer: string) {
   return { token, adminToken, notifyToken, entitlement, notification };
 }
 
+/**
+ * A free port can be taken by another process between freePort() and the server's bind (on a shared machine): a
+ * formation that fails to start is tried again, up to three times, each in a new folder on new ports.
+ */
+async function formationOnFreePorts(root: string, say: (line: string) => void): Promise<Formation> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startFormation(join(root, attempt === 1 ? "pg" : `pg-${attempt}`));
+    } catch (error) {
+      if (attempt === 3) throw error;
+      say(`the formation did not start (${(error as Error).message}); again on new ports`);
+    }
+  }
+}
+
 /** Builds both executables into `root`/dist and starts everything; on a failure what started is killed again. */
 export async function startSystem(root: string, say: (line: string) => void): Promise<System> {
   const parts: Parts = {};
@@ -82,7 +97,7 @@ export async function startSystem(root: string, say: (line: string) => void): Pr
       (["entitlement", "notification"] as const).map((s) => buildService(s, { target, outdir: dist })),
     );
     say("built both executables; creating the pg_auto_failover formation (monitor, primary, secondary)");
-    parts.formation = await startFormation(join(root, "pg"));
+    parts.formation = await formationOnFreePorts(root, say);
     parts.nats = await startNatsCluster({ root: join(root, "nats"), logDir });
     parts.idp = await startTestIdp();
     parts.receivers = startReceivers(SEND_TYPE);
