@@ -113,6 +113,9 @@ beforeAll(async () => {
     NOTIFICATION_PUSH_TTL: `${DEFAULT_TTL_S}s`,
     NOTIFICATION_PUSH_TIMEOUT: "3s",
     NOTIFICATION_PUSH_MAX_ATTEMPTS: "6",
+    // Fewer slots than one test's hanging pushes, so that only the slots per push service keep the others moving.
+    NOTIFICATION_PUSH_MAX_IN_FLIGHT: "20",
+    NOTIFICATION_PUSH_CONCURRENCY: "8",
     NOTIFICATION_PUSH_BACKOFF_BASE: "200ms",
     NOTIFICATION_PUSH_BACKOFF_MIN: "100ms",
     NOTIFICATION_PUSH_BACKOFF_MAX: "400ms",
@@ -606,6 +609,54 @@ describe("a push", () => {
     expect(app?.message.data.type).toBe("EntitlementGranted");
     expect(app?.message.notification, "an event gives no title or body").toBeUndefined();
     expect(JSON.parse(app?.message.data.payload ?? "{}").stock_keeping_unit).toBe("sku_gold");
+  });
+});
+
+describe("a push's size and isolation", () => {
+  test("a payload too large for 4,096 bytes encrypted goes without its data", async () => {
+    const user = uniqueName("big");
+    const { sub } = await webDevice(user);
+    await send({ type: "BigNews", user_ids: [user], title: "Big", data: { blob: "x".repeat(6_000) } });
+    const [push] = await waitUntil(() => webPushes(sub).length > 0 && webPushes(sub), "the push");
+    expect(push?.bodyBytes).toBeLessThanOrEqual(4096);
+    expect(push?.message.title).toBe("Big");
+    expect(push?.message.data).toBeNull();
+  });
+
+  test("a push service that hangs holds only its own pushes: another's arrive while they hang", async () => {
+    const hanging = startWebPushService();
+    try {
+      const stuck = [uniqueName("stuck"), uniqueName("stuck")];
+      const subs: BrowserSubscription[] = [];
+      for (const user of stuck) {
+        for (let i = 0; i < 10; i++) {
+          const sub = hanging.subscribe();
+          hanging.answer(sub.id, "hang");
+          await register(user, { platform: "webpush", subscription: sub.json });
+          subs.push(sub);
+        }
+      }
+      const fine = uniqueName("fine");
+      const { sub } = await webDevice(fine);
+      await send({ type: "Tick", user_ids: stuck });
+      const inFlight = () => [...hanging.requests.values()].reduce((a, b) => a + b, 0);
+      await waitUntil(() => inFlight() >= 8, "the hanging service to hold its slots");
+      await send({ type: "Tick", user_ids: [fine] });
+      await waitUntil(() => webPushes(sub).length > 0, "the healthy service's push");
+      const hung = await sql<{ status: string; last_error: string | null }[]>`
+        select p.status, p.last_error from push_deliveries p join notifications n using (notification_id)
+        where n.user_id = any(${stuck}::text[]) and n.type = 'Tick'`;
+      expect(hung).toHaveLength(20);
+      expect(
+        hung.filter((r) => r.last_error !== null),
+        "no hanging push had timed out yet when the other service's push arrived",
+      ).toEqual([]);
+      for (const s of subs) hanging.answer(s.id, { status: 201 });
+      await settled(stuck[0] as string, "Tick");
+      await settled(stuck[1] as string, "Tick");
+    } finally {
+      hanging.stop();
+    }
   });
 });
 
