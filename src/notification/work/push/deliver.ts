@@ -1,6 +1,7 @@
-// One claimed push: skip it when its notification expired or is gone or the player no longer wants it, send it to the device's push service, and turn
-// the answer into the push's outcome (SENT; PENDING again after the backoff or the service's Retry-After, whichever is
-// longer; FAILED at the last attempt or on a refusal; the device deleted when the service calls it gone). Never throws.
+// One claimed push: skip it when its notification expired or is gone or the player no longer wants it, send it to the
+// device's push service, and turn the answer into the push's outcome (SENT; PENDING again after the backoff or the
+// service's Retry-After, whichever is longer; FAILED at the last attempt or on a refusal; the device deleted when the
+// service calls it gone). Never throws.
 import { type BackoffPolicy, backoffMs } from "../../../shared/backoff.ts";
 import { isExpired, type PushNotification } from "./payload.ts";
 import type { ClaimedPush, PushOutcome } from "./queries.ts";
