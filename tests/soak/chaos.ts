@@ -8,7 +8,10 @@ import { waitUntil } from "../support/wait.ts";
 import type { System } from "./system.ts";
 
 export type KillKind = "entitlement" | "notification" | "nats leader" | "nats follower" | "postgres primary";
+/** `note`: set when the kill could not be made (it is then not counted). */
 export type Kill = { at: number; kind: KillKind; victim: string; note?: string };
+
+const KINDS: KillKind[] = ["entitlement", "notification", "nats leader", "postgres primary"];
 
 const STREAM = "entitlement-events";
 const SERVICE_DOWN_MS = 5_000;
@@ -30,8 +33,19 @@ export function createChaos(system: System, say: (line: string) => void): Chaos 
   ];
   return {
     kills,
+    // A kill that cannot be made (no stream leader or primary found in time) is reported and the run goes on.
     killNext: async () => {
-      const kill = await (steps[kills.length % steps.length] as () => Promise<Kill>)();
+      const step = kills.length % steps.length;
+      const kind = step === 2 ? (counts.nats % 2 === 0 ? "nats leader" : "nats follower") : KINDS[step];
+      const at = Date.now();
+      const kill = await (steps[step] as () => Promise<Kill>)().catch(
+        (e: unknown): Kill => ({
+          at,
+          kind: kind as KillKind,
+          victim: "none",
+          note: `not made: ${(e as Error).message}`,
+        }),
+      );
       kills.push(kill);
       return kill;
     },

@@ -103,7 +103,7 @@ async function runMinutes(s: System, prefix: string, players: string[]) {
   for (let m = 1; m <= opts.minutes; m++) {
     await Bun.sleep(Math.max(0, begin + (m - 1) * 60_000 + 30_000 - Date.now()));
     const kill = await chaos.killNext();
-    say(`kill -9 ${kill.kind} (${kill.victim})`);
+    say(kill.note ? `kill -9 ${kill.kind} ${kill.note}` : `kill -9 ${kill.kind} (${kill.victim})`);
     await Bun.sleep(Math.max(0, begin + m * 60_000 - Date.now()));
     const rssMb = Object.fromEntries([...s.entitlement, ...s.notification].map((x) => [x.label, x.rssMb()]));
     const row = { ...minuteOf(load.sent, begin, m, kill), sends: sendMinuteOf(sends.sent, begin, m), rssMb };
@@ -143,6 +143,7 @@ async function verify(s: System, prefix: string, run: Awaited<ReturnType<typeof 
   const problems = [...ledger.problems, ...sent.problems];
   if (unsettled > 0) problems.push(`${unsettled} grants/revokes never got a definite answer`);
   if (run.unsettledSends > 0) problems.push(`${run.unsettledSends} sends never got a definite answer`);
+  for (const k of run.chaos.kills.filter((k) => k.note)) problems.push(`kill of a ${k.kind} ${k.note}`);
   if (drainMs === undefined) problems.push("not every event SENT 5 minutes after the load stopped");
   if (run.streams.oddFrames() > 0) problems.push(`${run.streams.oddFrames()} reset/closed frames on player streams`);
   if (drainMs !== undefined) say(`every notification SENT ${(drainMs / 1000).toFixed(1)}s after the load stopped`);
@@ -194,7 +195,7 @@ async function main(): Promise<number> {
   const run = await runMinutes(system, prefix, players);
   const checked = await verify(system, prefix, run);
   const kills: Record<string, number> = {};
-  for (const k of run.chaos.kills) kills[k.kind] = (kills[k.kind] ?? 0) + 1;
+  for (const k of run.chaos.kills.filter((k) => !k.note)) kills[k.kind] = (kills[k.kind] ?? 0) + 1;
   const verdict: Verdict = {
     minutes: opts.minutes,
     grants: checked.accepted.filter((r) => r.action === "grants").length,
