@@ -44,8 +44,12 @@ export type BenchOptions = {
   /** Send phase (send.ts): streams open during its timed sends, and sends of 1,000 recipients for the stored rate. */
   sendStreams: number;
   sends: number;
-  /** `api`, `points`, `growth` or `players`: only those phases (api-alone.ts, points-phase.ts, growth.ts, players-phase.ts). */
-  only: "api" | "points" | "growth" | "players" | undefined;
+  /** Push phase (push.ts): devices on one push service, rounds beside a hanging one, the stand-in's checks. */
+  pushDevices: number;
+  pushRounds: number;
+  pushMode: "count" | "decrypt";
+  /** `api`, `points`, `growth`, `players` or `push`: only those phases (api-alone.ts, points-phase.ts, growth.ts, players-phase.ts, push.ts). */
+  only: "api" | "points" | "growth" | "players" | "push" | undefined;
   /** Where the JSON goes (default .data/bench/<timestamp>.json). */
   out: string | undefined;
   keep: boolean;
@@ -57,7 +61,8 @@ export const USAGE = `usage: bun run bench [--quick] [--duration S] [--connectio
                      [--events N] [--publish-window N] [--reservations N] [--due-rate N] [--due-duration S]
                      [--expiries N] [--pipeline-backlog N] [--settle-timeout S] [--growth-sizes N,N] [--growth-samples N] [--growth-retention T,T]
                      [--streams N] [--idle-seconds S] [--player-rate N] [--player-seconds S] [--resume N] [--send-streams N] [--sends N]
-                     [--only api|points|growth|players] [--out FILE] [--keep]
+                     [--push-devices N] [--push-rounds N] [--push-mode count|decrypt]
+                     [--only api|points|growth|players|push] [--out FILE] [--keep]
                      [--use-database-url]`;
 
 function positive(name: string, text: string | undefined, fallback: number): number {
@@ -93,18 +98,26 @@ const FLAGS = {
   resume: { type: "string" },
   "send-streams": { type: "string" },
   sends: { type: "string" },
+  "push-devices": { type: "string" },
+  "push-rounds": { type: "string" },
+  "push-mode": { type: "string" },
   only: { type: "string" },
   out: { type: "string" },
   keep: { type: "boolean", default: false },
   "use-database-url": { type: "boolean", default: false },
 } as const;
 
+const PHASE_GROUPS = ["api", "points", "growth", "players", "push"] as const;
+
 export function parseBenchOptions(argv: string[]): BenchOptions {
   const { values } = parseArgs({ args: argv, options: FLAGS });
   const quick = values.quick ?? false;
   const only = values.only;
-  if (only !== undefined && only !== "api" && only !== "points" && only !== "growth" && only !== "players")
-    throw new Error(`--only takes one phase group: api, points, growth or players, got '${only}'\n${USAGE}`);
+  if (only !== undefined && !(PHASE_GROUPS as readonly string[]).includes(only))
+    throw new Error(`--only takes one phase group: ${PHASE_GROUPS.join(", ")}, got '${only}'\n${USAGE}`);
+  const pushMode = values["push-mode"] ?? "count";
+  if (pushMode !== "count" && pushMode !== "decrypt")
+    throw new Error(`--push-mode takes count or decrypt, got '${pushMode}'\n${USAGE}`);
   const growthSizes = (values["growth-sizes"] ?? (quick ? "1000,10000" : "100000,1000000"))
     .split(",")
     .map((n) => Math.round(positive("growth-sizes", n, 0)));
@@ -134,7 +147,10 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     resume: Math.round(positive("resume", values.resume, quick ? 100 : 1_000)),
     sendStreams: Math.round(positive("send-streams", values["send-streams"], quick ? 100 : 5_000)),
     sends: Math.round(positive("sends", values.sends, quick ? 4 : 20)),
-    only,
+    pushDevices: Math.round(positive("push-devices", values["push-devices"], quick ? 500 : 10_000)),
+    pushRounds: Math.round(positive("push-rounds", values["push-rounds"], quick ? 2 : 5)),
+    pushMode,
+    only: only as BenchOptions["only"],
     out: values.out,
     keep: values.keep ?? false,
     useDatabaseUrl: values["use-database-url"] ?? false,

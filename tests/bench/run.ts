@@ -24,6 +24,7 @@ import { measurePipelineCost, type PipelineResult } from "./pipeline.ts";
 import { pipelineRows, renderPipelineTable } from "./pipeline-report.ts";
 import { measurePlayers } from "./players-phase.ts";
 import { measurePoints } from "./points-phase.ts";
+import { measurePush, type PushOptions } from "./push.ts";
 import { READ_USERS, runReadLoad, seedReadSet } from "./reads.ts";
 import { rawPublish, seedAndDrainOutbox } from "./relay.ts";
 import { measureReplicas, replicaRows } from "./replicas.ts";
@@ -150,6 +151,9 @@ async function runPhases(options: BenchOptions, target: BenchPostgres): Promise<
     await measureTracing(run);
     for (const s of run.running.splice(0).reverse()) await s.stop();
     await measureOnClustersOfTheirOwn(run);
+    const push = await measurePush({ ...pushPhase(options), bin: run.bin, tag: run.tag, logDir: run.runDir });
+    run.results.push = push.results;
+    run.figures.push(...push.figures);
     // In decimal megabytes, as the size target is stated (10^6 bytes; MiB would read 4.6 % smaller).
     run.add("binary size: entitlement", stack.fileSize(run.bin.entitlement) / 1e6, "MB", { op: "<=", value: 110 });
     run.add("binary size: notification", stack.fileSize(run.bin.notification) / 1e6, "MB", { op: "<=", value: 110 });
@@ -853,8 +857,20 @@ async function mainPlayers(options: BenchOptions): Promise<void> {
   }
 }
 
+const pushPhase = (o: BenchOptions): { options: PushOptions; progress: typeof progress } => ({
+  options: { devices: o.pushDevices, rounds: o.pushRounds, mode: o.pushMode },
+  progress,
+});
+
+/** `--only push`: the push phase alone (push.ts), on a PostgreSQL cluster of its own; the same table and JSON. */
+async function mainPush(options: BenchOptions): Promise<void> {
+  const { tag, runDir, bin } = await prepareRun();
+  const push = await measurePush({ ...pushPhase(options), bin, tag, logDir: runDir });
+  report(tag, options, push.figures, { push: push.results, machine: machine({ postgres: "own cluster", nats: "-" }) });
+}
+
 const options = parseBenchOptions(Bun.argv.slice(2));
-const mains = { api: mainApi, points: mainPoints, growth: mainGrowth, players: mainPlayers };
+const mains = { api: mainApi, points: mainPoints, growth: mainGrowth, players: mainPlayers, push: mainPush };
 (options.only ? mains[options.only](options) : main(options)).then(
   () => process.exit(0),
   (error: unknown) => {
