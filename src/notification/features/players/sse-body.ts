@@ -7,8 +7,8 @@ export type SseBody = {
   /** Queues a chunk, room or not: the caller asks for room before each notification. */
   write: (chunk: Uint8Array) => void;
   /**
-   * Resolves true once the queue has room (at once when it has, or once the body ended); false when it stayed full
-   * for `stallMs`: the reader took nothing in that time.
+   * Resolves true once the queue has room (at once when it has, or once the body ended); false when it is still full
+   * after `stallMs`: the reader has stopped reading.
    */
   room: () => Promise<boolean>;
   /** performance.now() of the last write. */
@@ -17,11 +17,36 @@ export type SseBody = {
   end: (drop: boolean) => void;
 };
 
+/**
+ * What Bun's server holds for a streamed response grows with its body's high-water mark: measured over 3,000 open
+ * responses, 9 KB of RSS each behind a byte-counting queue of 256 KiB, 5 KB behind a chunk-counting queue of one. So
+ * the queue counts chunks, full from one, and the bytes are counted here: the chunks still queued are
+ * `1 - desiredSize`, and those the reader took are the oldest written.
+ */
+function createQueueBytes(controller: () => ReadableStreamDefaultController<Uint8Array>) {
+  const sizes: number[] = [];
+  let bytes = 0;
+  return {
+    added: (size: number) => {
+      sizes.push(size);
+      bytes += size;
+    },
+    /** Bytes still queued, once the sizes of the chunks the reader took are dropped. */
+    queued: () => {
+      const waiting = 1 - (controller().desiredSize ?? 1);
+      while (sizes.length > waiting) bytes -= sizes.shift() ?? 0;
+      return bytes;
+    },
+  };
+}
+
 export function createSseBody(bufferBytes: number, stallMs: number, onCancel: () => void): SseBody {
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let ended = false;
   let lastWriteAt = performance.now();
   let roomWaiter: (() => void) | undefined;
+  const queue = createQueueBytes(() => controller);
+  const hasRoom = () => ended || queue.queued() < bufferBytes;
   const freeRoom = () => {
     roomWaiter?.();
     roomWaiter = undefined;
@@ -31,6 +56,7 @@ export function createSseBody(bufferBytes: number, stallMs: number, onCancel: ()
       start: (c) => {
         controller = c;
       },
+      // Runs when the reader has taken every queued chunk (desiredSize back to 1).
       pull: freeRoom,
       cancel: () => {
         ended = true;
@@ -38,29 +64,17 @@ export function createSseBody(bufferBytes: number, stallMs: number, onCancel: ()
         onCancel();
       },
     },
-    { highWaterMark: bufferBytes, size: (chunk) => chunk?.byteLength ?? 0 },
+    { highWaterMark: 1 },
   );
   return {
     body,
     write: (chunk) => {
       if (ended) return;
       controller.enqueue(chunk);
+      queue.added(chunk.byteLength);
       lastWriteAt = performance.now();
     },
-    // The body's pull runs each time the reader takes a chunk and leaves room (desiredSize > 0): that is the wake-up.
-    room: () =>
-      ended || (controller.desiredSize ?? 0) > 0
-        ? Promise.resolve(true)
-        : new Promise((resolve) => {
-            const stalled = setTimeout(() => {
-              roomWaiter = undefined;
-              resolve(false);
-            }, stallMs);
-            roomWaiter = () => {
-              clearTimeout(stalled);
-              resolve(true);
-            };
-          }),
+    room: () => (hasRoom() ? Promise.resolve(true) : awaitRoom(stallMs, hasRoom, (w) => (roomWaiter = w))),
     lastWriteAt: () => lastWriteAt,
     end: (drop) => {
       if (ended) return;
@@ -74,4 +88,25 @@ export function createSseBody(bufferBytes: number, stallMs: number, onCancel: ()
       }
     },
   };
+}
+
+/**
+ * Resolves true once the queue has room: when the reader empties it (`setWaiter`'s callback), or, at the end of
+ * `stallMs`, when it is below the bound; false when it is still full then: the reader has stopped reading.
+ */
+function awaitRoom(
+  stallMs: number,
+  hasRoom: () => boolean,
+  setWaiter: (waiter: (() => void) | undefined) => void,
+): Promise<boolean> {
+  return new Promise((resolve) => {
+    const stalled = setTimeout(() => {
+      setWaiter(undefined);
+      resolve(hasRoom());
+    }, stallMs);
+    setWaiter(() => {
+      clearTimeout(stalled);
+      resolve(true);
+    });
+  });
 }
