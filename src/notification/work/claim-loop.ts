@@ -104,3 +104,36 @@ export async function runClaimLoop<T>(loop: ClaimLoop<T>, signal: AbortSignal): 
   await Promise.all(inFlight);
   await stopListening();
 }
+
+// Finalizing in groups: the items of one claim end within a few milliseconds of each other, so those that end while a
+// finalize is in flight (or in the same turn of the event loop) go together in the next statement, about one statement
+// per group instead of one per item. The endpoints' deliveries and the pushes record their outcomes through it.
+
+/** One item waiting for its group's statement: resolve(true) recorded, resolve(false) lease lost, reject failed. */
+export type Waiting<T> = { item: T; resolve: (changed: boolean) => void; reject: (e: unknown) => void };
+
+/** `flushGroup` settles every waiting item of its group; groups run one at a time. */
+export function createGroupedRecorder<T>(
+  flushGroup: (group: Waiting<T>[]) => Promise<void>,
+): (item: T) => Promise<boolean> {
+  let waiting: Waiting<T>[] = [];
+  let flushing = false;
+
+  async function flush(): Promise<void> {
+    while (waiting.length > 0) {
+      const group = waiting;
+      waiting = [];
+      await flushGroup(group);
+    }
+    flushing = false;
+  }
+
+  return (item) =>
+    new Promise<boolean>((resolve, reject) => {
+      waiting.push({ item, resolve, reject });
+      if (!flushing) {
+        flushing = true;
+        setImmediate(() => void flush());
+      }
+    });
+}

@@ -1,10 +1,8 @@
-// Finalizing endpoint deliveries in groups, as delivery/sent.ts does for the notifications: deliveries that end while a
-// finalize is in flight go together in the next statement, so a busy worker costs about one statement per group
-// instead of one per delivery. Then the endpoints that failed are checked against NOTIFICATION_ENDPOINT_DISABLE_AFTER.
+// Finalizing endpoint deliveries in groups (../claim-loop.ts), as delivery/sent.ts does for the notifications. After each
+// group, the endpoints that failed are checked against NOTIFICATION_ENDPOINT_DISABLE_AFTER.
 import type { Db } from "../../../shared/db.ts";
+import { createGroupedRecorder } from "../claim-loop.ts";
 import { type DeliveryOutcome, finalizeDeliveries } from "./delivery-queries.ts";
-
-type Waiting = { outcome: DeliveryOutcome; resolve: (changed: boolean) => void; reject: (e: unknown) => void };
 
 /** Resolves true when the outcome was recorded, false when the lease was lost; rejects when the statement failed. */
 export type OutcomeRecorder = (outcome: DeliveryOutcome) => Promise<boolean>;
@@ -15,41 +13,20 @@ export function createOutcomeRecorder(deps: {
   /** Told, after each group, of the endpoints whose attempts failed in it. */
   onFailures?: (endpointIds: string[]) => Promise<void>;
 }): OutcomeRecorder {
-  let waiting: Waiting[] = [];
-  let flushing = false;
-
-  async function flushGroup(group: Waiting[]): Promise<void> {
+  return createGroupedRecorder<DeliveryOutcome>(async (group) => {
     try {
       const done = await finalizeDeliveries(deps.sql, {
         lockedBy: deps.lockedBy,
-        outcomes: group.map((w) => w.outcome),
+        outcomes: group.map((w) => w.item),
       });
       const changed = new Set(done.map((d) => `${d.endpointId}/${d.notificationId}`));
-      for (const w of group) w.resolve(changed.has(`${w.outcome.endpointId}/${w.outcome.notificationId}`));
+      for (const w of group) w.resolve(changed.has(`${w.item.endpointId}/${w.item.notificationId}`));
     } catch (error) {
       for (const w of group) w.reject(error);
       return;
     }
-    const failed = group.filter((w) => w.outcome.status !== "SENT" && w.outcome.endpointFault);
-    const endpoints = [...new Set(failed.map((w) => w.outcome.endpointId))];
+    const failed = group.filter((w) => w.item.status !== "SENT" && w.item.endpointFault);
+    const endpoints = [...new Set(failed.map((w) => w.item.endpointId))];
     if (endpoints.length > 0) await deps.onFailures?.(endpoints);
-  }
-
-  async function flush(): Promise<void> {
-    while (waiting.length > 0) {
-      const group = waiting;
-      waiting = [];
-      await flushGroup(group);
-    }
-    flushing = false;
-  }
-
-  return (outcome) =>
-    new Promise<boolean>((resolve, reject) => {
-      waiting.push({ outcome, resolve, reject });
-      if (!flushing) {
-        flushing = true;
-        setImmediate(() => void flush());
-      }
-    });
+  });
 }
