@@ -37,7 +37,7 @@ const BATCH = 1_000;
 /** Players of each latency round: 1,000, fewer for a small run (--quick). */
 const latencyPlayers = (devices: number) => Math.max(10, Math.min(1_000, Math.floor(devices / 5)));
 
-type Standin = { pid: number; healthy: string; hanging: string; control: string; stop: () => Promise<void> };
+export type Standin = { pid: number; healthy: string; hanging: string; control: string; stop: () => Promise<void> };
 type Stats = { count: number; checked: number; refused: string[]; hanging: number; arrivals: number[] };
 
 /** What the phase started, for its measurements. */
@@ -118,7 +118,7 @@ async function startRig(p: PushPhase, stops: (() => unknown)[]): Promise<Rig> {
   return { pg, sql, standin, notification, progress: p.progress };
 }
 
-async function startStandin(mode: PushOptions["mode"]): Promise<Standin> {
+export async function startStandin(mode: PushOptions["mode"]): Promise<Standin> {
   const child = Bun.spawn([process.execPath, join(import.meta.dir, "push-standin.ts"), mode], {
     stdout: "pipe",
     stderr: "inherit",
