@@ -24,11 +24,16 @@ import entitlementChange from "../../db/entitlement/functions/entitlement_change
 import entitlementExpire from "../../db/entitlement/functions/entitlement_expire.sql" with { type: "text" };
 import entitlementExtend from "../../db/entitlement/functions/entitlement_extend.sql" with { type: "text" };
 import entitlementExtendUndo from "../../db/entitlement/functions/entitlement_extend_undo.sql" with { type: "text" };
+import entitlementFacts from "../../db/entitlement/functions/entitlement_facts.sql" with { type: "text" };
 import entitlementGrant from "../../db/entitlement/functions/entitlement_grant.sql" with { type: "text" };
+import entitlementPreviousReply from "../../db/entitlement/functions/entitlement_previous_reply.sql" with {
+  type: "text",
+};
 import entitlementRecord from "../../db/entitlement/functions/entitlement_record.sql" with { type: "text" };
 import entitlementReply from "../../db/entitlement/functions/entitlement_reply.sql" with { type: "text" };
 import entitlementRevoke from "../../db/entitlement/functions/entitlement_revoke.sql" with { type: "text" };
 import entitlementSetExpiry from "../../db/entitlement/functions/entitlement_set_expiry.sql" with { type: "text" };
+import grantEntitlements from "../../db/entitlement/functions/grant_entitlements.sql" with { type: "text" };
 import idempotencyAnswer from "../../db/entitlement/functions/idempotency_answer.sql" with { type: "text" };
 import idempotencyKeep from "../../db/entitlement/functions/idempotency_keep.sql" with { type: "text" };
 import idempotencyLookup from "../../db/entitlement/functions/idempotency_lookup.sql" with { type: "text" };
@@ -46,6 +51,7 @@ import pointReservationFacts from "../../db/entitlement/functions/point_reservat
 import pointReservationReply from "../../db/entitlement/functions/point_reservation_reply.sql" with { type: "text" };
 import pointReserve from "../../db/entitlement/functions/point_reserve.sql" with { type: "text" };
 import reservePoints from "../../db/entitlement/functions/reserve_points.sql" with { type: "text" };
+import revokeEntitlement from "../../db/entitlement/functions/revoke_entitlement.sql" with { type: "text" };
 import p011 from "../../db/entitlement/prepare/011_history_partitions.sql" with { type: "text" };
 import { migrationList, type SchemaText } from "../shared/migrate.ts";
 import { functionList } from "../shared/schema-functions.ts";
@@ -111,6 +117,10 @@ export const functions = functionList({
   "cancel_point_reservation.sql": cancelPointReservation,
   "point_previous_reply.sql": pointPreviousReply,
   "point_reservation_facts.sql": pointReservationFacts,
+  "entitlement_facts.sql": entitlementFacts,
+  "entitlement_previous_reply.sql": entitlementPreviousReply,
+  "grant_entitlements.sql": grantEntitlements,
+  "revoke_entitlement.sql": revokeEntitlement,
 });
 
 /** The entitlement schema as the migration runner applies it. */

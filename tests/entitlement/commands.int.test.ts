@@ -59,7 +59,14 @@ describe("a successful grant", () => {
       trace_id: "trace-1",
     });
     const [idem] = await f.sql`select * from idempotency_keys`;
-    expect(idem).toMatchObject({ caller: "", idem_key: "idem-1", response_code: 200, response_body: reply.json });
+    expect(idem, "the record keeps the facts the reply is made of").toMatchObject({
+      caller: "",
+      idem_key: "idem-1",
+      response_code: 200,
+      response_body: null,
+      response_facts: { kind: "changed", items: [{ stock_keeping_unit: "sku-1", version: 0, changed: true }] },
+    });
+    expect(new Date(idem?.response_facts.items[0].updated_at)).toEqual(now);
     expect(idem?.request_hash, "the stored hash is the Java original's vector").toBe(
       "11b37deade60a82ca76824417f43e8c150dcd5722cf107fe26cb4f6558763ff9",
     );
@@ -126,8 +133,8 @@ describe("state machine", () => {
       outbox: 1,
       idempotency: 2,
     });
-    const [stored] = await f.sql`select response_code, response_body from idempotency_keys where idem_key = 'k2'`;
-    expect(stored).toEqual({ response_code: 409, response_body: conflict.json });
+    const [stored] = await f.sql`select response_code, response_facts from idempotency_keys where idem_key = 'k2'`;
+    expect(stored).toEqual({ response_code: 409, response_facts: { kind: "unchanged" } });
     await revoke("k3");
     const replay = await grant("k2");
     expect(replay.status, "the stored 409 is replayed although a grant would now succeed").toBe(409);
@@ -199,9 +206,10 @@ describe("idempotency", () => {
     const reply = await revoke("k1", { ...vectorBody, reason: "refund" });
     expect(reply.status, "an expired key is treated as new").toBe(200);
     expect(reply.json).toMatchObject({ status: "REVOKED", version: 1 });
-    const records = await f.sql`select request_hash, response_body->>'status' as status from idempotency_keys`;
-    expect([...records]).toEqual([
-      { request_hash: requestHash({ action: "REVOKE", ...vectorBody, reason: "refund" }), status: "REVOKED" },
+    const records = await f.sql`
+      select request_hash, (response_facts #>> '{items,0,version}')::int as version from idempotency_keys`;
+    expect([...records], "the revoke's record, at the version it left").toEqual([
+      { request_hash: requestHash({ action: "REVOKE", ...vectorBody, reason: "refund" }), version: 1 },
     ]);
   });
 });

@@ -1,14 +1,14 @@
-// On a real database: the entitlement transitions of `entitlement_grant` / `entitlement_revoke` and the idempotency
-// records of `idempotency_open` / `idempotency_store`, the one write path every command runs; and a bundle grant
-// costs one statement.
+// On a real database: the entitlement transitions of `grant_entitlements` / `revoke_entitlement` with the facts they
+// remember, and the idempotency records of `idempotency_lookup` / `idempotency_remember`, the one write path every
+// command runs; and a bundle grant costs one statement.
 import { describe, expect, test } from "bun:test";
 import postgres from "postgres";
 import { executeBundle } from "../../src/entitlement/features/bundles/service.ts";
 import type { Action } from "../../src/entitlement/features/entitlements/model.ts";
-import { ALREADY_ACTIVE, ALREADY_REVOKED, ok } from "../../src/entitlement/features/entitlements/replies.ts";
-import { grantEntitlements } from "../../src/entitlement/write/entitlement-grant.ts";
-import { revokeEntitlement } from "../../src/entitlement/write/entitlement-revoke.ts";
+import type { ChangeFacts } from "../../src/entitlement/features/entitlements/replies.ts";
+import { grantEntitlements } from "../../src/entitlement/write/grant-entitlements.ts";
 import type { IdempotencyArgs } from "../../src/entitlement/write/idempotency-params.ts";
+import { revokeEntitlement } from "../../src/entitlement/write/revoke-entitlement.ts";
 import { useTestDatabase } from "../support/infra.ts";
 
 const f = useTestDatabase("ent_repo", { service: "entitlement", poolMax: 4, resetEach: true });
@@ -35,12 +35,11 @@ const change = (action: Action, now: Date, idempotency = idem()) => {
     traceparent: null,
     payload: {},
     detail: {},
-    applied: ok({ status: action === "GRANT" ? "ACTIVE" : "REVOKED" }),
     idempotency,
   };
   return action === "GRANT"
-    ? grantEntitlements(f.sql, { ...fields, skus: ["sku1"], expiresAt: null, refused: ALREADY_ACTIVE })
-    : revokeEntitlement(f.sql, { ...fields, sku: "sku1", refused: ALREADY_REVOKED });
+    ? grantEntitlements(f.sql, { ...fields, skus: ["sku1"], bundle: false, expiresAt: null })
+    : revokeEntitlement(f.sql, { ...fields, sku: "sku1" });
 };
 const rowOf = async () => {
   const [row] =
@@ -51,16 +50,20 @@ const rowOf = async () => {
 describe("entitlement_grant and entitlement_revoke", () => {
   test("a second grant is refused and leaves version 0 and the first updated_at", async () => {
     const first = await change("GRANT", t0);
-    expect(first).toMatchObject({ outcome: "applied", replyCode: 200, replyBody: { status: "ACTIVE", version: 0 } });
+    expect(first).toMatchObject({ outcome: "applied", replyCode: 200, replyFacts: { kind: "changed" } });
+    const { items } = first.replyFacts as Extract<ChangeFacts, { kind: "changed" }>;
+    expect(items).toEqual([{ stock_keeping_unit: "sku1", version: 0, updated_at: expect.any(String), changed: true }]);
+    expect(new Date(items[0]?.updated_at as string), "the facts' updated_at is the grant's instant").toEqual(t0);
     expect(await change("GRANT", t1), "granting an ACTIVE row is refused").toMatchObject({
       outcome: "state_conflict",
-      replyBody: { code: "ENTITLEMENT_STATE_CONFLICT", message: "already ACTIVE" },
+      replyCode: 409,
+      replyFacts: { kind: "unchanged" },
     });
     expect(await rowOf()).toMatchObject({ status: "ACTIVE", version: 0, updated_at: t0, granted_at: t0 });
   });
 
   test("revoking a pair never granted creates REVOKED v0; a second revoke changes nothing", async () => {
-    expect(await change("REVOKE", t0)).toMatchObject({ outcome: "applied", replyBody: { version: 0 } });
+    expect(await change("REVOKE", t0)).toMatchObject({ outcome: "applied", replyFacts: { items: [{ version: 0 }] } });
     expect(await rowOf()).toMatchObject({ status: "REVOKED", granted_at: null, revoked_at: t0 });
     expect((await change("REVOKE", t1)).outcome, "revoking a REVOKED row is refused").toBe("state_conflict");
     expect(await rowOf()).toMatchObject({ status: "REVOKED", version: 0, updated_at: t0 });
@@ -84,10 +87,10 @@ describe("entitlement_grant and entitlement_revoke", () => {
 
   test("revoke keeps granted_at; a grant after it clears revoked_at; each transition adds 1 to version", async () => {
     await change("GRANT", t0);
-    expect(await change("REVOKE", t1)).toMatchObject({ replyBody: { version: 1 } });
+    expect(await change("REVOKE", t1)).toMatchObject({ replyFacts: { items: [{ version: 1 }] } });
     expect(await rowOf()).toMatchObject({ granted_at: t0, revoked_at: t1, updated_at: t1 });
     const t2 = new Date(t1.getTime() + 1000);
-    expect(await change("GRANT", t2)).toMatchObject({ replyBody: { version: 2 } });
+    expect(await change("GRANT", t2)).toMatchObject({ replyFacts: { items: [{ version: 2 }] } });
     expect(await rowOf()).toMatchObject({ granted_at: t2, revoked_at: null, updated_at: t2 });
     const [counts] = await f.sql<{ audit: number; events: number }[]>`
       select (select count(*) from entitlement_audit)::int as audit, (select count(*) from outbox_events)::int as events`;
@@ -174,8 +177,8 @@ describe("round trips", () => {
       sent.length = 0;
       const reply = await executeBundle(deps, { body, idempotencyKey: "bundle-1", traceId: "t", caller: "" });
       expect(reply.status).toBe(200);
-      expect(sent, "one statement, the call of entitlement_grant").toHaveLength(1);
-      expect(sent[0]).toContain("entitlement_grant(");
+      expect(sent, "one statement, the call of grant_entitlements").toHaveLength(1);
+      expect(sent[0]).toContain("grant_entitlements(");
       const [row] = await f.sql<{ n: number }[]>`select count(*)::int as n from outbox_events`;
       expect(row?.n, "ten events committed by that one statement").toBe(10);
     } finally {

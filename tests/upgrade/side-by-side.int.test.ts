@@ -2,6 +2,8 @@
 // serve at once). The same requests at the same instants give the same answers and write the same rows, and a reply
 // stored by either release is replayed by the other.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { bundleReply } from "../../src/entitlement/features/bundles/service.ts";
+import { changeReply } from "../../src/entitlement/features/entitlements/replies.ts";
 import type { ReservationResponse } from "../../src/entitlement/features/points/model.ts";
 import { pointsReply } from "../../src/entitlement/features/points/replies.ts";
 import { schemaText } from "../../src/entitlement/migrations.ts";
@@ -281,12 +283,23 @@ async function schedulerSteps(reservations: string[]): Promise<void> {
   }
 }
 
-/** Every idempotency record as the previous release stored it: a reply body, made here from the facts if it has them. */
+/**
+ * Every idempotency record as the previous release stored it: a reply body, made here from the facts if it has them,
+ * by this release's reply of the request stored under its key (STEPS; the cancels after them are points commands).
+ */
 function withReplies(tables: Record<string, unknown[]>): Record<string, unknown[]> {
-  const records = (tables.idempotency_keys ?? []) as { response_facts?: unknown; response_body: unknown }[];
-  const reply = ({ response_facts: facts, ...record }: (typeof records)[number]) =>
-    facts ? { ...record, response_body: pointsReply(facts).body } : record;
-  return { ...tables, idempotency_keys: records.map(reply) };
+  // The first request under a key is the one its record stored; a later one is its replay or a key conflict.
+  const requests = new Map(STEPS.toReversed().map(([key, , request]) => [key, request]));
+  const replyOf = (key: string, facts: unknown) => {
+    const request = requests.get(key);
+    if (request?.kind === "GRANT" || request?.kind === "REVOKE") return changeReply(request.kind, request.body)(facts);
+    if (request?.kind === "BUNDLE") return bundleReply(request.body)(facts);
+    return pointsReply(facts);
+  };
+  type Record = { idem_key: string; response_facts?: unknown; response_body: unknown };
+  const reply = ({ response_facts: facts, ...record }: Record) =>
+    facts ? { ...record, response_body: replyOf(record.idem_key, facts).body } : record;
+  return { ...tables, idempotency_keys: ((tables.idempotency_keys ?? []) as Record[]).map(reply) };
 }
 
 /**

@@ -1,6 +1,7 @@
--- A revoke under its Idempotency-Key, one statement, as entitlement_grant: 'stored', else the item revoked unless
--- REVOKED ('applied', p_applied completed with the new version) or left as it is ('state_conflict', p_refused). The
--- row keeps its granted_at; a pair never granted becomes a REVOKED v0 row.
+-- The previous release's revoke, kept with its exact signature and results so that its replicas keep serving beside
+-- this release's during a rolling upgrade: revoke_entitlement does the work, and its facts become the reply that
+-- release expects (entitlement_previous_reply); a record either release stored is replayed. The release after drops
+-- it.
 create or replace function entitlement_revoke(
   p_user_id text,
   p_sku text,
@@ -12,7 +13,7 @@ create or replace function entitlement_revoke(
   p_event_type text,
   p_payload jsonb,
   p_detail jsonb,
-  p_applied jsonb,                   -- {code, body}: the service's reply of the revoke
+  p_applied jsonb,                   -- {code, body}: that release's reply of the revoke, without what the facts hold
   p_refused jsonb,                   -- {code, body}: its reply when the item is already REVOKED
   p_caller text,
   p_idem_key text,
@@ -20,33 +21,14 @@ create or replace function entitlement_revoke(
   p_request_hash text,
   p_record_expires_at timestamptz,
   p_lock_timeout_ms int,
-  p_key_scope text default null      -- whose key space p_idem_key lives in, when not p_caller's (a bulk file's keys)
+  p_key_scope text default null
 ) returns table (outcome text, stored_hash text, reply_code int, reply_body jsonb, reply_expires_at timestamptz)
 language plpgsql volatile as $$
-declare
-  v_changed jsonb;
 begin
-  return query select 'stored', o.request_hash, o.response_code, o.response_body, o.expires_at
-               from idempotency_open(coalesce(p_key_scope, p_caller), p_idem_key, p_lock_key, p_lock_timeout_ms) o;
-  if found then
-    return;
-  end if;
-  with c as (
-    insert into entitlements as e
-      (user_id, stock_keeping_unit, status, granted_at, revoked_at, source, source_id, version, updated_at)
-    values (p_user_id, p_sku, 'REVOKED', null, p_now, p_reason, p_purchase_id, 0, p_now)
-    on conflict (user_id, stock_keeping_unit) do update set
-      status = excluded.status, granted_at = e.granted_at, revoked_at = excluded.revoked_at,
-      source = excluded.source, source_id = excluded.source_id, version = e.version + 1,
-      updated_at = excluded.updated_at, expires_at = null
-    where e.status <> 'REVOKED'
-    returning e.stock_keeping_unit, e.version, e.source, e.source_id
-  )
-  select coalesce(jsonb_agg(to_jsonb(c)), '[]') into v_changed from c;
-  perform entitlement_record('REVOKE', p_user_id, v_changed, p_now, p_trace_id, p_traceparent, p_event_type,
-                             p_payload, p_detail, p_caller, p_idem_key, null);
-  return query select * from idempotency_answer(
-    case when v_changed = '[]' then 'state_conflict' else 'applied' end,
-    case when v_changed = '[]' then p_refused else entitlement_reply(p_applied, p_user_id, v_changed) end,
-    coalesce(p_key_scope, p_caller), p_idem_key, p_request_hash, p_record_expires_at);
+  return query
+    select r.outcome, r.stored_hash, r.reply_code,
+           coalesce(r.reply_body, entitlement_previous_reply(p_applied, p_refused, r.reply_facts)), r.reply_expires_at
+    from revoke_entitlement(p_user_id, p_sku, p_reason, p_purchase_id, p_now, p_trace_id, p_traceparent,
+                            p_event_type, p_payload, p_detail, p_caller, p_idem_key, p_lock_key, p_request_hash,
+                            p_record_expires_at, p_lock_timeout_ms, p_key_scope) r;
 end $$;

@@ -2,11 +2,12 @@
 // `entitlement_grant` as a single grant is (a grant is a bundle of one). Every item that is not ACTIVE is granted
 // with its own audit row and event; the reply lists every item in the request's order.
 
-import { grantEntitlements } from "../../write/entitlement-grant.ts";
+import { grantEntitlements } from "../../write/grant-entitlements.ts";
+import type { StoredReply } from "../../write/idempotency-params.ts";
 import type { CommandDeps, CommandReply, KeyedCommand } from "../commands/run.ts";
 import { runChange } from "../entitlements/change.ts";
 import { eventPayload } from "../entitlements/outbox-event.ts";
-import { ok } from "../entitlements/replies.ts";
+import { type ChangeFacts, ok } from "../entitlements/replies.ts";
 import { bundleRequestHash } from "./hash.ts";
 import { type BundleBody, BundleResponse } from "./model.ts";
 
@@ -21,6 +22,7 @@ export function executeBundle(deps: CommandDeps, command: BundleCommand): Promis
     action: "BUNDLE_GRANT",
     hash: bundleRequestHash(body),
     ok: BundleResponse,
+    reply: bundleReply(body),
     expiresAt: body.expires_at,
     write: (context) =>
       grantEntitlements(deps.sql, {
@@ -37,13 +39,23 @@ export function executeBundle(deps: CommandDeps, command: BundleCommand): Promis
           purchase_id: body.purchase_id,
           bundle_size: body.stock_keeping_units.length,
         },
-        // Every item in the request's order, ACTIVE once granted; the function adds each one's version, updated_at
-        // and whether this grant changed it.
-        applied: ok({
-          user_id: body.user_id,
-          items: body.stock_keeping_units.map((sku) => ({ stock_keeping_unit: sku, status: "ACTIVE" })),
-        }),
-        refused: null,
+        bundle: true,
       }),
   });
 }
+
+/** Every item in the request's order, ACTIVE, with its version, updated_at and whether this grant changed it. */
+export const bundleReply =
+  (body: BundleBody) =>
+  (stored: unknown): StoredReply => {
+    const facts = stored as ChangeFacts;
+    if (facts.kind !== "changed") throw new Error(`no bundle reply for the facts ${JSON.stringify(stored)}`);
+    const items = facts.items.map((item) => ({
+      stock_keeping_unit: item.stock_keeping_unit,
+      status: "ACTIVE",
+      version: item.version,
+      updated_at: new Date(item.updated_at).toISOString(),
+      changed: item.changed,
+    }));
+    return ok({ user_id: body.user_id, items });
+  };

@@ -4,7 +4,7 @@
 import type { TSchema } from "@sinclair/typebox";
 import { traceparentOf } from "../../../shared/trace-context.ts";
 import type { KeyedChange } from "../../write/change-params.ts";
-import type { CommandOutcome } from "../../write/idempotency-params.ts";
+import type { CommandOutcome, StoredReply } from "../../write/idempotency-params.ts";
 import type { CommandAction } from "../commands/metrics.ts";
 import { type CommandDeps, type CommandReply, type KeyedCommand, runCommand } from "../commands/run.ts";
 import { assertNotPast } from "./validation.ts";
@@ -24,6 +24,8 @@ export function runChange<T>(
     action: CommandAction;
     hash: string;
     ok: TSchema;
+    /** The reply made of the facts the function stored (commands/run.ts); none while it stores a reply. */
+    reply?: (facts: unknown) => StoredReply;
     expiresAt: string | undefined;
     write: (context: ChangeContext) => Promise<CommandOutcome>;
   },
@@ -33,6 +35,7 @@ export function runChange<T>(
     action: args.action,
     hash: args.hash,
     ok: args.ok,
+    ...(args.reply ? { reply: args.reply } : {}),
     call: (idempotency, now) =>
       args.write({ now, traceId: command.traceId, traceparent: traceparentOf() ?? null, idempotency }),
     refuse: (outcome, now) => {

@@ -1,15 +1,16 @@
-// Grant, revoke and list (docs/api.md). A grant or a revoke is one call of `entitlement_grant` or
-// `entitlement_revoke` (write/), its own transaction, run as every command is (commands/run.ts).
+// Grant, revoke and list (docs/api.md). A grant or a revoke is one call of `grant_entitlements` or
+// `revoke_entitlement` (write/), its own transaction, run as every command is (commands/run.ts); its reply is made of
+// the facts the function stored (replies.ts).
 import { Value } from "@sinclair/typebox/value";
 import type { Sql } from "postgres";
 import { badRequest } from "../../../shared/http/errors.ts";
 import { decodeCursor, pageOf } from "../../../shared/http/paging.ts";
 import { parseInstant } from "../../../shared/instant.ts";
-import { grantEntitlements } from "../../write/entitlement-grant.ts";
-import { revokeEntitlement } from "../../write/entitlement-revoke.ts";
+import { grantEntitlements } from "../../write/grant-entitlements.ts";
+import { revokeEntitlement } from "../../write/revoke-entitlement.ts";
 import type { CommandDeps, CommandReply, KeyedCommand } from "../commands/run.ts";
 import { runChange } from "./change.ts";
-import { toEntitlementDetail, toEntitlementResponse } from "./detail.ts";
+import { toEntitlementDetail } from "./detail.ts";
 import { requestHash } from "./hash.ts";
 import {
   type Action,
@@ -17,11 +18,10 @@ import {
   EntitlementResponse,
   type EntitlementsResponse,
   StockKeepingUnit,
-  TARGET_STATUS,
 } from "./model.ts";
 import { eventPayload } from "./outbox-event.ts";
 import { listEntitlementsOfUser } from "./queries.ts";
-import { ALREADY_ACTIVE, ALREADY_REVOKED, ok } from "./replies.ts";
+import { changeReply } from "./replies.ts";
 
 export type EntitlementCommand = KeyedCommand & { action: Action; body: CommandBody };
 
@@ -38,6 +38,7 @@ export function executeCommand(deps: CommandDeps, command: EntitlementCommand): 
     action,
     hash: requestHash({ action, ...body }),
     ok: EntitlementResponse,
+    reply: changeReply(action, body),
     expiresAt: body.expires_at,
     write: (context) => {
       const change = {
@@ -47,29 +48,13 @@ export function executeCommand(deps: CommandDeps, command: EntitlementCommand): 
         purchaseId: body.purchase_id,
         payload: eventPayload(action, body, command.traceId, context.now),
         detail: { ...body },
-        applied: ok(commandReply(action, body, context.now)),
       };
       const expiresAt = body.expires_at === undefined ? null : new Date(body.expires_at);
       return action === "GRANT"
-        ? grantEntitlements(deps.sql, {
-            ...change,
-            skus: [body.stock_keeping_unit],
-            expiresAt,
-            refused: ALREADY_ACTIVE,
-          })
-        : revokeEntitlement(deps.sql, { ...change, sku: body.stock_keeping_unit, refused: ALREADY_REVOKED });
+        ? grantEntitlements(deps.sql, { ...change, skus: [body.stock_keeping_unit], bundle: false, expiresAt })
+        : revokeEntitlement(deps.sql, { ...change, sku: body.stock_keeping_unit });
     },
   });
-}
-
-/** The reply as for a new row; the function sets the version the change produced. */
-function commandReply(action: Action, body: CommandBody, now: Date): EntitlementResponse {
-  const row = { user_id: body.user_id, stock_keeping_unit: body.stock_keeping_unit, status: TARGET_STATUS[action] };
-  return {
-    ...toEntitlementResponse({ ...row, version: 0, updated_at: now }),
-    // A grant that sets an expiry says so in its reply, normalised to UTC as the check route shows it.
-    ...(body.expires_at === undefined ? {} : { expires_at: new Date(body.expires_at).toISOString() }),
-  };
 }
 
 /** One page of the user's entitlements, newest first; an unknown user has none. */

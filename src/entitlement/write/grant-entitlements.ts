@@ -1,0 +1,32 @@
+// A grant of one item or of a bundle's items: one call of `grant_entitlements` (db/entitlement/functions/), its own
+// transaction: the key's lock and live record, the upsert of every item not ACTIVE with its audit row, outbox event
+// and expiry row, and the facts of the answer remembered under the key.
+import type { Db } from "../../shared/db.ts";
+import { type KeyedChange, keyedChangeParams } from "./change-params.ts";
+import { type CommandOutcome, FACT_COLUMNS } from "./idempotency-params.ts";
+
+export type Grant = KeyedChange & {
+  /** The items in the request's order: one, or a bundle's. */
+  skus: string[];
+  /** A bundle's grant, never refused: its reply lists every item, changed or not. */
+  bundle: boolean;
+  /** The items' expiry, or null. */
+  expiresAt: Date | null;
+};
+
+/**
+ * The facts: each item of the request with its version, updated_at and whether this grant changed it, or, when the
+ * one item of a grant that is not a bundle was already ACTIVE, `{kind: "unchanged"}`.
+ */
+export async function grantEntitlements(db: Db, g: Grant): Promise<CommandOutcome> {
+  const [row] = await db<CommandOutcome[]>`
+    select ${FACT_COLUMNS(db)}
+    from grant_entitlements(
+      ${keyedChangeParams(db, "GRANT", g)},
+      p_skus => ${g.skus}::text[],
+      p_bundle => ${g.bundle}::boolean,
+      p_expires_at => ${g.expiresAt}::timestamptz,
+      p_key_scope => ${g.idempotency.scope ?? null}::text)`;
+  if (!row) throw new Error("grant_entitlements returned no row");
+  return row;
+}
