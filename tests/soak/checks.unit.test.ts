@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { endpointMisses, passedVerdict, sendLedger, streamGaps, verdictLine } from "./checks.ts";
-import { pickRecipients, retryable } from "./sends.ts";
+import { pickRecipients, retryable, retryPauseMs } from "./sends.ts";
 
 describe("streamGaps", () => {
   test("every seq once and in order, across a resume, is no gap", () => {
@@ -120,5 +120,18 @@ describe("pickRecipients", () => {
     const picked = pickRecipients(players, 3);
     expect(new Set(picked).size).toBe(3);
     expect(pickRecipients(players, 10).sort()).toEqual(players);
+  });
+});
+
+describe("retryPauseMs", () => {
+  test("doubles from half a second, spread by ±50 %, and never passes 45 s", () => {
+    expect(retryPauseMs(0, () => 0.5)).toBe(500);
+    expect(retryPauseMs(3, () => 0.5)).toBe(4_000);
+    expect(retryPauseMs(3, () => 0)).toBe(2_000);
+    expect(
+      retryPauseMs(20, () => 0.5),
+      "capped at 30 s",
+    ).toBe(30_000);
+    expect(retryPauseMs(20, () => 0.999_999)).toBeLessThan(45_000);
   });
 });

@@ -1,11 +1,13 @@
 // Grants and revokes at a steady rate to the players whose streams are open: each grant a new item of a random player
 // (version 0), each revoke one granted item (version 1), about one request in four a revoke. Requests go to the
 // Entitlement replicas that run, in turn. What got no answer or a 5xx (a killed replica, a failover, the API's 503
-// when it has too much in progress) is sent again with the same key and body, with a growing pause, until a definite
-// answer, as a payment system retries: that answer is the request's `settled` one. Once the load stops, open requests
-// keep retrying until the settle deadline; what is still open then is left to tests/drills/settle.ts.
+// when it has too much in progress) is sent again with the same key and body after a growing pause (retryPauseMs),
+// until a definite answer, as a payment system retries: that answer is the request's `settled` one. Once the load
+// stops, open requests keep retrying until the settle deadline; what is still open then is left to
+// tests/drills/settle.ts.
 import { send } from "../drills/client.ts";
 import type { Recorded } from "../drills/load.ts";
+import { retryPauseMs } from "./sends.ts";
 
 /** As finalAnswer and settleUnanswered read an answer (tests/drills/client.ts): only a 5xx is not definite. */
 const unanswered = (answer: { status: number } | undefined) => !answer || answer.status >= 500;
@@ -22,12 +24,11 @@ type LoadOptions = {
 
 const TICK_MS = 50;
 const REVOKE_SHARE = 0.25;
-const MAX_BACKOFF_MS = 2_000;
 
 /** Sends `record` again until a definite answer (its `settled`) or the deadline; each try to the next replica. */
 async function retry(record: Recorded, next: () => string, deadline: () => number, token: string) {
   for (let attempt = 0; Date.now() < deadline(); attempt++) {
-    await Bun.sleep(Math.min(MAX_BACKOFF_MS, 250 * 2 ** attempt) * (0.5 + Math.random()));
+    await Bun.sleep(retryPauseMs(attempt));
     const { answer } = await send(next(), token, record);
     if (!unanswered(answer)) {
       record.settled = answer;

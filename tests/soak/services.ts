@@ -49,7 +49,8 @@ export function createSoakService(label: string, binary: string, env: Record<str
       closeSync(log);
       const answers = async () => {
         if (!running()) throw new Error(`${label} exited before /readyz answered 200 (see ${label}.log)`);
-        const status = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2_000) }).then(
+        // 10 s: under load the probe may wait behind the soak's own requests for one of fetch's connections.
+        const status = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(10_000) }).then(
           (r) => r.status,
           () => 0,
         );
