@@ -18,9 +18,9 @@ export type SseBody = {
 };
 
 /**
- * What Bun's server holds for a streamed response grows with its body's high-water mark: measured over 3,000 open
- * responses, 9 KB of RSS each behind a byte-counting queue of 256 KiB, 5 KB behind a chunk-counting queue of one. So
- * the queue counts chunks, full from one, and the bytes are counted here: the chunks still queued are
+ * What Bun's server holds for a streamed response grows when its body's queue counts bytes or has a large high-water
+ * mark (tests/bench/response-memory.ts: 7.5 KB of RSS a response behind 256 KiB counted in bytes, 3.4 KB behind one
+ * chunk). So the queue counts chunks, full from one, and the bytes are counted here: the chunks still queued are
  * `1 - desiredSize`, and those the reader took are the oldest written.
  */
 function createQueueBytes(controller: () => ReadableStreamDefaultController<Uint8Array>) {
