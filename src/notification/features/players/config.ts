@@ -32,7 +32,7 @@ export const PlayerEnv = {
     minimum: 1,
     description:
       "Live streams this process holds open; beyond it a new one is refused with 503 and Retry-After. Each takes " +
-      "about 14 KB of memory and one open file: the process holds at most its open-file limit (ulimit -n) less " +
+      "about 9 KB of memory and one open file: the process holds at most its open-file limit (ulimit -n) less " +
       "1,000, and says so at start when that is fewer.",
   }),
   NOTIFICATION_STREAM_BUFFER_BYTES: Int(256 * 1024, {
