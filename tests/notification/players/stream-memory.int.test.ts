@@ -1,7 +1,7 @@
 // What an open stream costs in this process's heap. One process is to hold 20,000 streams, so a stream keeps its body,
 // its cursor and a few closures, and shares everything else with the hub: no copy of the hub's dependencies, no
 // Response of its own once the server has taken it (the server answers with a copy of it). Measured: 4.2 KB a stream
-// with both, 3.3 KB without.
+// with both, 3.3 KB without, 3.8 KB since the body counts its own bytes.
 import { heapStats } from "bun:jsc";
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { startTestIdp, type TestIdp } from "../../support/idp.ts";
@@ -32,7 +32,7 @@ function heap() {
   return { bytes: stats.heapSize, counts: stats.objectTypeCounts as Record<string, number> };
 }
 
-test(`${STREAMS} open streams hold no Response each, and under 3,900 bytes of heap each`, async () => {
+test(`${STREAMS} open streams hold no Response each, and under 4,100 bytes of heap each`, async () => {
   const hub = replica.players.hub;
   const open = (i: number) =>
     hub.open({ userId: uniqueName(`mem${i}`), resumeAfter: undefined, expiresAtMs: Date.now() + 600_000 });
@@ -45,5 +45,5 @@ test(`${STREAMS} open streams hold no Response each, and under 3,900 bytes of he
   const per = (type: string) => ((after.counts[type] ?? 0) - (before.counts[type] ?? 0)) / STREAMS;
   expect(per("Response"), "a stream keeps no Response once it is handed out").toBeLessThan(0.5);
   expect(per("Headers"), "nor its headers").toBeLessThan(0.5);
-  expect((after.bytes - before.bytes) / STREAMS, "heap bytes per open stream").toBeLessThan(3_900);
+  expect((after.bytes - before.bytes) / STREAMS, "heap bytes per open stream").toBeLessThan(4_100);
 });
