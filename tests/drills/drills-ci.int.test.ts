@@ -34,36 +34,32 @@ afterAll(() => {
   if (drill && drill.exitCode === null) drill.kill("SIGTERM");
 });
 
-test(
-  "the quick fault drill loses and duplicates nothing in any scenario, point reservations included",
-  async () => {
-    drill = Bun.spawn([process.execPath, "run", join(root, "tests/drills/run.ts"), "--quick"], {
-      cwd: root,
-      stdin: "ignore",
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    const [code, out, err] = await Promise.all([
-      drill.exited,
-      new Response(drill.stdout).text(),
-      new Response(drill.stderr).text(),
-    ]);
-    if (code !== 0) console.error(`${out}\n${err}`);
-    expect(out).toContain("| scenario");
-    expect(code, "every scenario passes: nothing lost, nothing duplicated, no hung request").toBe(0);
-    const rows = tableRows(out);
-    expect(rows.length, "one table row per scenario of the quick drill").toBeGreaterThan(0);
-    for (const row of rows) {
-      const accepted = Number(row.reservations);
-      const where = `scenario ${row.scenario}`;
-      expect(accepted, `${where}: the load's point reservations were accepted`).toBeGreaterThan(0);
-      expect(Number(row.DONE), `${where}: every accepted reservation is DONE`).toBe(accepted);
-      expect(Number(row["point txns"]), `${where}: one point_transactions row per reservation`).toBe(accepted);
-      expect(Number(row.PointsGranted), `${where}: one PointsGranted notification per reservation`).toBe(accepted);
-      const [exact, users] = (row.balances ?? "").split("/").map(Number);
-      expect(users, `${where}: the reservations' users have balances`).toBeGreaterThan(0);
-      expect(exact, `${where}: every balance is the sum of the user's executed reservations`).toBe(users);
-    }
-  },
-  600_000,
-);
+test("the quick fault drill loses and duplicates nothing in any scenario, point reservations included", async () => {
+  drill = Bun.spawn([process.execPath, "run", join(root, "tests/drills/run.ts"), "--quick"], {
+    cwd: root,
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [code, out, err] = await Promise.all([
+    drill.exited,
+    new Response(drill.stdout).text(),
+    new Response(drill.stderr).text(),
+  ]);
+  if (code !== 0) console.error(`${out}\n${err}`);
+  expect(out).toContain("| scenario");
+  expect(code, "every scenario passes: nothing lost, nothing duplicated, no hung request").toBe(0);
+  const rows = tableRows(out);
+  expect(rows.length, "one table row per scenario of the quick drill").toBeGreaterThan(0);
+  for (const row of rows) {
+    const accepted = Number(row.reservations);
+    const where = `scenario ${row.scenario}`;
+    expect(accepted, `${where}: the load's point reservations were accepted`).toBeGreaterThan(0);
+    expect(Number(row.DONE), `${where}: every accepted reservation is DONE`).toBe(accepted);
+    expect(Number(row["point txns"]), `${where}: one point_transactions row per reservation`).toBe(accepted);
+    expect(Number(row.PointsGranted), `${where}: one PointsGranted notification per reservation`).toBe(accepted);
+    const [exact, users] = (row.balances ?? "").split("/").map(Number);
+    expect(users, `${where}: the reservations' users have balances`).toBeGreaterThan(0);
+    expect(exact, `${where}: every balance is the sum of the user's executed reservations`).toBe(users);
+  }
+}, 600_000);
