@@ -1,12 +1,7 @@
 // The SQL of the expiry kind of due work (src/entitlement/work/expiry/queries.ts) against a real PostgreSQL: never claimed
 // early, claims of two workers disjoint, executed once, a lost lease changes nothing, a stale expiry revokes nothing.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import {
-  claimDueExpiries,
-  executeExpiry,
-  failExpiry,
-  nextExpiryDueAt,
-} from "../../src/entitlement/work/expiry/queries.ts";
+import { claimDueExpiries, executeExpiry, expiryReads, failExpiry } from "../../src/entitlement/work/expiry/queries.ts";
 import { type ApiFixture, openApi, send, vectorBody } from "./api.helpers.ts";
 
 let f: ApiFixture;
@@ -47,7 +42,7 @@ describe("expiry SQL", () => {
     const at = new Date(Date.now() + 60 * SECOND);
     await grant("u1", at);
     expect(await claim("w1", new Date(at.getTime() - 1))).toEqual([]);
-    expect(await nextExpiryDueAt(f.sql)).toEqual(at);
+    expect(await expiryReads.nextDueAt(f.sql)).toEqual(at);
     expect((await claim("w1", at)).map((c) => [c.userId, c.attemptCount])).toEqual([["u1", 1]]);
   });
 

@@ -2,22 +2,14 @@
 // executed as a revoke with source `expiry` (audit EXPIRE, event EntitlementRevoked): one call of `entitlement_expire`.
 import type { Db } from "../../../shared/db.ts";
 import type { ClaimArgs, ClaimedItem, DueWorkKind, ExecuteOutcome, Failure } from "../scheduler/kind.ts";
-import {
-  type ClaimedExpiry,
-  claimDueExpiries,
-  countDueExpiries,
-  countFailedExpiries,
-  executeExpiry,
-  failExpiry,
-  nextExpiryDueAt,
-} from "./queries.ts";
+import { type ClaimedExpiry, claimDueExpiries, executeExpiry, expiryReads, failExpiry } from "./queries.ts";
 
 type DueExpiry = ClaimedItem & { expiry: ClaimedExpiry };
 
 export function entitlementExpiryDue(): DueWorkKind<DueExpiry> {
   return {
     name: "expiry",
-    nextDueAt: (db: Db) => nextExpiryDueAt(db),
+    ...expiryReads,
     async claim(db: Db, args: ClaimArgs): Promise<DueExpiry[]> {
       const rows = await claimDueExpiries(db, args);
       return rows.map((r) => ({
@@ -43,15 +35,6 @@ export function entitlementExpiryDue(): DueWorkKind<DueExpiry> {
       return result.finalized === 1 ? "done" : "lost";
     },
     fail: (db: Db, item: DueExpiry, f: Failure) =>
-      failExpiry(db, {
-        userId: item.expiry.userId,
-        sku: item.expiry.sku,
-        lockedBy: f.lockedBy,
-        now: f.now,
-        retryAt: f.retryAt,
-        lastError: f.lastError,
-      }),
-    countDue: (db: Db, now: Date) => countDueExpiries(db, now),
-    countFailed: (db: Db) => countFailedExpiries(db),
+      failExpiry(db, { ...f, userId: item.expiry.userId, sku: item.expiry.sku }),
   };
 }

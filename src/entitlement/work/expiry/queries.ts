@@ -3,7 +3,7 @@
 import type { Db } from "../../../shared/db.ts";
 import { eventPayload } from "../../features/entitlements/outbox-event.ts";
 import { expireEntitlement } from "../../write/entitlement-expire.ts";
-import { claimAssignments, exhaustedColumn } from "../scheduler/kind.ts";
+import { claimAssignments, dueTableReads, exhaustedColumn } from "../scheduler/kind.ts";
 
 export type ClaimedExpiry = {
   userId: string;
@@ -100,20 +100,5 @@ export async function failExpiry(
   return result.count > 0;
 }
 
-/** The earliest due_at of an unfinished expiry (a lease end included). */
-export async function nextExpiryDueAt(db: Db): Promise<Date | undefined> {
-  const [row] = await db<{ at: Date | null }[]>`
-    select min(due_at) as at from entitlement_expiries where status in ('PENDING', 'PROCESSING')`;
-  return row?.at ?? undefined;
-}
-
-export async function countDueExpiries(db: Db, now: Date): Promise<number> {
-  const [row] = await db<{ n: number }[]>`
-    select count(*)::int as n from entitlement_expiries where status in ('PENDING', 'PROCESSING') and due_at <= ${now}`;
-  return row?.n ?? 0;
-}
-
-export async function countFailedExpiries(db: Db): Promise<number> {
-  const [row] = await db<{ n: number }[]>`select count(*)::int as n from entitlement_expiries where status = 'FAILED'`;
-  return row?.n ?? 0;
-}
+/** The earliest due_at and the gauges' counts, as every kind's table answers them. */
+export const expiryReads = dueTableReads("entitlement_expiries");

@@ -5,7 +5,7 @@ import { type ClaimedReservation, claimDueReservations } from "../../write/point
 import { executeReservation } from "../../write/point-execute.ts";
 import { failReservation } from "../../write/point-fail.ts";
 import type { ClaimArgs, ClaimedItem, DueWorkKind, ExecuteOutcome, Failure } from "../scheduler/kind.ts";
-import { countDueReservations, countFailedReservations, nextReservationDueAt } from "./due-queries.ts";
+import { reservationReads } from "./due-queries.ts";
 
 export type PointsDueSettings = {
   /** Subject of PointsGranted events (ENTITLEMENT_POINTS_NATS_SUBJECT), stored with each outbox row. */
@@ -17,7 +17,7 @@ type DueReservation = ClaimedItem & { reservation: ClaimedReservation };
 export function pointReservationsDue(settings: PointsDueSettings): DueWorkKind<DueReservation> {
   return {
     name: "points",
-    nextDueAt: (db: Db) => nextReservationDueAt(db),
+    ...reservationReads,
     async claim(db: Db, args: ClaimArgs): Promise<DueReservation[]> {
       const rows = await claimDueReservations(db, args);
       return rows.map((r) => ({
@@ -51,15 +51,6 @@ export function pointReservationsDue(settings: PointsDueSettings): DueWorkKind<D
       });
       return result.finalized === 1 ? "done" : "lost";
     },
-    fail: (db: Db, item: DueReservation, f: Failure) =>
-      failReservation(db, {
-        reservationId: item.id,
-        lockedBy: f.lockedBy,
-        now: f.now,
-        retryAt: f.retryAt,
-        lastError: f.lastError,
-      }),
-    countDue: (db: Db, now: Date) => countDueReservations(db, now),
-    countFailed: (db: Db) => countFailedReservations(db),
+    fail: (db: Db, item: DueReservation, f: Failure) => failReservation(db, { ...f, reservationId: item.id }),
   };
 }

@@ -91,3 +91,26 @@ export function claimAssignments(db: Db, args: ClaimArgs) {
       else last_error end,
     updated_at = ${args.now}`;
 }
+
+/**
+ * The reads every kind's table answers alike, from the columns named at the top of this file: the earliest due_at
+ * (`nextDueAt`, the idle scheduler's sleep) and the two gauges' counts. Not on the claim's path.
+ */
+export function dueTableReads(table: string): Pick<DueWorkKind, "nextDueAt" | "countDue" | "countFailed"> {
+  return {
+    async nextDueAt(db) {
+      const [row] = await db<{ at: Date | null }[]>`
+        select min(due_at) as at from ${db(table)} where status in ('PENDING', 'PROCESSING')`;
+      return row?.at ?? undefined;
+    },
+    async countDue(db, now) {
+      const [row] = await db<{ n: number }[]>`
+        select count(*)::int as n from ${db(table)} where status in ('PENDING', 'PROCESSING') and due_at <= ${now}`;
+      return row?.n ?? 0;
+    },
+    async countFailed(db) {
+      const [row] = await db<{ n: number }[]>`select count(*)::int as n from ${db(table)} where status = 'FAILED'`;
+      return row?.n ?? 0;
+    },
+  };
+}
