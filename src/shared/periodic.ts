@@ -109,13 +109,13 @@ export async function deleteOldRows(
  */
 export function periodicWorker(options: {
   name: string;
-  /** The `component` of the worker's log lines, and of those `once` writes to the log it is given. */
+  /** The `component` of the worker's log lines, and of those `once` writes to the log it is given; the name if unset. */
   component?: string;
   intervalMs: number;
   log: Logger;
   once: (signal: AbortSignal, log: Logger) => Promise<void>;
 }): Worker {
-  const log = options.component ? options.log.child({ component: options.component }) : options.log;
+  const log = options.log.child({ component: options.component ?? options.name });
   return {
     name: options.name,
     async run(signal) {

@@ -96,3 +96,22 @@ test("periodicWorker hands `once` a log with its component; logDeleted speaks on
   await worker.run(controller.signal);
   expect(lines).toEqual([expect.objectContaining({ msg: "deleted", component: "points-retention", reservations: 3 })]);
 });
+
+test("periodicWorker without a component logs under its name", async () => {
+  const lines: { msg: string; component?: string }[] = [];
+  const log = pino({ level: "info" }, { write: (line: string) => lines.push(JSON.parse(line)) });
+  const controller = new AbortController();
+  const worker = periodicWorker({
+    name: "history-partitions",
+    intervalMs: 1,
+    log,
+    once: async (_signal, jobLog) => {
+      jobLog.info("ran");
+      controller.abort();
+    },
+  });
+  await worker.run(controller.signal);
+  expect(lines, "the component names the job").toEqual([
+    expect.objectContaining({ msg: "ran", component: "history-partitions" }),
+  ]);
+});

@@ -7,7 +7,6 @@ import { type PartitionDeps, runPartitionMaintenanceOnce } from "./maintenance.t
 export function createPartitionWorker(deps: PartitionDeps): Worker {
   return periodicWorker({
     name: "history-partitions",
-    component: "history-partitions",
     intervalMs: deps.settings.intervalMs,
     log: deps.log,
     once: async (_signal, log) => {

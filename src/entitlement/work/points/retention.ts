@@ -38,7 +38,6 @@ export function deleteFinishedReservations(db: Db, args: { threshold: Date; limi
 export function createPointsRetentionWorker(deps: PointsRetentionDeps): Worker {
   return periodicWorker({
     name: "points-retention",
-    component: "points-retention",
     intervalMs: deps.settings.cleanupIntervalMs,
     log: deps.log,
     once: async (signal, log) => {
