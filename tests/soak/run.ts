@@ -146,7 +146,8 @@ async function verify(s: System, prefix: string, run: Awaited<ReturnType<typeof 
   for (const k of run.chaos.kills.filter((k) => k.note)) problems.push(`kill of a ${k.kind} ${k.note}`);
   if (drainMs === undefined) problems.push("not every event SENT 5 minutes after the load stopped");
   if (run.streams.oddFrames() > 0) problems.push(`${run.streams.oddFrames()} reset/closed frames on player streams`);
-  if (drainMs !== undefined) say(`every notification SENT ${(drainMs / 1000).toFixed(1)}s after the load stopped`);
+  if (drainMs !== undefined)
+    say(`every notification SENT ${(drainMs / 1000).toFixed(1)}s after the last request settled`);
   say(
     `stored ${stored.length} notifications (${sent.notifications} of ${sent.acknowledged} sends answered 202, ` +
       `${sent.refused} sends refused); ${run.streams.reconnects()} stream reconnects; ` +
