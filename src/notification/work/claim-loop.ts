@@ -61,8 +61,9 @@ async function sleepUnlessWanted<T>(loop: ClaimLoop<T>, ms: number, signal: Abor
 
 /**
  * Every free slot taken means more is probably due: go again (after a slot frees) without waiting. Otherwise wait the
- * poll interval, or, idle, as long as the destination says; idle only after two empty rounds in a row: under load a
- * wake often finds its rows already claimed, and a look for the next due time after each would add a statement a round.
+ * poll interval (a claim capped per destination returns fewer: its freed slots wake the loop, keyed-slots.ts), or,
+ * idle, as long as the destination says; idle only after two empty rounds in a row: under load a wake often finds its
+ * rows already claimed, and a look for the next due time after each would add a statement a round.
  */
 async function waitAfterRound<T>(loop: ClaimLoop<T>, round: Round, signal: AbortSignal): Promise<void> {
   if (round.claimed >= round.free && round.failures === 0) return;

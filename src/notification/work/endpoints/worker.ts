@@ -1,9 +1,10 @@
 // The endpoint delivery loop, on the one claim loop (../claim-loop.ts). Where it differs from the channel's: each
 // endpoint has at most `perEndpoint` deliveries in flight, so one that hangs holds only its own slots until the request
 // timeout and one with a backlog never takes another's turn (the claim gives every other endpoint its slots,
-// delivery-queries.ts); a slot is freed when the endpoint answered, before the outcome is recorded; and while no
-// endpoint is enabled it sleeps through this process's wakes. Woken at once when this process stores notifications
-// or when another process NOTIFYs (a replay, an endpoint created or enabled).
+// delivery-queries.ts); a slot is freed when the endpoint answered, before the outcome is recorded, and wakes the loop
+// when the endpoint has more due (../keyed-slots.ts, as the push loop's); and while no endpoint is enabled it sleeps
+// through this process's wakes. Woken at once when this process stores notifications or when another process NOTIFYs
+// (a replay, an endpoint created or enabled).
 import type { Sql } from "../../../shared/db.ts";
 import type { Logger } from "../../../shared/logger.ts";
 import { idleSleepMs } from "../../../shared/periodic.ts";
@@ -11,6 +12,7 @@ import type { Waker, Worker } from "../../../shared/runtime.ts";
 import { ENDPOINT_DUE_CHANNEL } from "../../features/endpoints/queries.ts";
 import type { NotificationMetrics } from "../../metrics.ts";
 import { runClaimLoop } from "../claim-loop.ts";
+import { createKeyedSlots, type KeyedSlots } from "../keyed-slots.ts";
 import type { EndpointDeliveryDeps } from "./deliver.ts";
 import { deliverToEndpoint } from "./deliver.ts";
 import { type ClaimedDelivery, claimDeliveries, lookWhileIdle } from "./delivery-queries.ts";
@@ -29,35 +31,19 @@ export type EndpointWorkerDeps = EndpointDeliveryDeps & {
   idlePollMs: number;
 };
 
-type Slots = { perEndpoint: Map<string, number>; mayHaveMore: Set<string> };
-
-function freeOf(d: EndpointWorkerDeps, slots: Slots) {
-  return [...slots.perEndpoint].map(([endpointId, n]) => ({ endpointId, free: Math.max(0, d.perEndpoint - n) }));
-}
-
-/**
- * Frees a delivery's slot once its endpoint answered (or failed to): recording the outcome is the database's work,
- * done in groups, and holding the slot through it would keep the endpoint idle for a statement's time. When an
- * endpoint that had more due frees half its slots, the loop is woken to claim again.
- */
-function releaser(d: EndpointWorkerDeps, slots: Slots, id: string): () => void {
+/** Frees a delivery's slot once, however many of its paths end it. */
+function releaser(slots: KeyedSlots, id: string): () => void {
   let released = false;
   return () => {
     if (released) return;
     released = true;
-    const left = (slots.perEndpoint.get(id) ?? 1) - 1;
-    if (left === 0) slots.perEndpoint.delete(id);
-    else slots.perEndpoint.set(id, left);
-    if (slots.mayHaveMore.has(id) && left <= d.perEndpoint / 2) {
-      slots.mayHaveMore.delete(id);
-      d.waker.wake();
-    }
+    slots.release(id);
   };
 }
 
 /** Runs one claimed delivery (its slot already taken by the claim) and counts its outcome; never rejects. */
-function deliver(d: EndpointWorkerDeps, slots: Slots, delivery: ClaimedDelivery): Promise<void> {
-  const release = releaser(d, slots, delivery.endpointId);
+function deliver(d: EndpointWorkerDeps, slots: KeyedSlots, delivery: ClaimedDelivery): Promise<void> {
+  const release = releaser(slots, delivery.endpointId);
   return deliverToEndpoint(d, delivery, release)
     .then((outcome) => {
       if (!outcome) return;
@@ -74,28 +60,21 @@ function deliver(d: EndpointWorkerDeps, slots: Slots, delivery: ClaimedDelivery)
 }
 
 /** Claims up to `free` deliveries, each endpoint at most its free slots, and takes a slot for each. */
-async function claim(d: EndpointWorkerDeps, slots: Slots, free: number): Promise<ClaimedDelivery[]> {
+async function claim(d: EndpointWorkerDeps, slots: KeyedSlots, free: number): Promise<ClaimedDelivery[]> {
   const now = d.now();
-  // The slots each endpoint was offered, as sent: deliveries may end while the claim runs, so the count in flight when
-  // it returns can be lower, and an endpoint that got all it was offered must still be marked as having more.
-  const offered = freeOf(d, slots);
+  const offered = slots.offer();
   const claimed = await claimDeliveries(d.sql, {
     now,
     leaseUntil: new Date(now.getTime() + d.leaseMs),
     lockedBy: d.workerId,
     limit: free,
     perEndpoint: d.perEndpoint,
-    free: offered,
+    free: offered.map((o) => ({ endpointId: o.key, free: o.free })),
   });
-  // Slots offered and not taken, per endpoint: one that got them all may have more due.
-  const left = new Map(offered.map((o) => [o.endpointId, o.free]));
-  for (const delivery of claimed) {
-    const id = delivery.endpointId;
-    const n = (left.get(id) ?? d.perEndpoint) - 1;
-    left.set(id, n);
-    if (n <= 0) slots.mayHaveMore.add(id);
-    slots.perEndpoint.set(id, (slots.perEndpoint.get(id) ?? 0) + 1);
-  }
+  slots.took(
+    offered,
+    claimed.map((delivery) => delivery.endpointId),
+  );
   return claimed;
 }
 
@@ -122,7 +101,9 @@ export function createEndpointDeliveryWorker(deps: EndpointWorkerDeps): Worker {
   return {
     name: "endpoint-delivery",
     run: (signal) => {
-      const slots: Slots = { perEndpoint: new Map(), mayHaveMore: new Set() };
+      // A slot is freed when its endpoint answered, before the outcome is recorded; an endpoint with more due that
+      // frees half its slots wakes the loop to claim again (../keyed-slots.ts).
+      const slots = createKeyedSlots(d.perEndpoint, () => d.waker.wake());
       const presence: Presence = { anyEnabled: undefined, seen: 0 };
       return runClaimLoop(
         {

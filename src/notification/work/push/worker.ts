@@ -1,7 +1,7 @@
 // The push loop, on the one claim loop of every delivery (work/claim-loop.ts). Each push service (a Web Push origin, or
 // FCM) has at most `perService` pushes in flight: one that hangs holds only its own slots until the request timeout,
-// and the claim gives every other service its slots (queries.ts). Woken when this process stores notifications,
-// polling as the safety net.
+// and the claim gives every other service its slots (queries.ts). Woken when this process stores notifications and
+// when a push frees a slot of a service with more due (../keyed-slots.ts), polling as the safety net.
 import type { Sql } from "../../../shared/db.ts";
 import type { Logger } from "../../../shared/logger.ts";
 import { idleSleepMs } from "../../../shared/periodic.ts";
@@ -9,6 +9,7 @@ import type { Waker, Worker } from "../../../shared/runtime.ts";
 import { contextOfTraceparent, inSpan } from "../../../shared/trace-context.ts";
 import type { NotificationMetrics } from "../../metrics.ts";
 import { runClaimLoop } from "../claim-loop.ts";
+import { createKeyedSlots, type KeyedSlots } from "../keyed-slots.ts";
 import { type Delivered, deliverPush, type PushDeliveryDeps } from "./deliver.ts";
 import { createPushRecorder, type PushRecorder } from "./outcomes.ts";
 import { type ClaimedPush, claimPushes, deleteGoneDevices, nextPushDueAt } from "./queries.ts";
@@ -47,35 +48,30 @@ async function record(d: PushWorkerDeps, recorder: PushRecorder, p: ClaimedPush,
   }
 }
 
-/** Pushes in flight per push service. */
-type Slots = Map<string, number>;
-
-function take(slots: Slots, service: string, n: number): void {
-  const left = (slots.get(service) ?? 0) + n;
-  if (left <= 0) slots.delete(service);
-  else slots.set(service, left);
-}
-
 /** Claims up to `free` pushes, each service offered what it has left of its slots. */
-async function claimFree(d: PushWorkerDeps, slots: Slots, free: number): Promise<ClaimedPush[]> {
+async function claimFree(d: PushWorkerDeps, slots: KeyedSlots, free: number): Promise<ClaimedPush[]> {
   const now = d.now();
-  const offered = [...slots].map(([service, n]) => ({ service, free: Math.max(0, d.perService - n) }));
+  const offered = slots.offer();
   const claimed = await claimPushes(d.sql, {
     now,
     leaseUntil: new Date(now.getTime() + d.leaseMs),
     lockedBy: d.workerId,
     limit: free,
     perService: d.perService,
-    free: offered,
+    free: offered.map((o) => ({ service: o.key, free: o.free })),
   });
-  for (const p of claimed) take(slots, p.service, 1);
+  slots.took(
+    offered,
+    claimed.map((p) => p.service),
+  );
   return claimed;
 }
 
 export function createPushWorker(deps: PushWorkerDeps): Worker {
   const log = deps.log.child({ component: "push", worker_id: deps.workerId });
   const d = { ...deps, log };
-  const slots: Slots = new Map();
+  // A push that ends frees its service's slot and, when the service has more due, wakes the loop (keyed-slots.ts).
+  const slots = createKeyedSlots(d.perService, () => d.waker.wake());
   const recorder = createPushRecorder({ sql: d.sql, lockedBy: d.workerId });
   const run = async (p: ClaimedPush) => {
     const attributes = { "notification.id": p.notificationId, "push.platform": p.platform };
@@ -85,7 +81,7 @@ export function createPushWorker(deps: PushWorkerDeps): Worker {
       delivered = await inSpan("notification push", { parent, attributes }, () => deliverPush(d, p));
     } finally {
       // The service's slot is free once it answered: recording the outcome is the database's work.
-      take(slots, p.service, -1);
+      slots.release(p.service);
     }
     await record(d, recorder, p, delivered);
   };
