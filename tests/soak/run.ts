@@ -111,7 +111,7 @@ async function runMinutes(s: System, prefix: string, players: string[]) {
     const inFlight = load.inFlight() + sends.inFlight();
     say(progressLine(row, opts.minutes, { inFlight, reconnects: streams.reconnects() }));
   }
-  say("load stopped; open sends retry with their keys, the killed processes come back");
+  say("load stopped; open requests retry with their keys, the killed processes come back");
   const [, unsettledSends] = await Promise.all([load.stop(DRAIN_MS), sends.stop(DRAIN_MS), chaos.settle()]);
   // A failover outlasts its minute: the time from each kill to the next 200, and the sends' 202s, are read again.
   minutes.forEach((row, i) => {
@@ -149,8 +149,8 @@ async function verify(s: System, prefix: string, run: Awaited<ReturnType<typeof 
   if (drainMs !== undefined)
     say(`every notification SENT ${(drainMs / 1000).toFixed(1)}s after the last request settled`);
   say(
-    `stored ${stored.length} notifications (${sent.notifications} of ${sent.acknowledged} sends answered 202, ` +
-      `${sent.refused} sends refused); ${run.streams.reconnects()} stream reconnects; ` +
+    `stored ${stored.length} notifications, ${sent.notifications} of them of the ${sent.acknowledged} sends answered ` +
+      `202 (${sent.refused} sends refused); ${run.streams.reconnects()} stream reconnects; ` +
       `endpoint misses: ${endpoints.byEndpoint.join(", ")}`,
   );
   const lost = ledger.lost + sent.lost;
