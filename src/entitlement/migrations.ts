@@ -33,6 +33,7 @@ import entitlementRecord from "../../db/entitlement/functions/entitlement_record
 import entitlementReply from "../../db/entitlement/functions/entitlement_reply.sql" with { type: "text" };
 import entitlementRevoke from "../../db/entitlement/functions/entitlement_revoke.sql" with { type: "text" };
 import entitlementSetExpiry from "../../db/entitlement/functions/entitlement_set_expiry.sql" with { type: "text" };
+import extendEntitlement from "../../db/entitlement/functions/extend_entitlement.sql" with { type: "text" };
 import grantEntitlements from "../../db/entitlement/functions/grant_entitlements.sql" with { type: "text" };
 import idempotencyAnswer from "../../db/entitlement/functions/idempotency_answer.sql" with { type: "text" };
 import idempotencyKeep from "../../db/entitlement/functions/idempotency_keep.sql" with { type: "text" };
@@ -52,6 +53,7 @@ import pointReservationReply from "../../db/entitlement/functions/point_reservat
 import pointReserve from "../../db/entitlement/functions/point_reserve.sql" with { type: "text" };
 import reservePoints from "../../db/entitlement/functions/reserve_points.sql" with { type: "text" };
 import revokeEntitlement from "../../db/entitlement/functions/revoke_entitlement.sql" with { type: "text" };
+import undoExtension from "../../db/entitlement/functions/undo_extension.sql" with { type: "text" };
 import p011 from "../../db/entitlement/prepare/011_history_partitions.sql" with { type: "text" };
 import { migrationList, type SchemaText } from "../shared/migrate.ts";
 import { functionList } from "../shared/schema-functions.ts";
@@ -121,6 +123,8 @@ export const functions = functionList({
   "entitlement_previous_reply.sql": entitlementPreviousReply,
   "grant_entitlements.sql": grantEntitlements,
   "revoke_entitlement.sql": revokeEntitlement,
+  "extend_entitlement.sql": extendEntitlement,
+  "undo_extension.sql": undoExtension,
 });
 
 /** The entitlement schema as the migration runner applies it. */

@@ -5,6 +5,8 @@
 import { functions, migrations } from "../../src/entitlement/migrations.ts";
 import type { SchemaText } from "../../src/shared/migrate.ts";
 import { functionList } from "../../src/shared/schema-functions.ts";
+import entitlementExtend from "./previous-release/functions/entitlement_extend.sql" with { type: "text" };
+import entitlementExtendUndo from "./previous-release/functions/entitlement_extend_undo.sql" with { type: "text" };
 import entitlementGrant from "./previous-release/functions/entitlement_grant.sql" with { type: "text" };
 import entitlementRevoke from "./previous-release/functions/entitlement_revoke.sql" with { type: "text" };
 import idempotencyOpen from "./previous-release/functions/idempotency_open.sql" with { type: "text" };
@@ -45,6 +47,8 @@ const PREVIOUS_FUNCTIONS = [
 
 /** The files of db/entitlement/ this release has changed since, relative to the repository, and their old texts. */
 export const VENDORED: Record<string, string> = {
+  "db/entitlement/functions/entitlement_extend.sql": entitlementExtend,
+  "db/entitlement/functions/entitlement_extend_undo.sql": entitlementExtendUndo,
   "db/entitlement/functions/entitlement_grant.sql": entitlementGrant,
   "db/entitlement/functions/entitlement_revoke.sql": entitlementRevoke,
   "db/entitlement/functions/idempotency_open.sql": idempotencyOpen,

@@ -3,7 +3,7 @@
 // stored by either release is replayed by the other.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { bundleReply } from "../../src/entitlement/features/bundles/service.ts";
-import { changeReply } from "../../src/entitlement/features/entitlements/replies.ts";
+import { changeReply, expiryReply } from "../../src/entitlement/features/entitlements/replies.ts";
 import type { ReservationResponse } from "../../src/entitlement/features/points/model.ts";
 import { pointsReply } from "../../src/entitlement/features/points/replies.ts";
 import { schemaText } from "../../src/entitlement/migrations.ts";
@@ -14,7 +14,18 @@ import { failReservation } from "../../src/entitlement/write/point-fail.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { migrate } from "../../src/shared/migrate.ts";
 import { createEmptyTestDatabase, type TestDatabase } from "../support/infra.ts";
-import { type Answer, at, currentAnswer, extend, grant, iso, previousAnswer, type Request, revoke } from "./answers.ts";
+import {
+  type Answer,
+  at,
+  currentAnswer,
+  type EntitlementBody,
+  extend,
+  grant,
+  iso,
+  previousAnswer,
+  type Request,
+  revoke,
+} from "./answers.ts";
 import { previousExpire } from "./previous-calls.ts";
 import { previousSchema } from "./previous-release.ts";
 import { previousClaim, previousExecute, previousFail } from "./previous-scheduler.ts";
@@ -294,6 +305,7 @@ function withReplies(tables: Record<string, unknown[]>): Record<string, unknown[
     const request = requests.get(key);
     if (request?.kind === "GRANT" || request?.kind === "REVOKE") return changeReply(request.kind, request.body)(facts);
     if (request?.kind === "BUNDLE") return bundleReply(request.body)(facts);
+    if (request?.kind === "EXTEND") return expiryReply(request.body as Required<EntitlementBody>)(facts);
     return pointsReply(facts);
   };
   type Record = { idem_key: string; response_facts?: unknown; response_body: unknown };

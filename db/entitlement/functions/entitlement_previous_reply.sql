@@ -1,14 +1,24 @@
--- The reply body the previous release expects for a grant's or a revoke's facts (grant_entitlements,
--- revoke_entitlement), made here for its wrappers only (entitlement_grant, entitlement_revoke) from the replies it
--- passes: on a replay the request is the same (its hash is), so what the reply takes from the request is in them, and
--- what it takes from the change (each item's version, updated_at, changed) is in the facts. The release after drops
--- it with them.
+-- The reply body the previous release expects for the facts of a change of entitlements (grant_entitlements,
+-- revoke_entitlement, extend_entitlement, undo_extension), made here for its wrappers only (entitlement_grant,
+-- entitlement_revoke, entitlement_extend, entitlement_extend_undo) from the replies it passes: on a replay the
+-- request is the same (its hash is), so what the reply takes from the request is in them, and what it takes from the
+-- change (each item's version, updated_at, changed; the current expiry a refusal names) is in the facts. The release
+-- after drops it with them.
 create or replace function entitlement_previous_reply(p_applied jsonb, p_refused jsonb, p_facts jsonb)
 returns jsonb language plpgsql stable as $$
 begin
-  if p_facts ->> 'kind' = 'unchanged' then
-    return p_refused -> 'body';
-  end if;
+  case p_facts ->> 'kind'
+    when 'unchanged' then return p_refused -> 'body';
+    when 'not_active' then return p_refused #> '{not_active,body}';
+    when 'no_expiry' then return p_refused #> '{no_expiry,body}';
+    when 'not_earlier' then return p_refused #> '{not_earlier,body}';
+    when 'changed_since' then return p_refused #> '{changed,body}';
+    when 'not_later' then
+      return jsonb_set(p_refused #> '{not_later,body}', '{message}', to_jsonb(replace(
+        p_refused #>> '{not_later,body,message}', '{expires_at}',
+        api_instant((p_facts ->> 'expires_at')::timestamptz))));
+    else null;
+  end case;
   if p_applied #> '{body,items}' is null then
     return (p_applied -> 'body') || jsonb_build_object(
       'version', p_facts #> '{items,0,version}',

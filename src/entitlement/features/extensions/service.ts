@@ -1,28 +1,26 @@
-// An extension (docs/api.md): one call of `entitlement_extend` under one idempotency record, as a grant is. An
+// An extension (docs/api.md): one call of `extend_entitlement` under one idempotency record, as a grant is. An
 // ACTIVE entitlement gets the later expires_at (version + 1, audit EXTEND, event EntitlementExtended) and its expiry
 // is rescheduled; anything else is a 409 that is remembered under the key like a grant's. The console's undo of an
 // extension (undo.ts) runs through the same two functions with its own write.
 
-import { type Extension, extendEntitlement } from "../../write/entitlement-extend.ts";
+import { type Extension, extendEntitlement } from "../../write/extend-entitlement.ts";
 import type { CommandOutcome } from "../../write/idempotency-params.ts";
 import type { CommandDeps, CommandReply, KeyedCommand } from "../commands/run.ts";
 import { runChange } from "../entitlements/change.ts";
 import { requestHash } from "../entitlements/hash.ts";
 import { EntitlementDetail as DetailSchema, type EntitlementDetail } from "../entitlements/model.ts";
 import { eventPayload } from "../entitlements/outbox-event.ts";
-import { EXTENSION_REFUSED, ok } from "../entitlements/replies.ts";
+import { expiryReply } from "../entitlements/replies.ts";
 import type { ExtensionBody } from "./model.ts";
 
 export type ExtensionCommand = KeyedCommand & { body: ExtensionBody };
 export type ExtensionReply = CommandReply<EntitlementDetail>;
-/** What every write of an expiry takes from the command: all of an extension's call but its refusals. */
-export type ExtensionFields = Omit<Extension, "refused">;
+/** What every write of an expiry takes from the command: all of an extension's call. */
+export type ExtensionFields = Extension;
 
 /** Runs an extension; throws only on database trouble (the call is then rolled back as a whole). */
 export function executeExtension(deps: CommandDeps, command: ExtensionCommand): Promise<ExtensionReply> {
-  return recordExpiryChange(deps, command, (fields) =>
-    extendEntitlement(deps.sql, { ...fields, refused: EXTENSION_REFUSED }),
-  );
+  return recordExpiryChange(deps, command, (fields) => extendEntitlement(deps.sql, fields));
 }
 
 /**
@@ -40,6 +38,7 @@ export function recordExpiryChange(
     action: "EXTEND",
     hash: requestHash({ action: "EXTEND", ...body }),
     ok: DetailSchema,
+    reply: expiryReply(body),
     expiresAt: body.expires_at,
     write: (context) =>
       write({
@@ -51,15 +50,6 @@ export function recordExpiryChange(
         expiresAt,
         payload: eventPayload("EXTEND", body, command.traceId, context.now),
         detail: { ...body },
-        // Either applies only to an ACTIVE entitlement; the function sets the version.
-        applied: ok({
-          user_id: body.user_id,
-          stock_keeping_unit: body.stock_keeping_unit,
-          status: "ACTIVE",
-          version: 0,
-          updated_at: context.now.toISOString(),
-          expires_at: expiresAt.toISOString(),
-        }),
       }),
   });
 }

@@ -1,0 +1,59 @@
+-- The console's undo of an extension under its Idempotency-Key, one statement, as entitlement_extend: 'stored',
+-- 'past', else the item still at the version the extension left (ACTIVE, its expiry later than p_expires_at) gets
+-- back the expiry the extension replaced ('applied': version + 1, audit EXTEND, event EntitlementExtended with the
+-- earlier expiry, the expiry row rescheduled to it), or nothing changes and the refusal that fits the row is
+-- remembered ('state_conflict'). Its own function, beside entitlement_extend, whose signature the previous release
+-- still calls: an extension only ever moves an expiry later, and only this undo moves one back, and only at the
+-- version it is told.
+create or replace function entitlement_extend_undo(
+  p_user_id text,
+  p_sku text,
+  p_reason text,
+  p_purchase_id text,                -- undo:<audit_id> of the extension
+  p_expires_at timestamptz,          -- the expiry the extension replaced
+  p_version bigint,                  -- the version the extension left: the undo applies only while it is current
+  p_now timestamptz,
+  p_trace_id text,
+  p_traceparent text,
+  p_event_type text,
+  p_payload jsonb,
+  p_detail jsonb,
+  p_applied jsonb,                   -- {code, body}: the service's reply of the undo
+  p_refused jsonb,                   -- {changed, not_earlier}: each a {code, body}
+  p_caller text,
+  p_idem_key text,
+  p_lock_key bigint,
+  p_request_hash text,
+  p_record_expires_at timestamptz,
+  p_lock_timeout_ms int
+) returns table (outcome text, stored_hash text, reply_code int, reply_body jsonb, reply_expires_at timestamptz)
+language plpgsql volatile as $$
+declare
+  v_changed jsonb;
+  v_reply jsonb;
+begin
+  return query select 'stored', o.request_hash, o.response_code, o.response_body, o.expires_at
+               from idempotency_open(p_caller, p_idem_key, p_lock_key, p_lock_timeout_ms) o;
+  if found then
+    return;
+  end if;
+  if p_expires_at <= p_now then
+    return query select 'past', null::text, null::int, null::jsonb, null::timestamptz;
+    return;
+  end if;
+  v_changed := entitlement_set_expiry(p_user_id, p_sku, p_reason, p_purchase_id, p_expires_at, p_now, p_version);
+  if v_changed <> '[]' then
+    perform entitlement_record('EXTEND', p_user_id, v_changed, p_now, p_trace_id, p_traceparent, p_event_type,
+                               p_payload, p_detail, p_caller, p_idem_key, p_expires_at);
+    return query select * from idempotency_answer('applied', entitlement_reply(p_applied, p_user_id, v_changed),
+                                                  p_caller, p_idem_key, p_request_hash, p_record_expires_at);
+    return;
+  end if;
+  select case when e.status = 'ACTIVE' and e.version = p_version then p_refused -> 'not_earlier'
+              else p_refused -> 'changed' end
+  into v_reply
+  from (select) one
+  left join entitlements e on e.user_id = p_user_id and e.stock_keeping_unit = p_sku;
+  return query select * from idempotency_answer('state_conflict', v_reply, p_caller, p_idem_key, p_request_hash,
+                                                p_record_expires_at);
+end $$;
