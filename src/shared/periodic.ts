@@ -5,17 +5,19 @@ import type { Logger } from "./logger.ts";
 import { sleep, type Worker } from "./runtime.ts";
 
 /**
- * Runs `step(limit)` until it handles fewer than `limit` rows (or `signal` aborts) and returns the total: bounded
- * statements, so none holds many row locks for long.
+ * Runs `step(limit, resume)` until it handles fewer than `limit` rows (or `signal` aborts) and returns the total: bounded
+ * statements, so none holds many row locks for long. Every batch of one run gets the same `resume` (Resume, below), so
+ * each starts where the one before stopped.
  */
 export async function untilShortBatch(
-  step: (limit: number) => Promise<number>,
+  step: (limit: number, resume: Resume) => Promise<number>,
   limit: number,
   signal?: AbortSignal,
 ): Promise<number> {
+  const resume: Resume = {};
   let total = 0;
   for (;;) {
-    const n = await step(limit);
+    const n = await step(limit, resume);
     total += n;
     if (n < limit || signal?.aborted) return total;
   }

@@ -13,6 +13,21 @@ test("untilShortBatch runs until a batch comes back short and returns the total"
   expect(limits, "stops after the first short batch").toEqual([3, 3, 3]);
 });
 
+test("untilShortBatch hands every batch of a run one Resume, and each run a fresh one", async () => {
+  const seen: { resume: { from?: Date }; from?: Date }[] = [];
+  const step = async (limit: number, resume: { from?: Date }) => {
+    seen.push({ resume, from: resume.from });
+    resume.from = new Date(seen.length);
+    return seen.length % 2 === 1 ? limit : 0;
+  };
+  await untilShortBatch(step, 2);
+  await untilShortBatch(step, 2);
+  expect(seen[1]?.resume, "batches of one run resume where the last stopped").toBe(seen[0]?.resume);
+  expect(seen[1]?.from, "the second batch starts at the first's mark").toEqual(new Date(1));
+  expect(seen[2]?.resume, "a new run gets its own").not.toBe(seen[1]?.resume);
+  expect(seen[2]?.from, "a new run starts from the beginning").toBeUndefined();
+});
+
 test("untilShortBatch stops on abort even when batches stay full", async () => {
   const controller = new AbortController();
   let calls = 0;

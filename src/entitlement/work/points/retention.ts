@@ -11,9 +11,8 @@ export type PointsRetentionDeps = { sql: Sql; log: Logger; now: Clock; settings:
 
 export async function runPointsRetentionOnce(deps: PointsRetentionDeps, signal?: AbortSignal): Promise<number> {
   const threshold = new Date(deps.now().getTime() - deps.settings.reservationTtlMs);
-  const resume: Resume = {};
   return untilShortBatch(
-    (limit) => deleteFinishedReservations(deps.sql, { threshold, limit, resume }),
+    (limit, resume) => deleteFinishedReservations(deps.sql, { threshold, limit, resume }),
     deps.settings.batchSize ?? 1000,
     signal,
   );

@@ -2,7 +2,7 @@
 // idempotency keys and old PUBLISHED outbox events, a bounded batch per statement until none is left.
 import type { Sql } from "../../../shared/db.ts";
 import type { Logger } from "../../../shared/logger.ts";
-import { logDeleted, periodicWorker, type Resume, untilShortBatch } from "../../../shared/periodic.ts";
+import { logDeleted, periodicWorker, untilShortBatch } from "../../../shared/periodic.ts";
 import type { Clock, Worker } from "../../../shared/runtime.ts";
 import { deleteExpiredIdempotencyKeys, deletePublishedOutboxEvents } from "./queries.ts";
 
@@ -19,15 +19,13 @@ export async function runRetentionOnce(deps: RetentionDeps, signal?: AbortSignal
   const limit = deps.settings.batchSize ?? DEFAULT_BATCH;
   const threshold = new Date(now.getTime() - deps.settings.publishedTtlMs);
   // Each table's run resumes every batch where the one before stopped (queries.ts).
-  const keys: Resume = {};
-  const events: Resume = {};
   const idempotencyKeys = await untilShortBatch(
-    (l) => deleteExpiredIdempotencyKeys(deps.sql, { now, limit: l, resume: keys }),
+    (l, resume) => deleteExpiredIdempotencyKeys(deps.sql, { now, limit: l, resume }),
     limit,
     signal,
   );
   const outboxEvents = await untilShortBatch(
-    (l) => deletePublishedOutboxEvents(deps.sql, { threshold, limit: l, resume: events }),
+    (l, resume) => deletePublishedOutboxEvents(deps.sql, { threshold, limit: l, resume }),
     limit,
     signal,
   );

@@ -42,24 +42,18 @@ export async function runRetention(
       "stale active records: PENDING/PROCESSING older than retention",
     );
   }
-  // Each table's run resumes every batch where the one before stopped (src/shared/periodic.ts Resume).
-  const notifications: Resume = {};
-  const processed: Resume = {};
-  const notificationsDeleted = await untilShortBatch(
-    (l) => deleteFinishedNotifications(sql, { threshold, limit: l, resume: notifications }),
-    limit,
-    signal,
-  );
-  const processedEventsDeleted = await untilShortBatch(
-    (l) => deleteProcessedEvents(sql, { threshold, limit: l, resume: processed }),
-    limit,
-    signal,
-  );
-  const { deliveriesDeleted, attemptsDeleted, pushesDeleted } = await deliveryRetention(sql, threshold, limit, signal);
-  const requests: Resume = {};
+  // Each table's run resumes every batch where the one before stopped (src/shared/periodic.ts untilShortBatch).
+  const drain: Drain = (del) =>
+    untilShortBatch((l, resume) => del(sql, { threshold, limit: l, resume }), limit, signal);
+  const notificationsDeleted = await drain(deleteFinishedNotifications);
+  const processedEventsDeleted = await drain(deleteProcessedEvents);
+  // The endpoints' finished deliveries and their attempts log, and the finished pushes: the notifications' threshold.
+  const deliveriesDeleted = await drain(deleteFinishedDeliveries);
+  const attemptsDeleted = await drain(deleteWebhookAttempts);
+  const pushesDeleted = await drain(deleteFinishedPushes);
   const now = deps.now;
   const requestsDeleted = await untilShortBatch(
-    (l) => deleteExpiredRequests(sql, { now, limit: l, resume: requests }),
+    (l, resume) => deleteExpiredRequests(sql, { now, limit: l, resume }),
     limit,
     signal,
   );
@@ -86,28 +80,7 @@ export async function runRetention(
   };
 }
 
-/**
- * The endpoints' finished deliveries and their attempts log, and the finished pushes, with the same threshold as the
- * notifications.
- */
-async function deliveryRetention(sql: Sql, threshold: Date, limit: number, signal?: AbortSignal) {
-  const deliveries: Resume = {};
-  const attempts: Resume = {};
-  const pushes: Resume = {};
-  const deliveriesDeleted = await untilShortBatch(
-    (l) => deleteFinishedDeliveries(sql, { threshold, limit: l, resume: deliveries }),
-    limit,
-    signal,
-  );
-  const attemptsDeleted = await untilShortBatch(
-    (l) => deleteWebhookAttempts(sql, { threshold, limit: l, resume: attempts }),
-    limit,
-    signal,
-  );
-  const pushesDeleted = await untilShortBatch(
-    (l) => deleteFinishedPushes(sql, { threshold, limit: l, resume: pushes }),
-    limit,
-    signal,
-  );
-  return { deliveriesDeleted, attemptsDeleted, pushesDeleted };
-}
+/** Deletes with `del` all of one table's rows older than the run's threshold, in bounded batches; returns how many. */
+type Drain = (
+  del: (db: Sql, args: { threshold: Date; limit: number; resume: Resume }) => Promise<number>,
+) => Promise<number>;
