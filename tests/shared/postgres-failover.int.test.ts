@@ -5,20 +5,16 @@
 //    transaction_read_only is on), so the driver took a standby listed first for a writable server.
 // 2. one round over the hosts, then the query fails: with the primary dead and the standby not yet promoted, the
 //    driver cycled through the hosts without a pause and the query waited for ever (no connect_timeout applied).
-import { afterAll, beforeAll, expect } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import postgres from "postgres";
 import { reconnectDelaySeconds } from "../../src/shared/db.ts";
-import { postgresToolMissing } from "../../tools/infra/postgres.ts";
 import { type PostgresPair, startPostgresPair } from "../support/postgres-pair.ts";
-import { testRequiring } from "../support/required.ts";
 import { waitUntil } from "../support/wait.ts";
 
-const missing = postgresToolMissing("pg_basebackup");
-const test = testRequiring(missing);
 let pair: PostgresPair;
 
 beforeAll(async () => {
-  if (!missing) pair = await startPostgresPair();
+  pair = await startPostgresPair();
 }, 60_000);
 
 afterAll(() => pair?.dispose());

