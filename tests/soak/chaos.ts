@@ -16,6 +16,10 @@ const KINDS: KillKind[] = ["entitlement", "notification", "nats leader", "postgr
 const STREAM = "entitlement-events";
 const SERVICE_DOWN_MS = 5_000;
 const NATS_DOWN_MS = 10_000;
+/** How long the rotation's PostgreSQL kill waits for a synchronous secondary (within its half minute). */
+const SECONDARY_WAIT_MS = 25_000;
+/** How long a killed primary may take to rejoin as a secondary (a rewind or a new base backup of a grown database). */
+const REJOIN_MS = 600_000;
 
 export type Chaos = { kills: Kill[]; killNext: () => Promise<Kill>; settle: () => Promise<void> };
 
@@ -89,6 +93,9 @@ async function killNatsNode(system: System, leader: boolean, recover: Recover): 
 async function killPrimary(system: System, say: (line: string) => void, recover: Recover): Promise<Kill> {
   const f = system.formation;
   const victim = await waitUntil(f.primary, "a pg_auto_failover primary", 120_000, 500);
+  // Only a primary with a synchronous secondary is killed: with the previous victim not back as a secondary yet there
+  // is nothing to fail over to, and the kill would stop the formation instead of testing a failover (not made then).
+  await f.waitForSecondary(f.nodes.find((n) => n !== victim) as typeof victim, SECONDARY_WAIT_MS);
   const at = Date.now();
   victim.kill();
   recover(`PostgreSQL ${victim.name}`, async () => {
@@ -100,7 +107,7 @@ async function killPrimary(system: System, say: (line: string) => void, recover:
     );
     say(`pg_auto_failover promoted ${next.name} ${((Date.now() - at) / 1000).toFixed(1)}s after the kill`);
     await victim.start();
-    await f.waitForSecondary(victim);
+    await f.waitForSecondary(victim, REJOIN_MS);
     say(`${victim.name} rejoined as a secondary ${((Date.now() - at) / 1000).toFixed(1)}s after the kill`);
   });
   return { at, kind: "postgres primary", victim: victim.name };
