@@ -6,11 +6,10 @@ import { createKeySource } from "../shared/auth/jwks.ts";
 import { createJwtAuthenticator } from "../shared/auth/jwt.ts";
 import { buildInfo, versionLine } from "../shared/build-info.ts";
 import { dispatch, type Subcommand } from "../shared/cli.ts";
-import { createRegistry, natsConnectedMetric } from "../shared/metrics.ts";
+import { natsConnectedMetric } from "../shared/metrics.ts";
 import { openNatsLink } from "../shared/nats.ts";
 import { systemClock, workerId } from "../shared/runtime.ts";
-import { lifecycleSubcommands, type ServiceSpec } from "../shared/service.ts";
-import { installTracing } from "../shared/tracing.ts";
+import { lifecycleSubcommands, type ServiceSpec, startObservability } from "../shared/service.ts";
 import { AUTH_METRICS, createApp } from "./app.ts";
 import { type EntitlementConfig, loadEntitlementConfig, SECRET_VARIABLES } from "./config.ts";
 import { SCHEMA, schemaText } from "./migrations.ts";
@@ -29,13 +28,11 @@ const spec: ServiceSpec<EntitlementConfig> = {
   logLevel: (config) => config.log.level,
   secretKeys: SECRET_VARIABLES,
   start: async ({ config, sql, log }) => {
-    const registry = createRegistry("entitlement", { defaultMetrics: true });
-    const tracing = installTracing({
-      service: "entitlement",
+    const { registry, tracing } = startObservability("entitlement", {
       version: pkg.version,
       exportSpans: config.tracing.exportSpans,
+      log,
     });
-    if (tracing.exporting) log.info("spans are exported over OTLP/HTTP (OTEL_EXPORTER_OTLP_ENDPOINT)");
     if (config.auth.disabled) {
       log.warn("ENTITLEMENT_AUTH_DISABLED=true: anyone who reaches the port may grant, revoke and read entitlements");
     }

@@ -7,11 +7,10 @@ import { buildInfo, versionLine } from "../shared/build-info.ts";
 import { dispatch, type Subcommand } from "../shared/cli.ts";
 import type { Sql } from "../shared/db.ts";
 import type { Logger } from "../shared/logger.ts";
-import { createRegistry, natsConnectedMetric } from "../shared/metrics.ts";
+import { natsConnectedMetric } from "../shared/metrics.ts";
 import { openNatsLink } from "../shared/nats.ts";
 import { systemClock, Waker, workerId } from "../shared/runtime.ts";
-import { lifecycleSubcommands, type ServiceSpec } from "../shared/service.ts";
-import { installTracing } from "../shared/tracing.ts";
+import { lifecycleSubcommands, type ServiceSpec, startObservability } from "../shared/service.ts";
 import { createApp } from "./app.ts";
 import { loadNotificationConfig, type NotificationConfig, SECRET_VARIABLES } from "./config.ts";
 import { createSecretBox } from "./features/endpoints/secrets.ts";
@@ -98,13 +97,11 @@ const spec: ServiceSpec<NotificationConfig> = {
   logLevel: (c) => c.log.level,
   secretKeys: SECRET_VARIABLES,
   start: async ({ config, sql, log }) => {
-    const registry = createRegistry("notification", { defaultMetrics: true });
-    const tracing = installTracing({
-      service: "notification",
+    const { registry, tracing } = startObservability("notification", {
       version: pkg.version,
       exportSpans: config.tracing.exportSpans,
+      log,
     });
-    if (tracing.exporting) log.info("spans are exported over OTLP/HTTP (OTEL_EXPORTER_OTLP_ENDPOINT)");
     const metrics = createNotificationMetrics(registry);
     const health: ConsumerHealth = { bound: {} };
     const sources = eventPipelines(config.nats).map((p) => p.handler.source);

@@ -6,8 +6,10 @@ import { type Subcommand, withConfig } from "./cli.ts";
 import { withoutArgs } from "./cli-args.ts";
 import { createSql, type Sql } from "./db.ts";
 import { createLogger, type Logger } from "./logger.ts";
+import { createRegistry } from "./metrics.ts";
 import { type MigrationLog, migrate, type SchemaText } from "./migrate.ts";
 import { onShutdownSignal, type Worker } from "./runtime.ts";
+import { installTracing } from "./tracing.ts";
 
 export type Running = {
   app: AnyElysia;
@@ -35,6 +37,14 @@ export type ServiceSpec<C> = {
 };
 
 type Env = Record<string, string | undefined>;
+
+/** A service's metrics registry (default metrics included) and its tracing, both named for the service. */
+export function startObservability(name: string, options: { version: string; exportSpans: boolean; log: Logger }) {
+  const registry = createRegistry(name, { defaultMetrics: true });
+  const tracing = installTracing({ service: name, version: options.version, exportSpans: options.exportSpans });
+  if (tracing.exporting) options.log.info("spans are exported over OTLP/HTTP (OTEL_EXPORTER_OTLP_ENDPOINT)");
+  return { registry, tracing };
+}
 
 /** `migrate`: applies pending migrations and returns 0 (1 when they fail, 78 on invalid configuration). */
 export function runMigrate<C>(spec: ServiceSpec<C>, env: Env): Promise<number> {
