@@ -23,9 +23,6 @@ const spec: ServiceSpec<EntitlementConfig> = {
   schema: SCHEMA,
   schemaText,
   loadConfig: loadEntitlementConfig,
-  database: (config) => config.database,
-  http: (config) => config.http,
-  logLevel: (config) => config.log.level,
   secretKeys: SECRET_VARIABLES,
   start: async ({ config, sql, log }) => {
     const { registry, tracing } = startObservability("entitlement", {

@@ -92,9 +92,6 @@ const spec: ServiceSpec<NotificationConfig> = {
   schema: SCHEMA,
   schemaText,
   loadConfig: loadNotificationConfig,
-  database: (c) => c.database,
-  http: (c) => c.http,
-  logLevel: (c) => c.log.level,
   secretKeys: SECRET_VARIABLES,
   start: async ({ config, sql, log }) => {
     const { registry, tracing } = startObservability("notification", {

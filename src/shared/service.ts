@@ -20,16 +20,20 @@ export type Running = {
   beforeStop?: () => void;
 };
 
-export type ServiceSpec<C> = {
+/** What the life cycle reads of a service's configuration (both services' loaders return these as they are). */
+export type ServiceConfig = {
+  /** `migrationUrl` (default `url`) is the role that runs migrations; `url` may then be a DML-only runtime role. */
+  database: { url: string; migrationUrl?: string; poolMax: number };
+  http: { host: string; port: number };
+  log: { level: string };
+};
+
+export type ServiceSpec<C extends ServiceConfig> = {
   name: string;
   schema: string;
   /** The numbered migrations and the SQL functions applied after them. */
   schemaText: SchemaText;
   loadConfig: (env: Record<string, string | undefined>) => C;
-  /** `migrationUrl` (default `url`) is the role that runs migrations; `url` may then be a DML-only runtime role. */
-  database: (config: C) => { url: string; migrationUrl?: string; poolMax: number };
-  http: (config: C) => { host: string; port: number };
-  logLevel: (config: C) => string;
   /** The service's secret variable names, redacted from its logs (see createLogger). */
   secretKeys?: readonly string[];
   /** Builds the app and its workers from the opened resources. */
@@ -47,7 +51,7 @@ export function startObservability(name: string, options: { version: string; exp
 }
 
 /** `migrate`: applies pending migrations and returns 0 (1 when they fail, 78 on invalid configuration). */
-export function runMigrate<C>(spec: ServiceSpec<C>, env: Env): Promise<number> {
+export function runMigrate<C extends ServiceConfig>(spec: ServiceSpec<C>, env: Env): Promise<number> {
   return withConfig(
     spec.name,
     () => spec.loadConfig(env),
@@ -56,7 +60,7 @@ export function runMigrate<C>(spec: ServiceSpec<C>, env: Env): Promise<number> {
 }
 
 /** `serve`: runs until SIGTERM/SIGINT, which exits the process (78 on invalid configuration). */
-export function runServe<C>(spec: ServiceSpec<C>, env: Env): Promise<number> {
+export function runServe<C extends ServiceConfig>(spec: ServiceSpec<C>, env: Env): Promise<number> {
   return withConfig(
     spec.name,
     () => spec.loadConfig(env),
@@ -68,7 +72,7 @@ export function runServe<C>(spec: ServiceSpec<C>, env: Env): Promise<number> {
  * The `serve` (the default) and `migrate` subcommands of a service's executable. `migrateConfig` loads the
  * configuration for `migrate` when it needs less than `serve` (Entitlement: no API tokens).
  */
-export function lifecycleSubcommands<C>(
+export function lifecycleSubcommands<C extends ServiceConfig>(
   spec: ServiceSpec<C>,
   env: Env,
   options: { migrateConfig?: ServiceSpec<C>["loadConfig"] } = {},
@@ -88,9 +92,9 @@ export function lifecycleSubcommands<C>(
   ];
 }
 
-async function migrateOnly<C>(spec: ServiceSpec<C>, config: C): Promise<number> {
-  const log = createLogger({ level: spec.logLevel(config), service: spec.name, secretKeys: spec.secretKeys });
-  const db = spec.database(config);
+async function migrateOnly<C extends ServiceConfig>(spec: ServiceSpec<C>, config: C): Promise<number> {
+  const log = createLogger({ level: config.log.level, service: spec.name, secretKeys: spec.secretKeys });
+  const db = config.database;
   const sql = createSql({
     url: db.migrationUrl ?? db.url,
     schema: spec.schema,
@@ -114,7 +118,7 @@ async function migrateOnly<C>(spec: ServiceSpec<C>, config: C): Promise<number> 
  * Applies the migrations at `serve`: through the pool when one role does everything, else through a short-lived
  * connection of the migration role, so the runtime role needs no DDL right.
  */
-async function migrateWith<C>(
+async function migrateWith<C extends ServiceConfig>(
   spec: ServiceSpec<C>,
   db: { url: string; migrationUrl?: string },
   pool: Sql,
@@ -136,9 +140,9 @@ async function migrateWith<C>(
 
 const errorMessage = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
-async function serve<C>(spec: ServiceSpec<C>, config: C): Promise<number> {
-  const log = createLogger({ level: spec.logLevel(config), service: spec.name, secretKeys: spec.secretKeys });
-  const db = spec.database(config);
+async function serve<C extends ServiceConfig>(spec: ServiceSpec<C>, config: C): Promise<number> {
+  const log = createLogger({ level: config.log.level, service: spec.name, secretKeys: spec.secretKeys });
+  const db = config.database;
   const sql = createSql({ url: db.url, schema: spec.schema, max: db.poolMax, applicationName: spec.name });
   let applied: string[];
   try {
@@ -154,7 +158,7 @@ async function serve<C>(spec: ServiceSpec<C>, config: C): Promise<number> {
   if (applied.length) log.info({ applied }, "migrations applied");
 
   const running = await spec.start({ config, sql, log });
-  const { host, port } = spec.http(config);
+  const { host, port } = config.http;
   const server = running.app.listen({ hostname: host, port });
   log.info({ host, port: server.server?.port ?? port }, `${spec.name} listening`);
 
