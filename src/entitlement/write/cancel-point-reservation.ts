@@ -2,7 +2,7 @@
 // live record, a PENDING reservation CANCELLED with its CANCEL audit row, and the facts of the answer remembered under
 // the key.
 import type { Db } from "../../shared/db.ts";
-import { type CommandOutcome, FACT_COLUMNS, type IdempotencyArgs, idempotencyParams } from "./idempotency-params.ts";
+import { type CommandOutcome, type IdempotencyArgs, idempotencyParams, OUTCOME_COLUMNS } from "./idempotency-params.ts";
 
 export type Cancellation = {
   reservationId: string;
@@ -17,7 +17,7 @@ export type Cancellation = {
  */
 export async function cancelPointReservation(db: Db, c: Cancellation): Promise<CommandOutcome> {
   const [row] = await db<CommandOutcome[]>`
-    select ${FACT_COLUMNS(db)}
+    select ${OUTCOME_COLUMNS(db)}
     from cancel_point_reservation(
       p_reservation_id => ${c.reservationId}::uuid,
       p_now => ${c.now}::timestamptz,

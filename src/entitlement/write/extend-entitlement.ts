@@ -3,7 +3,7 @@
 // facts of the answer remembered under the key.
 import type { Db } from "../../shared/db.ts";
 import { type KeyedChange, keyedChangeParams } from "./change-params.ts";
-import { type CommandOutcome, FACT_COLUMNS } from "./idempotency-params.ts";
+import { type CommandOutcome, OUTCOME_COLUMNS } from "./idempotency-params.ts";
 
 export type Extension = KeyedChange & {
   sku: string;
@@ -14,7 +14,7 @@ export type Extension = KeyedChange & {
 /** The facts: the item's version and updated_at, or why not (not_active, no_expiry, not_later with the expiry). */
 export async function extendEntitlement(db: Db, x: Extension): Promise<CommandOutcome> {
   const [row] = await db<CommandOutcome[]>`
-    select ${FACT_COLUMNS(db)}
+    select ${OUTCOME_COLUMNS(db)}
     from extend_entitlement(
       ${keyedChangeParams(db, "EXTEND", x)},
       p_sku => ${x.sku}::text,

@@ -3,7 +3,7 @@
 // and expiry row, and the facts of the answer remembered under the key.
 import type { Db } from "../../shared/db.ts";
 import { type KeyedChange, keyedChangeParams } from "./change-params.ts";
-import { type CommandOutcome, FACT_COLUMNS } from "./idempotency-params.ts";
+import { type CommandOutcome, OUTCOME_COLUMNS } from "./idempotency-params.ts";
 
 export type Grant = KeyedChange & {
   /** The items in the request's order: one, or a bundle's. */
@@ -20,7 +20,7 @@ export type Grant = KeyedChange & {
  */
 export async function grantEntitlements(db: Db, g: Grant): Promise<CommandOutcome> {
   const [row] = await db<CommandOutcome[]>`
-    select ${FACT_COLUMNS(db)}
+    select ${OUTCOME_COLUMNS(db)}
     from grant_entitlements(
       ${keyedChangeParams(db, "GRANT", g)},
       p_skus => ${g.skus}::text[],

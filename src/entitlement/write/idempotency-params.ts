@@ -33,31 +33,26 @@ export function idempotencyParams(db: Db, k: IdempotencyArgs | null) {
 
 /**
  * What a command function returned: `stored` (a live record, nothing done), `applied` and `state_conflict` (what it
- * stored), or an outcome of the command's own (`past`, `not_found`, a scheduled change's `lost` or `unchanged`). A
- * function that stores facts returns them (`replyFacts`), and the service makes the reply from them; a record the
- * previous release stored, or a function that still stores replies, has its `replyBody` instead.
+ * stored), or an outcome of the command's own (`past`, `not_found`, a scheduled change's `lost` or `unchanged`). What
+ * it stores are facts (`replyFacts`), of which the service makes the reply; a record the previous release stored
+ * before the upgrade has its `replyBody` instead.
  */
 export type CommandOutcome = {
   outcome: string;
   storedHash: string | null;
   replyCode: number | null;
   replyBody: unknown;
-  replyFacts?: unknown;
+  replyFacts: unknown;
   replyExpiresAt: Date | null;
 };
 
 /**
- * A reply a command function stores under the key and returns: made by the service before the call, for the change
- * and for each refusal, with the values only the database knows filled in by the function (db/entitlement/functions/).
+ * A reply with its status code, made by the service of the facts a command function stored (the features' replies.ts),
+ * for the first answer and every replay alike.
  */
 export type StoredReply = { code: number; body: JSONValue };
 
 /** The columns every command function returns, named for CommandOutcome. */
 export const OUTCOME_COLUMNS = (db: Db) => db`
-  outcome, stored_hash as "storedHash", reply_code as "replyCode", reply_body as "replyBody",
-  reply_expires_at as "replyExpiresAt"`;
-
-/** The columns a command function that stores facts returns, named for CommandOutcome. */
-export const FACT_COLUMNS = (db: Db) => db`
   outcome, stored_hash as "storedHash", reply_code as "replyCode", reply_body as "replyBody",
   reply_facts as "replyFacts", reply_expires_at as "replyExpiresAt"`;

@@ -1,7 +1,7 @@
 // A reservation: one call of `reserve_points` (db/entitlement/functions/), its own transaction: the key's lock and live
 // record, the PENDING reservation with its RESERVE audit row, and the facts of the answer remembered under the key.
 import type { Db } from "../../shared/db.ts";
-import { type CommandOutcome, FACT_COLUMNS, type IdempotencyArgs, idempotencyParams } from "./idempotency-params.ts";
+import { type CommandOutcome, type IdempotencyArgs, idempotencyParams, OUTCOME_COLUMNS } from "./idempotency-params.ts";
 
 export type Reservation = {
   reservationId: string;
@@ -17,7 +17,7 @@ export type Reservation = {
 /** The facts: the reservation's fields, or, when the balance would pass 2^53 - 1, the balance (as text). */
 export async function reservePoints(db: Db, r: Reservation): Promise<CommandOutcome> {
   const [row] = await db<CommandOutcome[]>`
-    select ${FACT_COLUMNS(db)}
+    select ${OUTCOME_COLUMNS(db)}
     from reserve_points(
       p_reservation_id => ${r.reservationId}::uuid,
       p_user_id => ${r.userId}::text,

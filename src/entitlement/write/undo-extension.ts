@@ -4,7 +4,7 @@
 // answer remembered under the key.
 import type { Db } from "../../shared/db.ts";
 import { type KeyedChange, keyedChangeParams } from "./change-params.ts";
-import { type CommandOutcome, FACT_COLUMNS } from "./idempotency-params.ts";
+import { type CommandOutcome, OUTCOME_COLUMNS } from "./idempotency-params.ts";
 
 export type ExtensionUndo = KeyedChange & {
   sku: string;
@@ -17,7 +17,7 @@ export type ExtensionUndo = KeyedChange & {
 /** The facts: the item's version and updated_at, or why not (changed_since the extension, not_earlier). */
 export async function undoExtension(db: Db, x: ExtensionUndo): Promise<CommandOutcome> {
   const [row] = await db<CommandOutcome[]>`
-    select ${FACT_COLUMNS(db)}
+    select ${OUTCOME_COLUMNS(db)}
     from undo_extension(
       ${keyedChangeParams(db, "EXTEND", x)},
       p_sku => ${x.sku}::text,

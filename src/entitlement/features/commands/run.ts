@@ -1,7 +1,7 @@
 // How every idempotent command runs, once for all of them: its span and metric, its idempotency arguments (the
 // request hash, the key's lock key, the record's lifetime, the bound on lock waits), the one call of its database
-// function (a file of write/: one statement, its own transaction), the reply it stored or the live record it found
-// (replayed, or a key conflict), and the signal after commit. Expected outcomes (replay, conflicts) are values;
+// function (a file of write/: one statement, its own transaction), the reply made of the facts it stored or of the live
+// record it found (replayed, or a key conflict), and the signal after commit. Expected outcomes (replay, conflicts) are values;
 // surprises are thrown. A walk of one command goes down to write/ once and comes back once.
 import type { TSchema } from "@sinclair/typebox";
 import type { Sql } from "postgres";
@@ -55,10 +55,10 @@ export type CommandSpec = {
   /** The command's clock reading, when its input was checked against it before (default: read here). */
   now?: Date;
   /**
-   * The reply made from the facts the command's function stored, for its first answer and every replay; a command
-   * whose function stores a reply body instead (and a record the previous release stored) needs none.
+   * The reply made of the facts the command's function stored, for its first answer and every replay (a record the
+   * previous release stored before the upgrade has its reply instead).
    */
-  reply?: (facts: unknown) => StoredReply;
+  reply: (facts: unknown) => StoredReply;
   /** The call of the command's function, with the key's arguments made at `now`. */
   call: (idempotency: IdempotencyArgs, now: Date) => Promise<CommandOutcome>;
   /** Throws the answer to an outcome of the command's own, where nothing was stored (a past expiry, an unknown id). */
@@ -113,8 +113,7 @@ async function callOnce<T>(deps: CommandDeps, command: KeyedCommand, spec: Comma
 
 /** The reply: made from the stored facts, or the stored body when there are none. */
 function replyOf(spec: CommandSpec, result: CommandOutcome): { code: number; body: unknown } {
-  if (result.replyFacts === null || result.replyFacts === undefined) return storedBody(result);
-  if (!spec.reply) throw new Error(`command ${spec.action} stored facts but makes no reply of them`);
+  if (result.replyFacts === null) return storedBody(result);
   return spec.reply(result.replyFacts);
 }
 

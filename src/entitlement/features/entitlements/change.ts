@@ -1,6 +1,6 @@
 // One change of entitlement state as a command (a grant, a revoke, a bundle grant, an extension): its call under the
 // request's Idempotency-Key (one file of write/ per call), run as every command is (commands/run.ts). What differs
-// between them is only the call and the replies the caller makes for it.
+// between them is only the call and the reply the caller makes of the facts it stored.
 import type { TSchema } from "@sinclair/typebox";
 import { traceparentOf } from "../../../shared/trace-context.ts";
 import type { KeyedChange } from "../../write/change-params.ts";
@@ -14,7 +14,7 @@ export type ChangeContext = Pick<KeyedChange, "now" | "traceId" | "traceparent" 
 
 /**
  * Runs one change: a live record is replayed (or a key conflict), an expiry not after now is a 400, and otherwise the
- * reply the function stored is answered; an applied change has events to publish and, with an expiry, a due time.
+ * reply made of the facts the function stored is answered; an applied change has events to publish and, with an expiry, a due time.
  * `ok` is the shape of the stored 200, checked on replay.
  */
 export function runChange<T>(
@@ -24,8 +24,8 @@ export function runChange<T>(
     action: CommandAction;
     hash: string;
     ok: TSchema;
-    /** The reply made of the facts the function stored (commands/run.ts); none while it stores a reply. */
-    reply?: (facts: unknown) => StoredReply;
+    /** The reply made of the facts the function stored (commands/run.ts). */
+    reply: (facts: unknown) => StoredReply;
     expiresAt: string | undefined;
     write: (context: ChangeContext) => Promise<CommandOutcome>;
   },
@@ -35,7 +35,7 @@ export function runChange<T>(
     action: args.action,
     hash: args.hash,
     ok: args.ok,
-    ...(args.reply ? { reply: args.reply } : {}),
+    reply: args.reply,
     call: (idempotency, now) =>
       args.write({ now, traceId: command.traceId, traceparent: traceparentOf() ?? null, idempotency }),
     refuse: (outcome, now) => {
