@@ -43,7 +43,7 @@ export function streamsWithinOpenFiles(
   if (openFiles === undefined || stream.max <= openFiles - RESERVED_FILES) return stream;
   const max = Math.max(1, openFiles - RESERVED_FILES);
   log.warn(
-    { configured: stream.max, openFiles, max },
+    { configured: stream.max, open_files: openFiles, max },
     "NOTIFICATION_STREAM_MAX is more than the open-file limit leaves for streams (raise ulimit -n); holding fewer",
   );
   return { ...stream, max };

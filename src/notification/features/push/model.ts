@@ -44,7 +44,7 @@ export const FcmDeviceBody = Type.Object(
   { title: "FcmDevice" },
 );
 
-export const DeviceBody = Type.Union([WebPushDeviceBody, FcmDeviceBody]);
+export const DeviceBody = Type.Union([WebPushDeviceBody, FcmDeviceBody], { title: "DeviceRegistration" });
 export type DeviceBody = Static<typeof DeviceBody>;
 
 export const Device = Type.Object(
