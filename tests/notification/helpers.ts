@@ -1,9 +1,10 @@
 // Shared set-up for the Notification tests: configuration with unique stream names, a database handle in the
 // notification schema, seeded rows and protobuf events. A test file's own database comes from useTestDatabase
 // (tests/support/infra.ts).
+import { afterAll, beforeAll } from "bun:test";
 import { create, toBinary } from "@bufbuild/protobuf";
-import { jetstreamManager } from "@nats-io/jetstream";
-import type { NatsConnection } from "@nats-io/transport-node";
+import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
 import {
   type EntitlementEvent,
   EntitlementEvent_EventType,
@@ -16,13 +17,16 @@ import { type AdvisorySpec, advisorySpecs } from "../../src/notification/intake/
 import type { EventPipeline } from "../../src/notification/intake/consumer/handler.ts";
 import type { ConsumerHealth } from "../../src/notification/intake/consumer/worker.ts";
 import { eventPipelines } from "../../src/notification/intake/handlers/registry.ts";
-import { createNotificationMetrics } from "../../src/notification/metrics.ts";
+import { createNotificationMetrics, type NotificationMetrics } from "../../src/notification/metrics.ts";
 import { SCHEMA } from "../../src/notification/migrations.ts";
 import type { DeliveryDeps } from "../../src/notification/work/delivery/deps.ts";
+import { createWorkers } from "../../src/notification/workers.ts";
 import { createSql, type Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createRegistry } from "../../src/shared/metrics.ts";
-import { uniqueName } from "../support/infra.ts";
+import { createNatsLink } from "../../src/shared/nats.ts";
+import { systemClock, Waker } from "../../src/shared/runtime.ts";
+import { type DatabaseFixture, natsUrl, uniqueName } from "../support/infra.ts";
 import { waitUntil } from "../support/wait.ts";
 
 export function notificationSql(url: string, max = 8): Sql {
@@ -236,4 +240,62 @@ export function pointsBytes(fields: Partial<Omit<PointsEvent, "$typeName">> = {}
       ...fields,
     }),
   );
+}
+
+export type Pipeline = {
+  nc: NatsConnection;
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  health: ConsumerHealth;
+  /** What the channel was given to send, in order. */
+  sent: { userId: string; type: string; payload: Record<string, unknown> }[];
+};
+
+/**
+ * For the test file: every worker main runs, on `f`'s database and a NATS connection of its own, the configured
+ * channel replaced by a recorder that throws for the users `refuse` names; ready once each of `sources`' consumers is
+ * bound. After the file, the workers stop and the streams of `config` are deleted.
+ */
+export function usePipeline(
+  f: DatabaseFixture,
+  options: {
+    config: NotificationConfig;
+    metrics: NotificationMetrics;
+    workerId: string;
+    sources: string[];
+    refuse?: (userId: string) => boolean;
+  },
+): Pipeline {
+  const pipe = { health: { bound: {} }, sent: [] } as unknown as Pipeline;
+  const stop = new AbortController();
+  let running: Promise<void>[] = [];
+  beforeAll(async () => {
+    pipe.nc = await connect({ servers: await natsUrl() });
+    pipe.js = jetstream(pipe.nc);
+    pipe.jsm = await jetstreamManager(pipe.nc);
+    const workers = createWorkers({
+      config: options.config,
+      sql: f.sql,
+      log: silentLogger,
+      now: systemClock,
+      metrics: options.metrics,
+      waker: new Waker(),
+      workerId: options.workerId,
+      link: createNatsLink(Promise.resolve(pipe.nc), silentLogger),
+      health: pipe.health,
+      send: async (d) => {
+        if (options.refuse?.(d.userId)) throw new Error("receiver refuses this player");
+        pipe.sent.push({ userId: d.userId, type: d.type, payload: d.payload });
+      },
+    });
+    running = workers.map((w) => w.run(stop.signal));
+    for (const source of options.sources) await consumerBound(pipe.health, source);
+  });
+  afterAll(async () => {
+    stop.abort();
+    await Promise.all(running);
+    await deleteStreams(pipe.nc, streamsOf(options.config));
+    await pipe.nc.close();
+  });
+  return pipe;
 }

@@ -2,66 +2,43 @@
 // the Java original (handled then acked; stream created with its duplicate window, ack wait and max deliver) and
 // the handler's duplicate case, plus what the original lacked: players notified, invalid events
 // terminated and recorded in notification_nats_dlq with their stream, and a given-up event replayed.
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from "@nats-io/jetstream";
-import { connect, type NatsConnection, nanos } from "@nats-io/transport-node";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { nanos } from "@nats-io/transport-node";
 import type { NotificationConfig } from "../../src/notification/config.ts";
 import { createAdvisoryCapture } from "../../src/notification/intake/advisories/worker.ts";
 import { type ConsumerHealth, createEventConsumer } from "../../src/notification/intake/consumer/worker.ts";
 import { replayNatsDlq } from "../../src/notification/ops/nats-dlq.ts";
-import { createWorkers } from "../../src/notification/workers.ts";
 import { createSql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createNatsLink } from "../../src/shared/nats.ts";
-import { systemClock, Waker } from "../../src/shared/runtime.ts";
-import { natsUrl, useTestDatabase } from "../support/infra.ts";
+import { systemClock } from "../../src/shared/runtime.ts";
+import { useTestDatabase } from "../support/infra.ts";
 import { waitUntil } from "../support/wait.ts";
-import { consumerBound, consumerOf, deleteStreams, matchBytes, streamsOf, testConfig, testMetrics } from "./helpers.ts";
+import {
+  consumerBound,
+  consumerOf,
+  deleteStreams,
+  matchBytes,
+  streamsOf,
+  testConfig,
+  testMetrics,
+  usePipeline,
+} from "./helpers.ts";
 
 setDefaultTimeout(120_000);
 
 const f = useTestDatabase("notif_matchmaking", { service: "notification" });
-let nc: NatsConnection;
-let js: JetStreamClient;
-let jsm: JetStreamManager;
 const config = testConfig();
 const mm = config.nats.matchmaking as NonNullable<NotificationConfig["nats"]["matchmaking"]>;
-const health: ConsumerHealth = { bound: {} };
 const { metrics } = testMetrics();
-const sent: { userId: string; type: string; payload: Record<string, unknown> }[] = [];
-const stop = new AbortController();
-let running: Promise<void>[] = [];
-
-beforeAll(async () => {
-  nc = await connect({ servers: await natsUrl() });
-  js = jetstream(nc);
-  jsm = await jetstreamManager(nc);
-  const workers = createWorkers({
-    config,
-    sql: f.sql,
-    log: silentLogger,
-    now: systemClock,
-    metrics,
-    waker: new Waker(),
-    workerId: "matchmaking-worker",
-    link: createNatsLink(Promise.resolve(nc), silentLogger),
-    health,
-    send: async (d) => {
-      if (d.userId.startsWith("p-fail")) throw new Error("receiver refuses this player");
-      sent.push({ userId: d.userId, type: d.type, payload: d.payload });
-    },
-  });
-  running = workers.map((w) => w.run(stop.signal));
-  await consumerBound(health, "matchmaking");
-  await consumerBound(health, "entitlement");
+const pipe = usePipeline(f, {
+  config,
+  metrics,
+  workerId: "matchmaking-worker",
+  sources: ["matchmaking", "entitlement"],
+  refuse: (userId) => userId.startsWith("p-fail"),
 });
-
-afterAll(async () => {
-  stop.abort();
-  await Promise.all(running);
-  await deleteStreams(nc, streamsOf(config));
-  await nc.close();
-});
+const { sent } = pipe;
 
 type Row = { user_id: string; type: string; status: string; payload_json: Record<string, unknown> };
 const notificationsOf = (eventId: string) =>
@@ -76,10 +53,10 @@ const counter = async (result: string) =>
 
 describe("matchmaking consumer", () => {
   test("creates its stream with a 2m duplicate window, and its durable with ack wait 3s and max deliver 10", async () => {
-    const stream = await jsm.streams.info(mm.stream);
+    const stream = await pipe.jsm.streams.info(mm.stream);
     expect(stream.config.subjects).toEqual([mm.subject]);
     expect(stream.config.duplicate_window).toBe(nanos(120_000));
-    const durable = await jsm.consumers.info(mm.stream, mm.durable);
+    const durable = await pipe.jsm.consumers.info(mm.stream, mm.durable);
     expect(durable.config.ack_wait).toBe(nanos(3_000));
     expect(durable.config.max_deliver).toBe(10);
     expect(durable.config.filter_subject).toBe(mm.subject);
@@ -87,9 +64,13 @@ describe("matchmaking consumer", () => {
 
   test("every listed player gets a MatchFound notification, delivered, and the message is acked (63)", async () => {
     const eventId = crypto.randomUUID();
-    await js.publish(mm.subject, matchBytes({ eventId, matchId: "m-63", mode: "rank", userIds: ["p-ann", "p-ben"] }), {
-      msgID: eventId,
-    });
+    await pipe.js.publish(
+      mm.subject,
+      matchBytes({ eventId, matchId: "m-63", mode: "rank", userIds: ["p-ann", "p-ben"] }),
+      {
+        msgID: eventId,
+      },
+    );
     const rows = await waitUntil(async () => {
       const r = await notificationsOf(eventId);
       return r.length === 2 && r.every((n) => n.status === "SENT") ? r : undefined;
@@ -102,14 +83,14 @@ describe("matchmaking consumer", () => {
     expect(sent.filter((s) => s.payload.match_id === "m-63").map((s) => s.userId)).toEqual(
       expect.arrayContaining(["p-ann", "p-ben"]),
     );
-    const info = await jsm.consumers.info(mm.stream, mm.durable);
+    const info = await pipe.jsm.consumers.info(mm.stream, mm.durable);
     expect(info.num_ack_pending, "acked after the commit").toBe(0);
     expect(info.num_redelivered, "acked at the first delivery").toBe(0);
   });
 
   test("delivery treats a MatchFound like any other: the failing player's ends FAILED in the DLQ, the other SENT", async () => {
     const eventId = crypto.randomUUID();
-    await js.publish(mm.subject, matchBytes({ eventId, userIds: ["p-fail-1", "p-fine-1"] }));
+    await pipe.js.publish(mm.subject, matchBytes({ eventId, userIds: ["p-fail-1", "p-fine-1"] }));
     const rows = await waitUntil(async () => {
       const r = await notificationsOf(eventId);
       return r.length === 2 && r.every((n) => n.status === "SENT" || n.status === "FAILED") ? r : undefined;
@@ -124,7 +105,7 @@ describe("matchmaking consumer", () => {
 
   test("an event without players notifies matchmaking-system with only match_id, as the original did", async () => {
     const eventId = crypto.randomUUID();
-    await js.publish(mm.subject, matchBytes({ eventId, matchId: "m-system" }));
+    await pipe.js.publish(mm.subject, matchBytes({ eventId, matchId: "m-system" }));
     const rows = await waitUntil(async () => {
       const r = await notificationsOf(eventId);
       return r.length === 1 ? r : undefined;
@@ -136,10 +117,10 @@ describe("matchmaking consumer", () => {
   test("the same event again, without Nats-Msg-Id, adds nothing (89)", async () => {
     const eventId = crypto.randomUUID();
     const body = matchBytes({ eventId, userIds: ["p-dup-1", "p-dup-2"] });
-    await js.publish(mm.subject, body);
+    await pipe.js.publish(mm.subject, body);
     await waitUntil(async () => ((await notificationsOf(eventId)).length === 2 ? true : undefined), "the first copy");
     const duplicatesBefore = await counter("duplicate");
-    const again = await js.publish(mm.subject, body);
+    const again = await pipe.js.publish(mm.subject, body);
     expect(again.duplicate, "no Nats-Msg-Id: JetStream stores it again").toBe(false);
     await waitUntil(async () => ((await counter("duplicate")) > duplicatesBefore ? true : undefined), "the copy");
     expect(await notificationsOf(eventId)).toHaveLength(2);
@@ -151,8 +132,8 @@ describe("matchmaking consumer", () => {
   test("an invalid event is terminated and recorded with its stream; the valid events fetched with it are stored", async () => {
     const good = crypto.randomUUID();
     const [bad] = await Promise.all([
-      js.publish(mm.subject, matchBytes({ matchId: " " })),
-      js.publish(mm.subject, matchBytes({ eventId: good, userIds: ["p-good"] })),
+      pipe.js.publish(mm.subject, matchBytes({ matchId: " " })),
+      pipe.js.publish(mm.subject, matchBytes({ eventId: good, userIds: ["p-good"] })),
     ]);
     const [entry] = await waitUntil(async () => {
       const rows = await natsDlqRow(bad?.seq ?? 0);
@@ -172,7 +153,7 @@ describe("a matchmaking event given up by its consumer", () => {
       NOTIFICATION_MATCHMAKING_NATS_ACK_WAIT: "1s",
     });
     const cmm = c.nats.matchmaking as NonNullable<NotificationConfig["nats"]["matchmaking"]>;
-    const link = createNatsLink(Promise.resolve(nc), silentLogger);
+    const link = createNatsLink(Promise.resolve(pipe.nc), silentLogger);
     const common = { log: silentLogger, now: systemClock, metrics: testMetrics().metrics, link };
     const { pipeline, advisories } = consumerOf(c, "matchmaking");
     const h: ConsumerHealth = { bound: {} };
@@ -193,7 +174,7 @@ describe("a matchmaking event given up by its consumer", () => {
     try {
       await consumerBound(h, "matchmaking");
       const eventId = crypto.randomUUID();
-      const ack = await js.publish(cmm.subject, matchBytes({ eventId, userIds: ["p-late"] }), { msgID: eventId });
+      const ack = await pipe.js.publish(cmm.subject, matchBytes({ eventId, userIds: ["p-late"] }), { msgID: eventId });
       await waitUntil(async () => {
         const rows = await f.sql`select 1 from notification_nats_dlq
           where stream = ${cmm.stream} and stream_seq = ${ack.seq} and kind = 'MAX_DELIVERIES'`;
@@ -206,7 +187,7 @@ describe("a matchmaking event given up by its consumer", () => {
       const lines: string[] = [];
       const code = await replayNatsDlq(
         { sql: f.sql, out: (l) => lines.push(l) },
-        { js, jsm },
+        { js: pipe.js, jsm: pipe.jsm },
         { streamSeq: ack.seq, force: false, stream: cmm.stream },
       );
       expect(code, lines.join("\n")).toBe(0);
@@ -218,7 +199,7 @@ describe("a matchmaking event given up by its consumer", () => {
       captures.abort();
       await Promise.all(capturing);
       await broken.end({ timeout: 1 });
-      await deleteStreams(nc, streamsOf(c));
+      await deleteStreams(pipe.nc, streamsOf(c));
     }
   });
 });

@@ -1,61 +1,20 @@
 // The points pipeline on real NATS and PostgreSQL, through the same workers main runs: a PointsEvent becomes one
 // delivered PointsGranted notification, a copy of it adds nothing, and an invalid one is terminated and recorded in
 // notification_nats_dlq with its stream.
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from "@nats-io/jetstream";
-import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { NotificationConfig } from "../../src/notification/config.ts";
-import type { ConsumerHealth } from "../../src/notification/intake/consumer/worker.ts";
-import { createWorkers } from "../../src/notification/workers.ts";
-import { silentLogger } from "../../src/shared/logger.ts";
-import { createNatsLink } from "../../src/shared/nats.ts";
-import { systemClock, Waker } from "../../src/shared/runtime.ts";
-import { natsUrl, useTestDatabase } from "../support/infra.ts";
+import { useTestDatabase } from "../support/infra.ts";
 import { waitUntil } from "../support/wait.ts";
-import { consumerBound, deleteStreams, pointsBytes, streamsOf, testConfig, testMetrics } from "./helpers.ts";
+import { pointsBytes, testConfig, testMetrics, usePipeline } from "./helpers.ts";
 
 setDefaultTimeout(120_000);
 
 const f = useTestDatabase("notif_points", { service: "notification" });
-let nc: NatsConnection;
-let js: JetStreamClient;
-let jsm: JetStreamManager;
 const config = testConfig();
 const points = config.nats.points as NonNullable<NotificationConfig["nats"]["points"]>;
-const health: ConsumerHealth = { bound: {} };
 const { metrics } = testMetrics();
-const sent: { userId: string; type: string; payload: Record<string, unknown> }[] = [];
-const stop = new AbortController();
-let running: Promise<void>[] = [];
-
-beforeAll(async () => {
-  nc = await connect({ servers: await natsUrl() });
-  js = jetstream(nc);
-  jsm = await jetstreamManager(nc);
-  const workers = createWorkers({
-    config,
-    sql: f.sql,
-    log: silentLogger,
-    now: systemClock,
-    metrics,
-    waker: new Waker(),
-    workerId: "points-worker",
-    link: createNatsLink(Promise.resolve(nc), silentLogger),
-    health,
-    send: async (d) => {
-      sent.push({ userId: d.userId, type: d.type, payload: d.payload });
-    },
-  });
-  running = workers.map((w) => w.run(stop.signal));
-  await consumerBound(health, "points");
-});
-
-afterAll(async () => {
-  stop.abort();
-  await Promise.all(running);
-  await deleteStreams(nc, streamsOf(config));
-  await nc.close();
-});
+const pipe = usePipeline(f, { config, metrics, workerId: "points-worker", sources: ["points"] });
+const { sent } = pipe;
 
 type Row = { user_id: string; type: string; status: string; payload_json: Record<string, unknown> };
 const notificationsOf = (eventId: string) =>
@@ -66,9 +25,9 @@ const counter = async (result: string) =>
 
 describe("points consumer", () => {
   test("reads the configured stream and subject through its own durable", async () => {
-    const stream = await jsm.streams.info(points.stream);
+    const stream = await pipe.jsm.streams.info(points.stream);
     expect(stream.config.subjects).toEqual([points.subject]);
-    const durable = await jsm.consumers.info(points.stream, points.durable);
+    const durable = await pipe.jsm.consumers.info(points.stream, points.durable);
     expect(durable.config.filter_subject).toBe(points.subject);
   });
 
@@ -76,7 +35,7 @@ describe("points consumer", () => {
     const eventId = crypto.randomUUID();
     const reservationId = crypto.randomUUID();
     const body = pointsBytes({ eventId, userId: "pts-ann", reservationId, pointAmount: 300n, balanceAfter: 700n });
-    await js.publish(points.subject, body, { msgID: eventId });
+    await pipe.js.publish(points.subject, body, { msgID: eventId });
     const rows = await waitUntil(async () => {
       const r = await notificationsOf(eventId);
       return r.length === 1 && r[0]?.status === "SENT" ? r : undefined;
@@ -86,17 +45,17 @@ describe("points consumer", () => {
     expect(sent.filter((s) => s.payload.reservation_id === reservationId)).toEqual([
       { userId: "pts-ann", type: "PointsGranted", payload },
     ]);
-    const info = await jsm.consumers.info(points.stream, points.durable);
+    const info = await pipe.jsm.consumers.info(points.stream, points.durable);
     expect(info.num_ack_pending, "acked after the commit").toBe(0);
   });
 
   test("the same event again, without Nats-Msg-Id, adds nothing", async () => {
     const eventId = crypto.randomUUID();
     const body = pointsBytes({ eventId, userId: "pts-dup" });
-    await js.publish(points.subject, body);
+    await pipe.js.publish(points.subject, body);
     await waitUntil(async () => ((await notificationsOf(eventId)).length === 1 ? true : undefined), "the first copy");
     const duplicatesBefore = await counter("duplicate");
-    const again = await js.publish(points.subject, body);
+    const again = await pipe.js.publish(points.subject, body);
     expect(again.duplicate, "no Nats-Msg-Id: JetStream stores it again").toBe(false);
     await waitUntil(async () => ((await counter("duplicate")) > duplicatesBefore ? true : undefined), "the copy");
     expect(await notificationsOf(eventId)).toHaveLength(1);
@@ -108,8 +67,8 @@ describe("points consumer", () => {
   test("an invalid event is terminated and recorded with its stream; the valid event fetched with it is stored", async () => {
     const good = crypto.randomUUID();
     const [bad] = await Promise.all([
-      js.publish(points.subject, pointsBytes({ pointAmount: 0n })),
-      js.publish(points.subject, pointsBytes({ eventId: good, userId: "pts-good" })),
+      pipe.js.publish(points.subject, pointsBytes({ pointAmount: 0n })),
+      pipe.js.publish(points.subject, pointsBytes({ eventId: good, userId: "pts-good" })),
     ]);
     const [entry] = await waitUntil(async () => {
       const rows = await f.sql<{ kind: string; consumer: string }[]>`select kind, consumer from notification_nats_dlq
