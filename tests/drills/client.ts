@@ -10,7 +10,13 @@ export type Body = {
   expires_at?: string;
 };
 
-export type Answer = { status: number; body: Record<string, unknown>; text: string };
+/** `retryAfterS`: the answer's Retry-After in whole seconds, when it carried one (a 429, a 503). */
+export type Answer = { status: number; body: Record<string, unknown>; text: string; retryAfterS?: number };
+
+/** Retry-After as whole seconds (the only form the services send); undefined when absent or not that form. */
+export function retryAfterSeconds(header: string | null): number | undefined {
+  return header !== null && /^\d{1,6}$/.test(header.trim()) ? Number(header.trim()) : undefined;
+}
 
 export type Sent = {
   /** poison: an id the API must refuse (a control character, an over-long id); never committed, never settled. */
@@ -55,7 +61,14 @@ export async function postJson(
     try {
       parsed = JSON.parse(text);
     } catch {}
-    return { answer: { status: response.status, body: parsed, text }, ms: performance.now() - started };
+    const retryAfterS = retryAfterSeconds(response.headers.get("retry-after"));
+    const answer: Answer = {
+      status: response.status,
+      body: parsed,
+      text,
+      ...(retryAfterS === undefined ? {} : { retryAfterS }),
+    };
+    return { answer, ms: performance.now() - started };
   } catch (error) {
     const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
     return { error: message, ms: performance.now() - started };
@@ -73,10 +86,18 @@ export function send(
   return postJson(url, token, request.key, request.body, timeoutMs, session);
 }
 
-/** The answer that counts for a fresh request: its own when it was a definite one (not 5xx), else its replay's. */
+/**
+ * Whether an answer is definite: neither a 5xx nor a 429. A 429 is refused before the request is looked at, so it says
+ * nothing of an earlier attempt under the same key that may have committed: the client retries it with the key, as a
+ * 5xx or no answer, and only a definite answer tells it the outcome.
+ */
+export const definite = (answer: Answer | undefined): boolean =>
+  answer !== undefined && answer.status < 500 && answer.status !== 429;
+
+/** The answer that counts for a fresh request: its own when it was a definite one, else its replay's. */
 export function finalAnswer(s: Sent): Answer | undefined {
-  if (s.answer && s.answer.status < 500) return s.answer;
+  if (s.answer && definite(s.answer)) return s.answer;
   return s.settled;
 }
 
-export const needsSettling = (s: Sent) => s.kind === "fresh" && (!s.answer || s.answer.status >= 500);
+export const needsSettling = (s: Sent) => s.kind === "fresh" && !definite(s.answer);

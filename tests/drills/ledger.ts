@@ -13,6 +13,11 @@ export type LedgerReport = {
   notifications: number;
   lost: number;
   duplicated: number;
+  /**
+   * Changes committed (an outbox event) that no 200 answer acknowledged: not a duplicate (one event, one change) but a
+   * client that never learned its change took, or an event no request made. Each is also a problem, so it fails.
+   */
+  unacknowledged: number;
   dlq: number;
   problems: string[];
 };
@@ -103,7 +108,26 @@ export async function slowestSent(sql: postgres.Sql, prefix: string): Promise<nu
   return row?.ms ?? undefined;
 }
 
-type Finding = (kind: "lost" | "duplicated", count: number, what: string) => void;
+type Finding = (kind: "lost" | "duplicated" | "unacknowledged", count: number, what: string) => void;
+
+/**
+ * The outbox against the 200 answers, by (user, item, version): a 200 without its event is lost; two events of one
+ * triple, or two 200s, duplicated; an event that no 200 explains is unacknowledged (see LedgerReport).
+ */
+export function checkEvents(acceptedTriples: string[], eventTriples: string[], finding: Finding): void {
+  const accepted = Map.groupBy(acceptedTriples, (t) => t);
+  const events = Map.groupBy(eventTriples, (t) => t);
+  for (const [t, answers] of accepted) {
+    if (answers.length > 1) finding("duplicated", answers.length - 1, `${answers.length} answers of 200 for ${t}`);
+    if (!events.has(t)) finding("lost", 1, `accepted change without an outbox event: ${t}`);
+  }
+  for (const [t, list] of events) {
+    if (list.length > 1) finding("duplicated", list.length - 1, `${list.length} outbox events for ${t}`);
+    // After settling (every 5xx, 429 and unanswered request retried with its key), every committed change has been
+    // answered 200 on some attempt; an event nobody was told about is a change the client does not know it made.
+    if (!accepted.has(t)) finding("unacknowledged", 1, `outbox event that no 200 answer explains: ${t}`);
+  }
+}
 
 /** Each entitlement at version v went through v + 1 transitions: as many outbox events and audit rows, no more. */
 function checkTransitions(
@@ -131,28 +155,22 @@ export async function checkLedger(
 ): Promise<LedgerReport> {
   const { events, notifications, pairs, dlq } = await readRows(sql, prefix, otherTypes);
   const problems: string[] = [];
-  let lost = 0;
-  let duplicated = 0;
+  const counts = { lost: 0, duplicated: 0, unacknowledged: 0 };
   const finding: Finding = (kind, count, what) => {
-    if (kind === "lost") lost += count;
-    else duplicated += count;
+    counts[kind] += count;
+    // Every finding is a problem (at most 12 listed): a drill with any problem fails, an unacknowledged change too.
     if (problems.length < 12) problems.push(`${kind}: ${what}`);
   };
-  const acceptedByTriple = Map.groupBy(accepted, (r) => {
+  const acceptedTriples = accepted.map((r) => {
     const b = finalAnswer(r)?.body ?? {};
     return tripleOf(b.user_id, b.stock_keeping_unit, b.version);
   });
-  const eventsByTriple = Map.groupBy(events, (e) => tripleOf(e.user_id, e.sku, e.version));
+  checkEvents(
+    acceptedTriples,
+    events.map((e) => tripleOf(e.user_id, e.sku, e.version)),
+    finding,
+  );
   const notificationsByEvent = Map.groupBy(notifications, (n) => n.event_id);
-  for (const [t, answers] of acceptedByTriple) {
-    if (answers.length > 1) finding("duplicated", answers.length - 1, `${answers.length} answers of 200 for ${t}`);
-    if (!eventsByTriple.has(t)) finding("lost", 1, `accepted change without an outbox event: ${t}`);
-  }
-  for (const [t, list] of eventsByTriple) {
-    if (list.length > 1) finding("duplicated", list.length - 1, `${list.length} outbox events for ${t}`);
-    // After settling, every committed change has been answered 200; an event nobody was told about is an extra one.
-    if (!acceptedByTriple.has(t)) finding("duplicated", list.length, `outbox event that no 200 answer explains: ${t}`);
-  }
   const eventIds = new Set(events.map((e) => e.event_id));
   for (const n of notifications) {
     // A notification of an event the outbox does not hold: e.g. an event lost in a failover but already consumed.
@@ -174,5 +192,5 @@ export async function checkLedger(
   }
   checkTransitions(pairs, finding);
   if (dlq > 0) problems.push(`${dlq} rows in notification_dlq / notification_nats_dlq`);
-  return { events: events.length, notifications: notifications.length, lost, duplicated, dlq, problems };
+  return { events: events.length, notifications: notifications.length, ...counts, dlq, problems };
 }

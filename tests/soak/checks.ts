@@ -1,7 +1,8 @@
 // What the soak holds its run to, once the load has stopped and everything unanswered was settled: the grants' and
 // revokes' ledger (tests/drills/ledger.ts: each 200 stored once, its event published once, one notification per
-// recipient, SENT), the sends' ledger (each 202 send one notification per recipient, SENT), every player's stream (each seq of the player once, in order), every endpoint (each notification
-// of its types at least once). The pure parts are here so that a unit test holds them.
+// recipient, SENT), the sends' ledger (each 202 send one notification per recipient, SENT), every player's stream (each
+// seq of the player once, in order), every endpoint (once every delivery row is finished: each notification of its
+// types delivered SENT and accepted by the receiver). The pure parts are here so that a unit test holds them.
 import type postgres from "postgres";
 import { waitUntil } from "../support/wait.ts";
 
@@ -23,13 +24,58 @@ export function streamGaps(seen: number[], lastSeq: number): number {
   return gaps + Math.max(0, lastSeq - (next - 1));
 }
 
-/** Notifications an endpoint should have got (its types, or every type) that it never accepted. */
+/** Why an endpoint missed notifications: each miss counted once, under the first of these that holds. */
+export type EndpointMisses = {
+  total: number;
+  /** No delivery row to the endpoint: the fan-out never made one. */
+  noRow: number;
+  /** The row still PENDING or PROCESSING when the soak stopped waiting. */
+  unfinished: number;
+  /** The row FAILED: the attempts ran out (or the notification was gone). */
+  failed: number;
+  /** The row SENT, yet the receiver never accepted it. */
+  notReceived: number;
+};
+
+/**
+ * Notifications an endpoint should have got (its types, or every type) that it never accepted. With `rows` (the
+ * status of the endpoint's delivery row of each notification), the misses say why; without, each is notReceived.
+ */
 export function endpointMisses(
   stored: { notification_id: string; type: string }[],
   endpoint: { types?: string[]; accepted: Set<string> },
-): number {
-  const wanted = stored.filter((n) => !endpoint.types || endpoint.types.includes(n.type));
-  return wanted.filter((n) => !endpoint.accepted.has(n.notification_id)).length;
+  rows?: Map<string, string>,
+): EndpointMisses {
+  const m: EndpointMisses = { total: 0, noRow: 0, unfinished: 0, failed: 0, notReceived: 0 };
+  for (const n of stored) {
+    if (endpoint.types && !endpoint.types.includes(n.type)) continue;
+    const status = rows ? (rows.get(n.notification_id) ?? "none") : "SENT";
+    const why =
+      status === "none"
+        ? "noRow"
+        : status === "FAILED"
+          ? "failed"
+          : status !== "SENT"
+            ? "unfinished"
+            : endpoint.accepted.has(n.notification_id)
+              ? undefined
+              : "notReceived";
+    if (why === undefined) continue;
+    m[why] += 1;
+    m.total += 1;
+  }
+  return m;
+}
+
+/** "healthy 0", or "flaky 12 (unfinished 10, FAILED 2)": the endpoint's misses and why, for the run's line. */
+export function missesText(name: string, m: EndpointMisses): string {
+  const parts = [
+    ["unfinished", m.unfinished],
+    ["FAILED", m.failed],
+    ["no delivery row", m.noRow],
+    ["SENT but not received", m.notReceived],
+  ].filter(([, n]) => (n as number) > 0);
+  return parts.length === 0 ? `${name} ${m.total}` : `${name} ${m.total} (${parts.map((p) => p.join(" ")).join(", ")})`;
 }
 
 export type Verdict = {
@@ -119,19 +165,65 @@ export async function checkStreams(stored: StoredNotification[], seqs: Map<strin
   return { gaps, behind: behind() };
 }
 
-/** Waits until each endpoint accepted every notification of its types (or the deadline); returns the misses then. */
+/** The soak's endpoint deliveries not finished yet (PENDING, or PROCESSING under a lease). */
+const unfinishedDeliveries = async (sql: postgres.Sql, prefix: string) => {
+  const [row] = await sql<{ n: number }[]>`
+    select count(*)::int as n from notification.webhook_deliveries d
+    join notification.notifications n on n.notification_id = d.notification_id
+    where d.status in ('PENDING', 'PROCESSING') and n.user_id like ${`${prefix}%`}`;
+  return row?.n ?? 0;
+};
+
+/** The status of every delivery row of the soak's notifications, by endpoint URL, then notification id. */
+async function deliveryRows(sql: postgres.Sql, prefix: string): Promise<Map<string, Map<string, string>>> {
+  const rows = await sql<{ url: string; notification_id: string; status: string }[]>`
+    select e.url, d.notification_id::text, d.status from notification.webhook_deliveries d
+    join notification.webhook_endpoints e on e.endpoint_id = d.endpoint_id
+    join notification.notifications n on n.notification_id = d.notification_id
+    where n.user_id like ${`${prefix}%`}`;
+  const byUrl = new Map<string, Map<string, string>>();
+  for (const r of rows) {
+    const own = byUrl.get(r.url) ?? new Map<string, string>();
+    own.set(r.notification_id, r.status);
+    byUrl.set(r.url, own);
+  }
+  return byUrl;
+}
+
+type Endpoint = { name: string; url: string; types?: string[]; accepted: Set<string> };
+
+/**
+ * Waits, up to `timeoutMs`, until every endpoint delivery of the soak's notifications is finished (SENT or FAILED),
+ * saying every 30 s how many are left and how fast they go; then counts each endpoint's misses: a notification of its
+ * types without a delivery row, with one unfinished or FAILED, or SENT but never accepted by the receiver.
+ */
 export async function checkEndpoints(
+  sql: postgres.Sql,
+  prefix: string,
   stored: StoredNotification[],
-  endpoints: { name: string; types?: string[]; accepted: Set<string> }[],
-  timeoutMs: number,
+  endpoints: Endpoint[],
+  o: { timeoutMs: number; say: (line: string) => void },
 ) {
-  const misses = () => endpoints.map((e) => endpointMisses(stored, e));
-  await waitUntil(
-    () => misses().every((m) => m === 0),
-    "every endpoint to accept its notifications",
-    timeoutMs,
-    500,
-  ).catch(() => {});
-  const now = misses();
-  return { total: now.reduce((a, b) => a + b, 0), byEndpoint: endpoints.map((e, i) => `${e.name} ${now[i]}`) };
+  const started = Date.now();
+  let mark: { at: number; left: number } | undefined;
+  for (;;) {
+    const left = await unfinishedDeliveries(sql, prefix).catch(() => undefined);
+    if (left === 0 || Date.now() - started >= o.timeoutMs) break;
+    if (left !== undefined && !mark) mark = { at: Date.now(), left };
+    else if (left !== undefined && mark && Date.now() - mark.at >= 30_000) {
+      const perS = Math.round(((mark.left - left) * 1000) / (Date.now() - mark.at));
+      o.say(
+        `endpoint deliveries: ${left} not finished yet (${perS}/s finished in the last ${Math.round((Date.now() - mark.at) / 1000)} s)`,
+      );
+      mark = { at: Date.now(), left };
+    }
+    await Bun.sleep(2_000);
+  }
+  const rows = await deliveryRows(sql, prefix);
+  const misses = endpoints.map((e) => endpointMisses(stored, e, rows.get(e.url) ?? new Map()));
+  return {
+    drainMs: Date.now() - started,
+    total: misses.reduce((a, m) => a + m.total, 0),
+    byEndpoint: endpoints.map((e, i) => missesText(e.name, misses[i] as EndpointMisses)),
+  };
 }

@@ -1,16 +1,18 @@
 // Grants and revokes at a steady rate to the players whose streams are open: each grant a new item of a random player
 // (version 0), each revoke one granted item (version 1), about one request in four a revoke. Requests go to the
-// Entitlement replicas that run, in turn. What got no answer or a 5xx (a killed replica, a failover, the API's 503
-// when it has too much in progress) is sent again with the same key and body after a growing pause (retryPauseMs),
-// until a definite answer, as a payment system retries: that answer is the request's `settled` one. Once the load
+// Entitlement replicas that run, in turn. What got no answer, a 5xx (a killed replica, a failover, the API's 503
+// when it has too much in progress) or a 429 (the caller's rate limit, which the retries after a failover reach) is
+// sent again with the same key and body after a growing pause, at least the answer's Retry-After (retryPauseMs), until
+// a definite answer, as a payment system retries: that answer is the request's `settled` one. A 429 is never the end:
+// an earlier attempt under the key may have committed, and only the replay's 200 tells the client so. Once the load
 // stops, open requests keep retrying until the settle deadline; what is still open then is left to
 // tests/drills/settle.ts.
-import { send } from "../drills/client.ts";
+import { definite, send } from "../drills/client.ts";
 import type { Recorded } from "../drills/load.ts";
 import { retryPauseMs } from "./sends.ts";
 
-/** As finalAnswer and settleUnanswered read an answer (tests/drills/client.ts): only a 5xx is not definite. */
-const unanswered = (answer: { status: number } | undefined) => !answer || answer.status >= 500;
+/** As finalAnswer and settleUnanswered read an answer (tests/drills/client.ts): a 5xx or a 429 is not definite. */
+const unanswered = (answer: Parameters<typeof definite>[0]) => !definite(answer);
 
 export type SoakLoad = { sent: Recorded[]; inFlight: () => number; stop: (settleMs: number) => Promise<void> };
 
@@ -27,13 +29,15 @@ const REVOKE_SHARE = 0.25;
 
 /** Sends `record` again until a definite answer (its `settled`) or the deadline; each try to the next replica. */
 async function retry(record: Recorded, next: () => string, deadline: () => number, token: string) {
+  let last = record.answer;
   for (let attempt = 0; Date.now() < deadline(); attempt++) {
-    await Bun.sleep(retryPauseMs(attempt));
+    await Bun.sleep(retryPauseMs(attempt, Math.random, last?.retryAfterS));
     const { answer } = await send(next(), token, record);
-    if (!unanswered(answer)) {
+    if (definite(answer)) {
       record.settled = answer;
       return;
     }
+    last = answer;
   }
 }
 

@@ -39,12 +39,13 @@ const MAX_RECIPIENTS = 4;
 const MAX_BACKOFF_MS = 30_000;
 
 /**
- * The pause before retry `attempt` (0 the first): 0.5 s doubling up to 30 s, times 0.5 to 1.5 at random. Growing and
- * spread, so that thousands of requests refused at once (a failover, an overloaded API) do not come back together
- * and keep it overloaded.
+ * The pause before retry `attempt` (0 the first): 0.5 s doubling up to 30 s, times 0.5 to 1.5 at random, and never
+ * shorter than the refusal's Retry-After (`retryAfterS`, at most a minute of it). Growing and spread, so that
+ * thousands of requests refused at once (a failover, an overloaded API) do not come back together and keep it
+ * overloaded.
  */
-export const retryPauseMs = (attempt: number, random = Math.random) =>
-  Math.min(MAX_BACKOFF_MS, 500 * 2 ** attempt) * (0.5 + random());
+export const retryPauseMs = (attempt: number, random = Math.random, retryAfterS?: number) =>
+  Math.max(Math.min(MAX_BACKOFF_MS, 500 * 2 ** attempt) * (0.5 + random()), Math.min(60, retryAfterS ?? 0) * 1000);
 
 /** Whether an answer is worth the same request again: the service could not take it now (5xx, 429). */
 export const retryable = (status: number) => status >= 500 || status === 429;
@@ -121,6 +122,6 @@ async function deliver(notice: SentNotice, o: DeliverOptions): Promise<void> {
       return;
     }
     if (Date.now() >= o.deadline()) return;
-    await Bun.sleep(retryPauseMs(attempt));
+    await Bun.sleep(retryPauseMs(attempt, Math.random, result.answer?.retryAfterS));
   }
 }
