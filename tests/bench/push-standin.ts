@@ -10,8 +10,7 @@
 // Control, on a third port: POST /subscribe {"n", "hanging"} makes n subscriptions (PushSubscription.toJSON()) on
 // one of the two; GET /stats gives the counts and drains the arrival times (epoch ms) of healthy pushes.
 import { createECDH, randomBytes, randomUUID } from "node:crypto";
-import { decodeProtectedHeader, importJWK, jwtVerify } from "jose";
-import { startWebPushService } from "../support/webpush-service.ts";
+import { startWebPushService, verifyVapid } from "../support/webpush-service.ts";
 
 export const SAMPLE = 100;
 
@@ -24,23 +23,6 @@ type Healthy = {
 };
 
 const b64u = (b: Uint8Array) => Buffer.from(b).toString("base64url");
-
-/** Verifies `vapid t=<jwt>, k=<key>` for `origin`; throws why it is refused. */
-async function verifyVapid(authorization: string | null, origin: string): Promise<void> {
-  const match = /^vapid t=([^,\s]+),\s*k=([A-Za-z0-9_-]+)$/.exec(authorization ?? "");
-  if (!match) throw new Error("no vapid Authorization");
-  const [, jwt, k] = match as unknown as [string, string, string];
-  const raw = Buffer.from(k, "base64url");
-  if (raw.length !== 65 || raw[0] !== 4) throw new Error("k is not an uncompressed P-256 public key");
-  if (decodeProtectedHeader(jwt).alg !== "ES256") throw new Error("the JWT is not ES256");
-  const key = await importJWK(
-    { kty: "EC", crv: "P-256", x: b64u(raw.subarray(1, 33)), y: b64u(raw.subarray(33)) },
-    "ES256",
-  );
-  const { payload } = await jwtVerify(jwt, key, { audience: origin, algorithms: ["ES256"] });
-  if (typeof payload.exp !== "number" || payload.exp > Date.now() / 1000 + 24 * 3600) throw new Error("exp too far");
-  if (typeof payload.sub !== "string" || !/^(mailto:|https:)/.test(payload.sub)) throw new Error("no sub");
-}
 
 /** Keys for subscriptions that are never decrypted: a few real P-256 points, shared (the endpoint names the device). */
 const KEY_POOL = Array.from({ length: 32 }, () => {

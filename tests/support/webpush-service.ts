@@ -60,7 +60,7 @@ export function decryptPush(body: Buffer, sub: BrowserSubscription): string {
 }
 
 /** Checks `vapid t=<jwt>, k=<key>`; returns the JWT's claims or throws why it is refused. */
-async function verifyVapid(authorization: string | null, origin: string) {
+export async function verifyVapid(authorization: string | null, origin: string) {
   const match = /^vapid t=([^,\s]+),\s*k=([A-Za-z0-9_-]+)$/.exec(authorization ?? "");
   if (!match) throw new Error("no vapid Authorization");
   const [, jwt, k] = match as unknown as [string, string, string];
