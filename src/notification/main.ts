@@ -59,7 +59,6 @@ function pushRouteDeps(config: NotificationConfig, sql: Sql, players: Players): 
   };
 }
 
-/** NATS connects in the background (retrying forever): /healthz and /readyz answer while NATS is down. */
 /** The open files this process may hold (its soft limit, which Bun raises to the hard one); undefined off Linux. */
 function openFileLimit(): number | undefined {
   try {
@@ -70,6 +69,7 @@ function openFileLimit(): number | undefined {
   }
 }
 
+/** NATS connects in the background (retrying forever): /healthz and /readyz answer while NATS is down. */
 function openLink(config: NotificationConfig, log: Logger, registry: Registry) {
   const link = config.nats.enabled
     ? openNatsLink(
