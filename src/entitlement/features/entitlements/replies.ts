@@ -13,8 +13,8 @@ const stateConflict = (message: string): StoredReply => ({
   body: { code: "ENTITLEMENT_STATE_CONFLICT", message },
 });
 
-export const ALREADY_ACTIVE = stateConflict("already ACTIVE");
-export const ALREADY_REVOKED = stateConflict("already REVOKED");
+const ALREADY_ACTIVE = stateConflict("already ACTIVE");
+const ALREADY_REVOKED = stateConflict("already REVOKED");
 
 /** Why an extension or its undo is refused; an entitlement without expiry never expires, so no date is later. */
 const EXPIRY_REFUSED: Record<string, (facts: { expires_at?: string }) => StoredReply> = {

@@ -15,8 +15,6 @@ import type { ExtensionBody } from "./model.ts";
 
 export type ExtensionCommand = KeyedCommand & { body: ExtensionBody };
 export type ExtensionReply = CommandReply<EntitlementDetail>;
-/** What every write of an expiry takes from the command: all of an extension's call. */
-export type ExtensionFields = Extension;
 
 /** Runs an extension; throws only on database trouble (the call is then rolled back as a whole). */
 export function executeExtension(deps: CommandDeps, command: ExtensionCommand): Promise<ExtensionReply> {
@@ -30,7 +28,7 @@ export function executeExtension(deps: CommandDeps, command: ExtensionCommand): 
 export function recordExpiryChange(
   deps: CommandDeps,
   command: ExtensionCommand,
-  write: (fields: ExtensionFields) => Promise<CommandOutcome>,
+  write: (fields: Extension) => Promise<CommandOutcome>,
 ): Promise<ExtensionReply> {
   const { body } = command;
   const expiresAt = new Date(body.expires_at);
