@@ -9,7 +9,7 @@
 // tests/drills/settle.ts.
 import { definite, send } from "../drills/client.ts";
 import type { Recorded } from "../drills/load.ts";
-import { retryPauseMs } from "./sends.ts";
+import { paced, retryPauseMs } from "./sends.ts";
 
 /** As finalAnswer and settleUnanswered read an answer (tests/drills/client.ts): a 5xx or a 429 is not definite. */
 const unanswered = (answer: Parameters<typeof definite>[0]) => !definite(answer);
@@ -24,7 +24,6 @@ type LoadOptions = {
   prefix: string;
 };
 
-const TICK_MS = 50;
 const REVOKE_SHARE = 0.25;
 
 /** Sends `record` again until a definite answer (its `settled`) or the deadline; each try to the next replica. */
@@ -78,15 +77,11 @@ export function startLoad(o: LoadOptions): SoakLoad {
     const body = { user_id: user, stock_keeping_unit: sku, reason: "soak", purchase_id: sku };
     return { ...base, action: "grants", key: `${o.prefix}${sku}`, body, expect: { status: 200, version: 0 } };
   };
-  const loop = (async () => {
-    const started = performance.now();
-    for (let tick = 0; running; tick++) {
-      const due = Math.round(((tick + 1) * TICK_MS * o.rate) / 1000) - Math.round((tick * TICK_MS * o.rate) / 1000);
-      for (let i = 0; i < due; i++) fire(next());
-      const wait = started + (tick + 1) * TICK_MS - performance.now();
-      if (wait > 0) await Bun.sleep(wait);
-    }
-  })();
+  const loop = paced(
+    o.rate,
+    () => running,
+    () => fire(next()),
+  );
   return {
     sent,
     inFlight: () => pending.size,

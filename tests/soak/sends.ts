@@ -34,7 +34,6 @@ export type SendLoad = {
 
 type SendOptions = { players: string[]; urls: () => string[]; rate: number; token: string; prefix: string };
 
-const TICK_MS = 50;
 const MAX_RECIPIENTS = 4;
 const MAX_BACKOFF_MS = 30_000;
 
@@ -80,16 +79,12 @@ export function startSends(o: SendOptions): SendLoad {
     pending.add(p);
     void p.finally(() => pending.delete(p));
   };
-  const loop = (async () => {
-    const started = performance.now();
-    let n = 0;
-    for (let tick = 0; running; tick++) {
-      const due = Math.round(((tick + 1) * TICK_MS * o.rate) / 1000) - Math.round((tick * TICK_MS * o.rate) / 1000);
-      for (let i = 0; i < due; i++) fire(n++);
-      const wait = started + (tick + 1) * TICK_MS - performance.now();
-      if (wait > 0) await Bun.sleep(wait);
-    }
-  })();
+  let n = 0;
+  const loop = paced(
+    o.rate,
+    () => running,
+    () => fire(n++),
+  );
   return {
     sent,
     count: () => sent.filter((s) => s.answer?.status === 202).length,
@@ -123,5 +118,18 @@ async function deliver(notice: SentNotice, o: DeliverOptions): Promise<void> {
     }
     if (Date.now() >= o.deadline()) return;
     await Bun.sleep(retryPauseMs(attempt, Math.random, result.answer?.retryAfterS));
+  }
+}
+
+const TICK_MS = 50;
+
+/** Calls `fire` `rate` times a second, spread over ticks of 50 ms and kept to the clock, while `running()`. */
+export async function paced(rate: number, running: () => boolean, fire: () => void): Promise<void> {
+  const started = performance.now();
+  for (let tick = 0; running(); tick++) {
+    const due = Math.round(((tick + 1) * TICK_MS * rate) / 1000) - Math.round((tick * TICK_MS * rate) / 1000);
+    for (let i = 0; i < due; i++) fire();
+    const wait = started + (tick + 1) * TICK_MS - performance.now();
+    if (wait > 0) await Bun.sleep(wait);
   }
 }
