@@ -97,3 +97,16 @@ test("a cancel: 200 with the cancelled row; a cancel of a cancelled or DONE one:
               where reservation_id = ${done}`;
   await answeredTwice(`/v1/points/reservations/${done}/cancel`, "c3", undefined, 409, conflict("DONE"));
 });
+
+test("a key a grant stored its facts under, sent with a reservation: 409 key conflict, not a reply of those facts", async () => {
+  f.clock.at = T;
+  const grant = new Request("http://localhost/v1/entitlements/grants", {
+    method: "POST",
+    headers: { "content-type": "application/json", "idempotency-key": "shared" },
+    body: JSON.stringify({ user_id: "u1", stock_keeping_unit: "sword", reason: "purchase", purchase_id: "p1" }),
+  });
+  expect((await send(f.app, grant)).status).toBe(200);
+  const reserved = await send(f.app, post("/v1/points/reservations", "shared", reserveBody));
+  expect(reserved.status, reserved.text).toBe(409);
+  expect(reserved.text).toBe('{"code":"IDEMPOTENCY_KEY_CONFLICT","message":"Idempotency-Key conflict"}');
+});
