@@ -9,11 +9,11 @@ import { loadNotificationConfig } from "../../src/notification/config.ts";
 import { authenticate, bearerToken, requiredAccess } from "../../src/shared/auth/guard.ts";
 import { routeScopes } from "../../src/shared/auth/scope.ts";
 import { findTokenEntry, newToken, parseTokenEntries, sha256, tokenEntryLine } from "../../src/shared/auth/tokens.ts";
-import { ConfigError } from "../../src/shared/config.ts";
 import type { Sql } from "../../src/shared/db.ts";
 import { ApiError } from "../../src/shared/http/errors.ts";
 import { createRateLimiter } from "../../src/shared/http/rate-limit.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
+import { configProblems } from "../support/captures.ts";
 
 const hex = (token: string) => sha256(token).toString("hex");
 
@@ -29,16 +29,6 @@ const scopes = routeScopes(appRoutes);
 /** What a request needs, by the scopes the real routes declare. */
 const accessOf = (method: string, path: string, metricsPublic = false) =>
   requiredAccess(scopes, method, path, metricsPublic).access;
-
-function problemsOf(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  throw new Error("expected a ConfigError");
-}
 
 function apiErrorOf(fn: () => unknown): ApiError {
   try {
@@ -240,27 +230,27 @@ describe("database gate", () => {
 describe("configuration", () => {
   const entry = `payments:${hex("t")}:write`;
   test("no tokens and authentication not disabled: refused, naming both variables", () => {
-    const problems = problemsOf(() => loadEntitlementConfig({}));
+    const problems = configProblems(() => loadEntitlementConfig({}));
     expect(problems).toHaveLength(1);
     expect(problems[0]).toContain("ENTITLEMENT_AUTH_TOKENS");
     expect(problems[0]).toContain("ENTITLEMENT_AUTH_DISABLED");
   });
 
   test("tokens and ENTITLEMENT_AUTH_DISABLED=true together are refused", () => {
-    const problems = problemsOf(() =>
+    const problems = configProblems(() =>
       loadEntitlementConfig({ ENTITLEMENT_AUTH_TOKENS: entry, ENTITLEMENT_AUTH_DISABLED: "true" }),
     );
     expect(problems[0]).toContain("set only one of them");
   });
 
   test("bad entries are reported one per line; commands that never serve need no tokens", () => {
-    const problems = problemsOf(() =>
+    const problems = configProblems(() =>
       loadEntitlementConfig({ ENTITLEMENT_AUTH_TOKENS: `${entry},x:y:read,bad name:${hex("u")}:read` }),
     );
     expect(problems).toHaveLength(2);
     expect(loadEntitlementConfig({}, { requireAuth: false }).auth.tokens).toEqual([]);
     expect(
-      problemsOf(() => loadEntitlementConfig({ ENTITLEMENT_AUTH_TOKENS: "x" }, { requireAuth: false })),
+      configProblems(() => loadEntitlementConfig({ ENTITLEMENT_AUTH_TOKENS: "x" }, { requireAuth: false })),
     ).toHaveLength(1);
   });
 
@@ -279,10 +269,10 @@ describe("configuration", () => {
   });
 
   test("Notification: enabling the debug inbox without a token (of at least 16 characters) is refused", () => {
-    expect(problemsOf(() => loadNotificationConfig({ NOTIFICATION_DEBUG_API_ENABLED: "true" }))[0]).toContain(
+    expect(configProblems(() => loadNotificationConfig({ NOTIFICATION_DEBUG_API_ENABLED: "true" }))[0]).toContain(
       "NOTIFICATION_DEBUG_API_TOKEN",
     );
-    const short = problemsOf(() =>
+    const short = configProblems(() =>
       loadNotificationConfig({ NOTIFICATION_DEBUG_API_ENABLED: "true", NOTIFICATION_DEBUG_API_TOKEN: "short-secret" }),
     );
     expect(short.join("\n")).not.toContain("short-secret");

@@ -2,15 +2,14 @@
 // and the caller it stands for, and the issuer's keys (rotation within the cooldown, an outage with and without keys
 // at hand) through a fake fetch and a fake clock.
 import { describe, expect, test } from "bun:test";
-import { Writable } from "node:stream";
 import { exportSPKI, type JWTPayload, SignJWT, UnsecuredJWT } from "jose";
-import pino from "pino";
 import { Registry } from "prom-client";
 import { createKeySource } from "../../src/shared/auth/jwks.ts";
 import { createJwtAuthenticator, JWT_CALLER_PREFIX, scopesOf } from "../../src/shared/auth/jwt.ts";
 import type { JwtSettings } from "../../src/shared/auth/jwt-config.ts";
 import { TOKEN_NAME } from "../../src/shared/auth/tokens.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
+import { capturedLog } from "../support/captures.ts";
 import { newSigningKey, type SigningKey } from "../support/signing-key.ts";
 
 const ISSUER = "https://idp.example.test/realms/acme";
@@ -40,23 +39,12 @@ function fakeIssuer(keys: SigningKey[]) {
   return { state, fetcher };
 }
 
-function capture() {
-  const lines: Record<string, unknown>[] = [];
-  const destination = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(JSON.parse(String(chunk)));
-      done();
-    },
-  });
-  return { lines, log: pino({ level: "info" }, destination) };
-}
-
 async function setup(options: { keys?: SigningKey[] } = {}) {
   const key = await newSigningKey("key-1");
   const issuer = fakeIssuer(options.keys ?? [key]);
   const clock = { now: 0 };
   const registry = new Registry();
-  const { lines, log } = capture();
+  const { lines, log } = capturedLog();
   const source = createKeySource(settings, {
     registry,
     metricPrefix: "entitlement_auth",
@@ -294,7 +282,7 @@ describe("the issuer's keys", () => {
     const key = await newSigningKey("key-1");
     const issuer = fakeIssuer([key]);
     issuer.state.keys = [{ ...key, publicJwk: { ...key.publicJwk, n: "!!not-a-modulus!!" } }];
-    const { lines, log } = capture();
+    const { lines, log } = capturedLog();
     const source = createKeySource(settings, {
       registry: new Registry(),
       metricPrefix: "entitlement_auth",
@@ -329,7 +317,7 @@ describe("the issuer's keys", () => {
       });
       return new Response(body, { headers: { "content-type": "application/json" } });
     }) as typeof fetch;
-    const { lines, log } = capture();
+    const { lines, log } = capturedLog();
     const source = createKeySource(settings, {
       registry: new Registry(),
       metricPrefix: "entitlement_auth",

@@ -1,24 +1,12 @@
 // An unavailable database during an outage: readiness hears of every failing request, the log of each kind once.
 import { expect, test } from "bun:test";
-import { Writable } from "node:stream";
-import pino from "pino";
 import { createUnavailableReporter } from "../../src/entitlement/edge/route-deps.ts";
-
-function capture() {
-  const lines: Record<string, unknown>[] = [];
-  const destination = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(JSON.parse(String(chunk)));
-      done();
-    },
-  });
-  return { lines, log: pino({ level: "info" }, destination) };
-}
+import { capturedLog } from "../support/captures.ts";
 
 const failure = (code: string, message: string) => Object.assign(new Error(message), { code });
 
 test("an outage is logged once per kind of failure, reported every time, and logged again after a quiet spell", async () => {
-  const { lines, log } = capture();
+  const { lines, log } = capturedLog();
   const reported: unknown[] = [];
   let clock = 0;
   const onUnavailable = createUnavailableReporter({
@@ -49,7 +37,7 @@ test("an outage is logged once per kind of failure, reported every time, and log
 });
 
 test("the line carries the code and message, not the error's other fields (a TLS error's peer certificate)", async () => {
-  const { lines, log } = capture();
+  const { lines, log } = capturedLog();
   const tls = Object.assign(new Error("Hostname/IP does not match certificate's altnames"), {
     code: "ERR_TLS_CERT_ALTNAME_INVALID",
     cert: { raw: Buffer.alloc(512) },

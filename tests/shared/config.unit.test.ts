@@ -1,17 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { loadEntitlementConfig } from "../../src/entitlement/config.ts";
 import { loadNotificationConfig } from "../../src/notification/config.ts";
-import { ConfigError, parseDuration } from "../../src/shared/config.ts";
-
-function problemsOf(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  throw new Error("expected a ConfigError");
-}
+import { parseDuration } from "../../src/shared/config.ts";
+import { configProblems } from "../support/captures.ts";
 
 describe("durations", () => {
   test("units and bare milliseconds", () => {
@@ -58,19 +49,21 @@ describe("entitlement configuration", () => {
     expect(loadEntitlementConfig(noAuth).nats.replicas).toBe(1);
     expect(loadEntitlementConfig({ ...noAuth, ENTITLEMENT_NATS_STREAM_REPLICAS: "3" }).nats.replicas).toBe(3);
     for (const bad of ["0", "6", "two"]) {
-      const problems = problemsOf(() => loadEntitlementConfig({ ...noAuth, ENTITLEMENT_NATS_STREAM_REPLICAS: bad }));
+      const problems = configProblems(() =>
+        loadEntitlementConfig({ ...noAuth, ENTITLEMENT_NATS_STREAM_REPLICAS: bad }),
+      );
       expect(problems.join("\n")).toContain("ENTITLEMENT_NATS_STREAM_REPLICAS");
     }
   });
 
   test("ENTITLEMENT_OUTBOX_CONCURRENCY sets the relay's batches in flight; 0 is refused", () => {
     expect(loadEntitlementConfig({ ...noAuth, ENTITLEMENT_OUTBOX_CONCURRENCY: "1" }).outbox.concurrency).toBe(1);
-    const problems = problemsOf(() => loadEntitlementConfig({ ...noAuth, ENTITLEMENT_OUTBOX_CONCURRENCY: "0" }));
+    const problems = configProblems(() => loadEntitlementConfig({ ...noAuth, ENTITLEMENT_OUTBOX_CONCURRENCY: "0" }));
     expect(problems.join("\n")).toContain("ENTITLEMENT_OUTBOX_CONCURRENCY");
   });
 
   test("every bad variable is reported at once, naming the variable and the value", () => {
-    const problems = problemsOf(() =>
+    const problems = configProblems(() =>
       loadEntitlementConfig({
         ENTITLEMENT_OUTBOX_POLL_INTERVAL: "5 fortnights",
         ENTITLEMENT_OUTBOX_BATCH_SIZE: "-3",
@@ -94,11 +87,11 @@ describe("entitlement configuration", () => {
     expect(loadEntitlementConfig({ ...base, SERVER_PORT: "9090" }).http.port).toBe(9090);
     expect(loadEntitlementConfig({ ...base, SERVER_PORT: "9090", PORT: "7070" }).http.port).toBe(7070);
     expect(loadNotificationConfig({ SERVER_PORT: "9091" }).http.port).toBe(9091);
-    expect(problemsOf(() => loadNotificationConfig({ SERVER_PORT: "http" }))[0]).toContain("SERVER_PORT");
+    expect(configProblems(() => loadNotificationConfig({ SERVER_PORT: "http" }))[0]).toContain("SERVER_PORT");
   });
 
   test("min greater than max is refused", () => {
-    const problems = problemsOf(() =>
+    const problems = configProblems(() =>
       loadEntitlementConfig({ ...noAuth, ENTITLEMENT_OUTBOX_BACKOFF_MIN: "2m", ENTITLEMENT_OUTBOX_BACKOFF_MAX: "1m" }),
     );
     expect(problems).toEqual([
@@ -107,7 +100,7 @@ describe("entitlement configuration", () => {
   });
 
   test("cross-variable problems are reported together with single-variable ones", () => {
-    const problems = problemsOf(() =>
+    const problems = configProblems(() =>
       loadEntitlementConfig({
         ENTITLEMENT_AUTH_DISABLED: "true",
         ENTITLEMENT_OUTBOX_BACKOFF_MIN: "2m",
@@ -121,7 +114,7 @@ describe("entitlement configuration", () => {
   });
 
   test("a rule over an invalid variable is skipped rather than judging an unparsed value", () => {
-    const problems = problemsOf(() =>
+    const problems = configProblems(() =>
       loadEntitlementConfig({
         ENTITLEMENT_AUTH_DISABLED: "true",
         ENTITLEMENT_OUTBOX_BACKOFF_MIN: "soon",
@@ -132,7 +125,7 @@ describe("entitlement configuration", () => {
   });
 
   test("a database password never appears in a problem", () => {
-    const problems = problemsOf(() =>
+    const problems = configProblems(() =>
       loadEntitlementConfig({ DATABASE_URL: "postgres://app:hunter2@db/x", DATABASE_POOL_MAX: "0" }),
     );
     expect(problems.join("\n")).not.toContain("hunter2");
@@ -165,7 +158,7 @@ describe("notification configuration", () => {
     expect([defaults.replicas, ...defaults.advisories.map((a) => a.replicas)]).toEqual([1, 1, 1]);
     const three = loadNotificationConfig({ NOTIFICATION_NATS_STREAM_REPLICAS: "3" }).nats;
     expect([three.replicas, ...three.advisories.map((a) => a.replicas)]).toEqual([3, 3, 3]);
-    const problems = problemsOf(() => loadNotificationConfig({ NOTIFICATION_NATS_STREAM_REPLICAS: "0" }));
+    const problems = configProblems(() => loadNotificationConfig({ NOTIFICATION_NATS_STREAM_REPLICAS: "0" }));
     expect(problems.join("\n")).toContain("NOTIFICATION_NATS_STREAM_REPLICAS");
   });
 
@@ -190,7 +183,7 @@ describe("notification configuration", () => {
   });
 
   test("matchmaking consumer: ack wait 0, max deliver 0, a blank subject or the entitlement stream are refused (51, 52)", () => {
-    const problems = problemsOf(() =>
+    const problems = configProblems(() =>
       loadNotificationConfig({
         NOTIFICATION_MATCHMAKING_NATS_ACK_WAIT: "0",
         NOTIFICATION_MATCHMAKING_NATS_MAX_DELIVER: "0",
@@ -200,11 +193,11 @@ describe("notification configuration", () => {
     for (const name of ["ACK_WAIT", "MAX_DELIVER", "SUBJECT"])
       expect(problems.join("\n")).toContain(`NOTIFICATION_MATCHMAKING_NATS_${name}`);
     expect(
-      problemsOf(() => loadNotificationConfig({ NOTIFICATION_MATCHMAKING_NATS_STREAM: "entitlement-events" })),
+      configProblems(() => loadNotificationConfig({ NOTIFICATION_MATCHMAKING_NATS_STREAM: "entitlement-events" })),
     ).toEqual([expect.stringContaining("must differ from NOTIFICATION_NATS_STREAM")]);
-    expect(problemsOf(() => loadNotificationConfig({ NOTIFICATION_POINTS_NATS_STREAM: "matchmaking-events" }))).toEqual(
-      [expect.stringContaining("must differ from NOTIFICATION_MATCHMAKING_NATS_STREAM")],
-    );
+    expect(
+      configProblems(() => loadNotificationConfig({ NOTIFICATION_POINTS_NATS_STREAM: "matchmaking-events" })),
+    ).toEqual([expect.stringContaining("must differ from NOTIFICATION_MATCHMAKING_NATS_STREAM")]);
     const points = loadNotificationConfig({}).nats.points;
     expect(points).toMatchObject({
       stream: "points-events",
@@ -229,7 +222,7 @@ describe("notification configuration", () => {
       NOTIFICATION_NATS_TERMINATED_ADVISORY_SUBJECT: "custom.term",
     });
     expect(explicit.nats.advisories.map((a) => a.subject)).toEqual(["custom.max", "custom.term"]);
-    expect(problemsOf(() => loadNotificationConfig({ NOTIFICATION_NATS_ADVISORY_SUBJECT: " " }))[0]).toContain(
+    expect(configProblems(() => loadNotificationConfig({ NOTIFICATION_NATS_ADVISORY_SUBJECT: " " }))[0]).toContain(
       "NOTIFICATION_NATS_ADVISORY_SUBJECT",
     );
   });
@@ -244,7 +237,7 @@ describe("notification configuration", () => {
       jitterMax: 1.5,
     });
     expect(
-      problemsOf(() =>
+      configProblems(() =>
         loadNotificationConfig({
           NOTIFICATION_DELIVERY_BACKOFF_JITTER_MIN: "2",
           NOTIFICATION_DELIVERY_BACKOFF_JITTER_MAX: "1",
@@ -256,18 +249,18 @@ describe("notification configuration", () => {
   });
 
   test("ack wait and max deliver must be positive", () => {
-    const problems = problemsOf(() =>
+    const problems = configProblems(() =>
       loadNotificationConfig({ NOTIFICATION_NATS_ACK_WAIT: "0", NOTIFICATION_NATS_MAX_DELIVER: "0" }),
     );
     expect(problems).toHaveLength(2);
   });
 
   test("the webhook channel needs a URL and a whsec_ secret, and the secret is never echoed", () => {
-    const problems = problemsOf(() =>
+    const problems = configProblems(() =>
       loadNotificationConfig({ NOTIFICATION_DELIVERY_CHANNEL: "webhook", NOTIFICATION_WEBHOOK_URL: "ftp://x" }),
     );
     expect(problems[0]).toContain("NOTIFICATION_WEBHOOK_URL");
-    const secret = problemsOf(() =>
+    const secret = configProblems(() =>
       loadNotificationConfig({
         NOTIFICATION_DELIVERY_CHANNEL: "webhook",
         NOTIFICATION_WEBHOOK_URL: "http://localhost:9/hook",
@@ -280,7 +273,7 @@ describe("notification configuration", () => {
 
   test("the console is off by default and never served without the debug token", () => {
     expect(loadNotificationConfig({}).console).toEqual({ enabled: false, idleMs: 900_000, alwaysSecure: false });
-    const problems = problemsOf(() => loadNotificationConfig({ NOTIFICATION_CONSOLE_ENABLED: "true" }));
+    const problems = configProblems(() => loadNotificationConfig({ NOTIFICATION_CONSOLE_ENABLED: "true" }));
     expect(problems).toEqual([
       "NOTIFICATION_DEBUG_API_TOKEN must be set (at least 16 characters) when NOTIFICATION_CONSOLE_ENABLED=true",
     ]);
@@ -298,7 +291,7 @@ describe("notification configuration", () => {
 describe("entitlement console configuration", () => {
   test("off by default; on, it refuses ENTITLEMENT_AUTH_DISABLED (people sign in with API tokens)", () => {
     expect(loadEntitlementConfig({ ENTITLEMENT_AUTH_DISABLED: "true" }).console.enabled).toBe(false);
-    const problems = problemsOf(() =>
+    const problems = configProblems(() =>
       loadEntitlementConfig({ ENTITLEMENT_AUTH_DISABLED: "true", ENTITLEMENT_CONSOLE_ENABLED: "true" }),
     );
     expect(problems.join("\n")).toContain("ENTITLEMENT_CONSOLE_ENABLED=true needs ENTITLEMENT_AUTH_TOKENS");

@@ -7,8 +7,8 @@ import { join } from "node:path";
 import { createAccount, createUser, encodeUser, fmtCreds } from "@nats-io/jwt";
 import { SECRET_VARIABLES as ENTITLEMENT_SECRETS, loadEntitlementConfig } from "../../src/entitlement/config.ts";
 import { loadNotificationConfig, SECRET_VARIABLES as NOTIFICATION_SECRETS } from "../../src/notification/config.ts";
-import { ConfigError } from "../../src/shared/config.ts";
 import { natsServers } from "../../src/shared/nats-security.ts";
+import { configProblems } from "../support/captures.ts";
 import { createTestCa } from "../support/certificates.ts";
 
 const PASSWORD = "nats-Passw0rd-never-printed";
@@ -45,15 +45,7 @@ const loaders = {
 /** Each service's own inbox prefix when NATS_INBOX_PREFIX is unset (deploy/nats/least-privilege.conf expects them). */
 const DEFAULT_INBOX = { entitlement: "_INBOX_entitlement", notification: "_INBOX_notification" };
 
-function problemsOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems.join("\n");
-    throw error;
-  }
-  throw new Error("expected a ConfigError");
-}
+const problemsOf = (fn: () => unknown): string => configProblems(fn).join("\n");
 
 for (const [service, load] of Object.entries(loaders) as [keyof typeof loaders, (typeof loaders)["entitlement"]][]) {
   describe(`${service}: NATS credentials and TLS`, () => {

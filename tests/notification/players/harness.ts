@@ -2,6 +2,7 @@
 // 127.0.0.1, its hub of live streams and the fan-out over the test NATS; optionally the event consumer too. Players get
 // access tokens from the in-process OpenID Connect provider (tests/support/idp.ts), signed by its key for the players'
 // audience, and read their streams with a small Server-Sent Events reader.
+import { afterAll, beforeAll } from "bun:test";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { NotificationConfig } from "../../../src/notification/config.ts";
 import { createPlayers, type Players } from "../../../src/notification/features/players/setup.ts";
@@ -12,8 +13,9 @@ import type { Sql } from "../../../src/shared/db.ts";
 import { silentLogger } from "../../../src/shared/logger.ts";
 import { createNatsLink } from "../../../src/shared/nats.ts";
 import { systemClock, Waker } from "../../../src/shared/runtime.ts";
-import type { TestIdp } from "../../support/idp.ts";
-import { uniqueName } from "../../support/infra.ts";
+import { startTestIdp, type TestIdp } from "../../support/idp.ts";
+import { type DatabaseFixture, uniqueName, useTestDatabase } from "../../support/infra.ts";
+import { waitUntil } from "../../support/wait.ts";
 import { notificationApp } from "../app.helpers.ts";
 import { testConfig, testMetrics } from "../helpers.ts";
 
@@ -198,3 +200,48 @@ export const seqsOf = (reader: SseReader) =>
   reader.events.filter((e) => e.event === "notification").map((e) => Number(e.id));
 
 export const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+/** What a test file of players' streams shares: its database, the IdP players take tokens from, and its streams. */
+export type PlayerStreams = {
+  f: DatabaseFixture;
+  /** Set once the file's tests start, as `f.sql` is. */
+  idp: TestIdp;
+  /** Opens a stream on `on` with `userId`'s token (and `headers`), closed after the file's tests. */
+  open: (on: Replica, userId: string, headers?: Record<string, string>, query?: string) => Promise<SseReader>;
+  /** Keeps a stream opened another way, to close it after the file's tests. */
+  keep: (reader: SseReader) => SseReader;
+};
+
+/** The hooks of a test file of players' streams: its database and IdP before its tests, closed with its streams after. */
+export function usePlayerStreams(label: string, poolMax: number): PlayerStreams {
+  const f = useTestDatabase(label, { service: "notification", poolMax });
+  const readers: SseReader[] = [];
+  const keep = (reader: SseReader) => {
+    readers.push(reader);
+    return reader;
+  };
+  const p: PlayerStreams = {
+    f,
+    idp: undefined as unknown as TestIdp,
+    keep,
+    open: async (on, userId, headers = {}, query = "") =>
+      keep(
+        await openStream(`${on.url}/v1/me/notifications/stream${query}`, {
+          authorization: `Bearer ${await playerToken(p.idp, userId)}`,
+          ...headers,
+        }),
+      ),
+  };
+  beforeAll(async () => {
+    p.idp = await startTestIdp();
+  });
+  afterAll(async () => {
+    for (const r of readers) r.close();
+    await p.idp?.close();
+  });
+  return p;
+}
+
+/** Waits until `reader` has received seq `last`. */
+export const received = (reader: SseReader, last: number, what: string) =>
+  waitUntil(() => (seqsOf(reader).at(-1) ?? 0) >= last, what, 30_000, 20);

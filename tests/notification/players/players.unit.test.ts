@@ -8,19 +8,9 @@ import { streamsWithinOpenFiles } from "../../../src/notification/features/playe
 import { notificationFrame, resetFrame, resumePoint } from "../../../src/notification/features/players/sse.ts";
 import type { KeySource } from "../../../src/shared/auth/jwks.ts";
 import type { Refusal } from "../../../src/shared/auth/refusal.ts";
-import { ConfigError } from "../../../src/shared/config.ts";
 import type { Logger } from "../../../src/shared/logger.ts";
+import { configProblems } from "../../support/captures.ts";
 import { newSigningKey } from "../../support/signing-key.ts";
-
-function problemsOf(load: () => unknown): string[] {
-  try {
-    load();
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  throw new Error("expected a ConfigError");
-}
 
 const ISSUER = "https://idp.example.com/realms/game";
 
@@ -54,12 +44,12 @@ describe("configuration", () => {
   });
 
   test("an issuer needs an audience, and both URLs must be https (http on loopback only)", () => {
-    expect(problemsOf(() => loadNotificationConfig({ NOTIFICATION_PLAYER_JWT_ISSUER: ISSUER }))).toEqual([
+    expect(configProblems(() => loadNotificationConfig({ NOTIFICATION_PLAYER_JWT_ISSUER: ISSUER }))).toEqual([
       expect.stringContaining(
         "NOTIFICATION_PLAYER_JWT_AUDIENCE is required when NOTIFICATION_PLAYER_JWT_ISSUER is set",
       ),
     ]);
-    const plain = problemsOf(() =>
+    const plain = configProblems(() =>
       loadNotificationConfig({
         NOTIFICATION_PLAYER_JWT_ISSUER: "http://idp.example.com",
         NOTIFICATION_PLAYER_JWT_AUDIENCE: "game",
@@ -67,7 +57,7 @@ describe("configuration", () => {
       }),
     );
     expect(plain).toHaveLength(2);
-    expect(problemsOf(() => loadNotificationConfig({ NOTIFICATION_PLAYER_JWT_AUDIENCE: "game" }))[0]).toContain(
+    expect(configProblems(() => loadNotificationConfig({ NOTIFICATION_PLAYER_JWT_AUDIENCE: "game" }))[0]).toContain(
       "NOTIFICATION_PLAYER_JWT_AUDIENCE is set but NOTIFICATION_PLAYER_JWT_ISSUER is not",
     );
   });

@@ -7,54 +7,30 @@ import { type JetStreamClient, jetstream } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import type { NotificationConfig } from "../../../src/notification/config.ts";
 import type { ConsumerHealth } from "../../../src/notification/intake/consumer/worker.ts";
-import { startTestIdp, type TestIdp } from "../../support/idp.ts";
-import { natsUrl, uniqueName, useTestDatabase } from "../../support/infra.ts";
-import { waitUntil } from "../../support/wait.ts";
+import { natsUrl, uniqueName } from "../../support/infra.ts";
 import { consumerBound, deleteStreams, eventBytes, streamsOf } from "../helpers.ts";
-import {
-  openStream,
-  playerConfig,
-  playerToken,
-  type Replica,
-  range,
-  type SseReader,
-  seqsOf,
-  startReplica,
-} from "./harness.ts";
+import { playerConfig, type Replica, range, received, seqsOf, startReplica, usePlayerStreams } from "./harness.ts";
 
 setDefaultTimeout(90_000);
 
-const f = useTestDatabase("player_replicas", { service: "notification", poolMax: 12 });
-let idp: TestIdp;
+const p = usePlayerStreams("player_replicas", 12);
+const { f } = p;
 let config: NotificationConfig;
 let ncA: NatsConnection;
 let ncB: NatsConnection;
 let js: JetStreamClient;
 let a: Replica;
 let b: Replica;
-const readers: SseReader[] = [];
 let dropping = false;
-
-async function stream(on: Replica, userId: string, headers: Record<string, string> = {}) {
-  const reader = await openStream(`${on.url}/v1/me/notifications/stream`, {
-    authorization: `Bearer ${await playerToken(idp, userId)}`,
-    ...headers,
-  });
-  readers.push(reader);
-  return reader;
-}
-
-const received = (reader: SseReader, last: number, what: string) =>
-  waitUntil(() => (seqsOf(reader).at(-1) ?? 0) >= last, what, 30_000, 20);
+const stream = p.open;
 
 async function grant(userId: string, times: number) {
   for (let i = 0; i < times; i++) await js.publish(config.nats.subject, eventBytes({ userId }));
 }
 
 beforeAll(async () => {
-  idp = await startTestIdp();
   // The recheck is long: a notification that arrives sooner came by the signal.
-  config = playerConfig(idp, { NOTIFICATION_STREAM_RECHECK_INTERVAL: "60s" });
+  config = playerConfig(p.idp, { NOTIFICATION_STREAM_RECHECK_INTERVAL: "60s" });
   ncA = await connect({ servers: await natsUrl() });
   ncB = await connect({ servers: await natsUrl() });
   js = jetstream(ncB);
@@ -64,13 +40,11 @@ beforeAll(async () => {
   await consumerBound(health);
 });
 afterAll(async () => {
-  for (const r of readers) r.close();
   await a?.stop();
   await b?.stop();
   await deleteStreams(ncB, streamsOf(config));
   await ncA?.close();
   await ncB?.close();
-  await idp?.close();
 });
 
 describe("two replicas", () => {
@@ -99,7 +73,7 @@ describe("two replicas", () => {
 describe("lost signals", () => {
   test("cost latency, never an event: with every signal dropped, A's recheck delivers everything", async () => {
     const slow = await startReplica({
-      config: playerConfig(idp, {
+      config: playerConfig(p.idp, {
         NOTIFICATION_STREAM_RECHECK_INTERVAL: "200ms",
         NOTIFICATION_PLAYER_NATS_SUBJECT: config.players.subject,
       }),

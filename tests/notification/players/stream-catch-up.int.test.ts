@@ -1,36 +1,25 @@
 // A resume that has more to send than the stream's buffer holds: a reader that keeps reading gets every notification,
 // in order, however large they are and however small the buffer; only a reader that takes nothing while the buffer is
 // full is closed as slow_reader.
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { startTestIdp, type TestIdp } from "../../support/idp.ts";
-import { uniqueName, useTestDatabase } from "../../support/infra.ts";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { uniqueName } from "../../support/infra.ts";
 import { waitUntil } from "../../support/wait.ts";
-import {
-  openStream,
-  playerConfig,
-  playerToken,
-  type Replica,
-  range,
-  type SseReader,
-  seqsOf,
-  startReplica,
-} from "./harness.ts";
+import { playerConfig, type Replica, range, seqsOf, startReplica, usePlayerStreams } from "./harness.ts";
 
 setDefaultTimeout(120_000);
 
-const f = useTestDatabase("player_catch_up", { service: "notification", poolMax: 8 });
+const p = usePlayerStreams("player_catch_up", 8);
+const { f } = p;
 /** The smallest NOTIFICATION_STREAM_BUFFER_BYTES allowed (players/config.ts). */
 const SMALLEST_BUFFER = "4096";
 /** Each notification's frame is larger than the smallest buffer and than a hundredth of the default one. */
 const LARGE = { blob: "x".repeat(6 * 1024) };
 const COUNT = 120;
 
-let idp: TestIdp;
 const replicas: Replica[] = [];
-const readers: SseReader[] = [];
 
 async function replicaWith(env: Record<string, string>): Promise<Replica> {
-  const replica = await startReplica({ config: playerConfig(idp, env), sql: f.sql, nc: undefined });
+  const replica = await startReplica({ config: playerConfig(p.idp, env), sql: f.sql, nc: undefined });
   replicas.push(replica);
   return replica;
 }
@@ -49,13 +38,8 @@ async function closesFor(replica: Replica, reason: string): Promise<number> {
   return metric?.values.find((v) => v.labels.reason === reason)?.value ?? 0;
 }
 
-beforeAll(async () => {
-  idp = await startTestIdp();
-});
 afterAll(async () => {
-  for (const r of readers) r.close();
   for (const r of replicas) await r.stop();
-  await idp?.close();
 });
 
 describe("a resume larger than the buffer", () => {
@@ -67,11 +51,7 @@ describe("a resume larger than the buffer", () => {
       const replica = await replicaWith(env);
       const player = uniqueName("large");
       await storeLarge(replica, player);
-      const reader = await openStream(`${replica.url}/v1/me/notifications/stream`, {
-        authorization: `Bearer ${await playerToken(idp, player)}`,
-        "last-event-id": "0",
-      });
-      readers.push(reader);
+      const reader = await p.open(replica, player, { "last-event-id": "0" });
       expect(reader.status).toBe(200);
       let ended = false;
       void reader.ended.then(() => {

@@ -3,33 +3,29 @@
 // pool, which made the last player of a 1,000-recipient send wait for a thousand round trips.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import postgres from "postgres";
-import { startTestIdp, type TestIdp } from "../../support/idp.ts";
-import { uniqueName, useTestDatabase } from "../../support/infra.ts";
+import { uniqueName } from "../../support/infra.ts";
 import { waitUntil } from "../../support/wait.ts";
 import {
-  openStream,
   playerConfig,
-  playerToken,
   type Replica,
   range,
   type SseReader,
   seqsOf,
   startReplica,
+  usePlayerStreams,
 } from "./harness.ts";
 
 setDefaultTimeout(120_000);
 
-const f = useTestDatabase("player_stream_reads", { service: "notification", poolMax: 4 });
+const p = usePlayerStreams("player_stream_reads", 4);
+const { f } = p;
 const PLAYERS = 120;
-let idp: TestIdp;
 let replica: Replica;
 let counted: postgres.Sql;
 /** Every statement the replica ran that reads a player's notifications after a seq. */
 const reads: string[] = [];
-const readers: SseReader[] = [];
 
 beforeAll(async () => {
-  idp = await startTestIdp();
   counted = postgres(f.db.url, {
     max: 8,
     onnotice: () => {},
@@ -38,22 +34,14 @@ beforeAll(async () => {
       if (/\bseq > /.test(query)) reads.push(query);
     },
   });
-  replica = await startReplica({ config: playerConfig(idp), sql: counted as never, nc: undefined });
+  replica = await startReplica({ config: playerConfig(p.idp), sql: counted as never, nc: undefined });
 });
 afterAll(async () => {
-  for (const r of readers) r.close();
   await replica?.stop();
   await counted?.end({ timeout: 5 });
-  await idp?.close();
 });
 
-const streamOf = async (player: string) => {
-  const reader = await openStream(`${replica.url}/v1/me/notifications/stream`, {
-    authorization: `Bearer ${await playerToken(idp, player)}`,
-  });
-  readers.push(reader);
-  return reader;
-};
+const streamOf = (player: string) => p.open(replica, player);
 
 test("a batch stored for many streaming players is read for all of them in a few statements, each stream its own rows", async () => {
   const players = Array.from({ length: PLAYERS }, () => uniqueName("batch"));

@@ -3,8 +3,7 @@
 // `event: reset` when retention removed what was asked for; keep-alives; the end at the token's exp; single-use
 // tickets; the per-player and per-process limits; a slow reader closed without holding anyone up.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { startTestIdp, type TestIdp } from "../../support/idp.ts";
-import { uniqueName, useTestDatabase } from "../../support/infra.ts";
+import { uniqueName } from "../../support/infra.ts";
 import { waitUntil } from "../../support/wait.ts";
 import {
   openStream,
@@ -12,42 +11,31 @@ import {
   playerToken,
   type Replica,
   range,
+  received,
   type SseReader,
   seqsOf,
   startReplica,
+  usePlayerStreams,
 } from "./harness.ts";
 
 setDefaultTimeout(90_000);
 
-const f = useTestDatabase("player_stream", { service: "notification", poolMax: 12 });
-let idp: TestIdp;
+const p = usePlayerStreams("player_stream", 12);
+const { f } = p;
 let replica: Replica;
-const readers: SseReader[] = [];
 
-async function stream(userId: string, headers: Record<string, string> = {}, query = "", on = () => replica) {
-  const reader = await openStream(`${on().url}/v1/me/notifications/stream${query}`, {
-    authorization: `Bearer ${await playerToken(idp, userId)}`,
-    ...headers,
-  });
-  readers.push(reader);
-  return reader;
-}
-
-const received = (reader: SseReader, last: number, what: string) =>
-  waitUntil(() => (seqsOf(reader).at(-1) ?? 0) >= last, what, 30_000, 20);
+const stream = (userId: string, headers: Record<string, string> = {}, query = "", on = () => replica) =>
+  p.open(on(), userId, headers, query);
 
 beforeAll(async () => {
-  idp = await startTestIdp();
   replica = await startReplica({
-    config: playerConfig(idp, { NOTIFICATION_STREAM_HEARTBEAT: "1s" }),
+    config: playerConfig(p.idp, { NOTIFICATION_STREAM_HEARTBEAT: "1s" }),
     sql: f.sql,
     nc: undefined,
   });
 });
 afterAll(async () => {
-  for (const r of readers) r.close();
   await replica?.stop();
-  await idp?.close();
 });
 
 describe("live", () => {
@@ -155,7 +143,7 @@ describe("resume with Last-Event-ID", () => {
 
   test("a resume point past any seq (2^63 and beyond) is a 400 naming the header or parameter, never a 500", async () => {
     const url = `${replica.url}/v1/me/notifications/stream`;
-    const authorization = `Bearer ${await playerToken(idp, uniqueName("huge"))}`;
+    const authorization = `Bearer ${await playerToken(p.idp, uniqueName("huge"))}`;
     const asked = [
       [{ "last-event-id": "9223372036854775808" }, "", "Last-Event-ID"],
       [{}, "?last_event_id=1e20", "last_event_id"],
@@ -172,7 +160,7 @@ describe("resume with Last-Event-ID", () => {
 describe("its end", () => {
   test("at the token's exp", async () => {
     const player = uniqueName("expiring");
-    const token = await playerToken(idp, player, { expiresInS: 2 });
+    const token = await playerToken(p.idp, player, { expiresInS: 2 });
     const reader = await openStream(`${replica.url}/v1/me/notifications/stream`, { authorization: `Bearer ${token}` });
     expect(reader.status).toBe(200);
     let ended = false;
@@ -188,14 +176,14 @@ describe("tickets", () => {
     const player = uniqueName("ticket");
     const issued = await fetch(`${replica.url}/v1/me/stream-tickets`, {
       method: "POST",
-      headers: { authorization: `Bearer ${await playerToken(idp, player)}` },
+      headers: { authorization: `Bearer ${await playerToken(p.idp, player)}` },
     });
     expect(issued.status).toBe(201);
     const { ticket, expires_in } = (await issued.json()) as { ticket: string; expires_in: number };
     expect(expires_in).toBe(60);
     const url = `${replica.url}/v1/me/notifications/stream?ticket=${ticket}`;
     const first = await openStream(url);
-    readers.push(first);
+    p.keep(first);
     expect(first.status).toBe(200);
     await replica.store([player]);
     await received(first, 1, "the ticket's stream to be the player's");
@@ -207,7 +195,7 @@ describe("tickets", () => {
 describe("limits", () => {
   test("one stream over the per-player limit closes the player's oldest; over the process limit: 503 + Retry-After", async () => {
     const small = await startReplica({
-      config: playerConfig(idp, { NOTIFICATION_STREAM_MAX_PER_USER: "2", NOTIFICATION_STREAM_MAX: "3" }),
+      config: playerConfig(p.idp, { NOTIFICATION_STREAM_MAX_PER_USER: "2", NOTIFICATION_STREAM_MAX: "3" }),
       sql: f.sql,
       nc: undefined,
     });
