@@ -1,12 +1,11 @@
 // A database of the previous release with rows in every table its write path fills, written by that release's own
-// calls: grants with and without expiry, a revoke, a re-grant, a refused grant, a bundle, an extension and a refused
+// code (its services, its console's undo, its scheduler and operator calls): grants with and without expiry, a revoke, a re-grant, a refused grant, a bundle, an extension and a refused
 // one, the console's undo of an extension, an expiry, and reservations reserved, cancelled, executed, failed, ended by
 // the claim and requeued.
 import type { Sql } from "../../src/shared/db.ts";
 import { sha256Int64 } from "../../src/shared/ids.ts";
-import { previousExpire, previousExtendUndo } from "./previous-calls.ts";
-import { type PreviousRequest, previousCall } from "./previous-replies.ts";
-import { previousClaim, previousExecute, previousFail, previousRequeue } from "./previous-scheduler.ts";
+import { previousAnswer, type Request } from "./answers.ts";
+import { previousRelease } from "./previous-release.ts";
 
 const T0 = new Date("2026-03-01T10:00:00.000Z");
 const at = (minutes: number) => new Date(T0.getTime() + minutes * 60_000);
@@ -24,7 +23,7 @@ function keyed(key: string, now: Date) {
   };
 }
 
-const item = (kind: "GRANT" | "REVOKE" | "EXTEND", user: string, sku: string, expiresAt?: Date): PreviousRequest => ({
+const item = (kind: "GRANT" | "REVOKE" | "EXTEND", user: string, sku: string, expiresAt?: Date): Request => ({
   kind,
   body: {
     user_id: user,
@@ -36,7 +35,7 @@ const item = (kind: "GRANT" | "REVOKE" | "EXTEND", user: string, sku: string, ex
 });
 
 /** The requests of the previous release's services, one a minute. */
-const REQUESTS: PreviousRequest[] = [
+const REQUESTS: Request[] = [
   item("GRANT", "u1", "sword"),
   item("GRANT", "u1", "shield", at(60 * 24)),
   item("REVOKE", "u1", "sword"),
@@ -61,9 +60,9 @@ export async function populatePreviousRelease(sql: Sql): Promise<void> {
   for (const [i, request] of REQUESTS.entries()) {
     const minute = i + 1;
     const reservation = request.kind === "RESERVE" ? RESERVATION(minute - 9) : undefined;
-    await previousCall(sql, request, keyed(`key-${minute}`, at(minute)), at(minute), `trace-${minute}`, reservation);
+    await previousAnswer(sql, request, `key-${minute}`, at(minute), reservation);
   }
-  await previousExtendUndo(sql, {
+  await previousRelease.undoExtension(sql, {
     userId: "u1",
     sku: "shield",
     reason: "undo",
@@ -87,13 +86,13 @@ export async function populatePreviousRelease(sql: Sql): Promise<void> {
     source: "expiry",
   };
   const expiry = { userId: "u3", sku: "potion", reason: "expiry", now: at(40), traceId: "trace-40", traceparent: null };
-  await previousExpire(sql, { ...expiry, payload, lockedBy: "w1" });
+  await previousRelease.expireEntitlement(sql, { ...expiry, payload, lockedBy: "w1" });
   await schedulePoints(sql);
 }
 
 /** The scheduler's claim, an execution, a failed attempt for good, a lease that ran out on its last attempt, a requeue. */
 async function schedulePoints(sql: Sql): Promise<void> {
-  const claimed = await previousClaim(sql, {
+  const claimed = await previousRelease.claimDueReservations(sql, {
     now: at(30),
     leaseUntil: at(31),
     lockedBy: "w1",
@@ -101,7 +100,7 @@ async function schedulePoints(sql: Sql): Promise<void> {
     maxAttempts: 3,
   });
   if (claimed.length !== 3) throw new Error(`the claim took ${claimed.length} reservations, not 3`);
-  await previousExecute(sql, {
+  await previousRelease.executeReservation(sql, {
     reservationId: RESERVATION(2),
     lockedBy: "w1",
     transactionId: "00000000-0000-4000-8000-0000000000a2",
@@ -110,7 +109,7 @@ async function schedulePoints(sql: Sql): Promise<void> {
     subject: "points.events",
     payload: { event_type: "PointsGranted", user_id: "u4", point_amount: 111, reservation_id: RESERVATION(2) },
   });
-  await previousFail(sql, {
+  await previousRelease.failReservation(sql, {
     reservationId: RESERVATION(3),
     lockedBy: "w1",
     now: at(30),
@@ -118,6 +117,12 @@ async function schedulePoints(sql: Sql): Promise<void> {
     lastError: "broker away",
   });
   await sql`update point_reservations set attempt_count = 3 where reservation_id = ${RESERVATION(4)}`;
-  await previousClaim(sql, { now: at(32), leaseUntil: at(33), lockedBy: "w2", limit: 10, maxAttempts: 3 });
-  await previousRequeue(sql, { reservationId: RESERVATION(3) });
+  await previousRelease.claimDueReservations(sql, {
+    now: at(32),
+    leaseUntil: at(33),
+    lockedBy: "w2",
+    limit: 10,
+    maxAttempts: 3,
+  });
+  await previousRelease.requeueReservations(sql, { reservationId: RESERVATION(3) });
 }

@@ -6,9 +6,10 @@ import { join, resolve } from "node:path";
 import { runCommand } from "../support/process.ts";
 
 const root = resolve(import.meta.dir, "../..");
-const cache = join(root, ".data", "upgrade");
+/** Where what is made of a previous release is kept, per commit: ignored by git, so only a machine's first run makes it. */
+export const cache = join(root, ".data", "upgrade");
 
-const git = (args: string[]) => Bun.spawnSync(["git", ...args], { cwd: root, stdout: "pipe", stderr: "pipe" });
+export const git = (args: string[]) => Bun.spawnSync(["git", ...args], { cwd: root, stdout: "pipe", stderr: "pipe" });
 
 /** The full id of `commit`, or why it cannot be built here (no git, or a clone without that history). */
 export function resolveCommit(commit: string): { id: string } | { missing: string } {

@@ -1,72 +1,59 @@
-// The previous release, 640b121, as its replicas meet this release's schema during a rolling upgrade: the schema it
-// applied (its migrations, then its function files), with the texts this release changed since as that release
-// shipped them (previous-release/). Its calls are in previous-calls.ts, its replies in previous-replies.ts. Nothing
-// here may follow later changes of src/ or db/: it stands for code that is already deployed.
-import { functions, migrations } from "../../src/entitlement/migrations.ts";
+// The previous release, as its replicas meet this release's schema during a rolling upgrade: the schema it applied
+// (its migrations, then its function files) and the services, write path and scheduler calls it runs, all its own
+// code imported from git (previous-source.ts). Nothing here may follow later changes of src/ or db/: it stands for
+// code that is already deployed.
+import type { Sql } from "../../src/shared/db.ts";
 import type { SchemaText } from "../../src/shared/migrate.ts";
-import { functionList } from "../../src/shared/schema-functions.ts";
-import entitlementExtend from "./previous-release/functions/entitlement_extend.sql" with { type: "text" };
-import entitlementExtendUndo from "./previous-release/functions/entitlement_extend_undo.sql" with { type: "text" };
-import entitlementGrant from "./previous-release/functions/entitlement_grant.sql" with { type: "text" };
-import entitlementRevoke from "./previous-release/functions/entitlement_revoke.sql" with { type: "text" };
-import idempotencyOpen from "./previous-release/functions/idempotency_open.sql" with { type: "text" };
-import idempotencyStore from "./previous-release/functions/idempotency_store.sql" with { type: "text" };
-import pointCancel from "./previous-release/functions/point_cancel.sql" with { type: "text" };
-import pointReserve from "./previous-release/functions/point_reserve.sql" with { type: "text" };
+import type { Services } from "./answers.ts";
+import { PREVIOUS_COMMIT, previousModule } from "./previous-source.ts";
 
-/** The commit of the previous release: the executables test builds it, and the vendored texts are its files. */
-export const PREVIOUS_COMMIT = "640b121";
+export { PREVIOUS_COMMIT };
 
-/** Its last migration: 001–017, none of which this release has changed. */
-export const PREVIOUS_LAST_MIGRATION = 17;
+/** The previous release's schema as its migration run applied it. */
+export const previousSchema: SchemaText = (
+  await previousModule<{ schemaText: SchemaText }>("src/entitlement/migrations.ts")
+).schemaText;
 
-/** Its function files, named; the texts this release changed since are the release's own (previous-release/). */
-const PREVIOUS_FUNCTIONS = [
-  "api_instant",
-  "entitlement_change",
-  "entitlement_expire",
-  "entitlement_extend",
-  "entitlement_extend_undo",
-  "entitlement_grant",
-  "entitlement_record",
-  "entitlement_reply",
-  "entitlement_revoke",
-  "entitlement_set_expiry",
-  "idempotency_answer",
-  "idempotency_open",
-  "idempotency_store",
-  "point_cancel",
-  "point_claim",
-  "point_command",
-  "point_execute",
-  "point_fail",
-  "point_requeue",
-  "point_reservation_reply",
-  "point_reserve",
-];
+/** Its last migration: this release's later ones are the upgrade. */
+export const PREVIOUS_LAST_MIGRATION = Math.max(...previousSchema.migrations.map((m) => m.version));
 
-/** The files of db/entitlement/ this release has changed since, relative to the repository, and their old texts. */
-export const VENDORED: Record<string, string> = {
-  "db/entitlement/functions/entitlement_extend.sql": entitlementExtend,
-  "db/entitlement/functions/entitlement_extend_undo.sql": entitlementExtendUndo,
-  "db/entitlement/functions/entitlement_grant.sql": entitlementGrant,
-  "db/entitlement/functions/entitlement_revoke.sql": entitlementRevoke,
-  "db/entitlement/functions/idempotency_open.sql": idempotencyOpen,
-  "db/entitlement/functions/idempotency_store.sql": idempotencyStore,
-  "db/entitlement/functions/point_cancel.sql": pointCancel,
-  "db/entitlement/functions/point_reserve.sql": pointReserve,
+type Call<R = unknown> = (db: Sql, args: object) => Promise<R>;
+
+/**
+ * What the tests run of the previous release: its services as its routes call them (typed as this release's: the old
+ * source is not type-checked), the console's undo of an extension, and its scheduler's and operator's calls.
+ */
+export type PreviousRelease = Services & {
+  undoExtension: Call;
+  expireEntitlement: Call<string>;
+  claimDueReservations: Call<unknown[]>;
+  executeReservation: Call;
+  failReservation: Call;
+  requeueReservations: Call;
 };
 
-function previousFunctionText(name: string): string {
-  const text = VENDORED[`db/entitlement/functions/${name}.sql`] ?? functions.find((f) => f.name === name)?.sql;
-  if (text === undefined) throw new Error(`the previous release's ${name}.sql is neither vendored nor in the tree`);
-  return text;
+/** Where each is in the previous release's src/entitlement/. */
+const SOURCE: Record<keyof PreviousRelease, string> = {
+  executeCommand: "features/entitlements/service.ts",
+  executeBundle: "features/bundles/service.ts",
+  executeExtension: "features/extensions/service.ts",
+  createReservation: "features/points/service.ts",
+  cancelReservation: "features/points/service.ts",
+  ApiError: "../shared/http/errors.ts",
+  undoExtension: "write/entitlement-extend-undo.ts",
+  expireEntitlement: "write/entitlement-expire.ts",
+  claimDueReservations: "write/point-claim.ts",
+  executeReservation: "write/point-execute.ts",
+  failReservation: "write/point-fail.ts",
+  requeueReservations: "write/point-requeue.ts",
+};
+
+async function load(name: keyof PreviousRelease): Promise<[string, unknown]> {
+  const module = await previousModule<Record<string, unknown>>(`src/entitlement/${SOURCE[name]}`);
+  if (module[name] === undefined) throw new Error(`${PREVIOUS_COMMIT}'s ${SOURCE[name]} has no ${name}`);
+  return [name, module[name]];
 }
 
-/** The previous release's schema as its migration run applied it: 001–017, then its 21 functions. */
-export const previousSchema: SchemaText = {
-  migrations: migrations.filter((m) => m.version <= PREVIOUS_LAST_MIGRATION),
-  functions: functionList(
-    Object.fromEntries(PREVIOUS_FUNCTIONS.map((name) => [`${name}.sql`, previousFunctionText(name)])),
-  ),
-};
+export const previousRelease = Object.fromEntries(
+  await Promise.all(Object.keys(SOURCE).map((name) => load(name as keyof PreviousRelease))),
+) as PreviousRelease;

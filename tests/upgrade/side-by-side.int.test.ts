@@ -26,9 +26,7 @@ import {
   type Request,
   revoke,
 } from "./answers.ts";
-import { previousExpire } from "./previous-calls.ts";
-import { previousSchema } from "./previous-release.ts";
-import { previousClaim, previousExecute, previousFail } from "./previous-scheduler.ts";
+import { previousRelease, previousSchema } from "./previous-release.ts";
 import { everyRow, tableColumns } from "./schema.ts";
 
 // Three schemas migrated from empty on a loaded 2-core machine take more than the default 5 s.
@@ -253,7 +251,7 @@ async function schedulerSteps(reservations: string[]): Promise<void> {
   const expiry = { userId: "u5", sku: "potion", lockedBy: "w1", now: at(40), traceId: "trace-expiry" };
   await executeExpiry(current.sql, expiry);
   const previousExpiry = (sql: Sql) =>
-    previousExpire(sql, {
+    previousRelease.expireEntitlement(sql, {
       userId: "u5",
       sku: "potion",
       reason: "expiry",
@@ -291,9 +289,9 @@ async function schedulerSteps(reservations: string[]): Promise<void> {
   const claimed: unknown[] = await claimDueReservations(current.sql, claim);
   for (const { sql } of [previous, original]) {
     await previousExpiry(sql);
-    await previousExecute(sql, execution);
-    await previousFail(sql, failure);
-    expect(claimed, "the same claim").toEqual(await previousClaim(sql, claim));
+    await previousRelease.executeReservation(sql, execution);
+    await previousRelease.failReservation(sql, failure);
+    expect(claimed, "the same claim").toEqual(await previousRelease.claimDueReservations(sql, claim));
   }
 }
 
