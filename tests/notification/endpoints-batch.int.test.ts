@@ -35,12 +35,12 @@ test("one claim takes each endpoint's offered slots and leases every delivery it
     leaseUntil: lease(now),
     lockedBy: "w1",
     limit: 100,
-    perEndpoint: 4,
-    free: [{ endpointId: a, free: 2 }],
+    perKey: 4,
+    free: [{ key: a, free: 2 }],
   });
   const of = (endpointId: string) => claimed.filter((c) => c.endpointId === endpointId).map((c) => c.notificationId);
   expect(of(a), "the slots offered to a: 2").toHaveLength(2);
-  expect(of(b), "b, with nothing in flight: perEndpoint").toHaveLength(4);
+  expect(of(b), "b, with nothing in flight: perKey").toHaveLength(4);
   expect(new Set(of(b)).size).toBe(4);
   for (const c of claimed) expect(ids).toContain(c.notificationId);
   expect(claimed.every((c) => c.attemptCount === 1 && c.notification?.type === "EntitlementGranted")).toBe(true);
@@ -56,7 +56,7 @@ test("one claim takes each endpoint's offered slots and leases every delivery it
     leaseUntil: lease(now),
     lockedBy: "w2",
     limit: 3,
-    perEndpoint: 4,
+    perKey: 4,
     free: [],
   });
   expect(again, "the limit bounds the whole claim; what was held is not taken again").toHaveLength(3);
@@ -71,7 +71,7 @@ test("one finalize records sent, retried, failed, unattempted and lost deliverie
     Array.from({ length: 3 }, () => ({})),
   );
   const now = new Date(Date.now() + 1_000);
-  const claim = { now, leaseUntil: lease(now), limit: 100, perEndpoint: 8, free: [] };
+  const claim = { now, leaseUntil: lease(now), limit: 100, perKey: 8, free: [] };
   const mine = await claimDeliveries(f.sql, { ...claim, lockedBy: "w1" });
   const [a1, a2, a3] = mine.filter((c) => c.endpointId === a);
   const [b1, b2, b3] = mine.filter((c) => c.endpointId === b);

@@ -17,7 +17,7 @@ test("a claim that is never finalized is taken over after its lease; the first w
   const created = await call("POST", "/v1/webhook-endpoints", { url: receiver.url });
   const [id] = await storeNotifications(f.sql, [{}]);
   const now = new Date();
-  const claim = { now, lockedBy: "dead-worker", limit: 10, perEndpoint: 8, free: [] };
+  const claim = { now, lockedBy: "dead-worker", limit: 10, perKey: 8, free: [] };
   const [claimed] = await claimDeliveries(f.sql, { ...claim, leaseUntil: new Date(now.getTime() + 60_000) });
   expect(claimed?.notificationId).toBe(id as string);
   expect(

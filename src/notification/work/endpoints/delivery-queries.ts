@@ -3,6 +3,7 @@
 // by the in-flight status and locked_by, as the notifications' are (docs/failure-modes.md).
 import { type Db, unprepared } from "../../../shared/db.ts";
 import type { OlderSecret } from "../../features/endpoints/queries.ts";
+import type { SlotClaim } from "../keyed-slots.ts";
 
 export type ClaimedDelivery = {
   endpointId: string;
@@ -73,35 +74,25 @@ function toClaimed(r: ClaimRow): ClaimedDelivery {
 /**
  * Claims due deliveries of enabled endpoints: PENDING ones whose time came and PROCESSING ones whose lease ended (a
  * claim moves next_attempt_at to the lease's end). `free` gives the slots left of endpoints with deliveries in flight;
- * every other endpoint gets `perEndpoint`. The rows picked and locked are updated by their ctid (a TID scan, the row
+ * every other endpoint gets `perKey`. The rows picked and locked are updated by their ctid (a TID scan, the row
  * locked cannot move before the update): a join on the key let the planner hash the whole table, every claim costing
  * as much as the backlog was long.
  */
-export async function claimDeliveries(
-  db: Db,
-  input: {
-    now: Date;
-    leaseUntil: Date;
-    lockedBy: string;
-    limit: number;
-    perEndpoint: number;
-    free: { endpointId: string; free: number }[];
-  },
-): Promise<ClaimedDelivery[]> {
+export async function claimDeliveries(db: Db, input: SlotClaim): Promise<ClaimedDelivery[]> {
   const rows = await unprepared<ClaimRow[]>(db)`
     with picked as (
       select d.ctid
       from webhook_endpoints e
-      left join unnest(${input.free.map((f) => f.endpointId)}::uuid[], ${input.free.map((f) => f.free)}::int[])
+      left join unnest(${input.free.map((f) => f.key)}::uuid[], ${input.free.map((f) => f.free)}::int[])
         as f(endpoint_id, free) on f.endpoint_id = e.endpoint_id
       cross join lateral (
         select d.ctid from webhook_deliveries d
         where d.endpoint_id = e.endpoint_id and d.status in ('PENDING', 'PROCESSING') and d.next_attempt_at <= ${input.now}
         order by d.next_attempt_at
-        limit coalesce(f.free, ${input.perEndpoint})
+        limit coalesce(f.free, ${input.perKey})
         for update skip locked
       ) d
-      where e.enabled and coalesce(f.free, ${input.perEndpoint}) > 0
+      where e.enabled and coalesce(f.free, ${input.perKey}) > 0
       limit ${input.limit}
     ), claimed as (
       update webhook_deliveries d

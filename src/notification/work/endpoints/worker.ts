@@ -11,8 +11,7 @@ import { idleSleepMs } from "../../../shared/periodic.ts";
 import type { Waker, Worker } from "../../../shared/runtime.ts";
 import { ENDPOINT_DUE_CHANNEL } from "../../features/endpoints/queries.ts";
 import type { NotificationMetrics } from "../../metrics.ts";
-import { runClaimLoop } from "../claim-loop.ts";
-import { createKeyedSlots, type KeyedSlots } from "../keyed-slots.ts";
+import { createKeyedSlots, type KeyedSlots, runSlottedClaimLoop } from "../keyed-slots.ts";
 import type { EndpointDeliveryDeps } from "./deliver.ts";
 import { deliverToEndpoint } from "./deliver.ts";
 import { type ClaimedDelivery, claimDeliveries, lookWhileIdle } from "./delivery-queries.ts";
@@ -59,25 +58,6 @@ function deliver(d: EndpointWorkerDeps, slots: KeyedSlots, delivery: ClaimedDeli
     .finally(release);
 }
 
-/** Claims up to `free` deliveries, each endpoint at most its free slots, and takes a slot for each. */
-async function claim(d: EndpointWorkerDeps, slots: KeyedSlots, free: number): Promise<ClaimedDelivery[]> {
-  const now = d.now();
-  const offered = slots.offer();
-  const claimed = await claimDeliveries(d.sql, {
-    now,
-    leaseUntil: new Date(now.getTime() + d.leaseMs),
-    lockedBy: d.workerId,
-    limit: free,
-    perEndpoint: d.perEndpoint,
-    free: offered.map((o) => ({ endpointId: o.key, free: o.free })),
-  });
-  slots.took(
-    offered,
-    claimed.map((delivery) => delivery.endpointId),
-  );
-  return claimed;
-}
-
 /**
  * Whether any endpoint was enabled when the idle worker last looked; undefined until it looks, and again from every
  * NOTIFY on the channel (an endpoint created or enabled elsewhere) until the next look. `seen` counts those NOTIFYs, so
@@ -105,17 +85,14 @@ export function createEndpointDeliveryWorker(deps: EndpointWorkerDeps): Worker {
       // frees half its slots wakes the loop to claim again (../keyed-slots.ts).
       const slots = createKeyedSlots(d.perEndpoint, () => d.waker.wake());
       const presence: Presence = { anyEnabled: undefined, seen: 0 };
-      return runClaimLoop(
+      return runSlottedClaimLoop(
+        d,
+        slots,
         {
           label: "endpoint delivery",
-          sql: d.sql,
-          log,
-          waker: d.waker,
           channel: ENDPOINT_DUE_CHANNEL,
-          pollIntervalMs: d.pollIntervalMs,
-          slots: d.maxInFlight,
-          refillAt: 1,
-          claim: (free) => claim(d, slots, free),
+          claim: claimDeliveries,
+          keyOf: (delivery) => delivery.endpointId,
           run: (delivery) => deliver(d, slots, delivery),
           idleSleepMs: () => idleEndpointSleepMs(d, presence),
           quiet: () => presence.anyEnabled === false,

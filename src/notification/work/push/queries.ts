@@ -4,6 +4,7 @@
 // in-flight status and locked_by.
 import { type Db, unprepared } from "../../../shared/db.ts";
 import type { Platform } from "../../features/push/model.ts";
+import type { SlotClaim } from "../keyed-slots.ts";
 
 export type ClaimedPush = {
   deviceId: string;
@@ -66,19 +67,9 @@ const toClaimed = (r: ClaimRow): ClaimedPush => ({
 
 /**
  * Claims due pushes: PENDING ones whose time came and PROCESSING ones whose lease ended. `free` gives the slots left
- * of services with pushes in flight; every other service gets `perService`.
+ * of services with pushes in flight; every other service gets `perKey`.
  */
-export async function claimPushes(
-  db: Db,
-  input: {
-    now: Date;
-    leaseUntil: Date;
-    lockedBy: string;
-    limit: number;
-    perService: number;
-    free: { service: string; free: number }[];
-  },
-): Promise<ClaimedPush[]> {
+export async function claimPushes(db: Db, input: SlotClaim): Promise<ClaimedPush[]> {
   const rows = await unprepared<ClaimRow[]>(db)`
     with recursive services as (
       (select service from push_deliveries where status in ('PENDING', 'PROCESSING') order by service limit 1)
@@ -89,16 +80,16 @@ export async function claimPushes(
     ), picked as (
       select p.ctid
       from services s
-      left join unnest(${input.free.map((f) => f.service)}::text[], ${input.free.map((f) => f.free)}::int[])
+      left join unnest(${input.free.map((f) => f.key)}::text[], ${input.free.map((f) => f.free)}::int[])
         as f(service, free) on f.service = s.service
       cross join lateral (
         select d.ctid from push_deliveries d
         where d.service = s.service and d.status in ('PENDING', 'PROCESSING') and d.next_attempt_at <= ${input.now}
         order by d.next_attempt_at
-        limit coalesce(f.free, ${input.perService})
+        limit coalesce(f.free, ${input.perKey})
         for update skip locked
       ) p
-      where s.service is not null and coalesce(f.free, ${input.perService}) > 0
+      where s.service is not null and coalesce(f.free, ${input.perKey}) > 0
       limit ${input.limit}
     ), claimed as (
       update push_deliveries d

@@ -8,8 +8,7 @@ import { idleSleepMs } from "../../../shared/periodic.ts";
 import type { Waker, Worker } from "../../../shared/runtime.ts";
 import { contextOfTraceparent, inSpan } from "../../../shared/trace-context.ts";
 import type { NotificationMetrics } from "../../metrics.ts";
-import { runClaimLoop } from "../claim-loop.ts";
-import { createKeyedSlots, type KeyedSlots } from "../keyed-slots.ts";
+import { createKeyedSlots, runSlottedClaimLoop } from "../keyed-slots.ts";
 import { type Delivered, deliverPush, type PushDeliveryDeps } from "./deliver.ts";
 import { createPushRecorder, type PushRecorder } from "./outcomes.ts";
 import { type ClaimedPush, claimPushes, deleteGoneDevices, nextPushDueAt } from "./queries.ts";
@@ -48,25 +47,6 @@ async function record(d: PushWorkerDeps, recorder: PushRecorder, p: ClaimedPush,
   }
 }
 
-/** Claims up to `free` pushes, each service offered what it has left of its slots. */
-async function claimFree(d: PushWorkerDeps, slots: KeyedSlots, free: number): Promise<ClaimedPush[]> {
-  const now = d.now();
-  const offered = slots.offer();
-  const claimed = await claimPushes(d.sql, {
-    now,
-    leaseUntil: new Date(now.getTime() + d.leaseMs),
-    lockedBy: d.workerId,
-    limit: free,
-    perService: d.perService,
-    free: offered.map((o) => ({ service: o.key, free: o.free })),
-  });
-  slots.took(
-    offered,
-    claimed.map((p) => p.service),
-  );
-  return claimed;
-}
-
 export function createPushWorker(deps: PushWorkerDeps): Worker {
   const log = deps.log.child({ component: "push", worker_id: deps.workerId });
   const d = { ...deps, log };
@@ -88,17 +68,14 @@ export function createPushWorker(deps: PushWorkerDeps): Worker {
   return {
     name: "push",
     run: (signal) =>
-      runClaimLoop<ClaimedPush>(
+      runSlottedClaimLoop<ClaimedPush>(
+        d,
+        slots,
         {
           label: "push",
-          sql: d.sql,
-          log,
-          waker: d.waker,
           channel: PUSH_DUE_CHANNEL,
-          pollIntervalMs: d.pollIntervalMs,
-          slots: d.maxInFlight,
-          refillAt: 1,
-          claim: (free) => claimFree(d, slots, free),
+          claim: claimPushes,
+          keyOf: (p) => p.service,
           run,
           idleSleepMs: async () => {
             const next = await nextPushDueAt(d.sql).catch(() => null);
