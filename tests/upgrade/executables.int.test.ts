@@ -14,15 +14,14 @@ import { natsUrl, postgresAdminUrl, uniqueName } from "../support/infra.ts";
 import { pipelineNatsNames, pipelineStreams } from "../support/nats-names.ts";
 import { runCommand } from "../support/process.ts";
 import { waitUntil } from "../support/wait.ts";
-import { previousExecutables, resolveCommit } from "./previous-build.ts";
-import { PREVIOUS_COMMIT } from "./previous-release.ts";
+import { previousExecutables } from "./previous-build.ts";
+import { PREVIOUS_COMMIT, previousCommitId } from "./previous-source.ts";
 
 setDefaultTimeout(60_000);
 const BUILD_TIMEOUT = 600_000;
 const AUDIENCE = "https://players.upgrade.test";
 const TOKEN = "upgrade-token-0123456789abcdef";
-const commit = resolveCommit(PREVIOUS_COMMIT);
-if ("missing" in commit) console.warn(`tests/upgrade/executables: skipped, ${commit.missing}`);
+const commit = previousCommitId();
 
 const database = uniqueName("upgrade_bin");
 const stream = uniqueName("upgrade").replaceAll("_", "-");
@@ -72,9 +71,8 @@ async function migrate(binary: string, env: Record<string, string>): Promise<voi
 }
 
 beforeAll(async () => {
-  if ("missing" in commit) return;
   const [previous, currentEntitlement, currentNotification] = await Promise.all([
-    previousExecutables(commit.id),
+    previousExecutables(commit),
     builtBinary("entitlement"),
     builtBinary("notification"),
   ]);
@@ -103,7 +101,6 @@ afterAll(async () => {
   await Promise.all(children.map((child) => child.exited));
   await idp?.close();
   await sql?.end();
-  if ("missing" in commit) return;
   const nc = await connect({ servers: await natsUrl() });
   const jsm = await jetstreamManager(nc);
   for (const name of pipelineStreams(stream)) await jsm.streams.delete(name).catch(() => false);
@@ -139,7 +136,7 @@ async function inbox(release: Release, user: string): Promise<{ items: { notific
   return (await response.json()) as { items: { notification_id: string }[] };
 }
 
-describe.skipIf("missing" in commit)(`the previous release (${PREVIOUS_COMMIT}) beside this one`, () => {
+describe(`the previous release (${PREVIOUS_COMMIT}) beside this one`, () => {
   const users = Array.from({ length: 8 }, (_, i) => uniqueName(`player${i}`));
 
   test("both Notifications pull from the one durable", async () => {
