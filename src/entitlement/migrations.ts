@@ -18,6 +18,7 @@ import m017 from "../../db/entitlement/017_audit_search.sql" with { type: "text"
 import m018 from "../../db/entitlement/018_bulk_key_scope.sql" with { type: "text" };
 import m019 from "../../db/entitlement/019_audit_caller_prefix.sql" with { type: "text" };
 import m020 from "../../db/entitlement/020_reply_facts.sql" with { type: "text" };
+import m021 from "../../db/entitlement/021_idempotency_call.sql" with { type: "text" };
 import apiInstant from "../../db/entitlement/functions/api_instant.sql" with { type: "text" };
 import cancelPointReservation from "../../db/entitlement/functions/cancel_point_reservation.sql" with { type: "text" };
 import entitlementChange from "../../db/entitlement/functions/entitlement_change.sql" with { type: "text" };
@@ -33,6 +34,9 @@ import entitlementRecord from "../../db/entitlement/functions/entitlement_record
 import entitlementReply from "../../db/entitlement/functions/entitlement_reply.sql" with { type: "text" };
 import entitlementRevoke from "../../db/entitlement/functions/entitlement_revoke.sql" with { type: "text" };
 import entitlementSetExpiry from "../../db/entitlement/functions/entitlement_set_expiry.sql" with { type: "text" };
+import entitlementStatusChange from "../../db/entitlement/functions/entitlement_status_change.sql" with {
+  type: "text",
+};
 import extendEntitlement from "../../db/entitlement/functions/extend_entitlement.sql" with { type: "text" };
 import grantEntitlements from "../../db/entitlement/functions/grant_entitlements.sql" with { type: "text" };
 import idempotencyAnswer from "../../db/entitlement/functions/idempotency_answer.sql" with { type: "text" };
@@ -41,12 +45,14 @@ import idempotencyLookup from "../../db/entitlement/functions/idempotency_lookup
 import idempotencyOpen from "../../db/entitlement/functions/idempotency_open.sql" with { type: "text" };
 import idempotencyRemember from "../../db/entitlement/functions/idempotency_remember.sql" with { type: "text" };
 import idempotencyStore from "../../db/entitlement/functions/idempotency_store.sql" with { type: "text" };
+import idempotencyStored from "../../db/entitlement/functions/idempotency_stored.sql" with { type: "text" };
 import pointCancel from "../../db/entitlement/functions/point_cancel.sql" with { type: "text" };
 import pointClaim from "../../db/entitlement/functions/point_claim.sql" with { type: "text" };
 import pointCommand from "../../db/entitlement/functions/point_command.sql" with { type: "text" };
 import pointExecute from "../../db/entitlement/functions/point_execute.sql" with { type: "text" };
 import pointFail from "../../db/entitlement/functions/point_fail.sql" with { type: "text" };
 import pointPreviousReply from "../../db/entitlement/functions/point_previous_reply.sql" with { type: "text" };
+import pointRecorded from "../../db/entitlement/functions/point_recorded.sql" with { type: "text" };
 import pointRequeue from "../../db/entitlement/functions/point_requeue.sql" with { type: "text" };
 import pointReservationFacts from "../../db/entitlement/functions/point_reservation_facts.sql" with { type: "text" };
 import pointReservationReply from "../../db/entitlement/functions/point_reservation_reply.sql" with { type: "text" };
@@ -82,6 +88,7 @@ export const migrations = migrationList(
     "018_bulk_key_scope.sql": m018,
     "019_audit_caller_prefix.sql": m019,
     "020_reply_facts.sql": m020,
+    "021_idempotency_call.sql": m021,
   },
   {
     // Proves the history tables' rows in bounds before 011 takes its lock (db/entitlement/prepare/).
@@ -115,12 +122,15 @@ export const functions = functionList({
   "idempotency_keep.sql": idempotencyKeep,
   "idempotency_lookup.sql": idempotencyLookup,
   "idempotency_remember.sql": idempotencyRemember,
+  "idempotency_stored.sql": idempotencyStored,
   "reserve_points.sql": reservePoints,
   "cancel_point_reservation.sql": cancelPointReservation,
   "point_previous_reply.sql": pointPreviousReply,
   "point_reservation_facts.sql": pointReservationFacts,
+  "point_recorded.sql": pointRecorded,
   "entitlement_facts.sql": entitlementFacts,
   "entitlement_previous_reply.sql": entitlementPreviousReply,
+  "entitlement_status_change.sql": entitlementStatusChange,
   "grant_entitlements.sql": grantEntitlements,
   "revoke_entitlement.sql": revokeEntitlement,
   "extend_entitlement.sql": extendEntitlement,

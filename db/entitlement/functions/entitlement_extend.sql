@@ -30,6 +30,7 @@ begin
     select r.outcome, r.stored_hash, r.reply_code,
            coalesce(r.reply_body, entitlement_previous_reply(p_applied, p_refused, r.reply_facts)), r.reply_expires_at
     from extend_entitlement(p_user_id, p_sku, p_reason, p_purchase_id, p_expires_at, p_now, p_trace_id,
-                            p_traceparent, p_event_type, p_payload, p_detail, p_caller, p_idem_key, p_lock_key,
-                            p_request_hash, p_record_expires_at, p_lock_timeout_ms) r;
+                            p_traceparent, p_event_type, p_payload, p_detail,
+                            row(p_caller, p_idem_key, p_lock_key, p_request_hash, p_record_expires_at,
+                                p_lock_timeout_ms, null)::idempotency_call) r;
 end $$;

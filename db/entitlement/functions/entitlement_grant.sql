@@ -31,6 +31,6 @@ begin
            coalesce(r.reply_body, entitlement_previous_reply(p_applied, p_refused, r.reply_facts)), r.reply_expires_at
     from grant_entitlements(p_user_id, p_skus, p_applied #> '{body,items}' is not null, p_reason, p_purchase_id,
                             p_expires_at, p_now, p_trace_id, p_traceparent, p_event_type, p_payload, p_detail,
-                            p_caller, p_idem_key, p_lock_key, p_request_hash, p_record_expires_at, p_lock_timeout_ms,
-                            p_key_scope) r;
+                            row(p_caller, p_idem_key, p_lock_key, p_request_hash, p_record_expires_at,
+                                p_lock_timeout_ms, p_key_scope)::idempotency_call) r;
 end $$;

@@ -3,33 +3,29 @@
 -- entitlement_facts), or nothing changes and the refusal that fits the row is remembered ('state_conflict'; the facts:
 -- not_active, no_expiry, or not_later with the current expiry). An entitlement without expiry never expires, so no
 -- date is later: it is refused like an earlier one. The service makes the reply of the facts.
+-- With p_version, the console's undo of an extension (undo_extension): the item still at the version the extension
+-- left gets back the earlier expiry it replaced (audit EXTEND, event EntitlementExtended), else the refusal is
+-- changed_since or not_earlier. Only that undo moves an expiry back, and only at the version it is told.
 create or replace function extend_entitlement(
   p_user_id text,
   p_sku text,
   p_reason text,
   p_purchase_id text,
-  p_expires_at timestamptz,          -- the later expiry
+  p_expires_at timestamptz,          -- the later expiry (an undo's: the expiry the extension replaced)
   p_now timestamptz,
   p_trace_id text,
   p_traceparent text,
   p_event_type text,
   p_payload jsonb,
   p_detail jsonb,
-  p_caller text,
-  p_idem_key text,
-  p_lock_key bigint,
-  p_request_hash text,
-  p_record_expires_at timestamptz,
-  p_lock_timeout_ms int
-) returns table (outcome text, stored_hash text, reply_code int, reply_body jsonb, reply_facts jsonb,
-                 reply_expires_at timestamptz)
-language plpgsql volatile as $$
+  p_idem idempotency_call,
+  p_version bigint default null      -- an undo's: the version the extension left, at which only it applies
+) returns setof command_outcome language plpgsql volatile as $$
 declare
   v_changed jsonb;
   v_facts jsonb;
 begin
-  return query select 'stored', o.request_hash, o.response_code, o.response_body, o.response_facts, o.expires_at
-               from idempotency_lookup(p_caller, p_idem_key, p_lock_key, p_lock_timeout_ms) o;
+  return query select * from idempotency_stored(p_idem);
   if found then
     return;
   end if;
@@ -37,20 +33,22 @@ begin
     return query select 'past', null::text, null::int, null::jsonb, null::jsonb, null::timestamptz;
     return;
   end if;
-  v_changed := entitlement_set_expiry(p_user_id, p_sku, p_reason, p_purchase_id, p_expires_at, p_now, null);
+  v_changed := entitlement_set_expiry(p_user_id, p_sku, p_reason, p_purchase_id, p_expires_at, p_now, p_version);
   if v_changed <> '[]' then
     perform entitlement_record('EXTEND', p_user_id, v_changed, p_now, p_trace_id, p_traceparent, p_event_type,
-                               p_payload, p_detail, p_caller, p_idem_key, p_expires_at);
-    return query select * from idempotency_keep('applied', 200, entitlement_facts(p_user_id, array[p_sku], v_changed),
-                                                p_caller, p_idem_key, p_request_hash, p_record_expires_at);
+                               p_payload, p_detail, p_idem.caller, p_idem.idem_key, p_expires_at);
+    return query select * from idempotency_keep(p_idem, 'applied', 200,
+                                                entitlement_facts(p_user_id, array[p_sku], v_changed));
     return;
   end if;
-  select case when e.status is distinct from 'ACTIVE' then '{"kind": "not_active"}'::jsonb
+  select case when p_version is not null then
+                case when e.status = 'ACTIVE' and e.version = p_version then '{"kind": "not_earlier"}'::jsonb
+                     else '{"kind": "changed_since"}'::jsonb end
+              when e.status is distinct from 'ACTIVE' then '{"kind": "not_active"}'::jsonb
               when e.expires_at is null then '{"kind": "no_expiry"}'::jsonb
               else jsonb_build_object('kind', 'not_later', 'expires_at', e.expires_at) end
   into v_facts
   from (select) one
   left join entitlements e on e.user_id = p_user_id and e.stock_keeping_unit = p_sku;
-  return query select * from idempotency_keep('state_conflict', 409, v_facts, p_caller, p_idem_key, p_request_hash,
-                                              p_record_expires_at);
+  return query select * from idempotency_keep(p_idem, 'state_conflict', 409, v_facts);
 end $$;

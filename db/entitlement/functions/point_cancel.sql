@@ -20,6 +20,7 @@ begin
   return query
     select r.outcome, r.stored_hash, r.reply_code, coalesce(r.reply_body, point_previous_reply(r.reply_facts)),
            r.reply_expires_at
-    from cancel_point_reservation(p_reservation_id, p_now, p_trace_id, p_caller, p_idem_key, p_lock_key,
-                                  p_request_hash, p_record_expires_at, p_lock_timeout_ms) r;
+    from cancel_point_reservation(p_reservation_id, p_now, p_trace_id,
+                                  row(p_caller, p_idem_key, p_lock_key, p_request_hash, p_record_expires_at,
+                                      p_lock_timeout_ms, null)::idempotency_call) r;
 end $$;

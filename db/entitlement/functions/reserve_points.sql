@@ -10,41 +10,28 @@ create or replace function reserve_points(
   p_reason text,
   p_now timestamptz,
   p_trace_id text,
-  p_caller text,
-  p_idem_key text,
-  p_lock_key bigint,
-  p_request_hash text,
-  p_record_expires_at timestamptz,
-  p_lock_timeout_ms int
-) returns table (outcome text, stored_hash text, reply_code int, reply_body jsonb, reply_facts jsonb,
-                 reply_expires_at timestamptz)
-language plpgsql volatile as $$
+  p_idem idempotency_call
+) returns setof command_outcome language plpgsql volatile as $$
 declare
   v_balance bigint;
   v_row point_reservations;
 begin
-  return query select 'stored', o.request_hash, o.response_code, o.response_body, o.response_facts, o.expires_at
-               from idempotency_lookup(p_caller, p_idem_key, p_lock_key, p_lock_timeout_ms) o;
+  return query select * from idempotency_stored(p_idem);
   if found then
     return;
   end if;
   select coalesce((select b.balance from point_balances b where b.user_id = p_user_id), 0) into v_balance;
   if v_balance + p_point_amount > 9007199254740991 then
-    return query select * from idempotency_keep('state_conflict', 409,
-      jsonb_build_object('kind', 'balance_limit', 'balance', v_balance::text),
-      p_caller, p_idem_key, p_request_hash, p_record_expires_at);
+    return query select * from idempotency_keep(p_idem, 'state_conflict', 409,
+      jsonb_build_object('kind', 'balance_limit', 'balance', v_balance::text));
     return;
   end if;
   insert into point_reservations
     (reservation_id, user_id, point_amount, execute_at, reason, status, due_at, trace_id, created_by, created_at,
      updated_at)
   values (p_reservation_id, p_user_id, p_point_amount, p_execute_at, p_reason, 'PENDING', p_execute_at, p_trace_id,
-          nullif(p_caller, ''), p_now, p_now)
+          nullif(p_idem.caller, ''), p_now, p_now)
   returning * into v_row;
-  insert into point_audit (audit_id, occurred_at, reservation_id, user_id, action, caller, trace_id, detail)
-  values (gen_random_uuid(), p_now, p_reservation_id, p_user_id, 'RESERVE', nullif(p_caller, ''), p_trace_id,
-          jsonb_build_object('point_amount', p_point_amount, 'execute_at', p_execute_at));
-  return query select * from idempotency_keep('applied', 201,
-    jsonb_build_object('kind', 'reserved', 'reservation', point_reservation_facts(v_row)),
-    p_caller, p_idem_key, p_request_hash, p_record_expires_at);
+  return query select * from point_recorded(p_idem, 'RESERVE', v_row, p_now, p_trace_id,
+    jsonb_build_object('point_amount', p_point_amount, 'execute_at', p_execute_at), 201, 'reserved');
 end $$;

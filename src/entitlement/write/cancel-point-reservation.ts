@@ -2,27 +2,26 @@
 // live record, a PENDING reservation CANCELLED with its CANCEL audit row, and the facts of the answer remembered under
 // the key.
 import type { Db } from "../../shared/db.ts";
-import { type CommandOutcome, type IdempotencyArgs, idempotencyParams, OUTCOME_COLUMNS } from "./idempotency-params.ts";
+import { type CommandOutcome, callCommand, type IdempotencyArgs } from "./idempotency-params.ts";
 
-export type Cancellation = {
+/** What every points command brings: the reservation, when, the trace and the key. */
+export type PointCommand = {
   reservationId: string;
   now: Date;
   traceId: string;
   idempotency: IdempotencyArgs;
 };
 
+export type Cancellation = PointCommand;
+
 /**
  * The facts: the cancelled reservation's fields, or the status of one that is not PENDING. Besides the stored
  * outcomes, `not_found`: no such reservation, nothing remembered.
  */
-export async function cancelPointReservation(db: Db, c: Cancellation): Promise<CommandOutcome> {
-  const [row] = await db<CommandOutcome[]>`
-    select ${OUTCOME_COLUMNS(db)}
-    from cancel_point_reservation(
-      p_reservation_id => ${c.reservationId}::uuid,
-      p_now => ${c.now}::timestamptz,
-      p_trace_id => ${c.traceId}::text,
-      ${idempotencyParams(db, c.idempotency)})`;
-  if (!row) throw new Error("cancel_point_reservation returned no row");
-  return row;
-}
+export const cancelPointReservation = (db: Db, c: Cancellation): Promise<CommandOutcome> =>
+  callCommand(
+    db,
+    "cancel_point_reservation",
+    db`p_reservation_id => ${c.reservationId}::uuid, p_now => ${c.now}::timestamptz, p_trace_id => ${c.traceId}::text`,
+    c.idempotency,
+  );

@@ -1,9 +1,10 @@
 // The arguments every change of entitlements gives its function, by name: whose items, why, when, the trace and the
-// event (its type follows from the action); a command's change adds its purchase, audit detail and Idempotency-Key.
+// event (its type follows from the action); a command's change adds its purchase and audit detail (and its
+// Idempotency-Key, which callCommand passes).
 import type { JSONValue } from "postgres";
 import type { Db } from "../../shared/db.ts";
 import { type ChangeAction, EVENT_TYPE } from "./change-action.ts";
-import { type IdempotencyArgs, idempotencyParams } from "./idempotency-params.ts";
+import type { IdempotencyArgs } from "./idempotency-params.ts";
 
 export type ChangeFields = {
   userId: string;
@@ -37,5 +38,4 @@ export const changeParams = (db: Db, action: ChangeAction, c: ChangeFields) => d
 export const keyedChangeParams = (db: Db, action: ChangeAction, c: KeyedChange) => db`
   ${changeParams(db, action, c)},
   p_purchase_id => ${c.purchaseId}::text,
-  p_detail => ${db.json(c.detail)}::jsonb,
-  ${idempotencyParams(db, c.idempotency)}`;
+  p_detail => ${db.json(c.detail)}::jsonb`;

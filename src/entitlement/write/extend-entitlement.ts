@@ -3,7 +3,7 @@
 // facts of the answer remembered under the key.
 import type { Db } from "../../shared/db.ts";
 import { type KeyedChange, keyedChangeParams } from "./change-params.ts";
-import { type CommandOutcome, OUTCOME_COLUMNS } from "./idempotency-params.ts";
+import { type CommandOutcome, callCommand } from "./idempotency-params.ts";
 
 export type Extension = KeyedChange & {
   sku: string;
@@ -12,13 +12,11 @@ export type Extension = KeyedChange & {
 };
 
 /** The facts: the item's version and updated_at, or why not (not_active, no_expiry, not_later with the expiry). */
-export async function extendEntitlement(db: Db, x: Extension): Promise<CommandOutcome> {
-  const [row] = await db<CommandOutcome[]>`
-    select ${OUTCOME_COLUMNS(db)}
-    from extend_entitlement(
-      ${keyedChangeParams(db, "EXTEND", x)},
-      p_sku => ${x.sku}::text,
-      p_expires_at => ${x.expiresAt}::timestamptz)`;
-  if (!row) throw new Error("extend_entitlement returned no row");
-  return row;
-}
+export const extendEntitlement = (db: Db, x: Extension): Promise<CommandOutcome> =>
+  callCommand(db, "extend_entitlement", expiryParams(db, x), x.idempotency);
+
+/** The arguments an extension and its undo share: the change, the item and the expiry it gets. */
+export const expiryParams = (db: Db, x: Extension) => db`
+  ${keyedChangeParams(db, "EXTEND", x)},
+  p_sku => ${x.sku}::text,
+  p_expires_at => ${x.expiresAt}::timestamptz`;

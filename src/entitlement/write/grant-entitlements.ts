@@ -3,7 +3,7 @@
 // and expiry row, and the facts of the answer remembered under the key.
 import type { Db } from "../../shared/db.ts";
 import { type KeyedChange, keyedChangeParams } from "./change-params.ts";
-import { type CommandOutcome, OUTCOME_COLUMNS } from "./idempotency-params.ts";
+import { type CommandOutcome, callCommand } from "./idempotency-params.ts";
 
 export type Grant = KeyedChange & {
   /** The items in the request's order: one, or a bundle's. */
@@ -18,15 +18,13 @@ export type Grant = KeyedChange & {
  * The facts: each item of the request with its version, updated_at and whether this grant changed it, or, when the
  * one item of a grant that is not a bundle was already ACTIVE, `{kind: "unchanged"}`.
  */
-export async function grantEntitlements(db: Db, g: Grant): Promise<CommandOutcome> {
-  const [row] = await db<CommandOutcome[]>`
-    select ${OUTCOME_COLUMNS(db)}
-    from grant_entitlements(
-      ${keyedChangeParams(db, "GRANT", g)},
+export const grantEntitlements = (db: Db, g: Grant): Promise<CommandOutcome> =>
+  callCommand(
+    db,
+    "grant_entitlements",
+    db`${keyedChangeParams(db, "GRANT", g)},
       p_skus => ${g.skus}::text[],
       p_bundle => ${g.bundle}::boolean,
-      p_expires_at => ${g.expiresAt}::timestamptz,
-      p_key_scope => ${g.idempotency.scope ?? null}::text)`;
-  if (!row) throw new Error("grant_entitlements returned no row");
-  return row;
-}
+      p_expires_at => ${g.expiresAt}::timestamptz`,
+    g.idempotency,
+  );

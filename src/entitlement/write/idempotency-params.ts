@@ -1,7 +1,7 @@
-// The fragments every call of a command function shares: the Idempotency-Key's arguments, the columns the function
-// returns, and the replies it stores under the key. The command runner (features/commands/run.ts) makes the
-// arguments and reads the outcome; each call is a file of its own beside this one.
-import type { JSONValue } from "postgres";
+// What every call of a command function shares: the Idempotency-Key's value, the call itself and the outcome row it
+// returns, and the replies it stores under the key. The command runner (features/commands/run.ts) makes the key's
+// arguments and reads the outcome; each command's own arguments are a file of their own beside this one.
+import type { JSONValue, PendingQuery, Row } from "postgres";
 import type { Db } from "../../shared/db.ts";
 
 /** What the Idempotency-Key brings to a command's function. */
@@ -20,16 +20,13 @@ export type IdempotencyArgs = {
   lockTimeoutMs: number;
 };
 
-/** The idempotency parameters of a command function's call, as a fragment of its argument list. */
-export function idempotencyParams(db: Db, k: IdempotencyArgs | null) {
-  return db`
-    p_caller => ${k?.caller ?? null}::text,
-    p_idem_key => ${k?.key ?? null}::text,
-    p_lock_key => ${k?.lockKey.toString() ?? null}::bigint,
-    p_request_hash => ${k?.requestHash ?? null}::text,
-    p_record_expires_at => ${k?.recordExpiresAt ?? null}::timestamptz,
-    p_lock_timeout_ms => ${k?.lockTimeoutMs ?? null}::int`;
-}
+/**
+ * The Idempotency-Key's arguments as the one value (idempotency_call, db/entitlement/021_idempotency_call.sql) every
+ * command function takes as `p_idem`, the key space the caller's unless `scope` names another.
+ */
+export const idempotencyValue = (db: Db, k: IdempotencyArgs) => db`
+  row(${k.caller}::text, ${k.key}::text, ${k.lockKey.toString()}::bigint, ${k.requestHash}::text,
+      ${k.recordExpiresAt}::timestamptz, ${k.lockTimeoutMs}::int, ${k.scope ?? null}::text)::idempotency_call`;
 
 /**
  * What a command function returned: `stored` (a live record, nothing done), `applied` and `state_conflict` (what it
@@ -52,7 +49,31 @@ export type CommandOutcome = {
  */
 export type StoredReply = { code: number; body: JSONValue };
 
-/** The columns every command function returns, named for CommandOutcome. */
-export const OUTCOME_COLUMNS = (db: Db) => db`
-  outcome, stored_hash as "storedHash", reply_code as "replyCode", reply_body as "replyBody",
-  reply_facts as "replyFacts", reply_expires_at as "replyExpiresAt"`;
+/** The command functions of db/entitlement/functions/, each called once per command. */
+export type CommandFunction =
+  | "grant_entitlements"
+  | "revoke_entitlement"
+  | "extend_entitlement"
+  | "undo_extension"
+  | "reserve_points"
+  | "cancel_point_reservation";
+
+/**
+ * One command: its function called with the command's own arguments (`args`, by name) and the key's value, one
+ * statement in its own transaction; the outcome row it returned.
+ */
+export async function callCommand(
+  db: Db,
+  fn: CommandFunction,
+  args: PendingQuery<Row[]>,
+  k: IdempotencyArgs,
+): Promise<CommandOutcome> {
+  // unsafe only for the function's name, one of CommandFunction's literals: a quoted identifier would hide the call
+  // from the statement's text, which tests and logs search for the function's name.
+  const [row] = await db<CommandOutcome[]>`
+    select outcome, stored_hash as "storedHash", reply_code as "replyCode", reply_body as "replyBody",
+           reply_facts as "replyFacts", reply_expires_at as "replyExpiresAt"
+    from ${db.unsafe(fn)}(${args}, p_idem => ${idempotencyValue(db, k)})`;
+  if (!row) throw new Error(`${fn} returned no row`);
+  return row;
+}
