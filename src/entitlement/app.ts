@@ -12,15 +12,14 @@ import {
   requiredAccess,
 } from "../shared/auth/guard.ts";
 import { createRefusalReporter } from "../shared/auth/refusal.ts";
-import { ping, type Sql } from "../shared/db.ts";
+import { ping } from "../shared/db.ts";
 import { createHttpApp } from "../shared/http/app.ts";
 import { ApiError } from "../shared/http/errors.ts";
 import { requestPath } from "../shared/http/path.ts";
 import { createRateLimiter, type RateLimitSettings } from "../shared/http/rate-limit.ts";
-import type { Logger } from "../shared/logger.ts";
 import { createRegistry } from "../shared/metrics.ts";
 import { createReadiness } from "../shared/readiness.ts";
-import type { Clock } from "../shared/runtime.ts";
+import type { Handles } from "../shared/runtime.ts";
 import { type EntitlementConsoleSettings, entitlementConsole } from "./console/routes.ts";
 import { ENTITLEMENT_API } from "./edge/api-doc.ts";
 import { createGate } from "./edge/limits/gate.ts";
@@ -55,10 +54,7 @@ export type Limits = {
  */
 const DEFAULT_MAX_QUEUE = 1_000;
 
-export type AppDeps = {
-  sql: Sql;
-  log: Logger;
-  now: Clock;
+export type AppDeps = Handles & {
   idempotencyTtlHours: number;
   /** Required, so that every caller of createApp decides about authentication (its `jwt` too, main.ts builds it). */
   auth: AuthSettings;

@@ -1,8 +1,6 @@
 // Builds the background workers from the opened resources; main and the integration tests share it.
-import type { Sql } from "../shared/db.ts";
-import type { Logger } from "../shared/logger.ts";
 import type { NatsLink } from "../shared/nats.ts";
-import type { Clock, Waker, Worker } from "../shared/runtime.ts";
+import type { Handles, Waker, Worker } from "../shared/runtime.ts";
 import type { NotificationConfig } from "./config.ts";
 import type { Resolve } from "./features/endpoints/url-guard.ts";
 import type { Players } from "./features/players/setup.ts";
@@ -20,11 +18,8 @@ import { createRetentionWorker } from "./work/retention/worker.ts";
 /** Events per consumer transaction; the client keeps at most this many unacknowledged messages buffered. */
 const EVENT_BATCH_SIZE = 100;
 
-export type WorkerDeps = {
+export type WorkerDeps = Handles & {
   config: NotificationConfig;
-  sql: Sql;
-  log: Logger;
-  now: Clock;
   metrics: NotificationMetrics;
   waker: Waker;
   workerId: string;

@@ -1,8 +1,12 @@
 // Small process-level helpers: the clock, the worker shape and id, sleeping that honours shutdown, signal handling.
 import { hostname } from "node:os";
+import type { Sql } from "./db.ts";
 import type { Logger } from "./logger.ts";
 
 export type Clock = () => Date;
+
+/** What every piece of a service is built with: its database pool, its logger and its clock. */
+export type Handles = { sql: Sql; log: Logger; now: Clock };
 
 /** A background loop. `run` returns once `signal` aborts and its current batch is finished; it never throws. */
 export type Worker = { name: string; run: (signal: AbortSignal) => Promise<void> };

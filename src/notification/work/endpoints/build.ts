@@ -1,8 +1,6 @@
 // Builds the endpoint delivery worker from the configuration (workers.ts); undefined when this process has no key to
 // open the endpoints' secrets with.
-import type { Sql } from "../../../shared/db.ts";
-import type { Logger } from "../../../shared/logger.ts";
-import type { Clock, Waker, Worker } from "../../../shared/runtime.ts";
+import type { Handles, Waker, Worker } from "../../../shared/runtime.ts";
 import { createSecretBox } from "../../features/endpoints/secrets.ts";
 import type { EndpointSettings } from "../../features/endpoints/settings.ts";
 import { cachingResolve, type Resolve, systemResolve } from "../../features/endpoints/url-guard.ts";
@@ -15,26 +13,25 @@ import { createEndpointDeliveryWorker } from "./worker.ts";
 /** How long the delivery worker keeps a hostname's addresses (features/endpoints/url-guard.ts: they are checked at every delivery). */
 export const RESOLVE_TTL_MS = 5_000;
 
-export function endpointDeliveryWorker(deps: {
-  /** The configuration's endpoint settings and the delivery settings they share (config.ts). */
-  config: {
-    endpoints: EndpointSettings;
-    delivery: {
-      leaseMs: number;
-      pollIntervalMs: number;
-      idlePollMs: number;
-      errorMessageMaxLength: number;
-      webhook: { timeoutMs: number };
+export function endpointDeliveryWorker(
+  deps: Handles & {
+    /** The configuration's endpoint settings and the delivery settings they share (config.ts). */
+    config: {
+      endpoints: EndpointSettings;
+      delivery: {
+        leaseMs: number;
+        pollIntervalMs: number;
+        idlePollMs: number;
+        errorMessageMaxLength: number;
+        webhook: { timeoutMs: number };
+      };
     };
-  };
-  sql: Sql;
-  log: Logger;
-  now: Clock;
-  metrics: NotificationMetrics;
-  waker: Waker;
-  workerId: string;
-  resolve?: Resolve;
-}): Worker | undefined {
+    metrics: NotificationMetrics;
+    waker: Waker;
+    workerId: string;
+    resolve?: Resolve;
+  },
+): Worker | undefined {
   const { config, sql, log, now } = deps;
   const e = config.endpoints;
   const d = config.delivery;
