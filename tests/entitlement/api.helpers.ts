@@ -1,5 +1,6 @@
 // Shared fixtures of the Entitlement API tests: requests built for `app.handle`, an app on its own database with a
 // settable clock, and row counts of the four tables a command writes.
+import { afterAll, beforeAll, beforeEach } from "bun:test";
 import { createApp, type Limits } from "../../src/entitlement/app.ts";
 import type { AuthSettings } from "../../src/shared/auth/guard.ts";
 import type { Sql } from "../../src/shared/db.ts";
@@ -21,8 +22,10 @@ export const vectorBody = {
   purchase_id: "purchase-1",
 };
 
+export type CommandPath = "grants" | "revokes" | "extensions" | "bundle-grants";
+
 export function commandRequest(
-  action: "grants" | "revokes",
+  action: CommandPath,
   body: Body | string | undefined,
   headers: Record<string, string> = {},
 ): Request {
@@ -87,6 +90,31 @@ export async function openApi(
     reset,
     close,
   };
+}
+
+/**
+ * The hooks of a test file of the API: openApi before its tests, closed after them; with `resetEach`, the tables are
+ * emptied and the clock is the real time again before each test. Read `f`'s fields inside tests and hooks: they are
+ * set once the file's tests start.
+ */
+export function useApi(
+  label: string,
+  options: { statementTimeoutMs?: number; limits?: Limits; resetEach?: boolean } = {},
+): ApiFixture {
+  const { resetEach, ...appOptions } = options;
+  const f = {} as ApiFixture;
+  // The first file after a migration changed builds the template before its clone.
+  beforeAll(async () => {
+    Object.assign(f, await openApi(label, appOptions));
+  }, 60_000);
+  afterAll(() => f.close?.());
+  if (resetEach) {
+    beforeEach(async () => {
+      f.clock.at = undefined;
+      await f.reset();
+    });
+  }
+  return f;
 }
 
 export type Counts = { entitlements: number; audit: number; outbox: number; idempotency: number };

@@ -1,13 +1,9 @@
 // GET /v1/users/{user_id}/entitlements/{stock_keeping_unit}: the current state of one entitlement,
 // its version as the ETag, 304 for a poller that has it, 404 for a pair never granted.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type ApiFixture, commandRequest, openApi, send, vectorBody } from "./api.helpers.ts";
+import { describe, expect, test } from "bun:test";
+import { commandRequest, send, useApi, vectorBody } from "./api.helpers.ts";
 
-let f: ApiFixture;
-beforeAll(async () => {
-  f = await openApi("ent_check");
-});
-afterAll(() => f.close());
+const f = useApi("ent_check");
 
 const get = (path: string, headers: Record<string, string> = {}) =>
   f.app.handle(new Request(`http://localhost${path}`, { headers }));

@@ -1,19 +1,11 @@
 // Grant, revoke and list through the HTTP app on a real database: the state machine, what one command writes, and
 // idempotent replay.
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { requestHash } from "../../src/entitlement/features/entitlements/hash.ts";
 import { inlineSchemas } from "../../tools/compat.ts";
-import { type ApiFixture, commandCount, commandRequest, countRows, openApi, send, vectorBody } from "./api.helpers.ts";
+import { commandCount, commandRequest, countRows, send, useApi, vectorBody } from "./api.helpers.ts";
 
-let f: ApiFixture;
-beforeAll(async () => {
-  f = await openApi("ent_cmd");
-});
-afterAll(() => f.close());
-beforeEach(async () => {
-  f.clock.at = undefined;
-  await f.reset();
-});
+const f = useApi("ent_cmd", { resetEach: true });
 
 const grant = (key: string, body: object = vectorBody, headers: Record<string, string> = {}) =>
   send(f.app, commandRequest("grants", body as Record<string, unknown>, { "idempotency-key": key, ...headers }));

@@ -1,30 +1,14 @@
 // Concurrent commands and database failures: one key means one effect; one (user, sku) admits one grant; a failure
 // commits nothing and answers with the envelope, 500 or 503, within a bounded time.
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { createApp } from "../../src/entitlement/app.ts";
 import { idempotencyLockKey } from "../../src/entitlement/features/commands/lock-key.ts";
-import { createSql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createRegistry } from "../../src/shared/metrics.ts";
-import {
-  type ApiFixture,
-  AUTH_DISABLED,
-  commandCount,
-  commandRequest,
-  countRows,
-  openApi,
-  send,
-  vectorBody,
-} from "./api.helpers.ts";
+import { unreachableDatabase } from "../support/infra.ts";
+import { AUTH_DISABLED, commandCount, commandRequest, countRows, send, useApi, vectorBody } from "./api.helpers.ts";
 
-let f: ApiFixture;
-beforeAll(async () => {
-  f = await openApi("ent_conc");
-});
-afterAll(() => f.close());
-beforeEach(async () => {
-  await f.reset();
-});
+const f = useApi("ent_conc", { resetEach: true });
 
 const grant = (key: string, body: object = vectorBody) =>
   send(f.app, commandRequest("grants", body as Record<string, unknown>, { "idempotency-key": key }));
@@ -112,12 +96,7 @@ describe("failures", () => {
   });
 
   test("an unreachable database: commands and the list are 503 NOT_READY, /readyz is 503", async () => {
-    const sql = createSql({
-      url: "postgres://postgres@127.0.0.1:9/none",
-      schema: "entitlement",
-      max: 2,
-      applicationName: "t",
-    });
+    const sql = unreachableDatabase("entitlement", 2);
     const registry = createRegistry("entitlement");
     const app = createApp({
       sql,

@@ -6,9 +6,9 @@ import { type AppDeps, createApp } from "../../src/entitlement/app.ts";
 import type { Caller } from "../../src/shared/auth/guard.ts";
 import type { Refusal } from "../../src/shared/auth/refusal.ts";
 import { parseTokenEntries, tokenEntryLine } from "../../src/shared/auth/tokens.ts";
-import { createSql } from "../../src/shared/db.ts";
 import { createLogger } from "../../src/shared/logger.ts";
 import { type ConsoleClient, consoleClient, hiddenField, signIn } from "../support/console-client.ts";
+import { unreachableDatabase } from "../support/infra.ts";
 import { type ApiFixture, countRows, openApi } from "./api.helpers.ts";
 
 // Hooks too (bunfig's timeout does not reach them): cloning the database on a loaded machine can take seconds.
@@ -308,12 +308,7 @@ describe("entitlement console", () => {
 
   test("during a database outage every page is 503 with Retry-After", async () => {
     const down = build({
-      sql: createSql({
-        url: "postgres://postgres@127.0.0.1:9/none",
-        schema: "entitlement",
-        max: 1,
-        applicationName: "t",
-      }),
+      sql: unreachableDatabase("entitlement"),
     });
     const client = consoleClient((r) => down.handle(r));
     await signIn(client, TOKENS.admin);

@@ -1,29 +1,14 @@
 // Expiry through the API: expires_at on grants and bundles, extensions, and what a revoke or a
 // re-grant does to an expiry. The scheduler that executes expiries is tested in expiry-scheduler.int.test.ts.
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { type ApiFixture, commandRequest, countRows, openApi, send, vectorBody } from "./api.helpers.ts";
+import { describe, expect, test } from "bun:test";
+import { type Body, type CommandPath, commandRequest, countRows, send, useApi, vectorBody } from "./api.helpers.ts";
 
-let f: ApiFixture;
-beforeAll(async () => {
-  f = await openApi("ent_expiry_api");
-});
-afterAll(() => f.close());
-beforeEach(async () => {
-  f.clock.at = undefined;
-  await f.reset();
-});
+const f = useApi("ent_expiry_api", { resetEach: true });
 
 const DAY = 86_400_000;
 const inDays = (days: number) => new Date(Date.now() + days * DAY).toISOString();
-const post = (path: string, key: string, body: unknown) =>
-  send(
-    f.app,
-    new Request(`http://localhost/v1/entitlements/${path}`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "idempotency-key": key },
-      body: JSON.stringify(body),
-    }),
-  );
+const post = (path: CommandPath, key: string, body: Body) =>
+  send(f.app, commandRequest(path, body, { "idempotency-key": key }));
 const grant = (key: string, extra: object = {}) => post("grants", key, { ...vectorBody, ...extra });
 const extend = (key: string, expiresAt: unknown, extra: object = {}) =>
   post("extensions", key, { ...vectorBody, expires_at: expiresAt, ...extra });

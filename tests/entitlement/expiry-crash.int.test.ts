@@ -1,20 +1,16 @@
 // Two Entitlement replicas run the scheduler while 600 expiries fall due; one is killed with SIGKILL in the middle.
 // Its claims are taken over when their lease runs out, and every entitlement is revoked exactly once.
-import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import { serveSchedulerReplica } from "../support/scheduler-replica.ts";
 import { waitUntil } from "../support/wait.ts";
-import { type ApiFixture, openApi } from "./api.helpers.ts";
+import { useApi } from "./api.helpers.ts";
 import { expiryCounts, expiryProblems, grantExpiring } from "./expiry.helpers.ts";
 
 setDefaultTimeout(180_000);
 
 const TOTAL = 600;
 
-let f: ApiFixture;
-beforeAll(async () => {
-  f = await openApi("ent_expiry_crash");
-});
-afterAll(() => f.close());
+const f = useApi("ent_expiry_crash");
 
 const serve = (hostname: string, slow: boolean) => serveSchedulerReplica(f.db.url, hostname, slow);
 

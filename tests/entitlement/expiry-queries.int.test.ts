@@ -1,18 +1,10 @@
 // The SQL of the expiry kind of due work (src/entitlement/work/expiry/queries.ts) against a real PostgreSQL: never claimed
 // early, claims of two workers disjoint, executed once, a lost lease changes nothing, a stale expiry revokes nothing.
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { claimDueExpiries, executeExpiry, expiryReads, failExpiry } from "../../src/entitlement/work/expiry/queries.ts";
-import { type ApiFixture, openApi, send, vectorBody } from "./api.helpers.ts";
+import { send, useApi, vectorBody } from "./api.helpers.ts";
 
-let f: ApiFixture;
-beforeAll(async () => {
-  f = await openApi("ent_expiry_sql");
-});
-afterAll(() => f.close());
-beforeEach(async () => {
-  f.clock.at = undefined;
-  await f.reset();
-});
+const f = useApi("ent_expiry_sql", { resetEach: true });
 
 const SECOND = 1_000;
 const grant = (user: string, expiresAt: Date, key = `g-${user}`) =>

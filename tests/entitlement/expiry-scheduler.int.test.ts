@@ -1,32 +1,18 @@
 // Expiry run by the scheduler (the second kind of its due work), in process against a real PostgreSQL: revoked once,
 // on time and never early, across two replicas; an extension or a revoke before the due time changes what happens.
-import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createReplica } from "../points/helpers.ts";
 import { waitUntil } from "../support/wait.ts";
-import { type ApiFixture, openApi, send, vectorBody } from "./api.helpers.ts";
+import { type Body, type CommandPath, commandRequest, send, useApi, vectorBody } from "./api.helpers.ts";
 import { expiryCounts, expiryLateness, expiryProblems, grantExpiring } from "./expiry.helpers.ts";
 
 setDefaultTimeout(60_000);
 
-let f: ApiFixture;
-beforeAll(async () => {
-  f = await openApi("ent_expiry_sched");
-});
-afterAll(() => f.close());
-beforeEach(async () => {
-  await f.reset();
-});
+const f = useApi("ent_expiry_sched", { resetEach: true });
 
 const inMs = (ms: number) => new Date(Date.now() + ms);
-const post = (path: string, key: string, body: object) =>
-  send(
-    f.app,
-    new Request(`http://localhost/v1/entitlements/${path}`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "idempotency-key": key },
-      body: JSON.stringify(body),
-    }),
-  );
+const post = (path: CommandPath, key: string, body: Body) =>
+  send(f.app, commandRequest(path, body, { "idempotency-key": key }));
 const statusOf = async (user = "user-1") =>
   (await send(f.app, new Request(`http://localhost/v1/users/${user}/entitlements/sku-1`))).json;
 

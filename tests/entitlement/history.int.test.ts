@@ -1,14 +1,10 @@
 // GET /v1/users/{user_id}/entitlements/{stock_keeping_unit}/history: the audit log of one
 // entitlement, newest first, paged with an opaque cursor.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { encodeCursor } from "../../src/entitlement/features/history/paging.ts";
-import { type ApiFixture, commandRequest, openApi, send, vectorBody } from "./api.helpers.ts";
+import { commandRequest, send, useApi, vectorBody } from "./api.helpers.ts";
 
-let f: ApiFixture;
-beforeAll(async () => {
-  f = await openApi("ent_history");
-});
-afterAll(() => f.close());
+const f = useApi("ent_history");
 
 const history = (user: string, query = "") =>
   send(f.app, new Request(`http://localhost/v1/users/${user}/entitlements/sku-1/history${query}`));

@@ -12,6 +12,7 @@ import {
   insertEvents,
   makeRelay,
   metricValue,
+  overlapCounting,
   readEvent,
   readStream,
   streamCount,
@@ -141,51 +142,27 @@ describe("relay loop", () => {
   });
 
   test("with concurrency 3 one relay keeps three batches in flight, never more, and publishes each event once", async () => {
-    let publishing = 0;
-    let most = 0;
-    const counting: Publisher = {
-      publish: async (...args) => {
-        most = Math.max(most, ++publishing);
-        try {
-          await Bun.sleep(300);
-          return await f.js.publish(...args);
-        } finally {
-          publishing -= 1;
-        }
-      },
-    };
+    const counting = overlapCounting(f.js, 300);
     const relay = makeRelay(f, { js: counting, settings: { batchSize: 10, concurrency: 3, pollIntervalMs: 60_000 } });
     const ids = await insertEvents(f.sql, 100);
     await running([relay], () =>
       waitUntil(async () => (await countByStatus(f.sql)).PUBLISHED === 100, "all 100 PUBLISHED", 30_000),
     );
-    expect(most, "publishes of more than two batches overlapped").toBeGreaterThan(20);
-    expect(most, "at most three batches of 10 in flight").toBeLessThanOrEqual(30);
+    expect(counting.most, "publishes of more than two batches overlapped").toBeGreaterThan(20);
+    expect(counting.most, "at most three batches of 10 in flight").toBeLessThanOrEqual(30);
     const messages = await readStream(f.jsm, f.stream);
     expect(new Set(messages.map((m) => m.msgId)), "every event exactly once").toEqual(new Set(ids));
     expect(messages).toHaveLength(100);
   });
 
   test("with concurrency 1 batches stay strictly sequential", async () => {
-    let publishing = 0;
-    let most = 0;
-    const counting: Publisher = {
-      publish: async (...args) => {
-        most = Math.max(most, ++publishing);
-        try {
-          await Bun.sleep(50);
-          return await f.js.publish(...args);
-        } finally {
-          publishing -= 1;
-        }
-      },
-    };
+    const counting = overlapCounting(f.js, 50);
     const relay = makeRelay(f, { js: counting, settings: { batchSize: 10, concurrency: 1, pollIntervalMs: 60_000 } });
     await insertEvents(f.sql, 40);
     await running([relay], () =>
       waitUntil(async () => (await countByStatus(f.sql)).PUBLISHED === 40, "all 40 PUBLISHED", 30_000),
     );
-    expect(most, "one batch of 10 at a time").toBeLessThanOrEqual(10);
+    expect(counting.most, "one batch of 10 at a time").toBeLessThanOrEqual(10);
   });
 
   test("in a backlog batches double up to the maximum size, and the next trickle is claimed at the configured size", async () => {

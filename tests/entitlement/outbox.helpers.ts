@@ -112,6 +112,24 @@ export function manualClock(start = new Date()) {
   return { now: () => new Date(t), advance: (ms: number) => (t += ms) };
 }
 
+/** Publishes through `js` after `sleepMs` each, counting the most publishes that were under way at once. */
+export function overlapCounting(js: Publisher, sleepMs: number): Publisher & { most: number } {
+  let publishing = 0;
+  const p = {
+    most: 0,
+    publish: (async (...args: Parameters<Publisher["publish"]>) => {
+      p.most = Math.max(p.most, ++publishing);
+      try {
+        await Bun.sleep(sleepMs);
+        return await js.publish(...args);
+      } finally {
+        publishing -= 1;
+      }
+    }) as Publisher["publish"],
+  };
+  return p;
+}
+
 /** Fails the first `n` publishes with `error`, then publishes through `js`. */
 export function failingFirst(js: Publisher, n: number, error: () => unknown): Publisher & { calls: number } {
   const p = {

@@ -1,9 +1,8 @@
 // Notification's /console through the real app on its own database: off unless enabled, sign-in with the debug token,
 // a user's notifications with status, attempts and last error, and the delivery DLQ with requeue (CSRF-protected).
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { createSql } from "../../src/shared/db.ts";
 import { consoleClient, hiddenField, signIn } from "../support/console-client.ts";
-import { useTestDatabase } from "../support/infra.ts";
+import { unreachableDatabase, useTestDatabase } from "../support/infra.ts";
 import { rawRequest } from "../support/raw-http.ts";
 import { notificationApp } from "./app.helpers.ts";
 import { seedNotification } from "./helpers.ts";
@@ -88,12 +87,7 @@ describe("notification console", () => {
   });
 
   test("during a database outage every page is 503 with Retry-After, not a 500", async () => {
-    const down = createSql({
-      url: "postgres://postgres@127.0.0.1:9/none",
-      schema: "notification",
-      max: 1,
-      applicationName: "t",
-    });
+    const down = unreachableDatabase("notification");
     const a = app(true, down);
     const client = consoleClient((r) => a.handle(r));
     await signIn(client, TOKEN);

@@ -1,7 +1,6 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { allBound, type ConsumerHealth } from "../../src/notification/intake/consumer/worker.ts";
-import { createSql } from "../../src/shared/db.ts";
-import { useTestDatabase } from "../support/infra.ts";
+import { unreachableDatabase, useTestDatabase } from "../support/infra.ts";
 import { notificationApp } from "./app.helpers.ts";
 import { seedNotification } from "./helpers.ts";
 
@@ -105,12 +104,7 @@ describe("debug inbox", () => {
   });
 
   test("during a database outage: 503 NOT_READY with Retry-After, not a 500", async () => {
-    const down = createSql({
-      url: "postgres://postgres@127.0.0.1:9/none",
-      schema: "notification",
-      max: 1,
-      applicationName: "t",
-    });
+    const down = unreachableDatabase("notification");
     const a = notificationApp(down, {
       debugApi: { enabled: true, token: undefined },
     });

@@ -1,26 +1,17 @@
 // The points API through createApp(...).handle against a real PostgreSQL: reserve (201, replay, key conflict),
 // read, cancel (and too late to cancel), the balance with its paged ledger, the error envelope for bad input, and
 // the scopes of each route.
-import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createApp } from "../../src/entitlement/app.ts";
 import { type Scope, sha256 } from "../../src/shared/auth/tokens.ts";
 import { encodeCursor } from "../../src/shared/http/paging.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
-import { type ApiFixture, openApi, send } from "../entitlement/api.helpers.ts";
+import { send, useApi } from "../entitlement/api.helpers.ts";
 import { createReplica } from "./helpers.ts";
 
 setDefaultTimeout(60_000);
 
-let f: ApiFixture;
-beforeAll(async () => {
-  f = await openApi("ptsapi");
-});
-afterAll(async () => {
-  await f.close();
-});
-beforeEach(async () => {
-  await f.reset();
-});
+const f = useApi("ptsapi", { resetEach: true });
 
 const inMs = (ms: number) => new Date(Date.now() + ms).toISOString();
 

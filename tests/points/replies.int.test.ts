@@ -1,20 +1,11 @@
 // The points commands' replies, byte for byte, as a client reads them: the first answer and its replay (asked later,
 // so a reply made from the replay's own clock would differ) of a reservation, a cancel, and the two refusals.
-import { afterAll, beforeAll, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
-import { type ApiFixture, openApi, send } from "../entitlement/api.helpers.ts";
+import { expect, setDefaultTimeout, test } from "bun:test";
+import { send, useApi } from "../entitlement/api.helpers.ts";
 
 setDefaultTimeout(60_000);
 
-let f: ApiFixture;
-beforeAll(async () => {
-  f = await openApi("ptsreplies");
-});
-afterAll(async () => {
-  await f.close();
-});
-beforeEach(async () => {
-  await f.reset();
-});
+const f = useApi("ptsreplies", { resetEach: true });
 
 const T = new Date("2031-03-04T05:06:07.089Z");
 const later = (minutes: number) => new Date(T.getTime() + minutes * 60_000);

@@ -194,6 +194,16 @@ export async function openTestDatabase(label: string, options: DatabaseOptions):
   };
 }
 
+/** A pool in `service`'s schema whose every connect fails: nothing listens on 127.0.0.1:9 (an outage). */
+export function unreachableDatabase(service: ServiceName, max = 1): Sql {
+  return createSql({
+    url: "postgres://postgres@127.0.0.1:9/none",
+    schema: SERVICE_SCHEMAS[service],
+    max,
+    applicationName: "t",
+  });
+}
+
 // The first file after a migration changed builds the template (every migration and function) before its clone.
 const TEMPLATE_BUILD_MS = 60_000;
 
