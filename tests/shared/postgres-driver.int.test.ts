@@ -12,7 +12,8 @@ import { connect, type Socket } from "node:net";
 import postgres from "postgres";
 import { postgresAdminUrl } from "../support/infra.ts";
 
-test("a connection whose socket closed with a write pending connects and answers again", async () => {
+/** A pool of one connection to the admin URL, with every socket it opened (the last is the current one). */
+async function oneConnectionWithSockets() {
   const url = new URL(await postgresAdminUrl());
   const sockets: Socket[] = [];
   // `socket` (a factory the driver calls for every connect) is supported but missing from the published types.
@@ -26,7 +27,11 @@ test("a connection whose socket closed with a write pending connects and answers
       return socket;
     },
   };
-  const sql = postgres(url.toString(), options as postgres.Options<Record<string, never>>);
+  return { sql: postgres(url.toString(), options as postgres.Options<Record<string, never>>), sockets };
+}
+
+test("a connection whose socket closed with a write pending connects and answers again", async () => {
+  const { sql, sockets } = await oneConnectionWithSockets();
   try {
     await sql`select 1`;
     // A small query is buffered behind setImmediate; the socket goes away before it is flushed.
@@ -61,19 +66,7 @@ test("after its backend was terminated mid-query, a connection's next query gets
 });
 
 test("a connection whose socket failed while a transaction was rolling back answers its next queries", async () => {
-  const url = new URL(await postgresAdminUrl());
-  const sockets: Socket[] = [];
-  const options = {
-    max: 1,
-    connect_timeout: 3,
-    onnotice: () => {},
-    socket: () => {
-      const socket = connect(Number(url.port || 5432), url.hostname);
-      sockets.push(socket);
-      return socket;
-    },
-  };
-  const sql = postgres(url.toString(), options as postgres.Options<Record<string, never>>);
+  const { sql, sockets } = await oneConnectionWithSockets();
   const within = <T>(work: Promise<T>, what: string) =>
     Promise.race([work, Bun.sleep(2_000).then(() => Promise.reject(new Error(`${what}: no answer within 2s`)))]);
   try {

@@ -9,9 +9,8 @@ import postgres from "postgres";
 import pkg from "../../package.json" with { type: "json" };
 import { functions } from "../../src/entitlement/migrations.ts";
 import type { ServiceName } from "../../tools/build.ts";
-import { postgresAdminUrl, uniqueName } from "../support/infra.ts";
 import { runCommand } from "../support/process.ts";
-import { builtBinary, repoRoot } from "./support.ts";
+import { builtBinary, emptyDatabase, repoRoot } from "./support.ts";
 
 const BUILD_TIMEOUT = 240_000;
 
@@ -22,25 +21,19 @@ function describeBinary(name: ServiceName, badVariable: string, operatorCommands
   describe(`dist/${name}`, () => {
     let dir: string;
     let binary: string;
-    let admin: postgres.Sql;
-    const database = uniqueName(`ship_${name}`);
+    let database: Awaited<ReturnType<typeof emptyDatabase>> | undefined;
     let databaseUrl: string;
 
     beforeAll(async () => {
       dir = mkdtempSync(join(tmpdir(), `ship-${name}-`));
       binary = join(dir, name);
       copyFileSync(await builtBinary(name), binary);
-      const base = await postgresAdminUrl();
-      admin = postgres(base, { max: 1, onnotice: () => {} });
-      await admin.unsafe(`create database "${database}"`);
-      const url = new URL(base);
-      url.pathname = `/${database}`;
-      databaseUrl = url.toString();
+      database = await emptyDatabase(`ship_${name}`);
+      databaseUrl = database.url;
     }, BUILD_TIMEOUT);
 
     afterAll(async () => {
-      await admin?.unsafe(`drop database if exists "${database}" with (force)`);
-      await admin?.end();
+      await database?.drop();
       if (dir) rmSync(dir, { recursive: true, force: true });
     });
 

@@ -3,15 +3,12 @@
 // algorithm-confusion forgery, with the reason counted.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { SignJWT } from "jose";
-import postgres from "postgres";
 import { CLIENTS, IDP_AUDIENCE, startTestIdp, type TestIdp } from "../support/idp.ts";
-import { postgresAdminUrl, uniqueName } from "../support/infra.ts";
 import { runCommand } from "../support/process.ts";
-import { builtBinary, freePort, waitForOk } from "./support.ts";
+import { builtBinary, emptyDatabase, freePort, waitForOk } from "./support.ts";
 
 const BUILD_TIMEOUT = 240_000;
-const database = uniqueName("ship_jwt");
-let admin: postgres.Sql;
+let database: Awaited<ReturnType<typeof emptyDatabase>> | undefined;
 let idp: TestIdp;
 let child: Bun.Subprocess | undefined;
 let base: string;
@@ -19,16 +16,13 @@ let base: string;
 beforeAll(async () => {
   const binary = await builtBinary("entitlement");
   idp = await startTestIdp();
-  const adminUrl = await postgresAdminUrl();
-  admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database "${database}"`);
-  const url = new URL(adminUrl);
-  url.pathname = `/${database}`;
+  database = await emptyDatabase("ship_jwt");
+  const url = database.url;
   const port = await freePort();
   const env = {
     PATH: "/usr/sbin:/usr/bin:/sbin:/bin",
     LOG_LEVEL: "warn",
-    DATABASE_URL: url.toString(),
+    DATABASE_URL: url,
     NATS_ENABLED: "false",
     HOST: "127.0.0.1",
     PORT: String(port),
@@ -47,8 +41,7 @@ afterAll(async () => {
   child?.kill();
   await child?.exited;
   await idp?.close();
-  await admin?.unsafe(`drop database if exists "${database}" with (force)`);
-  await admin?.end();
+  await database?.drop();
   // Dropping the database waits for a checkpoint: seconds on a busy server.
 }, 30_000);
 

@@ -17,12 +17,12 @@ import { tokenEntryLine } from "../../src/shared/auth/tokens.ts";
 import { eventBytes } from "../notification/helpers.ts";
 import { type FcmService, startFcmService } from "../support/fcm-service.ts";
 import { startTestIdp, type TestIdp } from "../support/idp.ts";
-import { natsUrl, postgresAdminUrl, uniqueName } from "../support/infra.ts";
+import { natsUrl, uniqueName } from "../support/infra.ts";
 import { pipelineNatsNames, pipelineStreams } from "../support/nats-names.ts";
 import { runCommand } from "../support/process.ts";
 import { waitUntil } from "../support/wait.ts";
 import { type BrowserSubscription, startWebPushService, type WebPushService } from "../support/webpush-service.ts";
-import { builtBinary, freePort, repoRoot, waitForOk } from "./support.ts";
+import { builtBinary, emptyDatabase, freePort, repoRoot, waitForOk } from "./support.ts";
 
 const BUILD_TIMEOUT = 240_000;
 setDefaultTimeout(60_000);
@@ -31,12 +31,11 @@ const GAME = "game-token-0123456789abcdef";
 const LISTED_ORIGIN = "http://play.example.test";
 const SUBJECT = "mailto:ops@example.test";
 const DEFAULT_TTL_S = 7200;
-const database = uniqueName("ship_push");
 const stream = uniqueName("push").replaceAll("_", "-");
 const bareStream = `${stream}-bare`;
 const vapid = webpush.generateVAPIDKeys();
 
-let admin: postgres.Sql;
+let database: Awaited<ReturnType<typeof emptyDatabase>> | undefined;
 let sql: postgres.Sql;
 let idp: TestIdp;
 let web: WebPushService;
@@ -83,14 +82,11 @@ beforeAll(async () => {
   const accountFile = join(folder, "service-account.json");
   writeFileSync(accountFile, fcm.serviceAccountJson);
   chmodSync(accountFile, 0o600);
-  const adminUrl = await postgresAdminUrl();
-  admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database "${database}"`);
-  const url = new URL(adminUrl);
-  url.pathname = `/${database}`;
+  database = await emptyDatabase("ship_push");
+  const url = database.url;
   const common = {
     PATH: "/usr/sbin:/usr/bin:/sbin:/bin",
-    DATABASE_URL: url.toString(),
+    DATABASE_URL: url,
     NATS_URL: await natsUrl(),
     NOTIFICATION_AUTH_TOKENS: tokenEntryLine("game", GAME, "notify"),
     NOTIFICATION_ENDPOINT_SECRET_KEY: "ab".repeat(32),
@@ -135,7 +131,7 @@ beforeAll(async () => {
     LOG_LEVEL: "warn",
   };
   bare = await serve(binary, bareEnv, false);
-  sql = postgres(url.toString(), { max: 2, onnotice: () => {}, connection: { search_path: "notification" } });
+  sql = postgres(url, { max: 2, onnotice: () => {}, connection: { search_path: "notification" } });
 }, BUILD_TIMEOUT);
 
 afterAll(async () => {
@@ -152,8 +148,7 @@ afterAll(async () => {
     await jsm.streams.delete(name).catch(() => false);
   }
   await nc.close();
-  await admin?.unsafe(`drop database if exists "${database}" with (force)`);
-  await admin?.end();
+  await database?.drop();
 }, 30_000);
 
 const playerToken = (user: string, claims: Record<string, unknown> = {}) => {

@@ -8,11 +8,11 @@ import { connect } from "@nats-io/transport-node";
 import postgres from "postgres";
 import { tokenEntryLine } from "../../src/shared/auth/tokens.ts";
 import { startTestIdp, type TestIdp } from "../support/idp.ts";
-import { natsUrl, postgresAdminUrl, uniqueName } from "../support/infra.ts";
+import { natsUrl, uniqueName } from "../support/infra.ts";
 import { pipelineNatsNames, pipelineStreams } from "../support/nats-names.ts";
 import { runCommand } from "../support/process.ts";
 import { waitUntil } from "../support/wait.ts";
-import { builtBinary, freePort, waitForOk } from "./support.ts";
+import { builtBinary, emptyDatabase, freePort, waitForOk } from "./support.ts";
 
 const BUILD_TIMEOUT = 240_000;
 setDefaultTimeout(60_000);
@@ -20,12 +20,11 @@ const AUDIENCE = "https://game.test";
 const GAME = "game-token-0123456789abcdef";
 const ADMIN = "admin-token-0123456789abcdef";
 const LISTED_ORIGIN = "http://play.example.test";
-const database = uniqueName("ship_send");
 const stream = uniqueName("send").replaceAll("_", "-");
 /** Deliveries to players whose id starts with this fail, so that they are retried past their expiry. */
 const FAILING = "failing-";
 
-let admin: postgres.Sql;
+let database: Awaited<ReturnType<typeof emptyDatabase>> | undefined;
 let sql: postgres.Sql;
 let idp: TestIdp;
 let child: Bun.Subprocess | undefined;
@@ -37,11 +36,8 @@ const received = new Map<string, { body: Record<string, unknown>; traceparent: s
 beforeAll(async () => {
   const binary = await builtBinary("notification");
   idp = await startTestIdp();
-  const adminUrl = await postgresAdminUrl();
-  admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database "${database}"`);
-  const url = new URL(adminUrl);
-  url.pathname = `/${database}`;
+  database = await emptyDatabase("ship_send");
+  const url = database.url;
   receiver = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
@@ -60,7 +56,7 @@ beforeAll(async () => {
   const env = {
     PATH: "/usr/sbin:/usr/bin:/sbin:/bin",
     LOG_LEVEL: "warn",
-    DATABASE_URL: url.toString(),
+    DATABASE_URL: url,
     NATS_URL: await natsUrl(),
     ...pipelineNatsNames(stream, `${stream}-durable`),
     HOST: "127.0.0.1",
@@ -88,7 +84,7 @@ beforeAll(async () => {
   child = started;
   base = `http://127.0.0.1:${port}`;
   await waitForOk(`${base}/readyz`, 60_000, () => started.exitCode === null);
-  sql = postgres(url.toString(), { max: 2, onnotice: () => {}, connection: { search_path: "notification" } });
+  sql = postgres(url, { max: 2, onnotice: () => {}, connection: { search_path: "notification" } });
 }, BUILD_TIMEOUT);
 
 afterAll(async () => {
@@ -101,8 +97,7 @@ afterAll(async () => {
   const jsm = await jetstreamManager(nc);
   for (const name of pipelineStreams(stream)) await jsm.streams.delete(name).catch(() => false);
   await nc.close();
-  await admin?.unsafe(`drop database if exists "${database}" with (force)`);
-  await admin?.end();
+  await database?.drop();
 }, 30_000);
 
 type Send = { body?: unknown; key?: string; token?: string; headers?: Record<string, string>; raw?: string };

@@ -4,7 +4,9 @@
 import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import postgres from "postgres";
 import { buildService, defaultTarget, type ServiceName } from "../../tools/build.ts";
+import { postgresAdminUrl, uniqueName } from "../support/infra.ts";
 import { waitUntil } from "../support/wait.ts";
 
 export const repoRoot = resolve(import.meta.dir, "../..");
@@ -54,6 +56,23 @@ export async function waitForOk(url: string, timeoutMs: number, alive: () => boo
   return waitUntil(ok, `${url} to answer 200`, timeoutMs, 200).catch((error: Error) => {
     throw new Error(`${error.message} (last: ${last})`, { cause: error });
   });
+}
+
+/** An empty database of its own, for an executable to migrate: its URL, and `drop` (which also ends the admin pool). */
+export async function emptyDatabase(prefix: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = uniqueName(prefix);
+  const adminUrl = await postgresAdminUrl();
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database "${name}"`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      await admin.unsafe(`drop database if exists "${name}" with (force)`);
+      await admin.end();
+    },
+  };
 }
 
 export { freePort } from "../support/process.ts";
