@@ -24,13 +24,11 @@ create or replace function entitlement_extend_undo(
   p_record_expires_at timestamptz,
   p_lock_timeout_ms int
 ) returns table (outcome text, stored_hash text, reply_code int, reply_body jsonb, reply_expires_at timestamptz)
-language plpgsql volatile as $$
-begin
-  return query
-    select r.outcome, r.stored_hash, r.reply_code,
-           coalesce(r.reply_body, entitlement_previous_reply(p_applied, p_refused, r.reply_facts)), r.reply_expires_at
-    from undo_extension(p_user_id, p_sku, p_reason, p_purchase_id, p_expires_at, p_version, p_now, p_trace_id,
-                        p_traceparent, p_event_type, p_payload, p_detail,
-                        row(p_caller, p_idem_key, p_lock_key, p_request_hash, p_record_expires_at, p_lock_timeout_ms,
-                            null)::idempotency_call) r;
-end $$;
+language sql volatile as $$
+  select r.outcome, r.stored_hash, r.reply_code,
+         coalesce(r.reply_body, entitlement_previous_reply(p_applied, p_refused, r.reply_facts)), r.reply_expires_at
+  from undo_extension(p_user_id, p_sku, p_reason, p_purchase_id, p_expires_at, p_version, p_now, p_trace_id,
+                      p_traceparent, p_event_type, p_payload, p_detail,
+                      row(p_caller, p_idem_key, p_lock_key, p_request_hash, p_record_expires_at, p_lock_timeout_ms,
+                          null)::idempotency_call) r
+$$;

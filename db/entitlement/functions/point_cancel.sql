@@ -15,12 +15,10 @@ create or replace function point_cancel(
   p_record_expires_at timestamptz,
   p_lock_timeout_ms int
 ) returns table (outcome text, stored_hash text, reply_code int, reply_body jsonb, reply_expires_at timestamptz)
-language plpgsql volatile as $$
-begin
-  return query
-    select r.outcome, r.stored_hash, r.reply_code, coalesce(r.reply_body, point_previous_reply(r.reply_facts)),
-           r.reply_expires_at
-    from cancel_point_reservation(p_reservation_id, p_now, p_trace_id,
-                                  row(p_caller, p_idem_key, p_lock_key, p_request_hash, p_record_expires_at,
-                                      p_lock_timeout_ms, null)::idempotency_call) r;
-end $$;
+language sql volatile as $$
+  select r.outcome, r.stored_hash, r.reply_code, coalesce(r.reply_body, point_previous_reply(r.reply_facts)),
+         r.reply_expires_at
+  from cancel_point_reservation(p_reservation_id, p_now, p_trace_id,
+                                row(p_caller, p_idem_key, p_lock_key, p_request_hash, p_record_expires_at,
+                                    p_lock_timeout_ms, null)::idempotency_call) r
+$$;
