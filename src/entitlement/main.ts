@@ -9,7 +9,7 @@ import { dispatch, type Subcommand } from "../shared/cli.ts";
 import { natsConnectedMetric } from "../shared/metrics.ts";
 import { openNatsLink } from "../shared/nats.ts";
 import { systemClock, workerId } from "../shared/runtime.ts";
-import { lifecycleSubcommands, type ServiceSpec, startObservability } from "../shared/service.ts";
+import { lifecycleSubcommands, type ServiceSpec } from "../shared/service.ts";
 import { AUTH_METRICS, createApp } from "./app.ts";
 import { type EntitlementConfig, loadEntitlementConfig, SECRET_VARIABLES } from "./config.ts";
 import { SCHEMA, schemaText } from "./migrations.ts";
@@ -24,12 +24,8 @@ const spec: ServiceSpec<EntitlementConfig> = {
   schemaText,
   loadConfig: loadEntitlementConfig,
   secretKeys: SECRET_VARIABLES,
-  start: async ({ config, sql, log }) => {
-    const { registry, tracing } = startObservability("entitlement", {
-      version: pkg.version,
-      exportSpans: config.tracing.exportSpans,
-      log,
-    });
+  version: pkg.version,
+  start: async ({ config, sql, log, registry, tracing }) => {
     if (config.auth.disabled) {
       log.warn("ENTITLEMENT_AUTH_DISABLED=true: anyone who reaches the port may grant, revoke and read entitlements");
     }

@@ -10,7 +10,7 @@ import type { Logger } from "../shared/logger.ts";
 import { natsConnectedMetric } from "../shared/metrics.ts";
 import { openNatsLink } from "../shared/nats.ts";
 import { systemClock, Waker, workerId } from "../shared/runtime.ts";
-import { lifecycleSubcommands, type ServiceSpec, startObservability } from "../shared/service.ts";
+import { lifecycleSubcommands, type ServiceSpec } from "../shared/service.ts";
 import { createApp } from "./app.ts";
 import { loadNotificationConfig, type NotificationConfig, SECRET_VARIABLES } from "./config.ts";
 import { createSecretBox } from "./features/endpoints/secrets.ts";
@@ -93,12 +93,8 @@ const spec: ServiceSpec<NotificationConfig> = {
   schemaText,
   loadConfig: loadNotificationConfig,
   secretKeys: SECRET_VARIABLES,
-  start: async ({ config, sql, log }) => {
-    const { registry, tracing } = startObservability("notification", {
-      version: pkg.version,
-      exportSpans: config.tracing.exportSpans,
-      log,
-    });
+  version: pkg.version,
+  start: async ({ config, sql, log, registry, tracing }) => {
     const metrics = createNotificationMetrics(registry);
     const health: ConsumerHealth = { bound: {} };
     const sources = eventPipelines(config.nats).map((p) => p.handler.source);

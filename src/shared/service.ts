@@ -26,6 +26,7 @@ export type ServiceConfig = {
   database: { url: string; migrationUrl?: string; poolMax: number };
   http: { host: string; port: number };
   log: { level: string };
+  tracing: { exportSpans: boolean };
 };
 
 export type ServiceSpec<C extends ServiceConfig> = {
@@ -36,14 +37,18 @@ export type ServiceSpec<C extends ServiceConfig> = {
   loadConfig: (env: Record<string, string | undefined>) => C;
   /** The service's secret variable names, redacted from its logs (see createLogger). */
   secretKeys?: readonly string[];
-  /** Builds the app and its workers from the opened resources. */
-  start: (ctx: { config: C; sql: Sql; log: Logger }) => Promise<Running>;
+  /** The version its metrics and spans carry. */
+  version: string;
+  /** Builds the app and its workers from the opened resources; `tracing` is shut down by the service's `close`. */
+  start: (ctx: { config: C; sql: Sql; log: Logger } & Observability) => Promise<Running>;
 };
 
 type Env = Record<string, string | undefined>;
 
+type Observability = ReturnType<typeof startObservability>;
+
 /** A service's metrics registry (default metrics included) and its tracing, both named for the service. */
-export function startObservability(name: string, options: { version: string; exportSpans: boolean; log: Logger }) {
+function startObservability(name: string, options: { version: string; exportSpans: boolean; log: Logger }) {
   const registry = createRegistry(name, { defaultMetrics: true });
   const tracing = installTracing({ service: name, version: options.version, exportSpans: options.exportSpans });
   if (tracing.exporting) options.log.info("spans are exported over OTLP/HTTP (OTEL_EXPORTER_OTLP_ENDPOINT)");
@@ -157,7 +162,12 @@ async function serve<C extends ServiceConfig>(spec: ServiceSpec<C>, config: C): 
   }
   if (applied.length) log.info({ applied }, "migrations applied");
 
-  const running = await spec.start({ config, sql, log });
+  const observability = startObservability(spec.name, {
+    version: spec.version,
+    exportSpans: config.tracing.exportSpans,
+    log,
+  });
+  const running = await spec.start({ config, sql, log, ...observability });
   const { host, port } = config.http;
   const server = running.app.listen({ hostname: host, port });
   log.info({ host, port: server.server?.port ?? port }, `${spec.name} listening`);
