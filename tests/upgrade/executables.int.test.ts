@@ -109,22 +109,31 @@ afterAll(async () => {
   await admin?.end();
 }, 30_000);
 
-/** A POST of the points API through one release's Entitlement. */
-function points(release: Release, path: string, key: string, body?: unknown): Promise<Response> {
-  return fetch(`${entitlement[release]}/v1/points/reservations${path}`, {
+/** A POST of the Entitlement API through one release's Entitlement, under an Idempotency-Key. */
+function post(release: Release, path: string, key: string, body?: unknown): Promise<Response> {
+  return fetch(`${entitlement[release]}${path}`, {
     method: "POST",
     headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", "idempotency-key": key },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
 }
 
-function grant(release: Release, user: string, key: string, sku = "sword"): Promise<Response> {
-  return fetch(`${entitlement[release]}/v1/entitlements/grants`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", "idempotency-key": key },
-    body: JSON.stringify({ user_id: user, stock_keeping_unit: sku, reason: "purchase", purchase_id: `p-${key}` }),
+const points = (release: Release, path: string, key: string, body?: unknown) =>
+  post(release, `/v1/points/reservations${path}`, key, body);
+
+const grant = (release: Release, user: string, key: string, sku = "sword") =>
+  post(release, "/v1/entitlements/grants", key, {
+    user_id: user,
+    stock_keeping_unit: sku,
+    reason: "purchase",
+    purchase_id: `p-${key}`,
   });
-}
+
+/** Which release stores a reply and which replays it, both ways round. */
+const STORED_THEN_REPLAYED = [
+  ["previous", "current"],
+  ["current", "previous"],
+] as const;
 
 async function inbox(release: Release, user: string): Promise<{ items: { notification_id: string }[] }> {
   const now = Math.floor(Date.now() / 1000);
@@ -179,10 +188,7 @@ describe(`the previous release (${PREVIOUS_COMMIT}) beside this one`, () => {
   });
 
   test("a reply stored by either Entitlement is replayed by the other byte for byte", async () => {
-    for (const [first, second] of [
-      ["previous", "current"],
-      ["current", "previous"],
-    ] as const) {
+    for (const [first, second] of STORED_THEN_REPLAYED) {
       const user = uniqueName(`replay-${first}`);
       for (const [key, sku] of [
         [`${user}-a`, "sword"],
@@ -198,10 +204,7 @@ describe(`the previous release (${PREVIOUS_COMMIT}) beside this one`, () => {
   });
 
   test("the points replies stored by either Entitlement are replayed by the other byte for byte", async () => {
-    for (const [first, second] of [
-      ["previous", "current"],
-      ["current", "previous"],
-    ] as const) {
+    for (const [first, second] of STORED_THEN_REPLAYED) {
       const user = uniqueName(`points-${first}`);
       const rich = `${user}-rich`;
       await sql`insert into entitlement.point_balances (user_id, balance, updated_at)

@@ -33,6 +33,7 @@ import { everyRow, tableColumns } from "./schema.ts";
 setDefaultTimeout(60_000);
 
 type Side = { db: TestDatabase; sql: Sql };
+type Release = "previous" | "current";
 
 /** A database at the previous release's schema, upgraded by this release's migration run unless `upgrade` is false. */
 async function atPreviousRelease(label: string, upgrade = true): Promise<Side> {
@@ -156,7 +157,7 @@ describe("one database, both releases", () => {
     const { sql } = current;
     const replayed = (first: Answer): Answer => ("status" in first ? { ...first, kind: "replayed" } : first);
     const reserved = (answer: Answer) => ("body" in answer ? (answer.body as ReservationResponse).reservation_id : "");
-    const cases: [string, Request, "previous" | "current"][] = [
+    const cases: [string, Request, Release][] = [
       ["x1", grant("u9", "sword"), "previous"],
       ["x2", grant("u9", "sword"), "current"],
       [
@@ -187,53 +188,45 @@ describe("one database, both releases", () => {
     ];
     const ids: string[] = [];
     for (const [key, request, first] of cases) {
-      const id = crypto.randomUUID();
-      const answer =
-        first === "previous"
-          ? await previousAnswer(sql, request, key, at(900), id)
-          : await currentAnswer(sql, request, key, at(900));
+      const [answer, second] = await storedThenReplayed(sql, first, request, key, 900, crypto.randomUUID());
       if (request.kind === "RESERVE") ids.push(reserved(answer));
       if (["x13", "x14", "x18", "x19"].includes(key)) expect(answer, `${key}: refused`).toMatchObject({ status: 409 });
-      const second =
-        first === "previous"
-          ? await currentAnswer(sql, request, key, at(901))
-          : await previousAnswer(sql, request, key, at(901), id);
       expect(second, `${key}, stored by the ${first} release`).toEqual(replayed(answer));
     }
-    for (const [key, id, first] of [
-      ["x9", ids[0], "current"],
-      ["x10", ids[1], "previous"],
-    ] as const) {
+    const cancels = [
+      ["x9", 902, ids[0], "current", { kind: "applied", status: 200 }],
+      ["x10", 902, ids[1], "previous", { kind: "applied", status: 200 }],
+      ["x15", 904, ids[0], "current", { kind: "state_conflict", status: 409 }],
+      ["x16", 904, ids[0], "previous", { kind: "state_conflict", status: 409 }],
+    ] as const;
+    for (const [key, minute, id, first, outcome] of cancels) {
       const request: Request = { kind: "CANCEL", reservationId: id as string };
-      const answer =
-        first === "previous"
-          ? await previousAnswer(sql, request, key, at(902))
-          : await currentAnswer(sql, request, key, at(902));
-      expect(answer, `${key}: the cancel applies`).toMatchObject({ kind: "applied", status: 200 });
-      const second =
-        first === "previous"
-          ? await currentAnswer(sql, request, key, at(903))
-          : await previousAnswer(sql, request, key, at(903));
-      expect(second, `${key}, stored by the ${first} release`).toEqual(replayed(answer));
-    }
-    for (const [key, first] of [
-      ["x15", "current"],
-      ["x16", "previous"],
-    ] as const) {
-      const request: Request = { kind: "CANCEL", reservationId: ids[0] as string };
-      const answer =
-        first === "previous"
-          ? await previousAnswer(sql, request, key, at(904))
-          : await currentAnswer(sql, request, key, at(904));
-      expect(answer, `${key}: the cancel is refused`).toMatchObject({ kind: "state_conflict", status: 409 });
-      const second =
-        first === "previous"
-          ? await currentAnswer(sql, request, key, at(905))
-          : await previousAnswer(sql, request, key, at(905));
+      const [answer, second] = await storedThenReplayed(sql, first, request, key, minute);
+      expect(answer, `${key}: the cancel is ${outcome.kind}`).toMatchObject(outcome);
       expect(second, `${key}, stored by the ${first} release`).toEqual(replayed(answer));
     }
   });
 });
+
+/**
+ * `request` answered under `key` by the `first` release at `minute`, then by the other a minute later; a reservation
+ * the previous release makes gets the id `reservationId`.
+ */
+async function storedThenReplayed(
+  sql: Sql,
+  first: Release,
+  request: Request,
+  key: string,
+  minute: number,
+  reservationId?: string,
+): Promise<[Answer, Answer]> {
+  const by = (release: Release, now: Date) =>
+    release === "previous"
+      ? previousAnswer(sql, request, key, now, reservationId)
+      : currentAnswer(sql, request, key, now);
+  const answer = await by(first, at(minute));
+  return [answer, await by(first === "previous" ? "current" : "previous", at(minute + 1))];
+}
 
 /**
  * The scheduler's writes on both sides: an expiry, a reservation executed, one failed for good, and one whose lease
