@@ -6,7 +6,6 @@ import {
   Bool,
   backoffPolicy,
   backoffRules,
-  backoffVariables,
   CommonConfig,
   commonSettings,
   Duration,
@@ -18,6 +17,7 @@ import {
   Optional,
   parseEnv,
   type Rule,
+  retryVariables,
   ServerPortAlias,
 } from "../shared/config.ts";
 import { consoleSettings, consoleVariables } from "../shared/console/config.ts";
@@ -67,11 +67,9 @@ export const EntitlementEnv = Type.Object({
       "Batches one relay keeps in flight at once: the next claim overlaps the publish and finalize of earlier " +
       "batches. Batches may then complete out of order; consumers order by version. 1 is strictly sequential.",
   }),
-  ENTITLEMENT_OUTBOX_MAX_ATTEMPTS: Int(10, { minimum: 1, description: "Publish attempts before an event is FAILED." }),
-  ...backoffVariables("ENTITLEMENT_OUTBOX"),
-  ENTITLEMENT_OUTBOX_ERROR_MESSAGE_MAX_LENGTH: Int(1000, {
-    minimum: 1,
-    description: "last_error is cut to this many characters.",
+  ...retryVariables("ENTITLEMENT_OUTBOX", {
+    attempts: "Publish attempts before an event is FAILED.",
+    errorMessage: "last_error is cut to this many characters.",
   }),
   ENTITLEMENT_OUTBOX_LEASE: Duration("30s", {
     minimum: 1,

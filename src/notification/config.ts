@@ -6,7 +6,6 @@ import {
   Bool,
   backoffPolicy,
   backoffRules,
-  backoffVariables,
   CommonConfig,
   commonSettings,
   Duration,
@@ -17,6 +16,7 @@ import {
   Optional,
   parseEnv,
   type Rule,
+  retryVariables,
   ServerPortAlias,
   Str,
 } from "../shared/config.ts";
@@ -74,11 +74,9 @@ export const NotificationEnv = Type.Object({
     maximum: 10000,
     description: "Most notifications one worker claims at once and has in flight (each delivery runs on its own).",
   }),
-  NOTIFICATION_DELIVERY_MAX_ATTEMPTS: Int(10, { minimum: 1, description: "Send attempts before FAILED + DLQ." }),
-  ...backoffVariables("NOTIFICATION_DELIVERY"),
-  NOTIFICATION_DELIVERY_ERROR_MESSAGE_MAX_LENGTH: Int(1000, {
-    minimum: 1,
-    description: "DLQ error_message and last_error are cut to this many characters.",
+  ...retryVariables("NOTIFICATION_DELIVERY", {
+    attempts: "Send attempts before FAILED + DLQ.",
+    errorMessage: "DLQ error_message and last_error are cut to this many characters.",
   }),
   NOTIFICATION_DELIVERY_LEASE: Duration("30s", {
     minimum: 1,

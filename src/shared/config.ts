@@ -172,6 +172,19 @@ export function backoffVariables<P extends string>(prefix: P) {
   } as Record<BackoffKey<P>, ReturnType<typeof Num>>;
 }
 
+/**
+ * The variables of a retried item under one prefix: its attempts (10 by default), its backoff, and how much of an
+ * error message it keeps (1000 characters by default).
+ */
+export function retryVariables<P extends string>(prefix: P, doc: { attempts: string; errorMessage: string }) {
+  return {
+    [`${prefix}_MAX_ATTEMPTS`]: Int(10, { minimum: 1, description: doc.attempts }),
+    ...backoffVariables(prefix),
+    [`${prefix}_ERROR_MESSAGE_MAX_LENGTH`]: Int(1000, { minimum: 1, description: doc.errorMessage }),
+  } as Record<`${P}_${"MAX_ATTEMPTS" | "ERROR_MESSAGE_MAX_LENGTH"}`, ReturnType<typeof Int>> &
+    ReturnType<typeof backoffVariables<P>>;
+}
+
 /** min ≤ max for the backoff floor/cap and for the jitter bounds. */
 export function backoffRules<P extends string>(prefix: P): Rule<Record<BackoffKey<P>, number>>[] {
   const key = (name: string) => `${prefix}_BACKOFF_${name}` as BackoffKey<P>;

@@ -5,12 +5,12 @@ import {
   Bool,
   backoffPolicy,
   backoffRules,
-  backoffVariables,
   Duration,
   Int,
   NonBlank,
   notGreater,
   type Rule,
+  retryVariables,
 } from "../../../shared/config.ts";
 
 export const SchedulerEnv = {
@@ -46,11 +46,9 @@ export const SchedulerEnv = {
     minimum: 1,
     description: "How long a claim is held before another replica may take the item over.",
   }),
-  ENTITLEMENT_SCHEDULER_MAX_ATTEMPTS: Int(10, { minimum: 1, description: "Execution attempts before FAILED." }),
-  ...backoffVariables("ENTITLEMENT_SCHEDULER"),
-  ENTITLEMENT_SCHEDULER_ERROR_MESSAGE_MAX_LENGTH: Int(1000, {
-    minimum: 1,
-    description: "last_error is cut to this many characters.",
+  ...retryVariables("ENTITLEMENT_SCHEDULER", {
+    attempts: "Execution attempts before FAILED.",
+    errorMessage: "last_error is cut to this many characters.",
   }),
   ENTITLEMENT_POINTS_NATS_SUBJECT: NonBlank("points.events", { description: "Subject PointsEvent is published to." }),
   ENTITLEMENT_POINTS_NATS_STREAM: NonBlank("points-events", {
