@@ -21,21 +21,13 @@ import {
   ServerPortAlias,
 } from "../shared/config.ts";
 import { consoleSettings, consoleVariables } from "../shared/console/config.ts";
-import {
-  NATS_SECRET_VARIABLES,
-  NatsSecurityConfig,
-  natsConnection,
-  natsInboxPrefixConfig,
-  natsInboxPrefixRule,
-  natsSecurityRule,
-} from "../shared/nats-security.ts";
+import { NATS_SECRET_VARIABLES, natsConnection, natsRules, natsVariables } from "../shared/nats-security.ts";
 import { exportRequested } from "../shared/tracing.ts";
 import { SchedulerEnv, schedulerConfig, schedulerRules } from "./work/scheduler/config.ts";
 
 export const EntitlementEnv = Type.Object({
   ...CommonConfig,
-  ...NatsSecurityConfig,
-  ...natsInboxPrefixConfig("_INBOX_entitlement"),
+  ...natsVariables("_INBOX_entitlement"),
   ...ServerPortAlias,
   PORT: Int(8080, { minimum: 0, maximum: 65535, description: "HTTP port of the Entitlement API." }),
   ENTITLEMENT_IDEMPOTENCY_TTL_HOURS: Int(24, { minimum: 1, description: "How long an Idempotency-Key is remembered." }),
@@ -181,8 +173,7 @@ export function loadEntitlementConfig(
     notGreater("ENTITLEMENT_REQUEST_QUEUE_TIMEOUT", "ENTITLEMENT_REQUEST_TIMEOUT"),
     tokensAreValid,
     ...(jwtRules as Rule<EntitlementEnv>[]),
-    natsSecurityRule,
-    natsInboxPrefixRule,
+    ...natsRules,
     ...(options.requireAuth === false ? [] : [tokensOrDisabled, consoleNeedsTokens]),
   ]);
   return {

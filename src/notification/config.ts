@@ -21,14 +21,7 @@ import {
   Str,
 } from "../shared/config.ts";
 import { consoleSettings, consoleVariables } from "../shared/console/config.ts";
-import {
-  NATS_SECRET_VARIABLES,
-  NatsSecurityConfig,
-  natsConnection,
-  natsInboxPrefixConfig,
-  natsInboxPrefixRule,
-  natsSecurityRule,
-} from "../shared/nats-security.ts";
+import { NATS_SECRET_VARIABLES, natsConnection, natsRules, natsVariables } from "../shared/nats-security.ts";
 import { exportRequested } from "../shared/tracing.ts";
 import { EndpointVariables, endpointRules, endpointSettings } from "./features/endpoints/settings.ts";
 import { PlayerEnv, playerRules, playerSettings } from "./features/players/config.ts";
@@ -50,8 +43,7 @@ const OPS_INBOX_PREFIX = "_INBOX_notification_ops";
 
 export const NotificationEnv = Type.Object({
   ...CommonConfig,
-  ...NatsSecurityConfig,
-  ...natsInboxPrefixConfig(
+  ...natsVariables(
     "_INBOX_notification",
     " Unset, the operator's `notification nats-dlq replay` uses _INBOX_notification_ops (the notification-ops user's).",
   ),
@@ -216,8 +208,7 @@ export function loadNotificationConfig(env: Record<string, string | undefined>) 
     webhookNeedsUrlAndSecret,
     debugApiNeedsToken,
     consoleNeedsToken,
-    natsSecurityRule,
-    natsInboxPrefixRule,
+    ...natsRules,
     streamsDiffer,
     ...(endpointRules as Rule<NotificationEnv>[]),
     ...(playerRules as Rule<NotificationEnv>[]),

@@ -160,3 +160,12 @@ export function natsSecurity(e: NatsSecurityEnv): NatsSecurity {
 
 /** The server list for connect(): the client knows no tls:// scheme, so TLS is asked for by `tls` instead. */
 export const natsServers = (url: string) => url.split(",").map((s) => s.trim().replace(TLS_SCHEME, "nats://"));
+
+/** A service's NATS variables: the connection's security and its inbox prefix (natsInboxPrefixConfig). */
+export const natsVariables = (defaultPrefix: string, note = "") => ({
+  ...NatsSecurityConfig,
+  ...natsInboxPrefixConfig(defaultPrefix, note),
+});
+
+/** The rules of natsVariables' variables. */
+export const natsRules = [natsSecurityRule, natsInboxPrefixRule];
