@@ -1,7 +1,7 @@
 // A database of the previous release with rows in every table its write path fills, written by that release's own
-// code (its services, its console's undo, its scheduler and operator calls): grants with and without expiry, a revoke, a re-grant, a refused grant, a bundle, an extension and a refused
-// one, the console's undo of an extension, an expiry, and reservations reserved, cancelled, executed, failed, ended by
-// the claim and requeued.
+// code (its services, its console's undo, its scheduler's and operator's calls): grants with and without expiry, a
+// revoke, a re-grant, a refused grant, a bundle, an extension and a refused one, the console's undo of an extension,
+// an expiry, and reservations reserved, cancelled, executed, failed, ended by the claim and requeued.
 import type { Sql } from "../../src/shared/db.ts";
 import { sha256Int64 } from "../../src/shared/ids.ts";
 import { previousAnswer, type Request } from "./answers.ts";
