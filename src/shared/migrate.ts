@@ -6,7 +6,7 @@
 // functions follow the migrations in the same transaction (schema-functions.ts).
 import { type Db, type Sql, SqlState } from "./db.ts";
 import { sha256Int64 } from "./ids.ts";
-import { appliedDigests, applyFunctions, differs, type SqlFunction } from "./schema-functions.ts";
+import { appliedDigests, applyFunctions, createLedger, differs, type SqlFunction } from "./schema-functions.ts";
 
 export type Migration = { version: number; name: string; sql: string; prepare?: string[] };
 
@@ -82,12 +82,7 @@ const olderThan = (migrations: Migration[], applied: Set<number>): boolean => {
 
 /** The migrations not yet recorded, in order, each recorded as it is applied (under the lock). */
 async function applyMigrations(tx: Db, migrations: Migration[]): Promise<{ done: string[]; applied: Set<number> }> {
-  await tx`
-    create table if not exists schema_migrations (
-      version int primary key,
-      name text not null,
-      applied_at timestamptz not null default now()
-    )`;
+  await createLedger(tx, "schema_migrations", "version int primary key, name text not null");
   const rows = await tx<{ version: number }[]>`select version from schema_migrations`;
   const applied = new Set(rows.map((r) => r.version));
   const done: string[] = [];

@@ -39,6 +39,14 @@ export async function appliedDigests(sql: Sql, schema: string): Promise<Map<stri
   }
 }
 
+/**
+ * Creates, when missing, a table that records what a schema has applied: `columns` (the key first) and applied_at.
+ * Both arguments are constants of this code, never input.
+ */
+export async function createLedger(tx: Db, table: string, columns: string): Promise<void> {
+  await tx.unsafe(`create table if not exists ${table} (${columns}, applied_at timestamptz not null default now())`);
+}
+
 export const differs = (functions: SqlFunction[], applied: Map<string, string>): boolean =>
   functions.length !== applied.size || functions.some((f) => applied.get(f.name) !== f.digest);
 
@@ -47,12 +55,7 @@ export const differs = (functions: SqlFunction[], applied: Map<string, string>):
  * digests; returns the names whose text changed.
  */
 export async function applyFunctions(tx: Db, functions: SqlFunction[]): Promise<string[]> {
-  await tx`
-    create table if not exists schema_functions (
-      name text primary key,
-      digest text not null,
-      applied_at timestamptz not null default now()
-    )`;
+  await createLedger(tx, "schema_functions", "name text primary key, digest text not null");
   const before = new Map(
     (await tx<{ name: string; digest: string }[]>`select name, digest from schema_functions`).map((r) => [
       r.name,
