@@ -11,12 +11,11 @@ import { type Browser, chromiumMissing, launchChromium } from "../support/chromi
 import { waitReady } from "../support/grant-flow.ts";
 import { type DatabaseFixture, natsUrl, openTestDatabase, uniqueName } from "../support/infra.ts";
 import { testRequiring } from "../support/required.ts";
-import { type ServedProcess, serve } from "../support/serve.ts";
+import { ENTITLEMENT_MAIN, type ServedProcess, serve } from "../support/serve.ts";
 
 setDefaultTimeout(240_000);
 const test = testRequiring(chromiumMissing());
 
-const ENTITLEMENT = new URL("../../src/entitlement/main.ts", import.meta.url).pathname;
 const SHOTS = new URL("../../docs/console/", import.meta.url).pathname;
 const TOKEN = "ent_console-support-browser-token-0123456789";
 
@@ -31,7 +30,7 @@ beforeAll(async () => {
   f = await openTestDatabase("support_browser", { service: "notification", poolMax: 2 });
   sql = f.sql;
   const digest = new Bun.CryptoHasher("sha256").update(TOKEN).digest("hex");
-  service = serve(ENTITLEMENT, "entitlement", {
+  service = serve(ENTITLEMENT_MAIN, "entitlement", {
     DATABASE_URL: f.db.url,
     NATS_URL: await natsUrl(),
     ENTITLEMENT_OUTBOX_ENABLED: "false",

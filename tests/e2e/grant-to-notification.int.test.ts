@@ -9,12 +9,11 @@ import { connect } from "@nats-io/transport-node";
 import type postgres from "postgres";
 import { matchBytes } from "../notification/helpers.ts";
 import { type DatabaseFixture, natsUrl, openTestDatabase, uniqueName } from "../support/infra.ts";
+import { ENTITLEMENT_MAIN, NOTIFICATION_MAIN } from "../support/serve.ts";
 import { waitUntil } from "../support/wait.ts";
 
 setDefaultTimeout(120_000);
 
-const ENTITLEMENT = new URL("../../src/entitlement/main.ts", import.meta.url).pathname;
-const NOTIFICATION = new URL("../../src/notification/main.ts", import.meta.url).pathname;
 const TOKEN = "e2e-token-for-the-pipeline-test-0123456789";
 const DEBUG_TOKEN = "e2e-debug-token-0123456789abcdef";
 
@@ -100,7 +99,7 @@ test("a grant over HTTP becomes exactly one SENT notification carrying its trace
   const nats = await natsUrl();
   const digest = new Bun.CryptoHasher("sha256").update(TOKEN).digest("hex");
   const entitlement = start(
-    ENTITLEMENT,
+    ENTITLEMENT_MAIN,
     {
       NATS_URL: nats,
       ENTITLEMENT_AUTH_TOKENS: `payments:${digest}:read+write`,
@@ -112,7 +111,7 @@ test("a grant over HTTP becomes exactly one SENT notification carrying its trace
     "entitlement",
   );
   const notification = start(
-    NOTIFICATION,
+    NOTIFICATION_MAIN,
     {
       NATS_URL: nats,
       ...notificationNames,
@@ -215,7 +214,7 @@ test("a grant over HTTP becomes exactly one SENT notification carrying its trace
 });
 
 test("a match published to JetStream becomes a SENT MatchFound for each player, once", async () => {
-  const notification = start(NOTIFICATION, { NATS_URL: await natsUrl(), ...notificationNames }, "notification");
+  const notification = start(NOTIFICATION_MAIN, { NATS_URL: await natsUrl(), ...notificationNames }, "notification");
   const base = `http://127.0.0.1:${await notification.port}`;
   // Ready means both consumers read: the match is consumed even though this process never saw its stream before.
   await waitUntil(async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, "readyz", 60_000);

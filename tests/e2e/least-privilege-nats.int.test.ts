@@ -26,14 +26,12 @@ import {
   subscribeOutcome,
 } from "../support/nats-server.ts";
 import { freePort, runCommand } from "../support/process.ts";
-import { type ServedProcess, serve } from "../support/serve.ts";
+import { ENTITLEMENT_MAIN, NOTIFICATION_MAIN, type ServedProcess, serve } from "../support/serve.ts";
 import { waitUntil } from "../support/wait.ts";
 
 setDefaultTimeout(180_000);
 
 const CONFIG = new URL("../../deploy/nats/least-privilege.conf", import.meta.url).pathname;
-const ENTITLEMENT = new URL("../../src/entitlement/main.ts", import.meta.url).pathname;
-const NOTIFICATION = new URL("../../src/notification/main.ts", import.meta.url).pathname;
 /** The demo passwords whose bcrypt hashes the configuration carries (marked DEMO there). */
 const PASSWORDS = {
   entitlement: "entitlement-DEMO-password-change-me",
@@ -151,7 +149,7 @@ let entitlementUrl: string;
 
 /** Entitlement, then Notification: under this configuration Notification may not create Entitlement's streams. */
 async function startServices(): Promise<void> {
-  const entitlement = serve(ENTITLEMENT, "entitlement", {
+  const entitlement = serve(ENTITLEMENT_MAIN, "entitlement", {
     ...natsEnv("entitlement", clients.entitlement),
     ENTITLEMENT_AUTH_DISABLED: "true",
   });
@@ -162,7 +160,7 @@ async function startServices(): Promise<void> {
   for (const stream of ["entitlement-events", "points-events"])
     await waitUntil(() => jsm.streams.info(stream).then(Boolean, () => false), `Entitlement's ${stream}`, 60_000);
   await nc.close();
-  const notification = serve(NOTIFICATION, "notification", natsEnv("notification", clients.notification));
+  const notification = serve(NOTIFICATION_MAIN, "notification", natsEnv("notification", clients.notification));
   services.push(notification);
   const notificationUrl = `http://127.0.0.1:${await notification.port}`;
   await waitReady(notificationUrl, "notification ready: its durables bound within its permissions", 90_000).catch(
@@ -316,7 +314,7 @@ test("the NATS DLQ replay is refused to Notification's user and works with the o
   await sql`insert into notification.notification_nats_dlq (stream_seq, stream, consumer, kind, deliveries)
     values (${seq}, 'entitlement-events', 'notification-entitlement-consumer', 'MAX_DELIVERIES', 10)`;
   const replay = (user: User, certificate: CertificatePair, extra: Record<string, string> = {}) =>
-    runCommand(["bun", NOTIFICATION, "nats-dlq", "replay", String(seq)], {
+    runCommand(["bun", NOTIFICATION_MAIN, "nats-dlq", "replay", String(seq)], {
       env: { PATH: process.env.PATH ?? "", ...natsEnv(user, certificate), ...extra },
     });
   // With the service's own inbox prefix, so what refuses it is the permission to read a stream's message.

@@ -33,12 +33,9 @@ import {
   privateNats,
   subscribeOutcome,
 } from "../support/nats-server.ts";
-import { type ServedProcess, serve } from "../support/serve.ts";
+import { ENTITLEMENT_MAIN, NOTIFICATION_MAIN, type ServedProcess, serve } from "../support/serve.ts";
 
 setDefaultTimeout(120_000);
-
-const ENTITLEMENT = new URL("../../src/entitlement/main.ts", import.meta.url).pathname;
-const NOTIFICATION = new URL("../../src/notification/main.ts", import.meta.url).pathname;
 
 const dir = mkdtempSync(join(tmpdir(), "nats-creds-"));
 let ca: string;
@@ -164,8 +161,11 @@ test("both services authenticate with a .creds file: a grant becomes a SENT noti
     NATS_CREDS: creds[service]?.path ?? "",
     NATS_TLS_CA: ca,
   });
-  const entitlement = serve(ENTITLEMENT, "entitlement", { ...env("entitlement"), ENTITLEMENT_AUTH_DISABLED: "true" });
-  const notification = serve(NOTIFICATION, "notification", env("notification"));
+  const entitlement = serve(ENTITLEMENT_MAIN, "entitlement", {
+    ...env("entitlement"),
+    ENTITLEMENT_AUTH_DISABLED: "true",
+  });
+  const notification = serve(NOTIFICATION_MAIN, "notification", env("notification"));
   services.push(entitlement, notification);
   const entitlementUrl = `http://127.0.0.1:${await entitlement.port}`;
   const notificationUrl = `http://127.0.0.1:${await notification.port}`;

@@ -17,14 +17,13 @@ import { type Browser, chromiumMissing, launchChromium } from "../support/chromi
 import { startTestIdp, type TestIdp } from "../support/idp.ts";
 import { type DatabaseFixture, openTestDatabase, uniqueName } from "../support/infra.ts";
 import { testRequiring } from "../support/required.ts";
-import { type ServedProcess, serve } from "../support/serve.ts";
+import { NOTIFICATION_MAIN, type ServedProcess, serve } from "../support/serve.ts";
 import { waitUntil } from "../support/wait.ts";
 import { startWebPushService, type WebPushService } from "../support/webpush-service.ts";
 
 setDefaultTimeout(240_000);
 const test = testRequiring(chromiumMissing());
 
-const NOTIFICATION = new URL("../../src/notification/main.ts", import.meta.url).pathname;
 const EXAMPLES = new URL("../../docs/examples", import.meta.url).pathname;
 const AUDIENCE = "https://game.test";
 const NOTIFY_TOKEN = "push-browser-notify-token-0123456789";
@@ -44,7 +43,7 @@ beforeAll(async () => {
   idp = await startTestIdp();
   pushService = startWebPushService();
   pages = serveExamplePages(EXAMPLES, { api: "", vapidPublicKey: VAPID.publicKey });
-  notification = serve(NOTIFICATION, "notification", {
+  notification = serve(NOTIFICATION_MAIN, "notification", {
     DATABASE_URL: f.db.url,
     NATS_ENABLED: "false",
     NOTIFICATION_AUTH_TOKENS: tokenEntryLine("game", NOTIFY_TOKEN, "notify"),

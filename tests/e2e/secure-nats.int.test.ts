@@ -10,12 +10,10 @@ import { createTestCa } from "../support/certificates.ts";
 import { postGrant, waitReady, waitSent } from "../support/grant-flow.ts";
 import { type DatabaseFixture, openTestDatabase, uniqueName } from "../support/infra.ts";
 import { connectOutcome, natsServerBinary, type PrivateNats, privateNats } from "../support/nats-server.ts";
-import { serve } from "../support/serve.ts";
+import { ENTITLEMENT_MAIN, NOTIFICATION_MAIN, serve } from "../support/serve.ts";
 
 setDefaultTimeout(120_000);
 
-const ENTITLEMENT = new URL("../../src/entitlement/main.ts", import.meta.url).pathname;
-const NOTIFICATION = new URL("../../src/notification/main.ts", import.meta.url).pathname;
 const USER = "svc";
 const PASSWORD = "nats-Secr3t-that-must-never-be-logged";
 const DEBUG_TOKEN = "secure-debug-token-0123456789abcdef";
@@ -77,13 +75,13 @@ test("both services reach the broker with the password over TLS: a grant becomes
   const durable = uniqueName("sec_durable").replaceAll("_", "-");
   const subject = `${uniqueName("sec")}.events`;
   const advisory = (kind: string) => `$JS.EVENT.ADVISORY.CONSUMER.${kind}.${stream}.${durable}`;
-  const entitlementPort = await start(ENTITLEMENT, "entitlement", {
+  const entitlementPort = await start(ENTITLEMENT_MAIN, "entitlement", {
     ...secureEnv(),
     ENTITLEMENT_AUTH_DISABLED: "true",
     ENTITLEMENT_NATS_STREAM: stream,
     ENTITLEMENT_NATS_SUBJECT: subject,
   });
-  const notificationPort = await start(NOTIFICATION, "notification", {
+  const notificationPort = await start(NOTIFICATION_MAIN, "notification", {
     ...secureEnv(),
     NOTIFICATION_NATS_STREAM: stream,
     NOTIFICATION_NATS_SUBJECT: subject,

@@ -16,7 +16,7 @@ import {
   tlsSettings,
 } from "../support/postgres-node.ts";
 import { testRequiring } from "../support/required.ts";
-import { type ServedProcess, serve } from "../support/serve.ts";
+import { ENTITLEMENT_MAIN, type ServedProcess, serve } from "../support/serve.ts";
 import { waitUntil } from "../support/wait.ts";
 
 setDefaultTimeout(120_000);
@@ -24,7 +24,6 @@ setDefaultTimeout(120_000);
 const missing = tlsClusterMissing();
 const test = testRequiring(missing);
 
-const ENTITLEMENT = new URL("../../src/entitlement/main.ts", import.meta.url).pathname;
 const ROLE = "svc";
 const PASSWORD = "first-Secret-7";
 const HBA = `hostssl all postgres 127.0.0.1/32 trust\nhostssl all all 127.0.0.1/32 scram-sha-256\n`;
@@ -91,7 +90,7 @@ async function serviceGetsIn(): Promise<boolean> {
 
 /** Entitlement serving as ROLE over verify-full against `ca`; `scenario` gets its base URL; resolves to its output. */
 async function withService(scenario: (base: string) => Promise<void>): Promise<string> {
-  const served: ServedProcess = serve(ENTITLEMENT, "entitlement", {
+  const served: ServedProcess = serve(ENTITLEMENT_MAIN, "entitlement", {
     DATABASE_URL: serviceUrl(),
     NATS_ENABLED: "false",
     ENTITLEMENT_AUTH_DISABLED: "true",

@@ -17,7 +17,7 @@ import {
 } from "../support/postgres-node.ts";
 import { runCommand } from "../support/process.ts";
 import { testRequiring } from "../support/required.ts";
-import { serve } from "../support/serve.ts";
+import { ENTITLEMENT_MAIN, serve } from "../support/serve.ts";
 import { waitUntil } from "../support/wait.ts";
 
 setDefaultTimeout(120_000);
@@ -25,7 +25,6 @@ setDefaultTimeout(120_000);
 const missing = tlsClusterMissing();
 const test = testRequiring(missing);
 
-const ENTITLEMENT = new URL("../../src/entitlement/main.ts", import.meta.url).pathname;
 /** The migration role, which logs in with its client certificate (CN = role name). */
 const MIGRATOR = "migrator";
 /** The runtime login, DML only through its group role (docs/security.md). */
@@ -111,7 +110,7 @@ afterAll(() => {
 });
 
 test("verify-full with the right CA: serve migrates as a client-certificate owner and serves a grant as its runtime role, over TLS", async () => {
-  const { child, port } = serve(ENTITLEMENT, "entitlement", {
+  const { child, port } = serve(ENTITLEMENT_MAIN, "entitlement", {
     DATABASE_URL: url(RUNTIME, { sslmode: "verify-full", sslrootcert: ca.ca }),
     DATABASE_MIGRATION_URL: asMigrator(client),
     NATS_ENABLED: "false",
@@ -148,7 +147,7 @@ test("verify-full with the right CA: serve migrates as a client-certificate owne
     child.kill("SIGTERM");
     await child.exited;
   }
-  const ops = await runCommand([process.execPath, ENTITLEMENT, "outbox", "stats"], {
+  const ops = await runCommand([process.execPath, ENTITLEMENT_MAIN, "outbox", "stats"], {
     env: { PATH: process.env.PATH ?? "", DATABASE_URL: verifyFull() },
   });
   expect(ops.code, `an operator command connects the same way: ${ops.stderr}`).toBe(0);
@@ -161,14 +160,14 @@ test("a server certificate that does not chain to sslrootcert is refused, and sa
     untrusted,
   );
   const env = { PATH: process.env.PATH ?? "" };
-  const wrongCa = await runCommand([process.execPath, ENTITLEMENT, "migrate"], {
+  const wrongCa = await runCommand([process.execPath, ENTITLEMENT_MAIN, "migrate"], {
     env: { ...env, DATABASE_URL: verifyFull({ sslrootcert: otherCa.ca }) },
   });
   expect(wrongCa.code, "migrate fails").toBe(1);
   expect(`${wrongCa.stdout}${wrongCa.stderr}`, "and the log says it was the certificate").toContain(
     "self signed certificate in certificate chain",
   );
-  const noRoot = await runCommand([process.execPath, ENTITLEMENT, "migrate"], {
+  const noRoot = await runCommand([process.execPath, ENTITLEMENT_MAIN, "migrate"], {
     env: { ...env, DATABASE_URL: url("postgres", { sslmode: "verify-full" }) },
   });
   expect(noRoot.code, "verify-full without sslrootcert is a configuration error").toBe(EXIT_CONFIG);

@@ -1,6 +1,10 @@
 // A service's `serve` as a child process for tests that read what it logs (secrets, permissions): its HTTP port once it
 // listens, and everything it wrote to stdout and stderr once it exits.
 
+/** The services' entry points, as `serve` and the executables' tests start them. */
+export const ENTITLEMENT_MAIN = new URL("../../src/entitlement/main.ts", import.meta.url).pathname;
+export const NOTIFICATION_MAIN = new URL("../../src/notification/main.ts", import.meta.url).pathname;
+
 export type ServedProcess = {
   child: Bun.Subprocess;
   /** The HTTP port from its "<name> listening" line; rejects if it exits first. */
