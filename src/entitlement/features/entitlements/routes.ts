@@ -25,7 +25,7 @@ import {
   UserParams,
 } from "./model.ts";
 import { executeCommand, listEntitlements, readListCursor } from "./service.ts";
-import { checkSku, checkUserId, readCommandBody } from "./validation.ts";
+import { checkUserPath, readCommandBody } from "./validation.ts";
 
 const LIST_PATH = "/v1/users/:user_id/entitlements";
 const ITEM_PATH = "/v1/users/:user_id/entitlements/:stock_keeping_unit";
@@ -45,9 +45,7 @@ export function entitlementRoutes(deps: RouteDeps) {
       },
       {
         scope: "read",
-        transform: ({ params, request }) => {
-          params.user_id = checkUserId(request, LIST_PATH);
-        },
+        transform: checkUserPath(LIST_PATH),
         params: UserParams,
         query: ListQuery,
         response: { 200: EntitlementsResponse, ...ERRORS },
@@ -60,10 +58,7 @@ export function entitlementRoutes(deps: RouteDeps) {
     )
     .get(ITEM_PATH, ({ params, request }) => checkOne(deps, params, request.headers.get("if-none-match")), {
       scope: "read",
-      transform: ({ params, request }) => {
-        params.user_id = checkUserId(request, ITEM_PATH);
-        params.stock_keeping_unit = checkSku(request, ITEM_PATH);
-      },
+      transform: checkUserPath(ITEM_PATH),
       params: ItemParams,
       response: { 200: EntitlementDetail, ...ERRORS },
       detail: {

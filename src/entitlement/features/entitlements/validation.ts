@@ -19,6 +19,18 @@ export function checkSku(request: Request, pattern: string): string {
   return checkField("stock_keeping_unit", StockKeepingUnit, pathParam(request, pattern, "stock_keeping_unit"));
 }
 
+/**
+ * A route's `transform`: the `{user_id}` segment of `pattern`, and its `{stock_keeping_unit}` when it has one, decoded
+ * strictly into the params before they are validated.
+ */
+export function checkUserPath(pattern: string) {
+  const withSku = pattern.includes(":stock_keeping_unit");
+  return ({ params, request }: { params: Record<string, string>; request: Request }) => {
+    params.user_id = checkUserId(request, pattern);
+    if (withSku) params.stock_keeping_unit = checkSku(request, pattern);
+  };
+}
+
 /** Reads and validates a grant/revoke body (a grant's with its optional expiry). Call after `checkIdempotencyKey`. */
 export async function readCommandBody(request: Request, grant?: { now: Date }): Promise<CommandBody> {
   const json = await readJsonObject(request);

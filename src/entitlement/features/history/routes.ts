@@ -6,7 +6,7 @@ import { ERRORS } from "../../edge/api-doc.ts";
 import { throughGate } from "../../edge/route-deps.ts";
 import type { RouteDeps } from "../commands/run.ts";
 import { ItemParams } from "../entitlements/model.ts";
-import { checkSku, checkUserId } from "../entitlements/validation.ts";
+import { checkUserPath } from "../entitlements/validation.ts";
 import { HistoryResponse } from "./model.ts";
 import { decodeCursor, LimitQuery, MAX_LIMIT, parseLimit } from "./paging.ts";
 import { readHistory } from "./service.ts";
@@ -32,10 +32,7 @@ export function historyRoutes(deps: RouteDeps) {
     },
     {
       scope: "read",
-      transform: ({ params, request }) => {
-        params.user_id = checkUserId(request, HISTORY_PATH);
-        params.stock_keeping_unit = checkSku(request, HISTORY_PATH);
-      },
+      transform: checkUserPath(HISTORY_PATH),
       params: ItemParams,
       query: HistoryQuery,
       response: { 200: HistoryResponse, ...ERRORS },

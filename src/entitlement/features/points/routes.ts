@@ -8,7 +8,7 @@ import { POINTS_COMMAND_ERRORS, POINTS_ERRORS } from "../../edge/api-doc.ts";
 import { commandRoute } from "../../edge/command-route.ts";
 import { throughGate } from "../../edge/route-deps.ts";
 import type { RouteDeps } from "../commands/run.ts";
-import { checkUserId, readJsonObject } from "../entitlements/validation.ts";
+import { checkUserPath, readJsonObject } from "../entitlements/validation.ts";
 import {
   PageQuery,
   PointsResponse,
@@ -55,9 +55,7 @@ export function pointsRoutes(deps: RouteDeps) {
         return throughGate(deps, () => getPoints(deps.sql, params.user_id, page));
       },
       {
-        transform: ({ params, request }) => {
-          params.user_id = checkUserId(request, POINTS_PATH);
-        },
+        transform: checkUserPath(POINTS_PATH),
         scope: "read",
         query: PageQuery,
         response: { 200: PointsResponse, ...POINTS_ERRORS },
