@@ -1,6 +1,6 @@
--- The expiry of one ACTIVE item set to p_expires_at, the write that an extension and the console's undo of one share:
--- with p_version null only a later expiry is set (entitlement_extend), with a version only an earlier one and only
--- while the item is at that version (entitlement_extend_undo). The expiry row is locked before the entitlement's, the
+-- The expiry of one ACTIVE item set to p_expires_at, the write of extend_entitlement, which an extension and the
+-- console's undo of one share: with p_version null only a later expiry is set, with a version (undo_extension) only
+-- an earlier one and only while the item is at that version. The expiry row is locked before the entitlement's, the
 -- scheduler's order (entitlement_expire), so the two never deadlock. Returns the changed item as entitlement_record
 -- takes it, with the expiry it replaced (`expires_before`, which the audit detail keeps: the console's undo of an
 -- extension restores it), or '[]' when nothing changed (the caller then says why).
