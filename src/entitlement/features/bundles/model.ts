@@ -1,6 +1,6 @@
 // TypeBox schemas of bundle grants (docs/api.md): the one source for validation, types and OpenAPI.
 import { type Static, Type } from "@sinclair/typebox";
-import { CommandBody, EntitlementStatus, ExpiresAtInput, StockKeepingUnit } from "../entitlements/model.ts";
+import { CommandBody, EntitlementState, ExpiresAtInput, StockKeepingUnit } from "../entitlements/model.ts";
 
 export const MAX_BUNDLE_ITEMS = 100;
 
@@ -28,10 +28,7 @@ export type BundleBody = Static<typeof BundleBody>;
 
 export const BundleItem = Type.Object(
   {
-    stock_keeping_unit: Type.String(),
-    status: EntitlementStatus,
-    version: Type.Integer({ minimum: 0 }),
-    updated_at: Type.String({ format: "date-time" }),
+    ...EntitlementState,
     changed: Type.Boolean({ description: "false: it was already ACTIVE and is left as it was." }),
   },
   { title: "BundleItem" },

@@ -64,14 +64,25 @@ const ExpiresAt = Type.Union([Type.String({ format: "date-time" }), Type.Null()]
   description: "When the entitlement ends by itself (it is then REVOKED); null: never.",
 });
 
+/** An entitlement's state as every route that returns one gives it (the bundle's items, the list, the check). */
+export const EntitlementState = {
+  stock_keeping_unit: Type.String(),
+  status: EntitlementStatus,
+  version: Type.Integer({ minimum: 0 }),
+  updated_at: Type.String({ format: "date-time" }),
+};
+
+/** The cursor of a paged answer. */
+export const NextCursor = Type.Union([Type.String(), Type.Null()], {
+  description: "Pass as ?cursor= for the next page; null on the last page.",
+});
+
 /** One entitlement as the check route returns it; its `version` is also the ETag. */
 export const EntitlementDetail = Type.Object(
   {
     user_id: Type.String(),
-    stock_keeping_unit: Type.String(),
-    status: EntitlementStatus,
+    ...EntitlementState,
     version: Type.Integer({ minimum: 0, description: "0 for a new row, +1 per transition; the ETag." }),
-    updated_at: Type.String({ format: "date-time" }),
     expires_at: ExpiresAt,
   },
   { title: "EntitlementDetail" },
@@ -79,13 +90,7 @@ export const EntitlementDetail = Type.Object(
 export type EntitlementDetail = Static<typeof EntitlementDetail>;
 
 export const EntitlementSummary = Type.Object(
-  {
-    stock_keeping_unit: Type.String(),
-    status: EntitlementStatus,
-    version: Type.Integer({ minimum: 0 }),
-    updated_at: Type.String({ format: "date-time" }),
-    expires_at: ExpiresAt,
-  },
+  { ...EntitlementState, expires_at: ExpiresAt },
   { title: "EntitlementSummary" },
 );
 export type EntitlementSummary = Static<typeof EntitlementSummary>;
@@ -94,9 +99,7 @@ export const EntitlementsResponse = Type.Object(
   {
     user_id: Type.String(),
     entitlements: Type.Array(EntitlementSummary, { description: "Newest first, at most `limit`." }),
-    next_cursor: Type.Union([Type.String(), Type.Null()], {
-      description: "Pass as ?cursor= for the next page; null on the last page.",
-    }),
+    next_cursor: NextCursor,
   },
   { title: "Entitlements" },
 );

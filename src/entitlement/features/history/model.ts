@@ -1,6 +1,6 @@
 // TypeBox schemas of an entitlement's history (docs/api.md): the one source for validation, types and OpenAPI.
 import { type Static, Type } from "@sinclair/typebox";
-import { EntitlementStatus } from "../entitlements/model.ts";
+import { EntitlementStatus, NextCursor } from "../entitlements/model.ts";
 
 export const AuditAction = Type.Union(
   [Type.Literal("GRANT"), Type.Literal("REVOKE"), Type.Literal("EXPIRE"), Type.Literal("EXTEND")],
@@ -49,9 +49,7 @@ export const HistoryResponse = Type.Object(
     user_id: Type.String(),
     stock_keeping_unit: Type.String(),
     changes: Type.Array(Change, { description: "Newest first." }),
-    next_cursor: Type.Union([Type.String(), Type.Null()], {
-      description: "Pass as ?cursor= for the next page; null on the last page.",
-    }),
+    next_cursor: NextCursor,
   },
   { title: "EntitlementHistory" },
 );
