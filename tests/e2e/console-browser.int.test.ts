@@ -5,23 +5,19 @@
 // to docs/console/*.png (the pictures in docs/operations.md).
 import { afterAll, beforeAll, expect, setDefaultTimeout } from "bun:test";
 import { mkdirSync } from "node:fs";
-import { jetstreamManager } from "@nats-io/jetstream";
-import { connect } from "@nats-io/transport-node";
 import type { Page } from "playwright-core";
 import type postgres from "postgres";
 import { type Browser, chromiumMissing, launchChromium } from "../support/chromium.ts";
 import { waitReady } from "../support/grant-flow.ts";
 import { type DatabaseFixture, natsUrl, openTestDatabase, uniqueName } from "../support/infra.ts";
-import { pipelineNatsNames, pipelineStreams } from "../support/nats-names.ts";
+import { deletePipelineStreams, pipelineNatsNames } from "../support/nats-names.ts";
 import { testRequiring } from "../support/required.ts";
-import { type ServedProcess, serve } from "../support/serve.ts";
+import { ENTITLEMENT_MAIN, NOTIFICATION_MAIN, type ServedProcess, serve } from "../support/serve.ts";
 import { waitUntil } from "../support/wait.ts";
 
 setDefaultTimeout(240_000);
 const test = testRequiring(chromiumMissing());
 
-const ENTITLEMENT = new URL("../../src/entitlement/main.ts", import.meta.url).pathname;
-const NOTIFICATION = new URL("../../src/notification/main.ts", import.meta.url).pathname;
 const SHOTS = new URL("../../docs/console/", import.meta.url).pathname;
 const TOKEN = "ent_console-browser-test-token-0123456789";
 const DEBUG_TOKEN = "console-browser-debug-token-0123456789";
@@ -41,12 +37,12 @@ beforeAll(async () => {
   const names = pipelineNatsNames(stream, `${stream}-durable`);
   const common = { DATABASE_URL: f.db.url, NATS_URL: await natsUrl(), ...names };
   const digest = new Bun.CryptoHasher("sha256").update(TOKEN).digest("hex");
-  const entitlement = serve(ENTITLEMENT, "entitlement", {
+  const entitlement = serve(ENTITLEMENT_MAIN, "entitlement", {
     ...common,
     ENTITLEMENT_AUTH_TOKENS: `support-lead:${digest}:read+write`,
     ENTITLEMENT_CONSOLE_ENABLED: "true",
   });
-  const notification = serve(NOTIFICATION, "notification", {
+  const notification = serve(NOTIFICATION_MAIN, "notification", {
     ...common,
     NOTIFICATION_DEBUG_API_TOKEN: DEBUG_TOKEN,
     NOTIFICATION_CONSOLE_ENABLED: "true",
@@ -64,10 +60,7 @@ afterAll(async () => {
   for (const s of services) s.child.kill("SIGTERM");
   const logs = await Promise.all(services.map((s) => s.output));
   if (f) {
-    const nc = await connect({ servers: await natsUrl() });
-    const jsm = await jetstreamManager(nc);
-    for (const name of pipelineStreams(stream)) await jsm.streams.delete(name).catch(() => false);
-    await nc.close();
+    await deletePipelineStreams(await natsUrl(), stream);
     await f.close();
   }
   for (const log of logs) {

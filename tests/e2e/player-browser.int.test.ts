@@ -5,24 +5,20 @@
 // that forwards /v1/ to Notification, as a reverse proxy in front of both would, and from an origin of its own that
 // NOTIFICATION_PLAYER_CORS_ORIGINS lists, calling Notification directly.
 import { afterAll, beforeAll, expect, setDefaultTimeout } from "bun:test";
-import { jetstreamManager } from "@nats-io/jetstream";
-import { connect } from "@nats-io/transport-node";
 import type postgres from "postgres";
 import { freePort } from "../../tools/infra/net.ts";
 import { type Browser, chromiumMissing, launchChromium } from "../support/chromium.ts";
 import { postGrant, waitReady } from "../support/grant-flow.ts";
 import { startTestIdp, type TestIdp } from "../support/idp.ts";
 import { type DatabaseFixture, natsUrl, openTestDatabase, uniqueName } from "../support/infra.ts";
-import { pipelineNatsNames, pipelineStreams } from "../support/nats-names.ts";
+import { deletePipelineStreams, pipelineNatsNames } from "../support/nats-names.ts";
 import { testRequiring } from "../support/required.ts";
-import { type ServedProcess, serve } from "../support/serve.ts";
+import { ENTITLEMENT_MAIN, NOTIFICATION_MAIN, type ServedProcess, serve } from "../support/serve.ts";
 import { waitUntil } from "../support/wait.ts";
 
 setDefaultTimeout(240_000);
 const test = testRequiring(chromiumMissing());
 
-const ENTITLEMENT = new URL("../../src/entitlement/main.ts", import.meta.url).pathname;
-const NOTIFICATION = new URL("../../src/notification/main.ts", import.meta.url).pathname;
 const PAGE = new URL("../../docs/examples/player.html", import.meta.url).pathname;
 const AUDIENCE = "https://game.test";
 
@@ -50,13 +46,13 @@ beforeAll(async () => {
     NATS_URL: await natsUrl(),
     ...pipelineNatsNames(stream, `${stream}-durable`),
   };
-  const entitlement = serve(ENTITLEMENT, "entitlement", { ...common, ENTITLEMENT_AUTH_DISABLED: "true" });
+  const entitlement = serve(ENTITLEMENT_MAIN, "entitlement", { ...common, ENTITLEMENT_AUTH_DISABLED: "true" });
   elsewhere = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
     fetch: () => new Response(Bun.file(PAGE), { headers: { "content-type": "text/html" } }),
   });
-  const notification = serve(NOTIFICATION, "notification", {
+  const notification = serve(NOTIFICATION_MAIN, "notification", {
     ...common,
     NOTIFICATION_PLAYER_CORS_ORIGINS: `http://127.0.0.1:${elsewhere.port}`,
     NOTIFICATION_PLAYER_JWT_ISSUER: idp.issuer,
@@ -93,10 +89,7 @@ afterAll(async () => {
   await Promise.all(services.map((s) => s.output));
   await idp?.close();
   if (f) {
-    const nc = await connect({ servers: await natsUrl() });
-    const jsm = await jetstreamManager(nc);
-    for (const name of pipelineStreams(stream)) await jsm.streams.delete(name).catch(() => false);
-    await nc.close();
+    await deletePipelineStreams(await natsUrl(), stream);
     await f.close();
   }
 });

@@ -4,8 +4,6 @@
 // its group role. A grant becomes a SENT notification; neither runtime role can run DDL or touch the other's schema;
 // a table a later migration adds serves the runtime role with no new GRANT.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { jetstreamManager } from "@nats-io/jetstream";
-import { connect } from "@nats-io/transport-node";
 import postgres from "postgres";
 import { schemaText as entitlementSchema } from "../../src/entitlement/migrations.ts";
 import { analyzeOutbox } from "../../src/entitlement/work/outbox/queries.ts";
@@ -13,7 +11,7 @@ import { schemaText as notificationSchema } from "../../src/notification/migrati
 import { migrate } from "../../src/shared/migrate.ts";
 import { postGrant, waitReady, waitSent } from "../support/grant-flow.ts";
 import { natsUrl, postgresAdminUrl, uniqueName } from "../support/infra.ts";
-import { pipelineNatsNames, pipelineStreams } from "../support/nats-names.ts";
+import { deletePipelineStreams, pipelineNatsNames } from "../support/nats-names.ts";
 import { type ServedProcess, serve as startServe } from "../support/serve.ts";
 import { waitUntil } from "../support/wait.ts";
 import { dbaStatements, rolesFor, SERVICES, type Service, sqlstate, TABLES } from "./runtime-roles.helpers.ts";
@@ -58,10 +56,7 @@ afterAll(async () => {
   for (const service of SERVICES)
     for (const role of Object.values(roles[service])) await admin.unsafe(`drop role if exists "${role}"`);
   await admin.end();
-  const nc = await connect({ servers: await natsUrl() });
-  const jsm = await jetstreamManager(nc);
-  for (const name of pipelineStreams(stream)) await jsm.streams.delete(name).catch(() => {});
-  await nc.close();
+  await deletePipelineStreams(await natsUrl(), stream);
 });
 
 /** Migrates both schemas as their owners, as serve does first with DATABASE_MIGRATION_URL (a no-op once it has). */

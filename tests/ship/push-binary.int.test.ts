@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { jetstream } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import postgres from "postgres";
 import webpush from "web-push";
@@ -18,7 +18,7 @@ import { eventBytes } from "../notification/helpers.ts";
 import { type FcmService, startFcmService } from "../support/fcm-service.ts";
 import { startTestIdp, type TestIdp } from "../support/idp.ts";
 import { natsUrl, uniqueName } from "../support/infra.ts";
-import { pipelineNatsNames, pipelineStreams } from "../support/nats-names.ts";
+import { deletePipelineStreams, pipelineNatsNames } from "../support/nats-names.ts";
 import { runCommand } from "../support/process.ts";
 import { waitUntil } from "../support/wait.ts";
 import { type BrowserSubscription, startWebPushService, type WebPushService } from "../support/webpush-service.ts";
@@ -142,12 +142,8 @@ afterAll(async () => {
   await idp?.close();
   await sql?.end();
   if (folder) rmSync(folder, { recursive: true, force: true });
-  const nc = await connect({ servers: await natsUrl() });
-  const jsm = await jetstreamManager(nc);
-  for (const name of [...pipelineStreams(stream), ...pipelineStreams(bareStream)]) {
-    await jsm.streams.delete(name).catch(() => false);
-  }
-  await nc.close();
+  await deletePipelineStreams(await natsUrl(), stream);
+  await deletePipelineStreams(await natsUrl(), bareStream);
   await database?.drop();
 }, 30_000);
 

@@ -3,13 +3,11 @@
 // to the endpoints subscribed to its type, collapses and expires; the same key replays, another body under it is 409,
 // every refusal names its field; and the players' routes answer a browser on a listed origin.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { jetstreamManager } from "@nats-io/jetstream";
-import { connect } from "@nats-io/transport-node";
 import postgres from "postgres";
 import { tokenEntryLine } from "../../src/shared/auth/tokens.ts";
 import { startTestIdp, type TestIdp } from "../support/idp.ts";
 import { natsUrl, uniqueName } from "../support/infra.ts";
-import { pipelineNatsNames, pipelineStreams } from "../support/nats-names.ts";
+import { deletePipelineStreams, pipelineNatsNames } from "../support/nats-names.ts";
 import { runCommand } from "../support/process.ts";
 import { waitUntil } from "../support/wait.ts";
 import { builtBinary, emptyDatabase, freePort, waitForOk } from "./support.ts";
@@ -93,10 +91,7 @@ afterAll(async () => {
   receiver?.stop(true);
   await idp?.close();
   await sql?.end();
-  const nc = await connect({ servers: await natsUrl() });
-  const jsm = await jetstreamManager(nc);
-  for (const name of pipelineStreams(stream)) await jsm.streams.delete(name).catch(() => false);
-  await nc.close();
+  await deletePipelineStreams(await natsUrl(), stream);
   await database?.drop();
 }, 30_000);
 
