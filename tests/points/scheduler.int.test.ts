@@ -28,6 +28,14 @@ async function balanceOf(userId: string): Promise<number> {
   return row?.balance ?? 0;
 }
 
+/** Leaves reservation `id` as a replica `lockedBy` that died leaves it: PROCESSING, its lease (due_at) already over. */
+async function claimedByDeadReplica(id: string, lockedBy: string, attempts: number): Promise<void> {
+  await f.sql`
+    update point_reservations set status = 'PROCESSING', locked_by = ${lockedBy}, attempt_count = ${attempts},
+      due_at = now() - interval '1 millisecond'
+    where reservation_id = ${id}`;
+}
+
 describe("one reservation", () => {
   test("is PENDING before execute_at and DONE after it, never early, with its ledger row, audit and event", async () => {
     const replica = createReplica(f.sql, "r1");
@@ -147,10 +155,7 @@ describe("exactly once", () => {
   test("a reservation whose claim expired is taken over by another replica", async () => {
     const id = await reserve(f.sql, { userId: "u2", amount: 7, executeAt: inMs(-1_000) });
     // A replica claimed it and died: PROCESSING, its lease (due_at) already over.
-    await f.sql`
-      update point_reservations set status = 'PROCESSING', locked_by = 'dead-replica', attempt_count = 1,
-        due_at = now() - interval '1 millisecond'
-      where reservation_id = ${id}`;
+    await claimedByDeadReplica(id, "dead-replica", 1);
     const replica = createReplica(f.sql, "alive");
     replica.start();
     try {
@@ -261,10 +266,7 @@ describe("failures", () => {
 
   test("a claim that was never finalized on its last attempt ends FAILED instead of running again", async () => {
     const id = await reserve(f.sql, { userId: "u5", amount: 3, executeAt: inMs(-1_000) });
-    await f.sql`
-      update point_reservations set status = 'PROCESSING', locked_by = 'dead', attempt_count = 3,
-        due_at = now() - interval '1 millisecond'
-      where reservation_id = ${id}`;
+    await claimedByDeadReplica(id, "dead", 3);
     const replica = createReplica(f.sql, "r1", { maxAttempts: 3 });
     const report = await replica.scheduler.runOnce();
     expect(report).toMatchObject({ claimed: 1, executed: 0 });
