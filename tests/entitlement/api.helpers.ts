@@ -1,7 +1,7 @@
 // Shared fixtures of the Entitlement API tests: requests built for `app.handle`, an app on its own database with a
 // settable clock, and row counts of the four tables a command writes.
 import { afterAll, beforeAll, beforeEach } from "bun:test";
-import { createApp, type Limits } from "../../src/entitlement/app.ts";
+import { type AppDeps, createApp, type Limits } from "../../src/entitlement/app.ts";
 import type { AuthSettings } from "../../src/shared/auth/guard.ts";
 import type { Sql } from "../../src/shared/db.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
@@ -61,6 +61,18 @@ export type ApiFixture = {
   reset: () => Promise<void>;
   close: () => Promise<void>;
 };
+
+/** The app on `sql` as the tests build it: no authentication, the real clock, a day's keys; `deps` adds or overrides. */
+export function appOn(sql: Sql, deps: Partial<AppDeps> = {}): App {
+  return createApp({
+    sql,
+    log: silentLogger,
+    now: () => new Date(),
+    idempotencyTtlHours: 24,
+    auth: AUTH_DISABLED,
+    ...deps,
+  });
+}
 
 /** The app on a database of its own (openTestDatabase); `close` ends both. */
 export async function openApi(

@@ -1,12 +1,10 @@
 // Concurrent commands and database failures: one key means one effect; one (user, sku) admits one grant; a failure
 // commits nothing and answers with the envelope, 500 or 503, within a bounded time.
 import { describe, expect, test } from "bun:test";
-import { createApp } from "../../src/entitlement/app.ts";
 import { idempotencyLockKey } from "../../src/entitlement/features/commands/lock-key.ts";
-import { silentLogger } from "../../src/shared/logger.ts";
 import { createRegistry } from "../../src/shared/metrics.ts";
 import { unreachableDatabase } from "../support/infra.ts";
-import { AUTH_DISABLED, commandCount, commandRequest, countRows, send, useApi, vectorBody } from "./api.helpers.ts";
+import { appOn, commandCount, commandRequest, countRows, send, useApi, vectorBody } from "./api.helpers.ts";
 
 const f = useApi("ent_conc", { resetEach: true });
 
@@ -72,14 +70,7 @@ describe("failures", () => {
   });
 
   test("a request stuck behind a lock is cut off by the statement timeout: 503 NOT_READY, nothing written", async () => {
-    const app = createApp({
-      sql: f.sql,
-      log: silentLogger,
-      now: () => new Date(),
-      idempotencyTtlHours: 24,
-      auth: AUTH_DISABLED,
-      statementTimeoutMs: 500,
-    });
+    const app = appOn(f.sql, { statementTimeoutMs: 500 });
     const holder = await f.sql.reserve();
     try {
       await holder`select pg_advisory_lock(${idempotencyLockKey("held").toString()}::bigint)`;
@@ -98,14 +89,7 @@ describe("failures", () => {
   test("an unreachable database: commands and the list are 503 NOT_READY, /readyz is 503", async () => {
     const sql = unreachableDatabase("entitlement", 2);
     const registry = createRegistry("entitlement");
-    const app = createApp({
-      sql,
-      log: silentLogger,
-      now: () => new Date(),
-      idempotencyTtlHours: 24,
-      auth: AUTH_DISABLED,
-      registry,
-    });
+    const app = appOn(sql, { registry });
     try {
       const command = await send(app, commandRequest("revokes", vectorBody, { "idempotency-key": "k" }));
       expect(command.status).toBe(503);

@@ -3,12 +3,10 @@
 // role with CONNECTION LIMIT 1 on the test's own database (superusers ignore limits, so the role is not one).
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import postgres from "postgres";
-import { createApp } from "../../src/entitlement/app.ts";
-import { createSql, type Sql } from "../../src/shared/db.ts";
-import { silentLogger } from "../../src/shared/logger.ts";
+import { createSql } from "../../src/shared/db.ts";
 import { postgresAdminUrl, uniqueName, useTestDatabase } from "../support/infra.ts";
 import { startSilentPostgres } from "../support/silent-server.ts";
-import { AUTH_DISABLED, commandRequest, send, vectorBody } from "./api.helpers.ts";
+import { appOn, commandRequest, send, vectorBody } from "./api.helpers.ts";
 
 setDefaultTimeout(30_000);
 
@@ -26,10 +24,6 @@ afterAll(async () => {
   await server.unsafe(`drop role if exists ${role}`);
   await server.end();
 });
-
-function appOn(sql: Sql) {
-  return createApp({ sql, log: silentLogger, now: () => new Date(), idempotencyTtlHours: 24, auth: AUTH_DISABLED });
-}
 
 describe("PostgreSQL out of connections", () => {
   test("a request that cannot get a connection is 503 NOT_READY, and /readyz turns 503", async () => {
@@ -83,14 +77,7 @@ describe("PostgreSQL out of connections", () => {
 test("a database that accepts the connection but never answers: /readyz is 503 within readinessTimeoutMs", async () => {
   const silent = startSilentPostgres();
   const sql = createSql({ url: silent.url, schema: "entitlement", max: 2, applicationName: "test-silent" });
-  const app = createApp({
-    sql,
-    log: silentLogger,
-    now: () => new Date(),
-    idempotencyTtlHours: 24,
-    auth: AUTH_DISABLED,
-    readinessTimeoutMs: 300,
-  });
+  const app = appOn(sql, { readinessTimeoutMs: 300 });
   try {
     const started = performance.now();
     const ready = await send(app, new Request("http://localhost/readyz"));
