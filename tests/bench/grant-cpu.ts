@@ -15,6 +15,7 @@ import autocannon from "autocannon";
 import postgres from "postgres";
 import { requirePostgresTool } from "../../tools/infra/postgres.ts";
 import { processCpuSeconds, TICKS_PER_SECOND } from "./cpu.ts";
+import { GRANT, numberedRequests } from "./grants.ts";
 import { PGBENCH_SCRIPT } from "./pgbench.ts";
 import * as stack from "./stack.ts";
 
@@ -57,30 +58,13 @@ function clusterCpuSeconds(postmaster: number): number {
 }
 
 async function load(url: string, headers: Record<string, string>, amount: number, run: string) {
-  let i = 0;
-  const path = values.revoke ? "revokes" : "grants";
+  // A revoke takes the body of a grant: each request names a new user's item.
+  const command = { path: `/v1/entitlements/${values.revoke ? "revokes" : "grants"}`, body: GRANT.body };
   const result = await autocannon({
-    url: `${url}/v1/entitlements/${path}`,
+    url: `${url}${command.path}`,
     connections,
     amount,
-    requests: [
-      {
-        method: "POST",
-        setupRequest: (request) => {
-          const n = i++;
-          return {
-            ...request,
-            headers: { ...headers, "content-type": "application/json", "idempotency-key": `k-${run}-${n}` },
-            body: JSON.stringify({
-              user_id: `u-${run}-${n}`,
-              stock_keeping_unit: `sku-${n}`,
-              reason: "bench",
-              purchase_id: `p-${run}-${n}`,
-            }),
-          };
-        },
-      },
-    ],
+    requests: numberedRequests(command, run, headers),
   });
   // Under heavy load a few requests may wait longer than the gate's queue timeout (503): counted, not hidden.
   if (result["2xx"] < amount * 0.99) throw new Error(`${amount - result["2xx"]} of ${amount} requests failed`);

@@ -15,9 +15,9 @@ export type ThroughputResult = {
 let sequence = 0;
 
 /** The path and body of the n-th request of a run (every request a new Idempotency-Key). */
-type Command = { path: string; body: (run: string, n: number) => unknown };
+export type Command = { path: string; body: (run: string, n: number) => unknown };
 
-const GRANT: Command = {
+export const GRANT: Command = {
   path: "/v1/entitlements/grants",
   body: (run, n) => ({
     user_id: `u-${run}-${n}`,
@@ -58,6 +58,38 @@ export function runGrantLoad(args: {
   return runCommandLoad({ ...args, command: GRANT });
 }
 
+/** What an autocannon run at `connections` measured: 2xx answers a second, latencies, and the rest. */
+export function throughputOf(result: autocannon.Result, connections: number): ThroughputResult {
+  const ok = result["2xx"];
+  return {
+    connections,
+    rps: ok / result.duration,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    ok,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+  };
+}
+
+/** The requests of a run of `command`: the n-th has the Idempotency-Key `k-<run>-<n>` and the body `body(run, n)`. */
+export function numberedRequests(command: Command, run: string, headers: Record<string, string>): autocannon.Request[] {
+  let i = 0;
+  return [
+    {
+      method: "POST",
+      setupRequest: (request) => {
+        const n = i++;
+        return {
+          ...request,
+          headers: { ...headers, "content-type": "application/json", "idempotency-key": `k-${run}-${n}` },
+          body: JSON.stringify(command.body(run, n)),
+        };
+      },
+    },
+  ];
+}
+
 /** Requests per second of one command (2xx only) with autocannon. */
 export async function runCommandLoad(args: {
   url: string;
@@ -68,37 +100,11 @@ export async function runCommandLoad(args: {
   command: Command;
 }): Promise<ThroughputResult> {
   const run = `${args.tag}-c${args.connections}-${sequence++}`;
-  let i = 0;
   const result = await autocannon({
     url: `${args.url}${args.command.path}`,
     connections: args.connections,
     duration: args.seconds,
-    requests: [
-      {
-        method: "POST",
-        setupRequest: (request) => {
-          const n = i++;
-          return {
-            ...request,
-            headers: {
-              ...args.headers,
-              "content-type": "application/json",
-              "idempotency-key": `k-${run}-${n}`,
-            },
-            body: JSON.stringify(args.command.body(run, n)),
-          };
-        },
-      },
-    ],
+    requests: numberedRequests(args.command, run, args.headers),
   });
-  const ok = result["2xx"];
-  return {
-    connections: args.connections,
-    rps: ok / result.duration,
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
-    ok,
-    non2xx: result.non2xx,
-    errors: result.errors + result.timeouts,
-  };
+  return throughputOf(result, args.connections);
 }

@@ -7,18 +7,30 @@ import type postgres from "postgres";
 import { otherReplica } from "../support/wakeups.ts";
 import { summarize } from "./stats.ts";
 
-/** One statement that commits `count` EntitlementGranted events for users `${prefix}-${first}`, … */
-async function insertEvents(sql: postgres.Sql, prefix: string, first: number, count: number): Promise<void> {
+/**
+ * One statement that commits `count` pending EntitlementGranted events of `sku` for users `${prefix}-${first}`, …
+ * (no wake-up: the caller tells the relays when it wants them to look).
+ */
+export async function insertGrantedEvents(
+  sql: postgres.Sql,
+  args: { prefix: string; first: number; count: number; sku: string },
+): Promise<void> {
+  const { prefix, first, count, sku } = args;
   await sql`
     with s as (select gen_random_uuid() as id, g from generate_series(${first}::int, ${first + count - 1}::int) g)
     insert into entitlement.outbox_events (event_id, event_type, aggregate_key, payload, status, attempt_count, created_at)
-    select id, 'EntitlementGranted', ${prefix} || '-' || g || ':sku-pipe',
+    select id, 'EntitlementGranted', ${prefix} || '-' || g || ':' || ${sku},
       jsonb_build_object('event_id', id, 'event_type', 'EntitlementGranted',
         'occurred_at', to_char(now() at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-        'user_id', ${prefix} || '-' || g, 'stock_keeping_unit', 'sku-pipe', 'source', 'bench',
+        'user_id', ${prefix} || '-' || g, 'stock_keeping_unit', ${sku}::text, 'source', 'bench',
         'source_id', 'p-' || g, 'version', 0, 'trace_id', md5(id::text)),
       'PENDING', 0, now()
     from s`;
+}
+
+/** Commits `count` events of sku-pipe for users `${prefix}-${first}`, …, and wakes the relays. */
+async function insertEvents(sql: postgres.Sql, prefix: string, first: number, count: number): Promise<void> {
+  await insertGrantedEvents(sql, { prefix, first, count, sku: "sku-pipe" });
   otherReplica(sql).committed({ events: true });
 }
 

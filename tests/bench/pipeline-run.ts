@@ -10,6 +10,7 @@ import { parseArgs } from "node:util";
 import { measurePipelineCost } from "./pipeline.ts";
 import { pipelineRows, renderPipelineTable, statementBreakdown } from "./pipeline-report.ts";
 import * as stack from "./stack.ts";
+import { progressLines } from "./stats.ts";
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
@@ -36,14 +37,7 @@ const options = {
   idleSeconds: num(values.idle, quick ? 1 : 10),
 };
 
-const began = performance.now();
-const progress = (line: string) => console.log(`[bench ${((performance.now() - began) / 1000).toFixed(1)}s] ${line}`);
-let lastDetail = 0;
-const detail = (line: string) => {
-  if (performance.now() - lastDetail < 2_000) return;
-  lastDetail = performance.now();
-  progress(`  ${line}`);
-};
+const { began, progress, detail } = progressLines();
 
 async function main(): Promise<void> {
   const tag = Date.now().toString(36);

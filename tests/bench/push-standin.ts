@@ -31,6 +31,15 @@ const KEY_POOL = Array.from({ length: 32 }, () => {
   return b64u(ecdh.getPublicKey());
 });
 
+/** A new browser's subscription on the service at `origin`, with the public key `p256dh` and a fresh auth secret. */
+function subscriptionOn(origin: string, p256dh: string): Subscription {
+  return {
+    endpoint: `${origin}/push/${randomUUID()}`,
+    expirationTime: null,
+    keys: { p256dh, auth: b64u(randomBytes(16)) },
+  };
+}
+
 function countingService(): Healthy {
   let count = 0;
   let checked = 0;
@@ -64,11 +73,7 @@ function countingService(): Healthy {
   const origin = `http://127.0.0.1:${server.port}`;
   return {
     origin,
-    subscribe: () => ({
-      endpoint: `${origin}/push/${randomUUID()}`,
-      expirationTime: null,
-      keys: { p256dh: KEY_POOL[made++ % KEY_POOL.length] as string, auth: b64u(randomBytes(16)) },
-    }),
+    subscribe: () => subscriptionOn(origin, KEY_POOL[made++ % KEY_POOL.length] as string),
     stats: () => ({ count, checked, refused: refused.slice(0, 3) }),
     drain: () => {
       const out = arrivals;
@@ -112,11 +117,7 @@ function hangingService(): { origin: string; subscribe: () => Subscription; requ
   const origin = `http://127.0.0.1:${server.port}`;
   return {
     origin,
-    subscribe: () => ({
-      endpoint: `${origin}/push/${randomUUID()}`,
-      expirationTime: null,
-      keys: { p256dh: KEY_POOL[0] as string, auth: b64u(randomBytes(16)) },
-    }),
+    subscribe: () => subscriptionOn(origin, KEY_POOL[0] as string),
     requests: () => requests,
   };
 }

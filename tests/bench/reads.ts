@@ -2,7 +2,7 @@
 // it per player and item) next to the list, over a seeded set of users with ten entitlements each.
 import autocannon from "autocannon";
 import type postgres from "postgres";
-import type { ThroughputResult } from "./grants.ts";
+import { type ThroughputResult, throughputOf } from "./grants.ts";
 
 export const READ_USERS = 1_000;
 const ITEMS_PER_USER = 10;
@@ -38,14 +38,5 @@ export async function runReadLoad(args: {
     headers: args.headers,
     requests: [{ method: "GET", setupRequest: (request) => ({ ...request, path: pathOf(i++) }) }],
   });
-  const ok = result["2xx"];
-  return {
-    connections: args.connections,
-    rps: ok / result.duration,
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
-    ok,
-    non2xx: result.non2xx,
-    errors: result.errors + result.timeouts,
-  };
+  return throughputOf(result, args.connections);
 }

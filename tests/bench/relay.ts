@@ -5,6 +5,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type postgres from "postgres";
 import { otherReplica } from "../support/wakeups.ts";
+import { insertGrantedEvents } from "./pipeline-load.ts";
 import { publishEvents } from "./publish.ts";
 
 export async function seedAndDrainOutbox(args: {
@@ -26,7 +27,7 @@ export async function seedAndDrainOutbox(args: {
   const { sql, prefix } = args;
   const lastSeq = await streamLastSeq(args.stream);
   const held = await lastSeq();
-  await insertOutboxBacklog(sql, args.count, prefix);
+  await insertGrantedEvents(sql, { prefix, first: 1, count: args.count, sku: "sku-drain" });
   await args.onCommitted?.();
   const committed = Date.now();
   otherReplica(sql).committed({ events: true });
@@ -48,20 +49,6 @@ export async function seedAndDrainOutbox(args: {
   const published = last?.n ?? 0;
   const seconds = ((last?.last_ms ?? Date.now()) - committed) / 1000;
   return { eventsPerSecond: published / seconds, seconds, published };
-}
-
-/** Commits `count` pending EntitlementGranted events for players `<prefix>-<n>`, in one statement. */
-async function insertOutboxBacklog(sql: postgres.Sql, count: number, prefix: string): Promise<void> {
-  await sql`
-    with s as (select gen_random_uuid() as id, g from generate_series(1, ${count}::int) g)
-    insert into entitlement.outbox_events (event_id, event_type, aggregate_key, payload, status, attempt_count, created_at)
-    select id, 'EntitlementGranted', ${prefix} || '-' || g || ':sku-drain',
-      jsonb_build_object('event_id', id, 'event_type', 'EntitlementGranted',
-        'occurred_at', to_char(now() at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-        'user_id', ${prefix} || '-' || g, 'stock_keeping_unit', 'sku-drain', 'source', 'bench',
-        'source_id', 'p-' || g, 'version', 0, 'trace_id', md5(id::text)),
-      'PENDING', 0, now()
-    from s`;
 }
 
 /** Waits until no event is pending or in flight, or `deadline` passes, saying how far the relay got. */

@@ -31,22 +31,14 @@ import { measureReplicas, replicaRows } from "./replicas.ts";
 import { type Figure, machine, renderTable, saveReport } from "./report.ts";
 import { measureSend } from "./send.ts";
 import * as stack from "./stack.ts";
-import { summarize } from "./stats.ts";
+import { progressLines, summarize } from "./stats.ts";
 import { mean, measureTracingCost } from "./tracing.ts";
 
 const givenDatabaseUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const natsUrl = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
 const DUPLICATE_WINDOW_MS = 120_000;
 
-const began = performance.now();
-const progress = (line: string) => console.log(`[bench ${((performance.now() - began) / 1000).toFixed(1)}s] ${line}`);
-let lastDetail = 0;
-/** In-phase counters, at most one line every 2s. */
-const detail = (line: string) => {
-  if (performance.now() - lastDetail < 2_000) return;
-  lastDetail = performance.now();
-  progress(`  ${line}`);
-};
+const { began, progress, detail } = progressLines();
 
 /** Waits until every outbox event is published and every notification stored and settled. */
 async function settle(sql: postgres.Sql, timeoutMs: number): Promise<boolean> {

@@ -19,3 +19,18 @@ export function summarize(samples: number[]): { p50: number; p95: number; p99: n
 }
 
 export const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+/**
+ * The harness's console lines, each after the seconds since `began`: `progress` always, `detail` (in-phase counters) at
+ * most one line every 2s.
+ */
+export function progressLines(began = performance.now()) {
+  const progress = (line: string) => console.log(`[bench ${((performance.now() - began) / 1000).toFixed(1)}s] ${line}`);
+  let lastDetail = 0;
+  const detail = (line: string) => {
+    if (performance.now() - lastDetail < 2_000) return;
+    lastDetail = performance.now();
+    progress(`  ${line}`);
+  };
+  return { began, progress, detail };
+}
