@@ -4,7 +4,6 @@
 // multi-host URL, and the dead node's keeper, started again, rejoins as a secondary. Measured: the time from the kill
 // to the first 200 of the API, and to the rejoin.
 
-import type { FormationNode } from "../support/pg-auto-failover.ts";
 import { waitUntil } from "../support/wait.ts";
 import { send } from "./client.ts";
 import { between, type DrillContext } from "./scenarios.ts";
@@ -51,11 +50,18 @@ export async function failOverByManager(ctx: DrillContext): Promise<void> {
   ctx.say(
     `${promoted.name} primary; ${primary.name} rejoined as a secondary ${seconds(Date.now() - killedAt)} after the kill`,
   );
-  await checkReadsFrom(ctx, promoted);
+  await checkReadsFrom(ctx, promoted.port, { reach: "the new primary", not: promoted.name });
 }
 
-/** Every check after the failover reads through the multi-host URL: it must be answered by the new primary. */
-async function checkReadsFrom(ctx: DrillContext, promoted: FormationNode): Promise<void> {
+/**
+ * Every check after a failover reads through the multi-host URL: it must be answered by `port`, the new primary, out of
+ * recovery (`names.reach` names it in the wait, `names.not` in the problem).
+ */
+export async function checkReadsFrom(
+  ctx: DrillContext,
+  port: number,
+  names: { reach: string; not: string },
+): Promise<void> {
   const where = await waitUntil(
     () =>
       ctx.sql<{ port: number; standby: boolean }[]>`
@@ -63,12 +69,10 @@ async function checkReadsFrom(ctx: DrillContext, promoted: FormationNode): Promi
         (rows) => rows[0],
         () => undefined,
       ),
-    "the drill's connection to reach the new primary",
+    `the drill's connection to reach ${names.reach}`,
     30_000,
     250,
   );
-  if (where.port !== promoted.port || where.standby)
-    ctx.problem(
-      `the drill's checks would read port ${where.port} (in recovery: ${where.standby}), not ${promoted.name}`,
-    );
+  if (where.port !== port || where.standby)
+    ctx.problem(`the drill's checks would read port ${where.port} (in recovery: ${where.standby}), not ${names.not}`);
 }

@@ -5,7 +5,7 @@
 // does it (scenario-pg-auto-failover.ts).
 import type { NatsCluster, NatsNode } from "../support/nats-cluster.ts";
 import { waitUntil } from "../support/wait.ts";
-import { failOverByManager } from "./scenario-pg-auto-failover.ts";
+import { checkReadsFrom, failOverByManager } from "./scenario-pg-auto-failover.ts";
 import { between, type DrillContext, type Scenario } from "./scenarios.ts";
 import { need } from "./stages.ts";
 
@@ -54,21 +54,8 @@ async function failOver(ctx: DrillContext): Promise<void> {
   ctx.say(`standby promoted (port ${pair.standby.port}); the old primary stays down`);
   ctx.ended();
   // Every check after this reads through the multi-host URL too: it must be answered by the promoted standby.
-  const where = await waitUntil(
-    () =>
-      ctx.sql<{ port: number; standby: boolean }[]>`
-        select inet_server_port() as port, pg_is_in_recovery() as standby`.then(
-        (rows) => rows[0],
-        () => undefined,
-      ),
-    "the drill's connection to reach the promoted standby",
-    30_000,
-    250,
-  );
-  if (where.port !== pair.standby.port || where.standby)
-    ctx.problem(
-      `the drill's checks would read port ${where.port} (in recovery: ${where.standby}), not the promoted standby`,
-    );
+  const standby = "the promoted standby";
+  await checkReadsFrom(ctx, pair.standby.port, { reach: standby, not: standby });
 }
 
 export const HA_SCENARIOS: Scenario[] = [
