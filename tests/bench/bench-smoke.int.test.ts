@@ -13,6 +13,7 @@ import { natsServerBinary } from "../../tools/infra/nats.ts";
 import { answers } from "../../tools/infra/net.ts";
 import { postgresToolMissing } from "../../tools/infra/postgres.ts";
 import { natsUrl } from "../support/infra.ts";
+import { runCommand } from "../support/process.ts";
 import { testRequiring } from "../support/required.ts";
 
 const root = resolve(import.meta.dir, "../..");
@@ -111,17 +112,14 @@ test(
     const dir = mkdtempSync(join(tmpdir(), "bench-smoke-"));
     const out = join(dir, "bench.json");
     try {
-      const proc = Bun.spawn([process.execPath, "run", "tests/bench/run.ts", "--quick", "--out", out], {
-        cwd: root,
-        env: { ...process.env, NATS_URL: await natsUrl() },
-        stdout: "pipe",
-        stderr: "pipe",
-      });
-      const [code, stdout, stderr] = await Promise.all([
-        proc.exited,
-        new Response(proc.stdout).text(),
-        new Response(proc.stderr).text(),
-      ]);
+      const { code, stdout, stderr } = await runCommand(
+        [process.execPath, "run", "tests/bench/run.ts", "--quick", "--out", out],
+        {
+          cwd: root,
+          env: { ...process.env, NATS_URL: await natsUrl() },
+          timeoutMs: HARNESS_TIMEOUT_MS,
+        },
+      );
       expect(code, `the harness exits 0\n${stdout}\n${stderr}`).toBe(0);
       expect(stdout, "the harness prints its table").toContain("figure");
       expect(

@@ -2,6 +2,7 @@
 // for each, the time from its 200 (the commit) to its notification's sent_at. Every grant has a fresh user, so the
 // notification is found by user_id.
 import type postgres from "postgres";
+import type { ApiTarget } from "./grants.ts";
 import { summarize } from "./stats.ts";
 
 export type E2eResult = {
@@ -78,15 +79,15 @@ async function grantAtRate(args: {
   return { answered, grantMs, sent };
 }
 
-export async function measureEndToEnd(args: {
-  sql: postgres.Sql;
-  url: string;
-  headers: Record<string, string>;
-  rate: number;
-  seconds: number;
-  prefix: string;
-  timeoutMs: number;
-}): Promise<E2eResult> {
+export async function measureEndToEnd(
+  args: ApiTarget & {
+    sql: postgres.Sql;
+    rate: number;
+    seconds: number;
+    prefix: string;
+    timeoutMs: number;
+  },
+): Promise<E2eResult> {
   const { answered, grantMs, sent } = await grantAtRate(args);
   const deadline = Date.now() + args.timeoutMs;
   let rows: { user_id: string; sent_ms: number }[] = [];

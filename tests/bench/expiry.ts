@@ -1,21 +1,22 @@
 // Expiry lateness: entitlements granted through the API (bundles of 100) with one expires_at a few seconds ahead,
 // then the time from expires_at to the scheduler's revoke of each, read from entitlement_expiries.executed_at.
 import type postgres from "postgres";
+import type { ApiTarget } from "./grants.ts";
 import { summarize } from "./stats.ts";
 
 export type ExpiryLateness = { expired: number; p50Ms: number; p99Ms: number; maxMs: number; seconds: number };
 
 const ITEMS = 100;
 
-export async function measureExpiryLateness(args: {
-  sql: postgres.Sql;
-  url: string;
-  headers: Record<string, string>;
-  count: number;
-  leadMs: number;
-  prefix: string;
-  timeoutMs: number;
-}): Promise<ExpiryLateness> {
+export async function measureExpiryLateness(
+  args: ApiTarget & {
+    sql: postgres.Sql;
+    count: number;
+    leadMs: number;
+    prefix: string;
+    timeoutMs: number;
+  },
+): Promise<ExpiryLateness> {
   const expiresAt = new Date(Date.now() + args.leadMs);
   const users = Math.ceil(args.count / ITEMS);
   await Promise.all(

@@ -15,6 +15,9 @@ export type ThroughputResult = {
 let sequence = 0;
 
 /** The path and body of the n-th request of a run (every request a new Idempotency-Key). */
+/** Where a phase sends its requests: the API's base URL and the headers of its token. */
+export type ApiTarget = { url: string; headers: Record<string, string> };
+
 export type Command = { path: string; body: (run: string, n: number) => unknown };
 
 export const GRANT: Command = {
@@ -91,14 +94,14 @@ export function numberedRequests(command: Command, run: string, headers: Record<
 }
 
 /** Requests per second of one command (2xx only) with autocannon. */
-export async function runCommandLoad(args: {
-  url: string;
-  headers: Record<string, string>;
-  connections: number;
-  seconds: number;
-  tag: string;
-  command: Command;
-}): Promise<ThroughputResult> {
+export async function runCommandLoad(
+  args: ApiTarget & {
+    connections: number;
+    seconds: number;
+    tag: string;
+    command: Command;
+  },
+): Promise<ThroughputResult> {
   const run = `${args.tag}-c${args.connections}-${sequence++}`;
   const result = await autocannon({
     url: `${args.url}${args.command.path}`,

@@ -826,16 +826,9 @@ describe("docs/api.md", () => {
     expect(block, "docs/api.md has a shell example of the devices").toBeDefined();
     const user = uniqueName("documented");
     const report = "curl() { command curl --write-out '%{stderr}CALL %{http_code}\\n' \"$@\"; }";
-    const proc = Bun.spawn(["bash", "-c", ["set -euo pipefail", report, block].join("\n")], {
+    const { code, stdout, stderr } = await runCommand(["bash", "-c", ["set -euo pipefail", report, block].join("\n")], {
       env: { ...process.env, NOTIFICATION: base, PLAYER_TOKEN: await playerToken(user), USER_ID: user },
-      stdout: "pipe",
-      stderr: "pipe",
     });
-    const [code, stdout, stderr] = await Promise.all([
-      proc.exited,
-      new Response(proc.stdout).text(),
-      new Response(proc.stderr).text(),
-    ]);
     expect(code, `${stdout}\n${stderr}`).toBe(0);
     const statuses = [...stderr.matchAll(/^CALL (\d{3})$/gm)].map((m) => Number(m[1]));
     expect(statuses).toEqual([201, 200, 200, 200, 204, 200]);
