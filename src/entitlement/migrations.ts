@@ -19,9 +19,9 @@ import m018 from "../../db/entitlement/018_bulk_key_scope.sql" with { type: "tex
 import m019 from "../../db/entitlement/019_audit_caller_prefix.sql" with { type: "text" };
 import m020 from "../../db/entitlement/020_reply_facts.sql" with { type: "text" };
 import m021 from "../../db/entitlement/021_idempotency_call.sql" with { type: "text" };
+import m022 from "../../db/entitlement/022_drop_predecessor_entry_points.sql" with { type: "text" };
 import apiInstant from "../../db/entitlement/functions/api_instant.sql" with { type: "text" };
 import cancelPointReservation from "../../db/entitlement/functions/cancel_point_reservation.sql" with { type: "text" };
-import entitlementChange from "../../db/entitlement/functions/entitlement_change.sql" with { type: "text" };
 import entitlementExpire from "../../db/entitlement/functions/entitlement_expire.sql" with { type: "text" };
 import entitlementExtend from "../../db/entitlement/functions/entitlement_extend.sql" with { type: "text" };
 import entitlementExtendUndo from "../../db/entitlement/functions/entitlement_extend_undo.sql" with { type: "text" };
@@ -48,7 +48,6 @@ import idempotencyStore from "../../db/entitlement/functions/idempotency_store.s
 import idempotencyStored from "../../db/entitlement/functions/idempotency_stored.sql" with { type: "text" };
 import pointCancel from "../../db/entitlement/functions/point_cancel.sql" with { type: "text" };
 import pointClaim from "../../db/entitlement/functions/point_claim.sql" with { type: "text" };
-import pointCommand from "../../db/entitlement/functions/point_command.sql" with { type: "text" };
 import pointExecute from "../../db/entitlement/functions/point_execute.sql" with { type: "text" };
 import pointFail from "../../db/entitlement/functions/point_fail.sql" with { type: "text" };
 import pointPreviousReply from "../../db/entitlement/functions/point_previous_reply.sql" with { type: "text" };
@@ -89,6 +88,7 @@ export const migrations = migrationList(
     "019_audit_caller_prefix.sql": m019,
     "020_reply_facts.sql": m020,
     "021_idempotency_call.sql": m021,
+    "022_drop_predecessor_entry_points.sql": m022,
   },
   {
     // Proves the history tables' rows in bounds before 011 takes its lock (db/entitlement/prepare/).
@@ -99,7 +99,6 @@ export const migrations = migrationList(
 /** Every file of db/entitlement/functions/, applied after the migrations (a test checks this list against the folder). */
 export const functions = functionList({
   "api_instant.sql": apiInstant,
-  "entitlement_change.sql": entitlementChange,
   "entitlement_expire.sql": entitlementExpire,
   "entitlement_extend.sql": entitlementExtend,
   "entitlement_extend_undo.sql": entitlementExtendUndo,
@@ -113,7 +112,6 @@ export const functions = functionList({
   "idempotency_store.sql": idempotencyStore,
   "point_cancel.sql": pointCancel,
   "point_claim.sql": pointClaim,
-  "point_command.sql": pointCommand,
   "point_execute.sql": pointExecute,
   "point_fail.sql": pointFail,
   "point_requeue.sql": pointRequeue,

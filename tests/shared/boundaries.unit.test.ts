@@ -231,7 +231,7 @@ describe("Entitlement's write path", () => {
       writeCalls("// one call of w(x)\nawait db`select * from v($1, $2)`; await db`select r(1)`", writers),
     ).toEqual(["v"]);
     const real = writeFunctions(sqlFiles("db/entitlement"));
-    expect(real.has("entitlement_change") && real.has("point_execute")).toBe(true);
+    expect(real.has("grant_entitlements") && real.has("point_execute")).toBe(true);
   });
 });
 
@@ -247,8 +247,10 @@ const WRITES = /\b(?:insert\s+into|delete\s+from|update\s+\w+(?:\s+(?:as\s+)?\w+
 export function writeFunctions(sqlTexts: string[]): Set<string> {
   const bodies = new Map<string, string>();
   // String literals are left out: the partition maintenance's dynamic statements move rows, they record nothing.
+  // Comments go first: an apostrophe in one ("the bundle's") would otherwise open a literal that hides the code after.
+  const code = (body: string) => body.replace(/--.*$/gm, "").replace(/'[^']*'/g, "''");
   for (const text of sqlTexts) {
-    for (const m of text.matchAll(DEFINITION)) bodies.set(m[1] as string, (m[3] as string).replace(/'[^']*'/g, "''"));
+    for (const m of text.matchAll(DEFINITION)) bodies.set(m[1] as string, code(m[3] as string));
   }
   const writers = new Set([...bodies].filter(([, body]) => WRITES.test(body)).map(([name]) => name));
   for (let grew = true; grew; ) {

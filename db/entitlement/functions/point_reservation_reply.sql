@@ -1,5 +1,5 @@
--- A reservation as the previous release's point_command answered it; kept for that wrapper only (point_command.sql),
--- and dropped with it by the release after. This release's replies are made by the service.
+-- A reservation as the previous release answered it; kept for point_previous_reply (its wrappers' replies) only, and
+-- dropped with them by the release after. This release's replies are made by the service.
 create or replace function point_reservation_reply(r point_reservations) returns jsonb language sql stable as $$
   select jsonb_build_object(
     'reservation_id', r.reservation_id, 'user_id', r.user_id, 'point_amount', r.point_amount,
