@@ -9,6 +9,7 @@
 // tests/drills/settle.ts.
 import { definite, send } from "../drills/client.ts";
 import type { Recorded } from "../drills/load.ts";
+import type { Attempt } from "./attempts.ts";
 import { paced, retryPauseMs } from "./sends.ts";
 
 /** As finalAnswer and settleUnanswered read an answer (tests/drills/client.ts): a 5xx or a 429 is not definite. */
@@ -22,16 +23,18 @@ type LoadOptions = {
   urls: () => string[];
   token: string;
   prefix: string;
+  /** The soak's shared bound on requests on the wire (attempts.ts). */
+  attempt: Attempt;
 };
 
 const REVOKE_SHARE = 0.25;
 
 /** Sends `record` again until a definite answer (its `settled`) or the deadline; each try to the next replica. */
-async function retry(record: Recorded, next: () => string, deadline: () => number, token: string) {
+async function retry(record: Recorded, next: () => string, deadline: () => number, o: LoadOptions) {
   let last = record.answer;
   for (let attempt = 0; Date.now() < deadline(); attempt++) {
     await Bun.sleep(retryPauseMs(attempt, Math.random, last?.retryAfterS));
-    const { answer } = await send(next(), token, record);
+    const { answer } = await o.attempt(() => send(next(), o.token, record));
     if (definite(answer)) {
       record.settled = answer;
       return;
@@ -54,12 +57,14 @@ export function startLoad(o: LoadOptions): SoakLoad {
   };
   const fire = (record: Recorded) => {
     record.replica = nextUrl();
-    const p = send(record.replica, o.token, record).then(async (result) => {
-      Object.assign(record, result);
-      if (unanswered(result.answer)) await retry(record, nextUrl, () => deadline, o.token);
-      const final = unanswered(result.answer) ? record.settled : result.answer;
-      if (record.action === "grants" && final?.status === 200) granted.push(record);
-    });
+    const p = o
+      .attempt(() => send(record.replica, o.token, record))
+      .then(async (result) => {
+        Object.assign(record, result);
+        if (unanswered(result.answer)) await retry(record, nextUrl, () => deadline, o);
+        const final = unanswered(result.answer) ? record.settled : result.answer;
+        if (record.action === "grants" && final?.status === 200) granted.push(record);
+      });
     pending.add(p);
     void p.finally(() => pending.delete(p));
     sent.push(record);

@@ -10,6 +10,7 @@ import { parseArgs } from "node:util";
 import { finalAnswer } from "../drills/client.ts";
 import { checkLedger, waitForQuiescence } from "../drills/ledger.ts";
 import { settleUnanswered } from "../drills/settle.ts";
+import { createAttempts } from "./attempts.ts";
 import { createChaos } from "./chaos.ts";
 import {
   checkEndpoints,
@@ -69,7 +70,9 @@ try {
   process.exit(2);
 }
 
-// Each open stream holds one of fetch's connections, and Bun allows 256 at once unless told more at start.
+// Each open stream holds one of fetch's connections, and Bun allows 256 at once unless told more at start; the
+// changes and sends share what is left beyond the streams, less some room (attempts.ts).
+const MAX_ON_THE_WIRE = 768;
 const room = opts.streams + 1_024;
 if (Number(process.env.BUN_CONFIG_MAX_HTTP_REQUESTS ?? 256) < room) {
   const again = Bun.spawn([process.execPath, ...process.argv.slice(1)], {
@@ -100,9 +103,10 @@ async function runMinutes(s: System, prefix: string, players: string[]) {
   };
   say(`opening ${players.length} player streams`);
   const streams = await openPlayerStreams({ players, urls: urls(s.notification), tokenFor: s.tokenFor });
-  const load = startLoad({ players, rate: opts.rate, urls: urls(s.entitlement), token: s.token, prefix });
+  const attempt = createAttempts(MAX_ON_THE_WIRE);
+  const load = startLoad({ players, rate: opts.rate, urls: urls(s.entitlement), token: s.token, prefix, attempt });
   const sendUrls = urls(s.notification);
-  const sends = startSends({ players, urls: sendUrls, rate: opts.sendRate, token: s.notifyToken, prefix });
+  const sends = startSends({ players, urls: sendUrls, rate: opts.sendRate, token: s.notifyToken, prefix, attempt });
   const chaos = createChaos(s, say);
   const begin = Date.now();
   const minutes: Minute[] = [];

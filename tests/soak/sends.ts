@@ -5,6 +5,7 @@
 // recipient), or another refusal (not acknowledged, never counted as lost). Once the load stops, what is still open
 // keeps retrying until the settle deadline; what never got a definite answer is reported as unsettled.
 import { type Answer, CLIENT_TIMEOUT_MS, postJson } from "../drills/client.ts";
+import type { Attempt } from "./attempts.ts";
 
 /** The custom type of every soak send; the endpoints subscribe to it beside the built-in ones. */
 export const SEND_TYPE = "SoakNotice";
@@ -32,7 +33,15 @@ export type SendLoad = {
   stop: (settleMs: number) => Promise<number>;
 };
 
-type SendOptions = { players: string[]; urls: () => string[]; rate: number; token: string; prefix: string };
+type SendOptions = {
+  players: string[];
+  urls: () => string[];
+  rate: number;
+  token: string;
+  prefix: string;
+  /** The soak's shared bound on requests on the wire (attempts.ts). */
+  attempt: Attempt;
+};
 
 const MAX_RECIPIENTS = 4;
 const MAX_BACKOFF_MS = 30_000;
@@ -106,7 +115,9 @@ async function deliver(notice: SentNotice, o: DeliverOptions): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     const urls = o.urls();
     const url = urls[o.next() % urls.length];
-    const result = await postJson(`${url}/v1/notifications`, o.token, notice.key, notice.body, CLIENT_TIMEOUT_MS);
+    const result = await o.attempt(() =>
+      postJson(`${url}/v1/notifications`, o.token, notice.key, notice.body, CLIENT_TIMEOUT_MS),
+    );
     notice.attempts = attempt + 1;
     if (attempt === 0) {
       notice.ms = result.ms;
