@@ -146,8 +146,12 @@ describe("database failure", () => {
       expect(naks?.value ?? 0).toBe(0);
       proxy.up();
       await waitUntil(async () => ((await countFor(userId)) === 1 ? true : undefined), "the held event to be stored");
-      const info = await jsm.consumers.info(c.nats.stream, c.nats.durable);
-      expect(info.num_ack_pending, "acked after the commit").toBe(0);
+      // The ack follows the commit, so the row can be seen a moment before the ack reaches the server.
+      const acked = async () => (await jsm.consumers.info(c.nats.stream, c.nats.durable)).num_ack_pending === 0;
+      await waitUntil(
+        async () => ((await acked()) ? true : undefined),
+        "the stored event to be acked after the commit",
+      );
       expect(
         await sql`select 1 from notification_nats_dlq where stream = ${c.nats.stream} and stream_seq = ${ack.seq}`,
       ).toHaveLength(0);
