@@ -22,6 +22,13 @@ export function embeddedPackage(platform = process.platform, arch = process.arch
  * as the machine's postgresBin is: private test clusters look for their binaries where a test is declared.
  */
 export function embeddedPostgresBin(): string | undefined {
+  // Asked where each test file declares its tests and again at start: the probes (two processes) run once a process.
+  if (found === undefined) found = { bin: findEmbeddedPostgresBin() };
+  return found.bin;
+}
+let found: { bin: string | undefined } | undefined;
+
+function findEmbeddedPostgresBin(): string | undefined {
   const name = embeddedPackage();
   let paths: { pg_ctl: string; postgres: string };
   try {
