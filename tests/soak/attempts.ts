@@ -8,10 +8,10 @@
 export type Attempt = <T extends { ms: number }>(call: () => Promise<T>) => Promise<T>;
 
 /** At most `max` calls at once; the others wait in order, and each result's `ms` includes the wait. */
-export function createAttempts(max: number): Attempt & { waiting: () => number } {
+export function createAttempts(max: number): Attempt {
   let active = 0;
   const waiting: Array<() => void> = [];
-  const attempt = async <T extends { ms: number }>(call: () => Promise<T>): Promise<T> => {
+  return async <T extends { ms: number }>(call: () => Promise<T>): Promise<T> => {
     const queued = performance.now();
     if (active < max) active += 1;
     else await new Promise<void>((resolve) => waiting.push(resolve)); // the slot is handed over by the one ending
@@ -25,5 +25,4 @@ export function createAttempts(max: number): Attempt & { waiting: () => number }
       else active -= 1;
     }
   };
-  return Object.assign(attempt, { waiting: () => waiting.length });
 }
