@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import postgres from "postgres";
 import {
+  embeddedPackageBin,
   embeddedPostgresBin,
   embeddedPostgresVersion,
   reachableByServer,
@@ -93,7 +94,8 @@ asRoot(
     try {
       chmodSync(home, 0o700);
       chmodSync(cache, 0o755); // as the temporary directory is: anyone may enter it
-      const pkg = dirname(dirname(embedded as string));
+      // The package where it was installed: `embedded` is already a copy when this checkout is itself out of reach.
+      const pkg = dirname(dirname(embeddedPackageBin() as string));
       Bun.spawnSync(["cp", "-a", pkg, join(home, "pkg")]);
       const hidden = join(home, "pkg", "native", "bin");
       const runs = (bin: string) =>

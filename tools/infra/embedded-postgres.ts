@@ -28,20 +28,25 @@ export function embeddedPostgresBin(): string | undefined {
 }
 let found: { bin: string | undefined } | undefined;
 
-function findEmbeddedPostgresBin(): string | undefined {
-  const name = embeddedPackage();
-  let paths: { pg_ctl: string; postgres: string };
+/** The package's own folder of binaries, in node_modules, where it was installed (before any copy); undefined without it. */
+export function embeddedPackageBin(): string | undefined {
   try {
-    paths = require(name);
+    return dirname((require(embeddedPackage()) as { pg_ctl: string }).pg_ctl);
   } catch {
     return undefined;
   }
-  const probe = Bun.spawnSync([paths.postgres, "--version"], { stdout: "pipe", stderr: "pipe" });
+}
+
+function findEmbeddedPostgresBin(): string | undefined {
+  const bin = embeddedPackageBin();
+  if (bin === undefined) return undefined;
+  const probe = Bun.spawnSync([join(bin, "postgres"), "--version"], { stdout: "pipe", stderr: "pipe" });
   if (probe.exitCode !== 0) {
+    const name = embeddedPackage();
     const why = probe.stderr.toString().trim().split("\n")[0];
     throw new Error(`${name}'s postgres does not run (${why}); \`bun pm trust ${name}\` runs its install step`);
   }
-  return reachableByServer(dirname(paths.pg_ctl));
+  return reachableByServer(bin);
 }
 
 /** Whether the `postgres` user, which runs the servers when the caller is root (asPostgres), can run `bin`'s initdb. */
