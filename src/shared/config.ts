@@ -224,7 +224,7 @@ export function commonSettings(
   env: Record<string, string | undefined>,
   e: Pick<
     Static<TObject<typeof CommonConfig>>,
-    "HOST" | "DATABASE_URL" | "DATABASE_MIGRATION_URL" | "DATABASE_POOL_MAX"
+    "HOST" | "DATABASE_URL" | "DATABASE_MIGRATION_URL" | "DATABASE_POOL_MAX" | "DATABASE_START_TIMEOUT"
   > &
     Pick<Static<TObject<typeof CommonConfig>>, "LOG_LEVEL" | "HOSTNAME"> & { PORT: number; SERVER_PORT?: number },
 ) {
@@ -234,6 +234,7 @@ export function commonSettings(
       url: e.DATABASE_URL,
       migrationUrl: e.DATABASE_MIGRATION_URL ?? e.DATABASE_URL,
       poolMax: e.DATABASE_POOL_MAX,
+      startTimeoutMs: e.DATABASE_START_TIMEOUT,
     },
     log: { level: e.LOG_LEVEL },
     workerId: e.HOSTNAME,
@@ -251,6 +252,11 @@ export const CommonConfig = {
       "PostgreSQL URL of the role that runs migrations (serve's automatic ones and `migrate`); default DATABASE_URL. Set it to the schema's owner so that DATABASE_URL can be a runtime login role, a member of entitlement_runtime or notification_runtime with only DML on its own schema (docs/security.md). Takes the same TLS parameters as DATABASE_URL.",
   }),
   DATABASE_POOL_MAX: Int(10, { minimum: 1, maximum: 1000, description: "Maximum PostgreSQL connections per process." }),
+  DATABASE_START_TIMEOUT: Duration("60s", {
+    minimum: 0,
+    description:
+      "How long `serve` waits at start for a database that is not accepting connections yet (starting up, shutting down, recovering, refusing the connection), trying again with backoff; then it exits 1. A refused login, a missing database or a failing migration exit 1 at once. 0: no wait.",
+  }),
   NATS_URL: NonBlank("nats://127.0.0.1:4222", {
     description:
       "NATS server URL(s), comma-separated: [nats://|tls://][user:password@]host[:port], checked at boot (no other scheme, no empty entry, a port 1 to 65535). Unreachable, the service starts anyway and retries with backoff: one warning per outage, `nats_connected` 0.",

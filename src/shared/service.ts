@@ -4,7 +4,7 @@
 import type { AnyElysia } from "elysia";
 import { type Subcommand, withConfig } from "./cli.ts";
 import { withoutArgs } from "./cli-args.ts";
-import { createSql, type Sql } from "./db.ts";
+import { createSql, type Sql, SqlState } from "./db.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import { createRegistry } from "./metrics.ts";
 import { type MigrationLog, migrate, type SchemaText } from "./migrate.ts";
@@ -23,7 +23,7 @@ export type Running = {
 /** What the life cycle reads of a service's configuration (both services' loaders return these as they are). */
 export type ServiceConfig = {
   /** `migrationUrl` (default `url`) is the role that runs migrations; `url` may then be a DML-only runtime role. */
-  database: { url: string; migrationUrl?: string; poolMax: number };
+  database: { url: string; migrationUrl?: string; poolMax: number; startTimeoutMs?: number };
   http: { host: string; port: number };
   log: { level: string };
   tracing: { exportSpans: boolean };
@@ -145,13 +145,54 @@ async function migrateWith<C extends ServiceConfig>(
 
 const errorMessage = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
+/**
+ * A database that is not accepting connections yet, as while it starts, shuts down or recovers (a failover's old
+ * primary rejoining), or whose port refuses: worth waiting for at start. A refused login, a missing database or a
+ * migration that fails is not, and ends the start at once.
+ */
+const NOT_UP_YET = new Set<string>([
+  SqlState.adminShutdown,
+  SqlState.crashShutdown,
+  SqlState.cannotConnectNow,
+  SqlState.connectionException,
+  SqlState.connectionFailure,
+  SqlState.unableToConnect,
+  SqlState.tooManyConnections,
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECT_TIMEOUT",
+]);
+
+/**
+ * The migrations at start, tried again with backoff (0.25 s doubling to 5 s) while the database is only not up yet, for
+ * at most `startTimeoutMs`: a service started beside a server that is still starting (a host's boot, a failover)
+ * comes up once it does instead of exiting. Each wait is one warning with the SQLSTATE, never the URL.
+ */
+async function migrateAtStart<C extends ServiceConfig>(spec: ServiceSpec<C>, config: C, pool: Sql, log: Logger) {
+  const db = config.database;
+  const deadline = performance.now() + (db.startTimeoutMs ?? 0);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await migrateWith(spec, db, pool, log);
+    } catch (error) {
+      const code = String((error as { code?: unknown })?.code);
+      const waitMs = Math.min(5_000, 250 * 2 ** (attempt - 1));
+      if (!NOT_UP_YET.has(code) || performance.now() + waitMs > deadline) throw error;
+      log.warn({ code, reason: errorMessage(error), attempt, retry_in_ms: waitMs }, "waiting for the database");
+      await Bun.sleep(waitMs);
+    }
+  }
+}
+
 async function serve<C extends ServiceConfig>(spec: ServiceSpec<C>, config: C): Promise<number> {
   const log = createLogger({ level: config.log.level, service: spec.name, secretKeys: spec.secretKeys });
   const db = config.database;
   const sql = createSql({ url: db.url, schema: spec.schema, max: db.poolMax, applicationName: spec.name });
   let applied: string[];
   try {
-    applied = await migrateWith(spec, db, sql, log);
+    applied = await migrateAtStart(spec, config, sql, log);
   } catch (error) {
     // A login refused, a database that is not there, migrations that fail: nothing can run. One line that says why
     // (the SQLSTATE and the server's message, never the URL), exit 1; not an uncaught exception and its stack.
