@@ -11,6 +11,7 @@
 // it settles). With one build it measures that build alone.
 //   bun run tests/bench/whole-system.ts --dist A=dist-before --dist B=dist [--rounds 3] [--seconds 15] [--connections 16]
 //     [--rate 300 …]   (then commit → SENT at each steady rate, 10 s, per run)
+//     [--latency-only]  (no pace and no API alone: the whole system's load, then the rates; for a bisection)
 // A folder holds `entitlement` and `notification` (`bun run build --outdir DIR` of a checkout); `--dist B=dist,KEY=VALUE`
 // sets variables for both services of that build (one executable, two settings).
 import { mkdtempSync } from "node:fs";
@@ -33,6 +34,7 @@ const { values } = parseArgs({
     seconds: { type: "string", default: "15" },
     connections: { type: "string", default: "16" },
     rate: { type: "string", multiple: true, default: [] },
+    "latency-only": { type: "boolean", default: false },
   },
 });
 /** `name=dir[,KEY=VALUE…]`: the executables of `dir`, with those variables set for both services. */
@@ -91,13 +93,13 @@ for (const build of builds) {
   console.error(`${build.name}: grants/s ${mine.map((r) => r.load.rps.toFixed(0)).join(" / ")}; ÷ pace ${ratios}`);
 }
 
-async function measurePace(): Promise<{ pace: ThroughputResult; cpu: CpuReport }> {
+async function measurePace(): Promise<{ load: ThroughputResult; cpu: CpuReport }> {
   const name = `bench_pace_${Date.now() % 100000}`;
   const url = await createPaceDatabase(pg.url, name);
   try {
     const cpu = measureCpu({});
-    const pace = await runPace(url, connections, seconds);
-    return { pace, cpu: cpu() };
+    const load = await runPace(url, connections, seconds);
+    return { load, cpu: cpu() };
   } finally {
     await stack.dropDatabase(pg.url, name);
   }
@@ -137,9 +139,16 @@ async function measureAlone(build: (typeof builds)[number]): Promise<{ load: Thr
   }
 }
 
+/** What --latency-only leaves unmeasured: no throughput, no CPU (its ratios print as 0 or NaN). */
+const NOT_MEASURED = {
+  load: { connections: 0, rps: 0, p50Ms: 0, p99Ms: 0, ok: 0, non2xx: 0, errors: 0 },
+  cpu: { machineBusy: 0, seconds: {}, elapsedSeconds: 0 },
+};
+
 async function measure(build: (typeof builds)[number], round: number): Promise<Run> {
-  const { pace, cpu: paceCpu } = await measurePace();
-  const { load: alone, cpu: aloneCpu } = await measureAlone(build);
+  const latencyOnly = values["latency-only"] === true;
+  const { load: pace, cpu: paceCpu } = latencyOnly ? NOT_MEASURED : await measurePace();
+  const { load: alone, cpu: aloneCpu } = latencyOnly ? NOT_MEASURED : await measureAlone(build);
   const tag = `w${round}${build.name.replace(/\W/g, "")}${Date.now() % 100000}`;
   const names = stack.benchNames(tag);
   const url = await stack.createDatabase(pg.url, names.database);
