@@ -49,6 +49,11 @@ const seconds = Number(values.seconds);
 const connections = Number(values.connections);
 /** Steady rates at which commit → SENT is measured after the load (10 s each), e.g. the latency targets' 300. */
 const rates = (values.rate ?? []).map(Number);
+/** What --latency-only leaves unmeasured: no throughput, no CPU (its ratios print as 0 or NaN). */
+const NOT_MEASURED = {
+  load: { connections: 0, rps: 0, p50Ms: 0, p99Ms: 0, ok: 0, non2xx: 0, errors: 0 },
+  cpu: { machineBusy: 0, seconds: {}, elapsedSeconds: 0 },
+};
 
 type Run = {
   build: string;
@@ -138,12 +143,6 @@ async function measureAlone(build: (typeof builds)[number]): Promise<{ load: Thr
     await stack.dropDatabase(pg.url, names.database);
   }
 }
-
-/** What --latency-only leaves unmeasured: no throughput, no CPU (its ratios print as 0 or NaN). */
-const NOT_MEASURED = {
-  load: { connections: 0, rps: 0, p50Ms: 0, p99Ms: 0, ok: 0, non2xx: 0, errors: 0 },
-  cpu: { machineBusy: 0, seconds: {}, elapsedSeconds: 0 },
-};
 
 async function measure(build: (typeof builds)[number], round: number): Promise<Run> {
   const latencyOnly = values["latency-only"] === true;
