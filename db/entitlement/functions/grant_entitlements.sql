@@ -15,7 +15,10 @@ create or replace function grant_entitlements(
   p_payload jsonb,
   p_detail jsonb,
   p_idem idempotency_call
-) returns setof command_outcome language sql volatile as $$
-  select * from entitlement_status_change('GRANT', p_user_id, p_skus, p_bundle, p_reason, p_purchase_id, p_expires_at,
-                                          p_now, p_trace_id, p_traceparent, p_event_type, p_payload, p_detail, p_idem)
-$$;
+) returns setof command_outcome language plpgsql volatile as $$
+begin
+  -- PL/pgSQL, not SQL: a set-returning SQL function that is not inlined is parsed and planned again at every call.
+  return query select * from entitlement_status_change(
+    'GRANT', p_user_id, p_skus, p_bundle, p_reason, p_purchase_id, p_expires_at, p_now, p_trace_id, p_traceparent, p_event_type,
+    p_payload, p_detail, p_idem);
+end $$;
