@@ -255,7 +255,7 @@ export const CommonConfig = {
   DATABASE_START_TIMEOUT: Duration("60s", {
     minimum: 0,
     description:
-      "How long `serve` waits at start for a database that is not accepting connections yet (starting up, shutting down, recovering, refusing the connection), trying again with backoff; then it exits 1. A refused login, a missing database or a failing migration exit 1 at once. 0: no wait.",
+      "How long `serve` waits at start for a database that is not accepting connections yet (starting up, shutting down, recovering, refusing the connection, out of connections), trying again with backoff; then it exits 1. A refused login or certificate, a missing database or a migration's own error exit 1 at once. 0: no wait.",
   }),
   NATS_URL: NonBlank("nats://127.0.0.1:4222", {
     description:

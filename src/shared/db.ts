@@ -149,6 +149,22 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   );
 }
 
+/** Unavailable because of who is asking, which waiting does not change: a refused login or a TLS handshake that failed. */
+const REFUSES_THIS_CLIENT = new Set<string>([
+  SqlState.invalidAuthorizationSpecification,
+  SqlState.invalidPassword,
+  ...TlsFailure,
+]);
+
+/**
+ * Unavailable for a reason that can end by itself (isDatabaseUnavailable, less a refused login or certificate): the
+ * server starting, shutting down or recovering, a socket refused or lost, out of connections or another resource.
+ */
+export function isDatabaseNotUpYet(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  return isDatabaseUnavailable(error) && !(typeof code === "string" && REFUSES_THIS_CLIENT.has(code));
+}
+
 /** True for errors worth retrying later: an unavailable database, serialization failures and deadlocks. */
 export function isTransientDbError(error: unknown): boolean {
   const code = (error as { code?: unknown })?.code;

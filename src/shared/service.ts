@@ -2,9 +2,10 @@
 // advisory lock, serve HTTP, run background workers, and on SIGTERM/SIGINT stop taking requests, let workers finish
 // their batch, close connections and exit 0.
 import type { AnyElysia } from "elysia";
+import { type BackoffPolicy, backoffMs } from "./backoff.ts";
 import { type Subcommand, withConfig } from "./cli.ts";
 import { withoutArgs } from "./cli-args.ts";
-import { createSql, type Sql, SqlState } from "./db.ts";
+import { createSql, isDatabaseNotUpYet, type Sql } from "./db.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import { createRegistry } from "./metrics.ts";
 import { type MigrationLog, migrate, type SchemaText } from "./migrate.ts";
@@ -145,30 +146,22 @@ async function migrateWith<C extends ServiceConfig>(
 
 const errorMessage = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
-/**
- * A database that is not accepting connections yet, as while it starts, shuts down or recovers (a failover's old
- * primary rejoining), or whose port refuses: worth waiting for at start. A refused login, a missing database or a
- * migration that fails is not, and ends the start at once.
- */
-const NOT_UP_YET = new Set<string>([
-  SqlState.adminShutdown,
-  SqlState.crashShutdown,
-  SqlState.cannotConnectNow,
-  SqlState.connectionException,
-  SqlState.connectionFailure,
-  SqlState.unableToConnect,
-  SqlState.tooManyConnections,
-  "ECONNREFUSED",
-  "ECONNRESET",
-  "CONNECTION_CLOSED",
-  "CONNECTION_ENDED",
-  "CONNECT_TIMEOUT",
-]);
+/** The start's waits for a database not up yet: 0.25 s doubling to 5 s, no jitter (one process, one connection). */
+const START_BACKOFF: BackoffPolicy = {
+  baseMs: 250,
+  maxMs: 5_000,
+  minMs: 0,
+  exponentBase: 2,
+  jitterMin: 1,
+  jitterMax: 1,
+};
 
 /**
- * The migrations at start, tried again with backoff (0.25 s doubling to 5 s) while the database is only not up yet, for
- * at most `startTimeoutMs`: a service started beside a server that is still starting (a host's boot, a failover)
- * comes up once it does instead of exiting. Each wait is one warning with the SQLSTATE, never the URL.
+ * The migrations at start, tried again with backoff while the database is only not up yet (isDatabaseNotUpYet: starting,
+ * shutting down or recovering, as a failover's old primary rejoining, or its port refusing), for at most
+ * `startTimeoutMs`: a service started beside a server that is still starting comes up once it does instead of exiting.
+ * A refused login, a missing database or a migration that fails ends the start at once. Each wait is one warning with
+ * the SQLSTATE, never the URL.
  */
 async function migrateAtStart<C extends ServiceConfig>(spec: ServiceSpec<C>, config: C, pool: Sql, log: Logger) {
   const db = config.database;
@@ -177,9 +170,9 @@ async function migrateAtStart<C extends ServiceConfig>(spec: ServiceSpec<C>, con
     try {
       return await migrateWith(spec, db, pool, log);
     } catch (error) {
-      const code = String((error as { code?: unknown })?.code);
-      const waitMs = Math.min(5_000, 250 * 2 ** (attempt - 1));
-      if (!NOT_UP_YET.has(code) || performance.now() + waitMs > deadline) throw error;
+      const waitMs = backoffMs(START_BACKOFF, attempt);
+      if (!isDatabaseNotUpYet(error) || performance.now() + waitMs > deadline) throw error;
+      const code = (error as { code?: unknown }).code;
       log.warn({ code, reason: errorMessage(error), attempt, retry_in_ms: waitMs }, "waiting for the database");
       await Bun.sleep(waitMs);
     }

@@ -1,6 +1,12 @@
 // The reconnect delay of the PostgreSQL pool and which failures mean an unavailable database (src/shared/db.ts).
 import { expect, test } from "bun:test";
-import { isDatabaseUnavailable, isTransientDbError, reconnectDelaySeconds, TlsFailure } from "../../src/shared/db.ts";
+import {
+  isDatabaseNotUpYet,
+  isDatabaseUnavailable,
+  isTransientDbError,
+  reconnectDelaySeconds,
+  TlsFailure,
+} from "../../src/shared/db.ts";
 
 test("the reconnect delay grows with failures but never beyond 1s, so a pool is back soon after its database", () => {
   expect(reconnectDelaySeconds(0, () => 1)).toBeCloseTo(0.05);
@@ -44,4 +50,11 @@ test("every TLS failure code is classified, and the statement's own errors are n
   for (const code of ["23505", "42P01", "42501", "22P02", "40001", "57014", "ERR_SSL_SOMETHING_ELSE"])
     expect(isDatabaseUnavailable(failure(code)), code).toBe(false);
   expect(isDatabaseUnavailable({ code: "28P01" }), "only errors").toBe(false);
+});
+
+test("at start, a server coming up is waited for; a refused login, a certificate or the statement's own error is not", () => {
+  for (const code of ["57P01", "57P02", "57P03", "08006", "53300", "ECONNREFUSED", "ECONNRESET", "CONNECT_TIMEOUT"])
+    expect(isDatabaseNotUpYet(failure(code)), code).toBe(true);
+  for (const code of ["28P01", "28000", ...TlsFailure, "3D000", "42P01", "23505"])
+    expect(isDatabaseNotUpYet(failure(code)), code).toBe(false);
 });
