@@ -49,7 +49,7 @@ const seconds = Number(values.seconds);
 const connections = Number(values.connections);
 /** Steady rates at which commit → SENT is measured after the load (10 s each), e.g. the latency targets' 300. */
 const rates = (values.rate ?? []).map(Number);
-/** What --latency-only leaves unmeasured: no throughput, no CPU (its ratios print as 0 or NaN). */
+/** What --latency-only leaves unmeasured (a pace of 0): no throughput, no CPU; the lines leave their figures out. */
 const NOT_MEASURED = {
   load: { connections: 0, rps: 0, p50Ms: 0, p99Ms: 0, ok: 0, non2xx: 0, errors: 0 },
   cpu: { machineBusy: 0, seconds: {}, elapsedSeconds: 0 },
@@ -95,7 +95,8 @@ console.log(JSON.stringify({ seconds, connections, runs }, null, 2));
 for (const build of builds) {
   const mine = runs.filter((r) => r.build === build.name);
   const ratios = mine.map((r) => (r.load.rps / r.pace.rps).toFixed(2)).join(" / ");
-  console.error(`${build.name}: grants/s ${mine.map((r) => r.load.rps.toFixed(0)).join(" / ")}; ÷ pace ${ratios}`);
+  const paced = mine.some((r) => r.pace.rps > 0) ? `; ÷ pace ${ratios}` : "";
+  console.error(`${build.name}: grants/s ${mine.map((r) => r.load.rps.toFixed(0)).join(" / ")}${paced}`);
 }
 
 async function measurePace(): Promise<{ load: ThroughputResult; cpu: CpuReport }> {
@@ -270,8 +271,12 @@ function line(r: Run): string {
   const paceTransactions = r.pace.rps * r.paceCpu.elapsedSeconds;
   return [
     `${r.build} round ${r.round}: ${r.load.rps.toFixed(0)} grants/s (p99 ${r.load.p99Ms} ms, non-2xx ${r.load.non2xx})`,
-    `API alone ${r.alone.rps.toFixed(0)} grants/s, ${msEach(busySeconds(r.aloneCpu), r.alone.ok)} core-ms/grant (entitlement ${msEach(r.aloneCpu.seconds.entitlement ?? 0, r.alone.ok)})`,
-    `pace ${r.pace.rps.toFixed(0)} tx/s (busy ${(r.paceCpu.machineBusy * 100).toFixed(1)} %, ${msEach(busySeconds(r.paceCpu), paceTransactions)} core-ms/tx), whole ÷ pace ${(r.load.rps / r.pace.rps).toFixed(2)}`,
+    ...(r.pace.rps > 0
+      ? [
+          `API alone ${r.alone.rps.toFixed(0)} grants/s, ${msEach(busySeconds(r.aloneCpu), r.alone.ok)} core-ms/grant (entitlement ${msEach(r.aloneCpu.seconds.entitlement ?? 0, r.alone.ok)})`,
+          `pace ${r.pace.rps.toFixed(0)} tx/s (busy ${(r.paceCpu.machineBusy * 100).toFixed(1)} %, ${msEach(busySeconds(r.paceCpu), paceTransactions)} core-ms/tx), whole ÷ pace ${(r.load.rps / r.pace.rps).toFixed(2)}`,
+        ]
+      : []),
     `busy ${(r.cpu.machineBusy * 100).toFixed(1)} %`,
     `core-ms/grant: all ${perGrant(busy)}, entitlement ${perGrant(e)}, notification ${perGrant(n)}, autocannon ${perGrant(h)}, rest ${perGrant(busy - e - n - h)}`,
     `SENT ÷ granted at the end ${r.sentAtEnd.toFixed(2)}, settled ${r.sentSettled.toFixed(2)}`,

@@ -19,6 +19,6 @@ create or replace function grant_entitlements(
 begin
   -- PL/pgSQL, not SQL: a set-returning SQL function that is not inlined is parsed and planned again at every call.
   return query select * from entitlement_status_change(
-    'GRANT', p_user_id, p_skus, p_bundle, p_reason, p_purchase_id, p_expires_at, p_now, p_trace_id, p_traceparent, p_event_type,
-    p_payload, p_detail, p_idem);
+    'GRANT', p_user_id, p_skus, p_bundle, p_reason, p_purchase_id, p_expires_at,
+    p_now, p_trace_id, p_traceparent, p_event_type, p_payload, p_detail, p_idem);
 end $$;

@@ -17,6 +17,6 @@ create or replace function revoke_entitlement(
 begin
   -- PL/pgSQL, not SQL: a set-returning SQL function that is not inlined is parsed and planned again at every call.
   return query select * from entitlement_status_change(
-    'REVOKE', p_user_id, array[p_sku], false, p_reason, p_purchase_id, null, p_now, p_trace_id, p_traceparent, p_event_type,
-    p_payload, p_detail, p_idem);
+    'REVOKE', p_user_id, array[p_sku], false, p_reason, p_purchase_id, null,
+    p_now, p_trace_id, p_traceparent, p_event_type, p_payload, p_detail, p_idem);
 end $$;
