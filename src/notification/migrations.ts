@@ -13,8 +13,10 @@ import m012 from "../../db/notification/012_webhook_older_secrets.sql" with { ty
 import m013 from "../../db/notification/013_notification_requests.sql" with { type: "text" };
 import m014 from "../../db/notification/014_player_devices.sql" with { type: "text" };
 import m015 from "../../db/notification/015_push_deliveries.sql" with { type: "text" };
+import storeNotifications from "../../db/notification/functions/store_notifications.sql" with { type: "text" };
 import p008 from "../../db/notification/prepare/008_player_inbox.sql" with { type: "text" };
 import { migrationList, type SchemaText } from "../shared/migrate.ts";
+import { functionList } from "../shared/schema-functions.ts";
 
 export const SCHEMA = "notification";
 /** Every file of db/notification/, in order (a test checks this list against the folder). */
@@ -41,7 +43,13 @@ export const migrations = migrationList(
 );
 
 /**
- * The notification schema as the migration runner applies it. Its only functions are triggers' (migrations 008, 009 and
- * 015), which stay in the migrations that create their triggers: a trigger needs its function when it is created.
+ * Every file of db/notification/functions/, applied after the migrations (a test checks this list against the folder).
+ * The triggers' functions (migrations 008, 009 and 015) stay in the migrations that create their triggers: a trigger
+ * needs its function when it is created.
  */
-export const schemaText: SchemaText = { migrations, functions: [] };
+export const functions = functionList({
+  "store_notifications.sql": storeNotifications,
+});
+
+/** The notification schema as the migration runner applies it. */
+export const schemaText: SchemaText = { migrations, functions };

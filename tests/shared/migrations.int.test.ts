@@ -7,6 +7,7 @@ import {
   schemaText as entitlementSchema,
 } from "../../src/entitlement/migrations.ts";
 import {
+  functions as notificationFunctions,
   migrations as notificationMigrations,
   schemaText as notificationSchema,
 } from "../../src/notification/migrations.ts";
@@ -25,6 +26,7 @@ describe("migration list", () => {
     expect(entitlementMigrations.map((m) => m.name)).toEqual(folder("entitlement"));
     expect(notificationMigrations.map((m) => m.name)).toEqual(folder("notification"));
     expect(entitlementFunctions.map((f) => `${f.name}.sql`)).toEqual(folder("entitlement/functions"));
+    expect(notificationFunctions.map((f) => `${f.name}.sql`)).toEqual(folder("notification/functions"));
   });
 
   test("a function file defines exactly one function, named as the file, with create or replace", () => {
@@ -103,6 +105,7 @@ describe("migration runner", () => {
       "notification.player_stream_tickets",
       "notification.processed_events",
       "notification.push_deliveries",
+      "notification.schema_functions",
       "notification.schema_migrations",
       "notification.webhook_attempts",
       "notification.webhook_deliveries",
