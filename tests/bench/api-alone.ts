@@ -45,9 +45,12 @@ export async function createPaceDatabase(adminUrl: string, name: string): Promis
   return url;
 }
 
-/** The database's pace for a grant: pgbench of pace-grant.pgbench.sql in simple mode, as the yardstick is defined. */
-export function runPace(url: string, clients: number, seconds: number): Promise<Pgbench> {
-  return runPgbench({ databaseUrl: url, clients, seconds, script: PACE_SCRIPT, mode: "simple" });
+/**
+ * The database's pace for a grant: pgbench of pace-grant.pgbench.sql in simple mode, as the yardstick is defined; as
+ * fast as it goes, or paced at `rate` transactions a second.
+ */
+export function runPace(url: string, clients: number, seconds: number, rate?: number) {
+  return runPgbench({ databaseUrl: url, clients, seconds, script: PACE_SCRIPT, mode: "simple", rate });
 }
 
 /** Entitlement serving the API alone: NATS off (no relay), no rate limit, no scheduler. */

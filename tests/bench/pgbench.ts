@@ -20,7 +20,9 @@ export async function runPgbench(args: {
   script?: string;
   /** Default prepared; the pace runs in pgbench's simple mode, as its yardstick is defined. */
   mode?: "prepared" | "simple";
-}): Promise<ThroughputResult & { unmeasured?: string }> {
+  /** Transactions a second for all clients together (pgbench -R); default as fast as they go. */
+  rate?: number;
+}): Promise<ThroughputResult & { unmeasured?: string; clientCpuSeconds: number }> {
   const dir = mkdtempSync(join(tmpdir(), "bench-pgbench-"));
   try {
     const proc = Bun.spawn(
@@ -35,6 +37,7 @@ export async function runPgbench(args: {
         String(Math.min(args.clients, 2)),
         "-T",
         String(args.seconds),
+        ...(args.rate ? ["-R", String(args.rate)] : []),
         "-f",
         args.script ?? PGBENCH_SCRIPT,
         "-l",
@@ -52,7 +55,9 @@ export async function runPgbench(args: {
     const failed = Number(out.match(/number of failed transactions: (\d+)/)?.[1] ?? 0);
     const unmeasured = whyUnmeasured(code, tps, out, err);
     const latencies = transactionLatencies(dir);
+    const usage = proc.resourceUsage();
     return {
+      clientCpuSeconds: usage ? (Number(usage.cpuTime.user) + Number(usage.cpuTime.system)) / 1e6 : 0,
       connections: args.clients,
       rps: tps,
       p50Ms: percentile(latencies, 50),

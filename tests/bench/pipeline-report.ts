@@ -39,6 +39,14 @@ export function renderPipelineTable(r: PipelineResult): string {
     ...[r.steady, r.backlog].map((x) => x.statements.notification.toFixed(2)),
     "",
   ]);
+  const y = r.yardstick;
+  rows.push([
+    `the yardstick at ${y.rate}/s: pgbench of the least a grant writes (cluster + client)`,
+    `${y.total.toFixed(3)} (${y.cluster.toFixed(3)} + ${y.client.toFixed(3)})`,
+    "",
+    "",
+  ]);
+  rows.push(["pipeline ÷ the yardstick (target ≤ 3)", pipelineVsYardstick(r).toFixed(2), "", ""]);
   rows.push([
     "commit → SENT p50 / p99 ms; backlog events/s",
     `${r.steady.p50Ms.toFixed(1)} / ${r.steady.p99Ms.toFixed(1)}`,
@@ -63,6 +71,9 @@ export function statementBreakdown(
   }));
 }
 
+/** The pipeline's core-ms per grant at the steady rate, commit → SENT, over the yardstick's at that rate. */
+export const pipelineVsYardstick = (r: PipelineResult) => (r.steady.coreMs.total ?? 0) / r.yardstick.total;
+
 /** The figures of the bench's main table, and the JSON without the raw windows. */
 export function pipelineRows(r: PipelineResult): { figures: Figure[]; json: unknown } {
   const rate = r.options.rate;
@@ -71,6 +82,17 @@ export function pipelineRows(r: PipelineResult): { figures: Figure[]; json: unkn
       name: `pipeline core-ms per grant at ${rate}/s, commit → SENT (all processes)`,
       value: r.steady.coreMs.total ?? 0,
       unit: "ms",
+    },
+    {
+      name: `the yardstick's core-ms per grant at ${rate}/s (pgbench of the least a grant writes, cluster + client)`,
+      value: r.yardstick.total,
+      unit: "ms",
+    },
+    {
+      name: `pipeline core-ms per grant at ${rate}/s ÷ the yardstick's`,
+      value: pipelineVsYardstick(r),
+      unit: "",
+      target: { op: "<=" as const, value: 3 },
     },
     {
       name: `pipeline core-ms per grant, backlog of ${r.backlog.events}`,

@@ -1,11 +1,15 @@
 // The pipeline-cost phase: what one grant costs from its commit to its notification SENT, in core-milliseconds per
 // process and statements per event, on the bench's own PostgreSQL cluster and nats-server (own-cluster.ts). CPU time,
 // unlike wall-clock throughput, holds on a machine shared with other work. Three windows: idle (what the services
-// spend with nothing to do, per second), a steady rate of single-grant commits, and a backlog committed at once.
+// spend with nothing to do, per second), a steady rate of single-grant commits, and a backlog committed at once; then
+// the yardstick at the steady rate: pgbench of the least a grant writes, paced at that rate on the same cluster, the
+// whole cluster's CPU and pgbench's own per transaction, which the pipeline's steady figure is read against.
 import { chmodSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
+import { createPaceDatabase, runPace } from "./api-alone.ts";
+import { childrenCpu, treeSnapshot } from "./cpu.ts";
 import { removeOwnInfra, startOwnNats, startOwnPostgres } from "./own-cluster.ts";
 import {
   type CostWindow,
@@ -31,11 +35,15 @@ export type PipelineRun = {
   window: CostWindow;
 };
 
+/** pgbench of the least a grant writes at the steady rate: core-ms per transaction of the cluster and of pgbench. */
+export type Yardstick = { rate: number; transactions: number; cluster: number; client: number; total: number };
+
 export type PipelineResult = {
   options: PipelineOptions;
   idleCoreMsPerSecond: Record<string, number>;
   steady: PipelineRun & { p50Ms: number; p99Ms: number };
   backlog: PipelineRun & { eventsPerSecond: number };
+  yardstick: Yardstick;
 };
 
 const DATABASE = "bench_pipeline";
@@ -86,8 +94,10 @@ export async function measurePipelineCost(args: PipelineArgs): Promise<PipelineR
   chmodSync(dir, 0o755);
   const stops: (() => Promise<void> | void)[] = [];
   try {
-    const { sql, pids } = await startPipeline(args, dir, stops);
-    return await measureWindows(sql, pids, args);
+    const { sql, pids, adminUrl } = await startPipeline(args, dir, stops);
+    const result = await measureWindows(sql, pids, args);
+    args.progress(`pipeline cost: the yardstick, pgbench of the least a grant writes at ${args.options.rate}/s`);
+    return { ...result, yardstick: await measureYardstick(adminUrl, pids.postmaster, args.options) };
   } finally {
     for (const stop of stops.reverse()) await Promise.resolve(stop()).catch(() => {});
     removeOwnInfra(dir);
@@ -123,11 +133,15 @@ async function startPipeline(args: PipelineArgs, dir: string, stops: (() => Prom
   const sql = postgres(urls.harness, { max: 4, onnotice: () => {} });
   stops.push(() => sql.end({ timeout: 5 }));
   const pids: Pids = { entitlement: e.pid, notification: n.pid, nats: nats.pid, postmaster: pg.postmasterPid };
-  return { sql, pids };
+  return { sql, pids, adminUrl: pg.url };
 }
 
 /** The warm-up, then the three windows (idle, steady rate, backlog), each measured on `pids`. */
-async function measureWindows(sql: postgres.Sql, pids: Pids, args: PipelineArgs): Promise<PipelineResult> {
+async function measureWindows(
+  sql: postgres.Sql,
+  pids: Pids,
+  args: PipelineArgs,
+): Promise<Omit<PipelineResult, "yardstick">> {
   const { options, progress } = args;
   const wait = (prefix: string, count: number) =>
     waitUntilSent(sql, { prefix, count, timeoutMs: 300_000, progress: args.detail });
@@ -166,5 +180,28 @@ async function measureWindows(sql: postgres.Sql, pids: Pids, args: PipelineArgs)
       ...summarizeRun(backlogWindow, options.backlog),
       eventsPerSecond: options.backlog / ((last - at) / 1000),
     },
+  };
+}
+
+/**
+ * The database's pace for a grant at the steady window's rate instead of as fast as it goes: pgbench (simple mode, as
+ * the yardstick is defined, four clients paced together at `rate`) of pace-grant.pgbench.sql on a database of plain
+ * tables in the same cluster, for the steady window's length. Counted: every process of the cluster (the services are
+ * idle meanwhile and their backends nearly so) and pgbench's own CPU, per transaction it finished.
+ */
+async function measureYardstick(adminUrl: string, postmaster: number, options: PipelineOptions): Promise<Yardstick> {
+  const url = await createPaceDatabase(adminUrl, "bench_pipeline_pace");
+  const before = treeSnapshot(postmaster);
+  const run = await runPace(url, 4, options.seconds, options.rate);
+  const after = treeSnapshot(postmaster);
+  if (run.unmeasured) throw new Error(`the yardstick at ${options.rate}/s measured nothing: ${run.unmeasured}`);
+  const cluster = [...childrenCpu(before, after, () => "cluster", "cluster").values()].reduce((a, b) => a + b, 0);
+  const perTx = (seconds: number) => (seconds * 1000) / run.ok;
+  return {
+    rate: options.rate,
+    transactions: run.ok,
+    cluster: perTx(cluster),
+    client: perTx(run.clientCpuSeconds),
+    total: perTx(cluster + run.clientCpuSeconds),
   };
 }
