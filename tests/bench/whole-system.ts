@@ -66,8 +66,10 @@ type Run = {
   aloneCpu: CpuReport;
   load: ThroughputResult;
   cpu: CpuReport;
-  /** Statements run per grant during the load, the most frequent first (pg_stat_statements). */
-  statements: { calls: number; query: string }[];
+  /** Statements run per grant during the load, the most frequent first (pg_stat_statements), with their mean time. */
+  statements: Statement[];
+  /** The same during the steady rates (calls per rate, not per grant), where a slow plan shows in the mean time. */
+  rateStatements: Statement[];
   sentAtEnd: number;
   sentSettled: number;
   granted: number;
@@ -177,7 +179,9 @@ async function measure(build: (typeof builds)[number], round: number): Promise<R
     await settled(sql, 60_000);
     const after = await counts(sql);
     const granted = end.granted - before.granted;
+    if (rates.length > 0) await sql`select pg_stat_statements_reset()`;
     const e2e = await measureRates(sql, load);
+    const rateStatements = rates.length > 0 ? await statementsPerGrant(sql, names.database, rates.length) : [];
     return {
       build: build.name,
       round,
@@ -186,6 +190,7 @@ async function measure(build: (typeof builds)[number], round: number): Promise<R
       alone,
       aloneCpu,
       statements,
+      rateStatements,
       load: result,
       cpu: report,
       granted,
@@ -202,10 +207,13 @@ async function measure(build: (typeof builds)[number], round: number): Promise<R
   }
 }
 
+type Statement = { calls: number; meanMs: number; query: string };
+
 /** The statements run per grant during the load, the most frequent first (pg_stat_statements of `database`). */
 async function statementsPerGrant(sql: postgres.Sql, database: string, grants: number) {
-  return await sql<{ calls: number; query: string }[]>`
-    select s.calls::float8 / greatest(1, ${grants}) as calls, left(regexp_replace(s.query, ${"\\s+"}, ' ', 'g'), 90) as query
+  return await sql<Statement[]>`
+    select s.calls::float8 / greatest(1, ${grants}) as calls, s.mean_exec_time as "meanMs",
+           left(regexp_replace(s.query, ${"\\s+"}, ' ', 'g'), 90) as query
     from pg_stat_statements s join pg_database d on d.oid = s.dbid
     where d.datname = ${database} and s.query !~* ${"pg_stat_statements|count\\(\\*\\)"}
     order by s.calls desc limit 8`;
@@ -289,5 +297,14 @@ function line(r: Run): string {
     ),
   ]
     .join("; ")
-    .concat(r.statements.map((st) => `\n    ${st.calls.toFixed(3)} per grant: ${st.query}`).join(""));
+    .concat(
+      r.statements
+        .map((st) => `\n    ${st.calls.toFixed(3)} per grant, ${st.meanMs.toFixed(2)} ms: ${st.query}`)
+        .join(""),
+    )
+    .concat(
+      r.rateStatements
+        .map((st) => `\n    at the rates, ${st.calls.toFixed(0)} a rate, ${st.meanMs.toFixed(2)} ms: ${st.query}`)
+        .join(""),
+    );
 }

@@ -83,7 +83,9 @@ test("the claim's lease branches are ranges of outbox_inflight_lease_idx, not a 
     const now = new Date();
     await claimOutboxBatch(capture, { now, leaseUntil: now, lockedBy: "test", limit: 10, maxAttempts: 10 });
     if (!sent) throw new Error("the claim's statement was not captured");
-    const rows = await capture.unsafe<{ "QUERY PLAN": string }[]>(`explain ${sent.text}`, sent.params as never[]);
+    // The captured values are as sent, booleans as 't' and 'f'; handed back to the client they must be booleans again.
+    const params = sent.params.map((p) => (p === "t" ? true : p === "f" ? false : p));
+    const rows = await capture.unsafe<{ "QUERY PLAN": string }[]>(`explain ${sent.text}`, params as never[]);
     const plan = rows.map((r) => r["QUERY PLAN"]).join("\n");
     expect(plan, "an expired lease: a range").toMatch(/outbox_inflight_lease_idx[\s\S]*Index Cond: \(lease_until <= /);
     expect(plan, "a missing lease: a range").toMatch(

@@ -85,6 +85,24 @@ describe("claimOutboxBatch", () => {
     expect(await readEvent(f.sql, leaseless)).toMatchObject({ locked_by: "worker-2", lease_until: at(30) });
   });
 
+  test("with leases off, a claim takes new and due rows only; the next with leases on takes the expired and leaseless", async () => {
+    const expired = await insertEvent(f.sql, {
+      createdAt: at(-30),
+      status: "IN_FLIGHT",
+      lockedBy: "a",
+      leaseUntil: at(-1),
+    });
+    const leaseless = await insertEvent(f.sql, { createdAt: at(-40), status: "IN_FLIGHT", lockedBy: "b" });
+    const retry = await insertEvent(f.sql, { createdAt: at(-25), nextRetryAt: at(-1), attemptCount: 1 });
+    const fresh = await insertEvent(f.sql, { createdAt: at(-20) });
+    const args = { now: T, leaseUntil: at(30), lockedBy: "worker-2", limit: 10, maxAttempts: 10 };
+    const without = await claimOutboxBatch(f.sql, { ...args, leases: false });
+    expect(without.map((r) => r.eventId)).toEqual([retry, fresh]);
+    expect((await readEvent(f.sql, expired)).locked_by, "left to the claim that looks for leases").toBe("a");
+    const withLeases = await claimOutboxBatch(f.sql, { ...args, leases: true });
+    expect(withLeases.map((r) => r.eventId)).toEqual([leaseless, expired]);
+  });
+
   test("a row whose every attempt was claimed and never finalized is not claimed again but FAILED", async () => {
     const id = await insertEvent(f.sql, { status: "IN_FLIGHT", lockedBy: "dead", leaseUntil: at(-1), attemptCount: 3 });
     expect(await claim("worker-2", T, 10, 3)).toHaveLength(0);

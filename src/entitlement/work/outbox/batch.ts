@@ -59,7 +59,7 @@ async function encodeAll(rows: OutboxRow[], deps: RelayDeps, now: Date) {
   return { encoded, poison };
 }
 
-function claimArgs(deps: RelayDeps, claimedAt: Date, limit: number, after?: Date): OutboxClaimArgs {
+function claimArgs(deps: RelayDeps, claimedAt: Date, limit: number, next: Omit<NextClaim, "size">): OutboxClaimArgs {
   const { settings } = deps;
   return {
     now: claimedAt,
@@ -67,20 +67,27 @@ function claimArgs(deps: RelayDeps, claimedAt: Date, limit: number, after?: Date
     lockedBy: deps.lockedBy,
     limit,
     maxAttempts: settings.maxAttempts,
-    after,
+    after: next.after,
+    leases: next.leases,
   };
 }
 
-/** Claims one batch of at most `limit` events (default: the configured batch size). */
-export async function claimBatch(deps: RelayDeps, limit = deps.settings.batchSize): Promise<Claim> {
+/**
+ * Claims one batch of at most `limit` events (default: the configured batch size); with `leases` false it leaves
+ * out the rows whose lease ran out (OutboxClaimArgs.leases).
+ */
+export async function claimBatch(deps: RelayDeps, limit = deps.settings.batchSize, leases = true): Promise<Claim> {
   const claimedAt = deps.now();
   const started = performance.now();
-  const { claimed, position } = await claimOutboxBatchAt(deps.sql, claimArgs(deps, claimedAt, limit));
+  const { claimed, position } = await claimOutboxBatchAt(deps.sql, claimArgs(deps, claimedAt, limit, { leases }));
   return { rows: claimed, claimedAt, ms: performance.now() - started, position };
 }
 
-/** The next claim chained to a finalize: its size (0: none) and where it looks for new events from. */
-export type NextClaim = { size: number; after?: Date };
+/**
+ * The next claim chained to a finalize: its size (0: none), where it looks for new events from, and whether it also
+ * looks for rows whose lease ran out (default true).
+ */
+export type NextClaim = { size: number; after?: Date; leases?: boolean };
 
 /**
  * Publishes a claimed batch and finalizes it, keeping its lease alive meanwhile. With `claimNext.size` the finalize
@@ -189,7 +196,7 @@ async function markPublished(
   const r = await markOutboxPublishedAndClaim(deps.sql, {
     lockedBy: deps.lockedBy,
     published,
-    claim: claimArgs(deps, claimedAt, claimNext.size, claimNext.after),
+    claim: claimArgs(deps, claimedAt, claimNext.size, claimNext),
   });
   const ms = performance.now() - started;
   return { published: r.published, next: { rows: r.claimed, claimedAt, ms, position: r.position } };

@@ -40,6 +40,7 @@ export function createOutboxRelay(deps: RelayDeps & { wakeups: WakeSource }): Ou
     maxBatch: Math.max(deps.settings.batchSize, deps.settings.maxBatchSize ?? 0),
     failures: 0,
     exhaustedCheckedAt: Number.NEGATIVE_INFINITY,
+    leasesCheckedAt: Number.NEGATIVE_INFINITY,
     claimedInPass: 0,
   };
 
@@ -72,6 +73,11 @@ type Relay = {
    * are looked for at most once per poll interval rather than after every batch that was not full.
    */
   exhaustedCheckedAt: number;
+  /**
+   * Rows whose lease ran out come only from a relay that died, and wait for that lease anyway: one claim per poll
+   * interval, of whichever lane, looks for them (OutboxClaimArgs.leases), the others look for new and due events only.
+   */
+  leasesCheckedAt: number;
   /** Rows the main lane's current pass claimed (an idle relay is one whose passes claim nothing). */
   claimedInPass: number;
 };
@@ -96,7 +102,7 @@ function spawnLanes(relay: Relay, signal: AbortSignal): void {
 async function claimAndPublish(relay: Relay, signal: AbortSignal, main: boolean): Promise<boolean> {
   const { deps } = relay;
   let size = deps.settings.batchSize;
-  let { rows, claimedAt, ms, position } = await claimBatch(deps, size);
+  let { rows, claimedAt, ms, position } = await claimBatch(deps, size, leasesDue(relay));
   let cursorSince = performance.now();
   for (;;) {
     if (main) relay.claimedInPass += rows.length;
@@ -113,11 +119,19 @@ async function claimAndPublish(relay: Relay, signal: AbortSignal, main: boolean)
     const fresh = !full || performance.now() - cursorSince >= CURSOR_RESET_MS;
     if (fresh) cursorSince = performance.now();
     const after = fresh ? undefined : position;
-    const { next } = await publishClaimedBatch(deps, rows, claimedAt, { size: chain ? nextSize : 0, after });
+    const claimNext = { size: chain ? nextSize : 0, after, leases: chain && leasesDue(relay) };
+    const { next } = await publishClaimedBatch(deps, rows, claimedAt, claimNext);
     if (!next || next.rows.length === 0) return full && !next;
     ({ rows, claimedAt, ms, position } = next);
     size = nextSize;
   }
+}
+
+/** Whether this claim should also look for rows whose lease ran out: at most once per poll interval. */
+function leasesDue(relay: Relay): boolean {
+  if (performance.now() - relay.leasesCheckedAt < relay.deps.settings.pollIntervalMs) return false;
+  relay.leasesCheckedAt = performance.now();
+  return true;
 }
 
 /** Batches while NATS is up (the main lane then also fails exhausted claims, at most once per poll interval). */
