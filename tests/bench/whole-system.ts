@@ -70,6 +70,8 @@ type Run = {
   statements: Statement[];
   /** The same during the steady rates (calls per rate, not per grant), where a slow plan shows in the mean time. */
   rateStatements: Statement[];
+  /** At each steady rate, what may have kept dead rows from being cleaned (sampleHorizon). */
+  horizons: Horizon[];
   sentAtEnd: number;
   sentSettled: number;
   granted: number;
@@ -180,7 +182,7 @@ async function measure(build: (typeof builds)[number], round: number): Promise<R
     const after = await counts(sql);
     const granted = end.granted - before.granted;
     if (rates.length > 0) await sql`select pg_stat_statements_reset()`;
-    const e2e = await measureRates(sql, load);
+    const { e2e, horizons } = await measureRates(sql, url, load);
     const rateStatements = rates.length > 0 ? await statementsPerGrant(sql, names.database, rates.length) : [];
     return {
       build: build.name,
@@ -191,6 +193,7 @@ async function measure(build: (typeof builds)[number], round: number): Promise<R
       aloneCpu,
       statements,
       rateStatements,
+      horizons,
       load: result,
       cpu: report,
       granted,
@@ -219,18 +222,64 @@ async function statementsPerGrant(sql: postgres.Sql, database: string, grants: n
     order by s.calls desc limit 8`;
 }
 
-/** Commit → SENT at each of `rates`, 10 s each, the pipeline settled after each. */
+/** Commit → SENT at each of `rates`, 10 s each, the pipeline settled after each; the horizon sampled meanwhile. */
 async function measureRates(
   sql: postgres.Sql,
+  databaseUrl: string,
   load: { url: string; headers: Record<string, string>; connections: number; tag: string },
-): Promise<E2eResult[]> {
+): Promise<{ e2e: E2eResult[]; horizons: Horizon[] }> {
   const e2e: E2eResult[] = [];
+  const horizons: Horizon[] = [];
   for (const [i, rate] of rates.entries()) {
     const prefix = `e2e${i}-${load.tag}`;
+    const sampled = sampleHorizon(databaseUrl);
     e2e.push(await measureEndToEnd({ sql, ...load, rate, seconds: 10, prefix, timeoutMs: 30_000 }));
+    horizons.push(await sampled());
     await settled(sql, 30_000);
   }
-  return e2e;
+  return { e2e, horizons };
+}
+
+/**
+ * While a rate runs, every 200 ms: whether an autovacuum worker is at work (and on what), and the longest any backend
+ * has held the snapshot that keeps dead rows visible (`backend_xmin`, since its transaction began). While one is held,
+ * a claim cannot mark the entries of rows deleted after it as dead, and steps over all of them at every claim.
+ */
+type Horizon = { samples: number; autovacuumShare: number; longestHeldMs: number; autovacuum: string[] };
+
+function sampleHorizon(url: string): () => Promise<Horizon> {
+  const db = postgres(url, { max: 1, onnotice: () => {} });
+  const seen = new Set<string>();
+  let samples = 0;
+  let withAutovacuum = 0;
+  let longest = 0;
+  let stop = false;
+  const loop = (async () => {
+    while (!stop) {
+      const rows = await db<{ kind: string; heldMs: number | null; query: string }[]>`
+        select backend_type as kind, left(regexp_replace(query, ${"\\s+"}, ' ', 'g'), 60) as query,
+               case when backend_xmin is not null
+                    then extract(epoch from now() - coalesce(xact_start, now()))::float8 * 1000 end as "heldMs"
+        from pg_stat_activity where pid <> pg_backend_pid()`;
+      samples += 1;
+      const workers = rows.filter((r) => r.kind === "autovacuum worker");
+      if (workers.length > 0) withAutovacuum += 1;
+      for (const w of workers) seen.add(w.query);
+      for (const r of rows) longest = Math.max(longest, r.heldMs ?? 0);
+      await Bun.sleep(200);
+    }
+  })();
+  return async () => {
+    stop = true;
+    await loop;
+    await db.end();
+    return {
+      samples,
+      autovacuumShare: withAutovacuum / Math.max(1, samples),
+      longestHeldMs: longest,
+      autovacuum: [...seen],
+    };
+  };
 }
 
 /** The run's streams, deleted from the run's nats-server. */
@@ -289,11 +338,12 @@ function line(r: Run): string {
     `core-ms/grant: all ${perGrant(busy)}, entitlement ${perGrant(e)}, notification ${perGrant(n)}, autocannon ${perGrant(h)}, rest ${perGrant(busy - e - n - h)}`,
     `SENT ÷ granted at the end ${r.sentAtEnd.toFixed(2)}, settled ${r.sentSettled.toFixed(2)}`,
     ...r.e2e.map(
-      (e) =>
+      (e, i) =>
         `commit → SENT at ${e.rate}/s p50 ${e.p50Ms} ms, p99 ${e.p99Ms} ms (${e.delivered}/${e.sent}); stages p50/p99 ms: ` +
         (["relay", "consume", "deliver", "total"] as const)
           .map((k) => `${k} ${e.stages[k].p50}/${e.stages[k].p99}`)
-          .join(", "),
+          .join(", ") +
+        horizonText(r.horizons[i]),
     ),
   ]
     .join("; ")
@@ -307,4 +357,11 @@ function line(r: Run): string {
         .map((st) => `\n    at the rates, ${st.calls.toFixed(0)} a rate, ${st.meanMs.toFixed(2)} ms: ${st.query}`)
         .join(""),
     );
+}
+
+/** A rate's horizon, for its line: how often autovacuum ran, on what, and the longest-held snapshot. */
+function horizonText(h: Horizon | undefined): string {
+  if (!h) return "";
+  const on = h.autovacuum.length > 0 ? ` (${h.autovacuum.join(" | ")})` : "";
+  return `; autovacuum in ${(h.autovacuumShare * 100).toFixed(0)} % of samples${on}, snapshot held up to ${h.longestHeldMs.toFixed(0)} ms`;
 }
