@@ -4,6 +4,7 @@
 // the batches and plain inserts interleave, and however the users of concurrent batches are ordered.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { StoredEvent } from "../../../src/notification/intake/consumer/handler.ts";
+import { storeSentNotifications } from "../../../src/notification/features/send/queries.ts";
 import { storeProcessedEvents } from "../../../src/notification/intake/consumer/queries.ts";
 import { useTestDatabase } from "../../support/infra.ts";
 
@@ -31,7 +32,38 @@ async function insertWithoutSeq(userId: string): Promise<void> {
             now())`;
 }
 
+/** The send API's storing statement for `users`: one notification each, as a send without a collapse_key stores. */
+function sendTo(users: string[]): Promise<number> {
+  const request = { type: "TournamentStarting", user_ids: users, data: null, title: null, body: null };
+  return storeSentNotifications(f.sql, {
+    request: { ...request, collapse_key: null, expires_at: null },
+    requestId: crypto.randomUUID(),
+    now: new Date(),
+    traceparent: null,
+  });
+}
+
 describe("seq under concurrent storing", () => {
+  test("the consumer's function and the send API's statement number one player's rows as one sequence", async () => {
+    // The two storing paths spell the numbering in two languages (store_notifications in SQL, seqs.ts in TypeScript).
+    await storeProcessedEvents(f.sql, { events: batch(["seq-both", "seq-both"]), now: new Date() });
+    expect(await sendTo(["seq-both", "seq-both-other"])).toBe(2);
+    const work: Promise<unknown>[] = [];
+    for (let round = 0; round < 6; round++) {
+      work.push(storeProcessedEvents(f.sql, { events: batch(["seq-both"]), now: new Date() }));
+      work.push(sendTo(["seq-both"]));
+    }
+    await Promise.all(work);
+    const rows = await f.sql<{ seq: string; type: string }[]>`
+      select seq::text, type from notifications n where user_id = 'seq-both' order by n.seq`;
+    expect(rows.map((r) => r.seq)).toEqual(Array.from({ length: 15 }, (_, i) => String(i + 1)));
+    expect(rows.slice(0, 3).map((r) => r.type)).toEqual([
+      "EntitlementGranted",
+      "EntitlementGranted",
+      "TournamentStarting",
+    ]);
+  });
+
   test("a batch numbers one user's rows in the batch's order, after what the user had", async () => {
     await insertWithoutSeq("seq-order");
     const events = batch(["seq-order", "seq-other", "seq-order", "seq-order"]);

@@ -1,6 +1,8 @@
 // How the send API's statement (features/send/queries.ts) numbers notifications per player (seq). The consumer's batch
 // is stored by `store_notifications` (db/notification/functions/), which spells the same two pieces in SQL, so both
-// move the counters the same way (tests/notification/inbox*.test.ts store through both for one player). The statement has a CTE `todo` of the rows to store, each with its `user_id` and its place
+// move the counters the same way (tests/notification/players/seq-concurrency.int.test.ts stores through both for one
+// player and checks one sequence). The statement has a CTE `todo` of the rows to store, each with its `user_id` and
+// its place
 // `ord`; `counters` moves each user's counter row on by that user's count in one upsert, in user_id order so that two
 // statements never wait for each other's counter rows in a cycle (the rows stay locked until commit, so one user's
 // numbers commit in order); `rowSeq` numbers a row of `todo t join counters c using (user_id)` up to its user's
