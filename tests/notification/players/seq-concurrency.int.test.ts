@@ -3,8 +3,8 @@
 // the trigger: both draw on the same counter row, so each user's seqs stay 1..n with no gap and no repeat, however
 // the batches and plain inserts interleave, and however the users of concurrent batches are ordered.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import type { StoredEvent } from "../../../src/notification/intake/consumer/handler.ts";
 import { storeSentNotifications } from "../../../src/notification/features/send/queries.ts";
+import type { StoredEvent } from "../../../src/notification/intake/consumer/handler.ts";
 import { storeProcessedEvents } from "../../../src/notification/intake/consumer/queries.ts";
 import { useTestDatabase } from "../../support/infra.ts";
 
