@@ -19,8 +19,20 @@ setDefaultTimeout(90_000);
 const f = useTestDatabase("outbox_sql", { service: "entitlement", poolMax: 4, resetEach: true });
 const T = new Date("2026-01-17T00:00:00.000Z");
 const at = (seconds: number) => new Date(T.getTime() + seconds * 1000);
-const claim = (lockedBy: string, now = T, limit = 10, maxAttempts = 10) =>
-  claimOutboxBatch(f.sql, { now, leaseUntil: new Date(now.getTime() + 30_000), lockedBy, limit, maxAttempts });
+const claim = (lockedBy: string, now = T, limit = 10, maxAttempts = 10, leases?: boolean) =>
+  claimOutboxBatch(f.sql, { now, leaseUntil: new Date(now.getTime() + 30_000), lockedBy, limit, maxAttempts, leases });
+
+/** An IN_FLIGHT row whose lease ran out (created at -30 s) and one whose lease an operator removed (at -40 s). */
+async function insertLapsedClaims(): Promise<{ expired: string; leaseless: string }> {
+  const expired = await insertEvent(f.sql, {
+    createdAt: at(-30),
+    status: "IN_FLIGHT",
+    lockedBy: "a",
+    leaseUntil: at(-1),
+  });
+  const leaseless = await insertEvent(f.sql, { createdAt: at(-40), status: "IN_FLIGHT", lockedBy: "b" });
+  return { expired, leaseless };
+}
 
 describe("claimOutboxBatch", () => {
   test("takes due PENDING and lease-expired IN_FLIGHT rows, oldest first, and counts the attempt", async () => {
@@ -70,13 +82,7 @@ describe("claimOutboxBatch", () => {
   });
 
   test("an IN_FLIGHT row without a lease (set by hand) is claimed as an expired one is, in created_at order", async () => {
-    const expired = await insertEvent(f.sql, {
-      createdAt: at(-30),
-      status: "IN_FLIGHT",
-      lockedBy: "a",
-      leaseUntil: at(-1),
-    });
-    const leaseless = await insertEvent(f.sql, { createdAt: at(-40), status: "IN_FLIGHT", lockedBy: "b" });
+    const { expired, leaseless } = await insertLapsedClaims();
     const fresh = await insertEvent(f.sql, { createdAt: at(-20) });
     await insertEvent(f.sql, { createdAt: at(-50), status: "IN_FLIGHT", lockedBy: "alive", leaseUntil: at(10) });
     expect((await readEvent(f.sql, leaseless)).lease_until, "the row as an operator left it").toBeNull();
@@ -86,20 +92,13 @@ describe("claimOutboxBatch", () => {
   });
 
   test("with leases off, a claim takes new and due rows only; the next with leases on takes the expired and leaseless", async () => {
-    const expired = await insertEvent(f.sql, {
-      createdAt: at(-30),
-      status: "IN_FLIGHT",
-      lockedBy: "a",
-      leaseUntil: at(-1),
-    });
-    const leaseless = await insertEvent(f.sql, { createdAt: at(-40), status: "IN_FLIGHT", lockedBy: "b" });
+    const { expired, leaseless } = await insertLapsedClaims();
     const retry = await insertEvent(f.sql, { createdAt: at(-25), nextRetryAt: at(-1), attemptCount: 1 });
     const fresh = await insertEvent(f.sql, { createdAt: at(-20) });
-    const args = { now: T, leaseUntil: at(30), lockedBy: "worker-2", limit: 10, maxAttempts: 10 };
-    const without = await claimOutboxBatch(f.sql, { ...args, leases: false });
+    const without = await claim("worker-2", T, 10, 10, false);
     expect(without.map((r) => r.eventId)).toEqual([retry, fresh]);
     expect((await readEvent(f.sql, expired)).locked_by, "left to the claim that looks for leases").toBe("a");
-    const withLeases = await claimOutboxBatch(f.sql, { ...args, leases: true });
+    const withLeases = await claim("worker-2", T, 10, 10, true);
     expect(withLeases.map((r) => r.eventId)).toEqual([leaseless, expired]);
   });
 

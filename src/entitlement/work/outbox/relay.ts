@@ -102,7 +102,7 @@ function spawnLanes(relay: Relay, signal: AbortSignal): void {
 async function claimAndPublish(relay: Relay, signal: AbortSignal, main: boolean): Promise<boolean> {
   const { deps } = relay;
   let size = deps.settings.batchSize;
-  let { rows, claimedAt, ms, position } = await claimBatch(deps, size, leasesDue(relay));
+  let { rows, claimedAt, ms, position } = await claimBatch(deps, size, oncePerPoll(relay, "leasesCheckedAt"));
   let cursorSince = performance.now();
   for (;;) {
     if (main) relay.claimedInPass += rows.length;
@@ -119,7 +119,7 @@ async function claimAndPublish(relay: Relay, signal: AbortSignal, main: boolean)
     const fresh = !full || performance.now() - cursorSince >= CURSOR_RESET_MS;
     if (fresh) cursorSince = performance.now();
     const after = fresh ? undefined : position;
-    const claimNext = { size: chain ? nextSize : 0, after, leases: chain && leasesDue(relay) };
+    const claimNext = { size: chain ? nextSize : 0, after, leases: chain && oncePerPoll(relay, "leasesCheckedAt") };
     const { next } = await publishClaimedBatch(deps, rows, claimedAt, claimNext);
     if (!next || next.rows.length === 0) return full && !next;
     ({ rows, claimedAt, ms, position } = next);
@@ -127,10 +127,10 @@ async function claimAndPublish(relay: Relay, signal: AbortSignal, main: boolean)
   }
 }
 
-/** Whether this claim should also look for rows whose lease ran out: at most once per poll interval. */
-function leasesDue(relay: Relay): boolean {
-  if (performance.now() - relay.leasesCheckedAt < relay.deps.settings.pollIntervalMs) return false;
-  relay.leasesCheckedAt = performance.now();
+/** True at most once per poll interval for each of the relay's rare checks; a true answer starts the next interval. */
+function oncePerPoll(relay: Relay, check: "exhaustedCheckedAt" | "leasesCheckedAt"): boolean {
+  if (performance.now() - relay[check] < relay.deps.settings.pollIntervalMs) return false;
+  relay[check] = performance.now();
   return true;
 }
 
@@ -139,10 +139,7 @@ async function pass(relay: Relay, signal: AbortSignal, main: boolean): Promise<b
   const { deps } = relay;
   try {
     const full = deps.isConnected() ? await claimAndPublish(relay, signal, main) : false;
-    if (main && !full && performance.now() - relay.exhaustedCheckedAt >= deps.settings.pollIntervalMs) {
-      relay.exhaustedCheckedAt = performance.now();
-      await failExhaustedClaims(deps);
-    }
+    if (main && !full && oncePerPoll(relay, "exhaustedCheckedAt")) await failExhaustedClaims(deps);
     if (relay.failures > 0) deps.log.info({ failures: relay.failures }, "outbox relay recovered");
     relay.failures = 0;
     return full;
