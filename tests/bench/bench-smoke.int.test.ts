@@ -74,6 +74,8 @@ const EXPECTED = [
   "R3 on 3 nodes: end-to-end p50",
   "R3 on 3 nodes: end-to-end p99",
   "pipeline core-ms per grant at",
+  "the yardstick's core-ms per grant at",
+  "pipeline ÷ the yardstick at",
   "pipeline core-ms per grant, backlog",
   "pipeline statements per event",
   "pipeline commit → SENT p99",

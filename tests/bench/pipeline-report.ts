@@ -89,7 +89,7 @@ export function pipelineRows(r: PipelineResult): { figures: Figure[]; json: unkn
       unit: "ms",
     },
     {
-      name: `pipeline core-ms per grant at ${rate}/s ÷ the yardstick's`,
+      name: `pipeline ÷ the yardstick at ${rate}/s (core-ms per grant, commit → SENT)`,
       value: pipelineVsYardstick(r),
       unit: "",
       target: { op: "<=" as const, value: 3 },
