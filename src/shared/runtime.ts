@@ -33,6 +33,21 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 /**
+ * Calls `fn` on each item, giving the event loop back after every `perTurn` of them (a macrotask turn, so timers and
+ * I/O run between). For passes over tens of thousands of items that would otherwise hold the loop for a tenth of a
+ * second, delaying every message and reply that arrives meanwhile.
+ */
+export async function forEachInTurns<T>(items: Iterable<T>, perTurn: number, fn: (item: T) => void): Promise<void> {
+  let inTurn = 0;
+  for (const item of items) {
+    fn(item);
+    if (++inTurn < perTurn) continue;
+    inTurn = 0;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+}
+
+/**
  * A wake-up latch for worker loops: `wait(ms)` resolves after `ms`, on `wake()`, or on abort, whichever comes first.
  * A wake that arrives while the loop is busy is remembered, so no notification is lost between two waits.
  */

@@ -4,6 +4,7 @@ import { describe, expect, test } from "bun:test";
 import { importJWK, SignJWT } from "jose";
 import { loadNotificationConfig } from "../../../src/notification/config.ts";
 import { createPlayerAuthenticator } from "../../../src/notification/edge/player-auth.ts";
+import { keepAliveAll, STREAMS_PER_TURN } from "../../../src/notification/features/players/hub.ts";
 import { streamsWithinOpenFiles } from "../../../src/notification/features/players/setup.ts";
 import { notificationFrame, resetFrame, resumePoint } from "../../../src/notification/features/players/sse.ts";
 import type { KeySource } from "../../../src/shared/auth/jwks.ts";
@@ -138,5 +139,33 @@ describe("who a token names", () => {
     await expect(authenticate(`Bearer ${await sign({ sub: "account-1" })}`)).rejects.toMatchObject({ status: 401 });
     await expect(authenticate("Bearer opaque-token")).rejects.toMatchObject({ status: 401 });
     expect(refusals.map((r) => r.refused)).toEqual(["no_caller", "malformed"]);
+  });
+});
+
+describe("the keep-alive pass", () => {
+  test("gives the event loop back every few hundred streams, and reaches every silent stream once", async () => {
+    const players = 3 * STREAMS_PER_TURN + 7;
+    const calls = new Map<string, number>();
+    const byUser = new Map<string, Set<{ keepAlive: (idleMs: number, now: number) => void }>>();
+    for (let i = 0; i < players; i++) {
+      const userId = `p-${i}`;
+      // Two streams for every tenth player: the pass counts streams, not players.
+      const streams = Array.from({ length: i % 10 === 0 ? 2 : 1 }, (_, n) => ({
+        keepAlive: () => calls.set(`${userId}/${n}`, (calls.get(`${userId}/${n}`) ?? 0) + 1),
+      }));
+      byUser.set(userId, new Set(streams));
+    }
+    let seenByAnotherTask: number | undefined;
+    // Queued before the pass starts: it runs as soon as the pass gives the loop back, and sees how far it got.
+    setImmediate(() => {
+      seenByAnotherTask = calls.size;
+    });
+    await keepAliveAll(byUser, 10_000);
+    expect(seenByAnotherTask, "another task ran after the first turn's streams, not after all of them").toBe(
+      STREAMS_PER_TURN,
+    );
+    const streams = players + Math.ceil(players / 10);
+    expect(calls.size).toBe(streams);
+    expect([...calls.values()].every((n) => n === 1)).toBe(true);
   });
 });

@@ -5,7 +5,7 @@
 import type { Sql } from "../../../shared/db.ts";
 import { ApiError } from "../../../shared/http/errors.ts";
 import type { Logger } from "../../../shared/logger.ts";
-import { sleep, type Worker } from "../../../shared/runtime.ts";
+import { forEachInTurns, sleep, type Worker } from "../../../shared/runtime.ts";
 import { createBatchedReads } from "./batch-read.ts";
 import type { StreamSettings } from "./config.ts";
 import type { PlayerMetrics } from "./metrics.ts";
@@ -14,6 +14,12 @@ import { type CloseReason, openPlayerStream, PAGE, type PlayerStream, type Strea
 
 /** Streams' reads answered by one statement at most: 500 lateral index scans of a page each. */
 const READS_PER_STATEMENT = 500;
+/**
+ * Streams given a keep-alive, or compared with the database, in one turn of the event loop. Each keep-alive is a write
+ * of some 20 µs: one pass over 20,000 streams in one turn held the loop for over a tenth of a second, and the events
+ * stored and sent behind it waited that long.
+ */
+export const STREAMS_PER_TURN = 500;
 /** Seconds a client refused for the process limit is told to wait. */
 const FULL_RETRY_AFTER_S = 5;
 
@@ -58,9 +64,9 @@ export function createStreamHub(deps: HubDeps): StreamHub {
   async function recheck(): Promise<void> {
     if (byUser.size === 0) return;
     const seqs = await lastSeqs(deps.sql, [...byUser.keys()]);
-    for (const [userId, last] of seqs) {
+    await forEachInTurns(seqs, STREAMS_PER_TURN, ([userId, last]) => {
       for (const stream of byUser.get(userId) ?? []) if (BigInt(stream.position()) < BigInt(last)) stream.wake();
-    }
+    });
   }
 
   function closeAll(reason: CloseReason): void {
@@ -117,6 +123,18 @@ async function openStream(deps: OpenDeps, streams: Streams, input: OpenInput): P
   return response;
 }
 
+/** A keep-alive to every stream silent for `idleMs`, a turn of the event loop every STREAMS_PER_TURN streams. */
+export async function keepAliveAll(
+  byUser: Map<string, Set<Pick<PlayerStream, "keepAlive">>>,
+  idleMs: number,
+): Promise<void> {
+  function* everyStream() {
+    for (const streams of byUser.values()) yield* streams;
+  }
+  // The clock is read at each stream: the pass spans several turns, in which other streams write.
+  await forEachInTurns(everyStream(), STREAMS_PER_TURN, (stream) => stream.keepAlive(idleMs, performance.now()));
+}
+
 /**
  * Every third of the heartbeat, a keep-alive to each stream that wrote nothing for the rest of it (so none is silent
  * longer than the heartbeat); every recheck interval, one query for every open stream's player.
@@ -135,9 +153,7 @@ async function runKeepAliveAndRecheck(
   let sinceRecheck = 0;
   while (!abort.aborted) {
     await sleep(tickMs, abort);
-    const now = performance.now();
-    for (const streams of loop.byUser.values())
-      for (const s of streams) s.keepAlive(settings.heartbeatMs - tickMs, now);
+    await keepAliveAll(loop.byUser, settings.heartbeatMs - tickMs);
     sinceRecheck += tickMs;
     if (sinceRecheck < settings.recheckMs || abort.aborted) continue;
     sinceRecheck = 0;
