@@ -7,15 +7,20 @@
 // PUBLISHED rows and dead row versions, as the full bench's drain meets those of its throughput phases. DRAIN_TAG
 // names the database and the streams (default drain_<time>), so another process can watch or add to them.
 // --fillfactor N sets the outbox table's fillfactor before the drains (an experiment; the schema keeps the default).
+// --trickle N first commits N events one at a time, about 300 a second, each announced on its own, as the full bench's
+// steady phases do before its drain: the relay's statements are then prepared and planned on single events, not on the
+// backlog.
 // --statements prints each round's costliest statements; the drains then run on a cluster of their own (own-cluster.ts:
 // initdb's settings with pg_stat_statements preloaded), whatever DATABASE_URL says.
-//   bun run tests/bench/relay-drain.ts [--count 100000] [--rounds 1] [--raw] [--fillfactor 70] [--statements]
+//   bun run tests/bench/relay-drain.ts [--count 100000] [--rounds 1] [--raw] [--fillfactor 70] [--statements] [--trickle N]
 import { parseArgs } from "node:util";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import postgres from "postgres";
+import { otherReplica } from "../support/wakeups.ts";
 import { cpuPerEvent, measureCpu } from "./cpu.ts";
 import { startOwnPostgres } from "./own-cluster.ts";
+import { insertGrantedEvents } from "./pipeline-load.ts";
 import { rawPublish, seedAndDrainOutbox } from "./relay.ts";
 
 const { values } = parseArgs({
@@ -26,6 +31,7 @@ const { values } = parseArgs({
     raw: { type: "boolean", default: false },
     fillfactor: { type: "string" },
     statements: { type: "boolean", default: false },
+    trickle: { type: "string", default: "0" },
   },
 });
 const count = Number(values.count);
@@ -65,6 +71,7 @@ try {
   const service = Bun.spawn([...command, "serve"], { env, stdout: "ignore", stderr: "inherit" });
   try {
     await Bun.sleep(1_500);
+    await trickle(Number(values.trickle));
     for (let round = 1; round <= Number(values.rounds); round++) {
       const prefix = `${tag}r${round}`;
       let cpu = measureCpu({});
@@ -111,6 +118,24 @@ try {
   await admin.unsafe(`drop database if exists "${tag}" with (force)`);
   await admin.end();
   own?.stop();
+}
+
+/** `n` events committed one at a time, about 300 a second, each announced; returns once the relay published them all. */
+async function trickle(n: number) {
+  if (n <= 0) return;
+  const started = performance.now();
+  for (let i = 0; i < n; i++) {
+    await insertGrantedEvents(sql, { prefix: `${tag}t`, first: i + 1, count: 1, sku: "sku-trickle" });
+    otherReplica(sql).committed({ events: true });
+    await Bun.sleep(Math.max(0, started + ((i + 1) * 1000) / 300 - performance.now()));
+  }
+  for (;;) {
+    const [row] = await sql<{ n: number }[]>`
+      select count(*)::int as n from entitlement.outbox_events where status <> 'PUBLISHED'`;
+    if ((row?.n ?? 0) === 0) break;
+    await Bun.sleep(100);
+  }
+  console.log(`trickle: ${n} events committed one at a time and published`);
 }
 
 /** The round's four costliest statements of this database: calls, execution time per event and per call, buffers. */
