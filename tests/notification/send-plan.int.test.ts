@@ -4,8 +4,9 @@
 // nothing of notifications: its conflict check is the unique index itself.)
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { storeSentNotifications } from "../../src/notification/features/send/queries.ts";
-import { createSql, type Db } from "../../src/shared/db.ts";
+import type { Db } from "../../src/shared/db.ts";
 import { useTestDatabase } from "../support/infra.ts";
+import { scansOfPlanMadeOnEmptyTable } from "./plan-scans.ts";
 
 setDefaultTimeout(60_000);
 
@@ -29,29 +30,21 @@ const collapseKey = "season-pass";
 
 describe("the send API's supersede plan", () => {
   test("made on an empty table, the supersede still reads notifications by key at 20,000 rows", async () => {
-    // One connection, so every send below runs through the same prepared statements and cached plans.
-    const one = createSql({ url: f.db.url, schema: "notification", max: 1, applicationName: "test-send-plan" });
-    try {
-      // More than the five custom plans after which PostgreSQL may keep a generic one, all on an empty table.
-      for (let i = 0; i < 8; i++) await one.begin((tx) => send(tx, players(2), collapseKey));
+    const scans = await scansOfPlanMadeOnEmptyTable({
+      url: f.db.url,
+      run: async (db) => {
+        expect(await send(db, players(2), collapseKey)).toBe(2);
+      },
       // Unread rows carrying the key, as a season of sends leaves them: the supersede's index holds them all.
-      await f.sql`
+      fill: async () => {
+        await f.sql`
           insert into notifications (notification_id, event_id, user_id, type, occurred_at, payload_json, status,
                                      attempt_count, next_retry_at, created_at, seq, collapse_key)
           select gen_random_uuid(), gen_random_uuid(), 'bulk-' || i, 'TournamentStarting', now(),
                  '{"title":"a title long enough for real rows"}', 'SENT', 1, null, now(), 1, ${collapseKey}
           from generate_series(1, ${ROWS}) as i`;
-      const scans = await one.begin(async (tx) => {
-        expect(await send(tx, players(2), collapseKey)).toBe(2);
-        const [row] = await tx<{ seq: number; read: number }[]>`
-            select pg_stat_get_xact_numscans('notifications'::regclass)::int as seq,
-                   pg_stat_get_xact_tuples_returned('notifications'::regclass)::int as read`;
-        return row;
-      });
-      // Sequential scans of notifications in the send's transaction and the rows they read: none.
-      expect(scans).toEqual({ seq: 0, read: 0 });
-    } finally {
-      await one.end();
-    }
+      },
+    });
+    expect(scans).toEqual({ seq: 0, read: 0 });
   });
 });
