@@ -21,7 +21,7 @@ import { otherReplica } from "../support/wakeups.ts";
 import { cpuPerEvent, measureCpu } from "./cpu.ts";
 import { startOwnPostgres } from "./own-cluster.ts";
 import { insertGrantedEvents } from "./pipeline-load.ts";
-import { rawPublish, seedAndDrainOutbox } from "./relay.ts";
+import { rawPublish, seedAndDrainOutbox, waitForEmptyOutbox } from "./relay.ts";
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
@@ -120,7 +120,7 @@ try {
   own?.stop();
 }
 
-/** `n` events committed one at a time, about 300 a second, each announced; returns once the relay published them all. */
+/** `n` events committed one at a time, about 300 a second, each announced; returns once the relay published them (a minute at most). */
 async function trickle(n: number) {
   if (n <= 0) return;
   const started = performance.now();
@@ -129,12 +129,7 @@ async function trickle(n: number) {
     otherReplica(sql).committed({ events: true });
     await Bun.sleep(Math.max(0, started + ((i + 1) * 1000) / 300 - performance.now()));
   }
-  for (;;) {
-    const [row] = await sql<{ n: number }[]>`
-      select count(*)::int as n from entitlement.outbox_events where status <> 'PUBLISHED'`;
-    if ((row?.n ?? 0) === 0) break;
-    await Bun.sleep(100);
-  }
+  await waitForEmptyOutbox(sql, n, Date.now() + 60_000, () => {});
   console.log(`trickle: ${n} events committed one at a time and published`);
 }
 

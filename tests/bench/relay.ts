@@ -52,7 +52,7 @@ export async function seedAndDrainOutbox(args: {
 }
 
 /** Waits until no event is pending or in flight, or `deadline` passes, saying how far the relay got. */
-async function waitForEmptyOutbox(
+export async function waitForEmptyOutbox(
   sql: postgres.Sql,
   count: number,
   deadline: number,
