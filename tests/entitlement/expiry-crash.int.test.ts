@@ -1,7 +1,8 @@
 // Two Entitlement replicas run the scheduler while 600 expiries fall due; one is killed with SIGKILL in the middle.
-// Its claims are taken over when their lease runs out, and every entitlement is revoked exactly once.
+// It is killed while it holds claims; they are taken over when their lease runs out, and every entitlement is revoked
+// exactly once.
 import { expect, setDefaultTimeout, test } from "bun:test";
-import { serveSchedulerReplica } from "../support/scheduler-replica.ts";
+import { killHoldingClaims, serveSchedulerReplica } from "../support/scheduler-replica.ts";
 import { waitUntil } from "../support/wait.ts";
 import { useApi } from "./api.helpers.ts";
 import { expiryCounts, expiryProblems, grantExpiring } from "./expiry.helpers.ts";
@@ -19,12 +20,13 @@ test("kill -9 of one of two replicas while expiries are due: each entitlement re
   const doomed = serve("doomed", true);
   const survivor = serve("survivor", true);
   try {
-    try {
-      await waitUntil(async () => (await expiryCounts(f.sql, "crash")).revoked >= 60, "the replicas to be expiring");
-    } finally {
-      doomed.kill("SIGKILL");
-      await doomed.exited;
-    }
+    const held = await killHoldingClaims(doomed, async () => {
+      const [row] = await f.sql<{ n: number }[]>`
+        select count(*)::int as n from entitlement_expiries
+        where user_id like 'crash-%' and status = 'PROCESSING' and locked_by = ${`doomed:${doomed.pid}`}`;
+      return row?.n ?? 0;
+    });
+    expect(held, "the replica died holding claims").toBeGreaterThan(0);
     expect((await expiryCounts(f.sql, "crash")).revoked, "the kill came before every expiry ran").toBeLessThan(TOTAL);
     await waitUntil(
       async () => (await expiryCounts(f.sql, "crash")).done === TOTAL,

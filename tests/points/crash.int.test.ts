@@ -3,7 +3,7 @@
 // and the dead process's claims are taken over once their lease runs out.
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { useTestDatabase } from "../support/infra.ts";
-import { serveSchedulerReplica } from "../support/scheduler-replica.ts";
+import { killHoldingClaims, serveSchedulerReplica } from "../support/scheduler-replica.ts";
 import { waitUntil } from "../support/wait.ts";
 import { ledgerProblems, POINTS_DATABASE, reserve, statusCounts } from "./helpers.ts";
 
@@ -24,12 +24,12 @@ test("kill -9 mid-execution, then restart: each reservation DONE exactly once", 
     );
   }
   const first = serve("first", true);
-  try {
-    await waitUntil(async () => ((await statusCounts(f.sql)).DONE ?? 0) >= 200, "the first process to be executing");
-  } finally {
-    first.kill("SIGKILL");
-    await first.exited;
-  }
+  const held = await killHoldingClaims(first, async () => {
+    const [row] = await f.sql<{ n: number }[]>`
+      select count(*)::int as n from point_reservations where status = 'PROCESSING' and locked_by = ${`first:${first.pid}`}`;
+    return row?.n ?? 0;
+  });
+  expect(held, "the process died holding claims").toBeGreaterThan(0);
   const afterKill = await statusCounts(f.sql);
   expect(afterKill.DONE ?? 0, "the kill came before the backlog was done").toBeLessThan(TOTAL);
 

@@ -1,5 +1,7 @@
 // An Entitlement replica for the scheduler's crash tests: `bun src/entitlement/main.ts serve` on `databaseUrl` with NATS,
-// authentication and retention off and a 2 s lease, named `hostname` (its locked_by), so a test can kill -9 it.
+// authentication and retention off and a 2 s lease, named `hostname` (its locked_by is `hostname:pid`), so a test can kill -9 it.
+import { waitUntil } from "./wait.ts";
+
 const MAIN = new URL("../../src/entitlement/main.ts", import.meta.url).pathname;
 
 /** `slow`: batches of 10 one at a time, so a kill surely lands while due work is being executed. */
@@ -22,4 +24,35 @@ export function serveSchedulerReplica(databaseUrl: string, hostname: string, slo
     stdout: "ignore",
     stderr: "inherit",
   });
+}
+
+/**
+ * Kills `replica` with SIGKILL at a moment it holds claims, so the test proves they are taken over: it is stopped
+ * (SIGSTOP), `held` counts the rows it has claimed and not finished, and it is killed there if any, else continued
+ * and tried again. Racing a poll against the work instead missed on a fast machine: two replicas finished every
+ * expiry between two polls. Returns the count of claims it died holding.
+ */
+export async function killHoldingClaims(
+  replica: Bun.Subprocess,
+  held: () => Promise<number>,
+  timeoutMs = 60_000,
+): Promise<number> {
+  try {
+    return await waitUntil(
+      async () => {
+        replica.kill("SIGSTOP");
+        await Bun.sleep(50); // a statement it sent before the stop is over by then
+        const claims = await held();
+        if (claims > 0) return claims;
+        replica.kill("SIGCONT");
+        return false;
+      },
+      "the replica to hold claims",
+      timeoutMs,
+      20,
+    );
+  } finally {
+    replica.kill("SIGKILL");
+    await replica.exited;
+  }
 }
