@@ -6,7 +6,12 @@
 // slows the runs down but adds little to these processes' own CPU time, so the figures hold where throughput does not:
 // with the cores saturated, API ÷ pgbench in grants/s tends to the inverse of the ratio of CPU per grant.
 //   DATABASE_URL=postgres://…/postgres bun run tests/bench/grant-cpu.ts [--grants 5000] [--connections 16]
-//     [--binary path/to/entitlement] [--revoke]
+//     [--binary path/to/entitlement] [--revoke] [--api-only] [--statements] [--waits]
+// --api-only: the API's figures only (the pgbench runs need this checkout's schema; a previous release's build has its
+// own). --statements: each statement's calls and execution time per grant during the load (pg_stat_statements, which
+// the server must preload) and each function's own time (track_functions = all): where a grant's database time goes.
+// --waits: what the service's backends were doing, sampled every 20 ms during the load (pg_stat_activity's wait
+// events; CPU where none): contention shows as LWLock or Lock waits, the commit's flush as WALWrite and WALSync.
 // The PostgreSQL server must run on this machine (its postmaster.pid is read); use one with stock settings.
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -26,6 +31,9 @@ const { values } = parseArgs({
     connections: { type: "string", default: "16" },
     binary: { type: "string" },
     revoke: { type: "boolean", default: false },
+    "api-only": { type: "boolean", default: false },
+    statements: { type: "boolean", default: false },
+    waits: { type: "boolean", default: false },
   },
 });
 const grants = Number(values.grants);
@@ -92,6 +100,72 @@ async function pgbenchCpu(databaseUrl: string, postmaster: number, script: strin
   return { clientMs: (clientSeconds * 1000) / n, postgresMs: ((clusterCpuSeconds(postmaster) - before) * 1000) / n };
 }
 
+/** Starts the counts of --statements: pg_stat_statements (created in this database) and the function counters. */
+async function resetStatements(db: postgres.Sql): Promise<void> {
+  await db`create extension if not exists pg_stat_statements`;
+  await db`select pg_stat_statements_reset()`;
+  await db`select pg_stat_reset()`;
+}
+
+/** This database's statements and functions since resetStatements, per grant, most time first. */
+async function statementsPerGrant(db: postgres.Sql, n: number): Promise<string[]> {
+  await Bun.sleep(1_100); // a busy backend reports its counters at most once a second
+  const statements = await db<{ calls: number; ms: number; query: string }[]>`
+    select calls::float8 as calls, total_exec_time::float8 as ms, left(regexp_replace(query, '\\s+', ' ', 'g'), 110) as query
+    from pg_stat_statements where dbid = (select oid from pg_database where datname = current_database())
+    order by total_exec_time desc limit 15`;
+  const functions = await db<{ calls: number; self: number; total: number; name: string }[]>`
+    select calls::float8 as calls, self_time::float8 as self, total_time::float8 as total, schemaname || '.' || funcname as name
+    from pg_stat_user_functions order by self_time desc limit 10`;
+  const perGrant = (x: number) => ((x * 1000) / n).toFixed(1).padStart(7);
+  const perCall = (x: number, calls: number) => ((x * 1000) / calls).toFixed(1).padStart(7);
+  return [
+    "statements: calls/grant  µs/grant (execution)  query",
+    ...statements.map((s) => `  ${(s.calls / n).toFixed(2).padStart(6)} ${perGrant(s.ms)}  ${s.query}`),
+    // A backend flushes its function counters late (an idle one after up to 10 s), so some of the warm-up's calls
+    // land after the reset: each function's time is given per call, which that lag leaves as it is.
+    "functions: calls/grant (the warm-up's late counts included)  self µs/call  total µs/call  name",
+    ...functions.map(
+      (f) =>
+        `  ${(f.calls / n).toFixed(2).padStart(6)} ${perCall(f.self, f.calls)} ${perCall(f.total, f.calls)}  ${f.name}`,
+    ),
+  ];
+}
+
+/**
+ * Samples the wait events of this database's other backends every 20 ms on a connection of its own until stopped;
+ * the report gives each event's share of the samples of a backend inside a statement.
+ */
+function sampleWaits(url: string) {
+  const db = postgres(url, { max: 1, onnotice: () => {} });
+  const counts = new Map<string, number>();
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const rows = await db<{ event: string }[]>`
+        select coalesce(wait_event_type || ':' || wait_event, 'CPU') as event from pg_stat_activity
+        where datname = current_database() and pid <> pg_backend_pid() and state = 'active'`;
+      for (const r of rows) counts.set(r.event, (counts.get(r.event) ?? 0) + 1);
+      await Bun.sleep(20);
+    }
+  })();
+  return {
+    stop: () => {
+      running = false;
+    },
+    async report(): Promise<string[]> {
+      await loop;
+      await db.end();
+      const total = [...counts.values()].reduce((a, b) => a + b, 0);
+      const sorted = [...counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, 10);
+      return [
+        `waits: ${total} samples of active backends`,
+        ...sorted.map(([event, n]) => `  ${((n * 100) / total).toFixed(1).padStart(5)} %  ${event}`),
+      ];
+    },
+  };
+}
+
 const tag = `gcpu${Date.now().toString(36)}`;
 const binary = values.binary ?? (await stack.buildBinaries()).entitlement;
 const databaseUrl = await stack.createDatabase(adminUrl, tag);
@@ -108,17 +182,22 @@ try {
   await load(service.url, auth.headers, Math.min(2_000, grants), `${tag}-warm`);
   const [dir] = await sql<{ d: string }[]>`select current_setting('data_directory') as d`;
   const postmaster = Number(readFileSync(join(dir?.d ?? "", "postmaster.pid"), "utf8").split("\n")[0]);
+  if (values.statements) await resetStatements(sql);
   const before = { service: processCpuSeconds(service.pid), pg: clusterCpuSeconds(postmaster) };
   const started = performance.now();
-  const result = await load(service.url, auth.headers, grants, tag);
+  const sampling = values.waits ? sampleWaits(databaseUrl) : undefined;
+  const result = await load(service.url, auth.headers, grants, tag).finally(() => sampling?.stop());
+  if (sampling) for (const line of await sampling.report()) console.log(line);
   const wallS = (performance.now() - started) / 1000;
   const ok = result["2xx"];
   const serviceMs = ((processCpuSeconds(service.pid) - before.service) * 1000) / ok;
   const pgMs = ((clusterCpuSeconds(postmaster) - before.pg) * 1000) / ok;
-  const pgbench = await pgbenchCpu(databaseUrl, postmaster, PGBENCH_SCRIPT);
+  if (values.statements) for (const line of await statementsPerGrant(sql, ok)) console.log(line);
+  const pgbench = values["api-only"] ? undefined : await pgbenchCpu(databaseUrl, postmaster, PGBENCH_SCRIPT);
   const call = new URL(databaseUrl);
   call.searchParams.set("options", "-csearch_path=entitlement");
-  const pgbenchCall = await pgbenchCpu(call.toString(), postmaster, CALL_SCRIPT);
+  const pgbenchCall = values["api-only"] ? undefined : await pgbenchCpu(call.toString(), postmaster, CALL_SCRIPT);
+  const fixed = (n: number | undefined) => (n === undefined ? undefined : Number(n.toFixed(3)));
   console.log(
     JSON.stringify({
       grants: ok,
@@ -130,11 +209,11 @@ try {
       serviceCpuMsPerGrant: Number(serviceMs.toFixed(3)),
       postgresCpuMsPerGrant: Number(pgMs.toFixed(3)),
       totalCpuMsPerGrant: Number((serviceMs + pgMs).toFixed(3)),
-      pgbenchClientCpuMsPerTx: Number(pgbench.clientMs.toFixed(3)),
-      pgbenchPostgresCpuMsPerTx: Number(pgbench.postgresMs.toFixed(3)),
-      pgbenchTotalCpuMsPerTx: Number((pgbench.clientMs + pgbench.postgresMs).toFixed(3)),
-      callPgbenchClientCpuMsPerTx: Number(pgbenchCall.clientMs.toFixed(3)),
-      callPgbenchPostgresCpuMsPerTx: Number(pgbenchCall.postgresMs.toFixed(3)),
+      pgbenchClientCpuMsPerTx: fixed(pgbench?.clientMs),
+      pgbenchPostgresCpuMsPerTx: fixed(pgbench?.postgresMs),
+      pgbenchTotalCpuMsPerTx: fixed(pgbench && pgbench.clientMs + pgbench.postgresMs),
+      callPgbenchClientCpuMsPerTx: fixed(pgbenchCall?.clientMs),
+      callPgbenchPostgresCpuMsPerTx: fixed(pgbenchCall?.postgresMs),
     }),
   );
 } finally {
