@@ -27,10 +27,11 @@ export function serveSchedulerReplica(databaseUrl: string, hostname: string, slo
 }
 
 /**
- * Kills `replica` with SIGKILL at a moment it holds claims, so the test proves they are taken over: it is stopped
- * (SIGSTOP), `held` counts the rows it has claimed and not finished, and it is killed there if any, else continued
- * and tried again. Racing a poll against the work instead missed on a fast machine: two replicas finished every
- * expiry between two polls. Returns the count of claims it died holding.
+ * Kills `replica` with SIGKILL at a moment it holds claims, so the test proves they are taken over: `held` counts the
+ * rows it has claimed and not finished, polled every 5 ms while it runs at full speed; once it holds some it is stopped
+ * (SIGSTOP) and counted again, and killed there if it still holds any, else continued. Racing a poll against the work
+ * instead missed on a fast machine: two replicas finished every expiry between two polls. Returns the count of claims
+ * it died holding.
  */
 export async function killHoldingClaims(
   replica: Bun.Subprocess,
@@ -40,6 +41,7 @@ export async function killHoldingClaims(
   try {
     return await waitUntil(
       async () => {
+        if ((await held()) === 0) return false;
         replica.kill("SIGSTOP");
         await Bun.sleep(50); // a statement it sent before the stop is over by then
         const claims = await held();
@@ -49,7 +51,7 @@ export async function killHoldingClaims(
       },
       "the replica to hold claims",
       timeoutMs,
-      20,
+      5,
     );
   } finally {
     replica.kill("SIGKILL");
