@@ -49,6 +49,9 @@ const seconds = Number(values.seconds);
 const connections = Number(values.connections);
 /** Steady rates at which commit → SENT is measured after the load (10 s each), e.g. the latency targets' 300. */
 const rates = (values.rate ?? []).map(Number);
+/** The pools whose backends' waits a rate's horizon counts (each service names its pool after itself). */
+const SERVICES = ["entitlement", "notification"];
+
 /** What --latency-only leaves unmeasured (a pace of 0): no throughput, no CPU; the lines leave their figures out. */
 const NOT_MEASURED = {
   load: { connections: 0, rps: 0, p50Ms: 0, p99Ms: 0, ok: 0, non2xx: 0, errors: 0 },
@@ -241,11 +244,19 @@ async function measureRates(
 }
 
 /**
- * While a rate runs, every 200 ms: whether an autovacuum worker is at work (and on what), and the longest any backend
+ * While a rate runs, every 50 ms: whether an autovacuum worker is at work (and on what), and the longest any backend
  * has held the snapshot that keeps dead rows visible (`backend_xmin`, since its transaction began). While one is held,
- * a claim cannot mark the entries of rows deleted after it as dead, and steps over all of them at every claim.
+ * a claim cannot mark the entries of rows deleted after it as dead, and steps over all of them at every claim. Also
+ * what each service's backends inside a statement were doing (`waits`: wait event, or CPU, by application_name):
+ * a statement slower beside the pipeline than alone shows there as lock or buffer waits, or as none.
  */
-type Horizon = { samples: number; autovacuumShare: number; longestHeldMs: number; autovacuum: string[] };
+type Horizon = {
+  samples: number;
+  autovacuumShare: number;
+  longestHeldMs: number;
+  autovacuum: string[];
+  waits: Record<string, Record<string, number>>;
+};
 
 function sampleHorizon(url: string): () => Promise<Horizon> {
   const db = postgres(url, { max: 1, onnotice: () => {} });
@@ -253,20 +264,31 @@ function sampleHorizon(url: string): () => Promise<Horizon> {
   let samples = 0;
   let withAutovacuum = 0;
   let longest = 0;
+  const waits: Horizon["waits"] = {};
   let stop = false;
   const loop = (async () => {
     while (!stop) {
-      const rows = await db<{ kind: string; heldMs: number | null; query: string }[]>`
+      const rows = await db<
+        { kind: string; heldMs: number | null; query: string; service: string; event: string | null }[]
+      >`
         select backend_type as kind, left(regexp_replace(query, ${"\\s+"}, ' ', 'g'), 60) as query,
                case when backend_xmin is not null
-                    then extract(epoch from now() - coalesce(xact_start, now()))::float8 * 1000 end as "heldMs"
+                    then extract(epoch from now() - coalesce(xact_start, now()))::float8 * 1000 end as "heldMs",
+               application_name as service,
+               case when state = 'active' then coalesce(wait_event_type || ':' || wait_event, 'CPU') end as event
         from pg_stat_activity where pid <> pg_backend_pid()`;
       samples += 1;
       const workers = rows.filter((r) => r.kind === "autovacuum worker");
       if (workers.length > 0) withAutovacuum += 1;
       for (const w of workers) seen.add(w.query);
       for (const r of rows) longest = Math.max(longest, r.heldMs ?? 0);
-      await Bun.sleep(200);
+      for (const r of rows) {
+        if (!r.event || !SERVICES.includes(r.service)) continue;
+        const of = waits[r.service] ?? {};
+        of[r.event] = (of[r.event] ?? 0) + 1;
+        waits[r.service] = of;
+      }
+      await Bun.sleep(50);
     }
   })();
   return async () => {
@@ -278,6 +300,7 @@ function sampleHorizon(url: string): () => Promise<Horizon> {
       autovacuumShare: withAutovacuum / Math.max(1, samples),
       longestHeldMs: longest,
       autovacuum: [...seen],
+      waits,
     };
   };
 }
@@ -363,5 +386,15 @@ function line(r: Run): string {
 function horizonText(h: Horizon | undefined): string {
   if (!h) return "";
   const on = h.autovacuum.length > 0 ? ` (${h.autovacuum.join(" | ")})` : "";
-  return `; autovacuum in ${(h.autovacuumShare * 100).toFixed(0)} % of samples${on}, snapshot held up to ${h.longestHeldMs.toFixed(0)} ms`;
+  const waits = Object.entries(h.waits)
+    .map(([service, events]) => {
+      const total = Object.values(events).reduce((a, b) => a + b, 0);
+      const top = Object.entries(events)
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 4)
+        .map(([event, n]) => `${event} ${((n * 100) / total).toFixed(0)} %`);
+      return `${service} (${total}): ${top.join(", ")}`;
+    })
+    .join("; ");
+  return `; autovacuum in ${(h.autovacuumShare * 100).toFixed(0)} % of samples${on}, snapshot held up to ${h.longestHeldMs.toFixed(0)} ms; waits in a statement ${waits || "none sampled"}`;
 }
