@@ -23,6 +23,7 @@ import { processCpuSeconds, TICKS_PER_SECOND } from "./cpu.ts";
 import { GRANT, numberedRequests } from "./grants.ts";
 import { PGBENCH_SCRIPT } from "./pgbench.ts";
 import * as stack from "./stack.ts";
+import { sampleWaits, type Waits, waitShares } from "./waits.ts";
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
@@ -136,38 +137,11 @@ async function statementsPerGrant(db: postgres.Sql, n: number): Promise<string[]
   ];
 }
 
-/**
- * Samples the wait events of this database's other backends every 20 ms on a connection of its own until stopped;
- * the report gives each event's share of the samples of a backend inside a statement.
- */
-function sampleWaits(url: string) {
-  const db = postgres(url, { max: 1, onnotice: () => {} });
-  const counts = new Map<string, number>();
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      const rows = await db<{ event: string }[]>`
-        select coalesce(wait_event_type || ':' || wait_event, 'CPU') as event from pg_stat_activity
-        where datname = current_database() and pid <> pg_backend_pid() and state = 'active'`;
-      for (const r of rows) counts.set(r.event, (counts.get(r.event) ?? 0) + 1);
-      await Bun.sleep(20);
-    }
-  })();
-  return {
-    stop: () => {
-      running = false;
-    },
-    async report(): Promise<string[]> {
-      await loop;
-      await db.end();
-      const total = [...counts.values()].reduce((a, b) => a + b, 0);
-      const sorted = [...counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, 10);
-      return [
-        `waits: ${total} samples of active backends`,
-        ...sorted.map(([event, n]) => `  ${((n * 100) / total).toFixed(1).padStart(5)} %  ${event}`),
-      ];
-    },
-  };
+/** The service's backends' wait events (--waits), each with its share of the samples taken inside a statement. */
+function printWaits(waits: Waits): void {
+  const { samples, shares } = waitShares(waits.entitlement ?? {}, 10);
+  console.log(`waits: ${samples} samples of active backends`);
+  for (const share of shares) console.log(`  ${share}`);
 }
 
 const tag = `gcpu${Date.now().toString(36)}`;
@@ -188,9 +162,12 @@ try {
   const postmaster = Number(readFileSync(join(dir?.d ?? "", "postmaster.pid"), "utf8").split("\n")[0]);
   if (values.statements) await resetStatements(sql);
   const before = { service: processCpuSeconds(service.pid), pg: clusterCpuSeconds(postmaster) };
-  const sampling = values.waits ? sampleWaits(databaseUrl) : undefined;
-  const result = await load(service.url, auth.headers, grants, tag).finally(() => sampling?.stop());
-  if (sampling) for (const line of await sampling.report()) console.log(line);
+  const stopSampling = values.waits ? sampleWaits(databaseUrl, ["entitlement"], 20) : undefined;
+  let waits: Promise<Waits> | undefined;
+  const result = await load(service.url, auth.headers, grants, tag).finally(() => {
+    waits = stopSampling?.();
+  });
+  if (waits) printWaits(await waits);
   const wallS = result.seconds;
   const ok = result["2xx"];
   const serviceMs = ((processCpuSeconds(service.pid) - before.service) * 1000) / ok;

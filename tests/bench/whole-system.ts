@@ -25,6 +25,7 @@ import { type E2eResult, measureEndToEnd } from "./e2e.ts";
 import { runGrantLoad, type ThroughputResult } from "./grants.ts";
 import { removeOwnInfra, startOwnNats, startOwnPostgres } from "./own-cluster.ts";
 import * as stack from "./stack.ts";
+import { sampleWaits, type Waits, waitShares } from "./waits.ts";
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
@@ -49,9 +50,6 @@ const seconds = Number(values.seconds);
 const connections = Number(values.connections);
 /** Steady rates at which commit → SENT is measured after the load (10 s each), e.g. the latency targets' 300. */
 const rates = (values.rate ?? []).map(Number);
-/** The pools whose backends' waits a rate's horizon counts (each service names its pool after itself). */
-const SERVICES = ["entitlement", "notification"];
-
 /** What --latency-only leaves unmeasured (a pace of 0): no throughput, no CPU; the lines leave their figures out. */
 const NOT_MEASURED = {
   load: { connections: 0, rps: 0, p50Ms: 0, p99Ms: 0, ok: 0, non2xx: 0, errors: 0 },
@@ -73,8 +71,8 @@ type Run = {
   statements: Statement[];
   /** The same during the steady rates (calls per rate, not per grant), where a slow plan shows in the mean time. */
   rateStatements: Statement[];
-  /** At each steady rate, what may have kept dead rows from being cleaned (sampleHorizon). */
-  horizons: Horizon[];
+  /** At each steady rate, what may have kept dead rows from being cleaned (sampleHorizon) and the backends' waits. */
+  horizons: RateHorizon[];
   sentAtEnd: number;
   sentSettled: number;
   granted: number;
@@ -230,33 +228,32 @@ async function measureRates(
   sql: postgres.Sql,
   databaseUrl: string,
   load: { url: string; headers: Record<string, string>; connections: number; tag: string },
-): Promise<{ e2e: E2eResult[]; horizons: Horizon[] }> {
+): Promise<{ e2e: E2eResult[]; horizons: RateHorizon[] }> {
   const e2e: E2eResult[] = [];
-  const horizons: Horizon[] = [];
+  const horizons: RateHorizon[] = [];
   for (const [i, rate] of rates.entries()) {
     const prefix = `e2e${i}-${load.tag}`;
     const sampled = sampleHorizon(databaseUrl);
+    const stopWaits = sampleWaits(databaseUrl, ["entitlement", "notification"], 50);
     e2e.push(await measureEndToEnd({ sql, ...load, rate, seconds: 10, prefix, timeoutMs: 30_000 }));
-    horizons.push(await sampled());
+    horizons.push({ ...(await sampled()), waits: await stopWaits() });
     await settled(sql, 30_000);
   }
   return { e2e, horizons };
 }
 
 /**
- * While a rate runs, every 50 ms: whether an autovacuum worker is at work (and on what), and the longest any backend
+ * While a rate runs, every 200 ms: whether an autovacuum worker is at work (and on what), and the longest any backend
  * has held the snapshot that keeps dead rows visible (`backend_xmin`, since its transaction began). While one is held,
- * a claim cannot mark the entries of rows deleted after it as dead, and steps over all of them at every claim. Also
- * what each service's backends inside a statement were doing (`waits`: wait event, or CPU, by application_name):
- * a statement slower beside the pipeline than alone shows there as lock or buffer waits, or as none.
+ * a claim cannot mark the entries of rows deleted after it as dead, and steps over all of them at every claim.
  */
-type Horizon = {
-  samples: number;
-  autovacuumShare: number;
-  longestHeldMs: number;
-  autovacuum: string[];
-  waits: Record<string, Record<string, number>>;
-};
+type Horizon = { samples: number; autovacuumShare: number; longestHeldMs: number; autovacuum: string[] };
+
+/**
+ * A rate's horizon and what each service's backends inside a statement were doing meanwhile (waits.ts, every 50 ms): a
+ * statement slower beside the pipeline than alone shows there as lock or buffer waits, or as none.
+ */
+type RateHorizon = Horizon & { waits: Waits };
 
 function sampleHorizon(url: string): () => Promise<Horizon> {
   const db = postgres(url, { max: 1, onnotice: () => {} });
@@ -264,31 +261,20 @@ function sampleHorizon(url: string): () => Promise<Horizon> {
   let samples = 0;
   let withAutovacuum = 0;
   let longest = 0;
-  const waits: Horizon["waits"] = {};
   let stop = false;
   const loop = (async () => {
     while (!stop) {
-      const rows = await db<
-        { kind: string; heldMs: number | null; query: string; service: string; event: string | null }[]
-      >`
+      const rows = await db<{ kind: string; heldMs: number | null; query: string }[]>`
         select backend_type as kind, left(regexp_replace(query, ${"\\s+"}, ' ', 'g'), 60) as query,
                case when backend_xmin is not null
-                    then extract(epoch from now() - coalesce(xact_start, now()))::float8 * 1000 end as "heldMs",
-               application_name as service,
-               case when state = 'active' then coalesce(wait_event_type || ':' || wait_event, 'CPU') end as event
+                    then extract(epoch from now() - coalesce(xact_start, now()))::float8 * 1000 end as "heldMs"
         from pg_stat_activity where pid <> pg_backend_pid()`;
       samples += 1;
       const workers = rows.filter((r) => r.kind === "autovacuum worker");
       if (workers.length > 0) withAutovacuum += 1;
       for (const w of workers) seen.add(w.query);
       for (const r of rows) longest = Math.max(longest, r.heldMs ?? 0);
-      for (const r of rows) {
-        if (!r.event || !SERVICES.includes(r.service)) continue;
-        const of = waits[r.service] ?? {};
-        of[r.event] = (of[r.event] ?? 0) + 1;
-        waits[r.service] = of;
-      }
-      await Bun.sleep(50);
+      await Bun.sleep(200);
     }
   })();
   return async () => {
@@ -300,7 +286,6 @@ function sampleHorizon(url: string): () => Promise<Horizon> {
       autovacuumShare: withAutovacuum / Math.max(1, samples),
       longestHeldMs: longest,
       autovacuum: [...seen],
-      waits,
     };
   };
 }
@@ -383,18 +368,12 @@ function line(r: Run): string {
 }
 
 /** A rate's horizon, for its line: how often autovacuum ran, on what, and the longest-held snapshot. */
-function horizonText(h: Horizon | undefined): string {
+function horizonText(h: RateHorizon | undefined): string {
   if (!h) return "";
   const on = h.autovacuum.length > 0 ? ` (${h.autovacuum.join(" | ")})` : "";
-  const waits = Object.entries(h.waits)
-    .map(([service, events]) => {
-      const total = Object.values(events).reduce((a, b) => a + b, 0);
-      const top = Object.entries(events)
-        .sort((a, b) => b[1] - a[1])
-        .slice(0, 4)
-        .map(([event, n]) => `${event} ${((n * 100) / total).toFixed(0)} %`);
-      return `${service} (${total}): ${top.join(", ")}`;
-    })
-    .join("; ");
-  return `; autovacuum in ${(h.autovacuumShare * 100).toFixed(0)} % of samples${on}, snapshot held up to ${h.longestHeldMs.toFixed(0)} ms; waits in a statement ${waits || "none sampled"}`;
+  const waits = Object.entries(h.waits).map(([service, events]) => {
+    const { samples, shares } = waitShares(events, 4);
+    return `${service} (${samples}): ${shares.join(", ")}`;
+  });
+  return `; autovacuum in ${(h.autovacuumShare * 100).toFixed(0)} % of samples${on}, snapshot held up to ${h.longestHeldMs.toFixed(0)} ms; waits in a statement ${waits.join("; ") || "none sampled"}`;
 }
