@@ -20,12 +20,7 @@ test("kill -9 of one of two replicas while expiries are due: each entitlement re
   const doomed = serve("doomed", true);
   const survivor = serve("survivor", true);
   try {
-    const held = await killHoldingClaims(doomed, async () => {
-      const [row] = await f.sql<{ n: number }[]>`
-        select count(*)::int as n from entitlement_expiries
-        where user_id like 'crash-%' and status = 'PROCESSING' and locked_by = ${`doomed:${doomed.pid}`}`;
-      return row?.n ?? 0;
-    });
+    const held = await killHoldingClaims(doomed, { sql: f.sql, table: "entitlement_expiries", hostname: "doomed" });
     expect(held, "the replica died holding claims").toBeGreaterThan(0);
     expect((await expiryCounts(f.sql, "crash")).revoked, "the kill came before every expiry ran").toBeLessThan(TOTAL);
     await waitUntil(

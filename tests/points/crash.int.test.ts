@@ -24,11 +24,7 @@ test("kill -9 mid-execution, then restart: each reservation DONE exactly once", 
     );
   }
   const first = serve("first", true);
-  const held = await killHoldingClaims(first, async () => {
-    const [row] = await f.sql<{ n: number }[]>`
-      select count(*)::int as n from point_reservations where status = 'PROCESSING' and locked_by = ${`first:${first.pid}`}`;
-    return row?.n ?? 0;
-  });
+  const held = await killHoldingClaims(first, { sql: f.sql, table: "point_reservations", hostname: "first" });
   expect(held, "the process died holding claims").toBeGreaterThan(0);
   const afterKill = await statusCounts(f.sql);
   expect(afterKill.DONE ?? 0, "the kill came before the backlog was done").toBeLessThan(TOTAL);
