@@ -202,16 +202,16 @@ describe("metrics and worker loop", () => {
     await waitUntil(async () => (d.sent.length === 6 ? true : undefined), "all six sent");
     // The gauge is counted at most once per poll interval while claims come back full (batches of one here), so the
     // claim of the last row may leave an earlier count; the next claim, which finds nothing due, sets it to 0.
-    const backlog = await waitUntil(async () => {
-      const value = (await d.metrics.backlog.get()).values[0]?.value;
-      return value === 0 ? value : undefined;
-    }, "the backlog gauge to read 0 once nothing is due");
+    await waitUntil(
+      async () => (await d.metrics.backlog.get()).values[0]?.value === 0,
+      "the backlog gauge to read 0 once nothing is due",
+    );
     stop.abort();
     await running;
     const sent = (await d.metrics.delivery.get()).values.find((v) => v.labels.result === "sent");
     expect(sent?.value).toBe(6);
     expect((await d.metrics.e2eDelay.get()).values.find((v) => v.metricName?.endsWith("_count"))?.value).toBe(6);
-    expect(backlog).toBe(0);
+    expect((await d.metrics.backlog.get()).values[0]?.value).toBe(0);
   });
 
   test("a wake-up delivers at once instead of waiting for the poll", async () => {
