@@ -84,10 +84,10 @@ export async function claimBatch(deps: RelayDeps, limit = deps.settings.batchSiz
 }
 
 /**
- * The next claim chained to a finalize: its size (0: none), where it looks for new events from, and whether it also
- * looks for rows whose lease ran out (default true).
+ * The next claim chained to a finalize: its size (0: none), where it looks for new events from, whether it also looks
+ * for rows whose lease ran out (default true), and what the finalize waits for first (the relay's linger, relay.ts).
  */
-export type NextClaim = { size: number; after?: Date; leases?: boolean };
+export type NextClaim = { size: number; after?: Date; leases?: boolean; wait?: () => Promise<void> };
 
 /**
  * Publishes a claimed batch and finalizes it, keeping its lease alive meanwhile. With `claimNext.size` the finalize
@@ -137,6 +137,7 @@ async function finalize(
   const connected = deps.isConnected();
   const failures = [...planFailures(deps, rows, outcomes, connected), ...poison];
   const publishedAt = acked.map((o) => ({ eventId: o.event.eventId, publishedAt: o.ackedAt }));
+  if (connected && claimNext.size > 0) await claimNext.wait?.();
   const [{ published, next }, changed] = await Promise.all([
     markPublished(deps, publishedAt, connected ? claimNext : { size: 0 }),
     markOutboxFailures(deps.sql, { lockedBy: deps.lockedBy, failures }),

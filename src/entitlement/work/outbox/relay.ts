@@ -31,10 +31,20 @@ export type OutboxRelay = Worker & {
 /** The longest a chain of full claims looks for new events only after its cursor (OutboxClaimArgs.after). */
 const CURSOR_RESET_MS = 1_000;
 
+/**
+ * How long the main lane holds the finalize of a batch that was not full, waiting for the next event's wake, so that
+ * one statement marks it PUBLISHED and claims that event: at a steady trickle every event then costs the relay one
+ * statement instead of two (its claim, then a finalize whose chained claim finds nothing). The publish is not held,
+ * only the update that records it (published_at is still the ack's time); an abort ends the wait at once, and a relay
+ * that dies in it leaves its rows IN_FLIGHT until their lease ends, as one that dies before any finalize does.
+ */
+export const FINALIZE_LINGER_MS = 20;
+
 export function createOutboxRelay(deps: RelayDeps & { wakeups: WakeSource }): OutboxRelay {
   const waker = new Waker();
   const relay: Relay = {
     deps,
+    waker,
     lanes: new Set(),
     noteFullClaim: createStatisticsRefresher(deps),
     maxBatch: Math.max(deps.settings.batchSize, deps.settings.maxBatchSize ?? 0),
@@ -63,6 +73,8 @@ export function createOutboxRelay(deps: RelayDeps & { wakeups: WakeSource }): Ou
 /** The relay's state, shared by its lanes. */
 type Relay = {
   deps: RelayDeps;
+  /** Woken by every new event (and by `wake()`): the idle sleep and the finalize's linger end at it. */
+  waker: Waker;
   /** The extra lanes of a backlog. */
   lanes: Set<Promise<void>>;
   noteFullClaim: (claimMs: number) => void;
@@ -95,7 +107,8 @@ function spawnLanes(relay: Relay, signal: AbortSignal): void {
 /**
  * Claims and publishes batches; true when the last claim was full (more is probably due). While claims come back
  * non-empty (the main lane) or full (the other lanes), each finalize claims the next batch in the same statement, so
- * a steady stream of events costs one statement per batch. While claims come back full the next one is twice as
+ * a steady stream of events costs one statement per batch; the main lane's finalize of a batch that was not full waits
+ * for the next event first (FINALIZE_LINGER_MS). While claims come back full the next one is twice as
  * large, up to `maxBatchSize`: a backlog then costs fewer statements per event (docs/benchmarks.md, "Relay drain");
  * the first claim that is not full goes back to the configured size, so a steady trickle keeps small batches.
  */
@@ -119,7 +132,9 @@ async function claimAndPublish(relay: Relay, signal: AbortSignal, main: boolean)
     const fresh = !full || performance.now() - cursorSince >= CURSOR_RESET_MS;
     if (fresh) cursorSince = performance.now();
     const after = fresh ? undefined : position;
-    const claimNext = { size: chain ? nextSize : 0, after, leases: chain && oncePerPoll(relay, "leasesCheckedAt") };
+    const leases = chain && oncePerPoll(relay, "leasesCheckedAt");
+    const linger = main && !full ? () => relay.waker.wait(FINALIZE_LINGER_MS, signal) : undefined;
+    const claimNext = { size: chain ? nextSize : 0, after, leases, wait: linger };
     const { next } = await publishClaimedBatch(deps, rows, claimedAt, claimNext);
     if (!next || next.rows.length === 0) return full && !next;
     ({ rows, claimedAt, ms, position } = next);
