@@ -4,6 +4,7 @@ import { PermanentDeliveryError, type Sender } from "../../src/notification/work
 import type { DeliveryDeps } from "../../src/notification/work/delivery/deps.ts";
 import { handleFailure, moveToDlq } from "../../src/notification/work/delivery/failure.ts";
 import { claimNotifications } from "../../src/notification/work/delivery/queries.ts";
+import { createSentRecorder } from "../../src/notification/work/delivery/sent.ts";
 import { createDeliveryWorker } from "../../src/notification/work/delivery/worker.ts";
 import { createLogger } from "../../src/shared/logger.ts";
 import { Waker } from "../../src/shared/runtime.ts";
@@ -227,6 +228,56 @@ describe("metrics and worker loop", () => {
     await running;
   });
 
+  test("at a steady trickle a notification costs one statement: the next claim marks it SENT", async () => {
+    let statements = 0;
+    const counting = new Proxy(f.sql, {
+      apply(target, self, args) {
+        statements += 1;
+        return Reflect.apply(target, self, args);
+      },
+    });
+    const waker = new Waker();
+    const d = deps({ sql: counting, now: () => new Date() });
+    const stop = new AbortController();
+    const running = createDeliveryWorker({ ...d, waker, pollIntervalMs: 600_000 }).run(stop.signal);
+    const ids: string[] = [];
+    try {
+      await Bun.sleep(100); // its first, empty rounds
+      statements = 0;
+      for (let i = 0; i < 50; i++) {
+        ids.push(await seedNotification(f.sql));
+        waker.wake();
+        await Bun.sleep(4);
+      }
+      await waitUntil(async () => (d.sent.length === ids.length ? true : undefined), "every notification sent");
+    } finally {
+      stop.abort();
+      await running;
+    }
+    const [row] = await f.sql<{ n: number }[]>`
+      select count(*)::int as n from notifications where notification_id = any(${ids}::uuid[]) and status = 'SENT'`;
+    expect(row?.n, "every one marked SENT by the time the worker returns").toBe(ids.length);
+    // A claim and a SENT update for each would be two statements a notification.
+    expect(statements / ids.length, "the worker's statements per notification").toBeLessThan(1.4);
+  });
+
+  test("a worker whose slots all wait for their SENT marks sends the marks at once, not after the linger", async () => {
+    const d = deps({ now: () => new Date(), batchSize: 2 });
+    const recordSent = createSentRecorder({ sql: f.sql, lockedBy: d.workerId, lingerMs: 600_000 });
+    for (let i = 0; i < 20; i++) await seedNotification(f.sql);
+    const stop = new AbortController();
+    const worker = createDeliveryWorker({ ...d, recordSent, waker: new Waker(), pollIntervalMs: 600_000 });
+    const running = worker.run(stop.signal);
+    try {
+      // Ten claims of two: with each pair's marks held for their ten-minute linger, this would never end.
+      await waitUntil(async () => (d.sent.length === 20 ? true : undefined), "all twenty sent", 20_000);
+    } finally {
+      recordSent.flush();
+      stop.abort();
+      await running;
+    }
+  });
+
   test("an idle worker sleeps until the next retry and the next expiring lease, not for its idle interval", async () => {
     const waker = new Waker();
     const d = deps({ now: () => new Date() });
@@ -245,8 +296,9 @@ describe("metrics and worker loop", () => {
         "the retry and the lease taken over",
         20_000,
       );
-      expect((await notificationRow(f.sql, retry))?.status).toBe("SENT");
-      expect((await notificationRow(f.sql, leased))?.status).toBe("SENT");
+      // Marked SENT after the send: by the next claim's statement, or when the mark's linger ends (delivery/sent.ts).
+      const status = async (id: string) => (await notificationRow(f.sql, id))?.status;
+      await waitUntil(async () => (await status(retry)) === "SENT" && (await status(leased)) === "SENT", "both SENT");
     } finally {
       stop.abort();
       await running;

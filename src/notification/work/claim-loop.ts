@@ -35,6 +35,8 @@ export type ClaimLoop<T> = {
   quiet?: () => boolean;
   /** Told of every NOTIFY and (re)LISTEN on `channel`, before the wake. */
   onNotify?: () => void;
+  /** Before the loop waits for a slot to free: what holds the items in hand (a lingering finalize) should go now. */
+  onSlotsFull?: () => void;
 };
 
 type Round = { claimed: number; free: number; failures: number; emptyRounds: number };
@@ -85,6 +87,7 @@ export async function runClaimLoop<T>(loop: ClaimLoop<T>, signal: AbortSignal): 
   while (!signal.aborted) {
     round.free = loop.slots - inFlight.size;
     if (round.free < loop.refillAt) {
+      loop.onSlotsFull?.();
       await Promise.race(inFlight);
       continue;
     }
@@ -113,14 +116,29 @@ export async function runClaimLoop<T>(loop: ClaimLoop<T>, signal: AbortSignal): 
 /** One item waiting for its group's statement: resolve(true) recorded, resolve(false) lease lost, reject failed. */
 export type Waiting<T> = { item: T; resolve: (changed: boolean) => void; reject: (e: unknown) => void };
 
-/** `flushGroup` settles every waiting item of its group; groups run one at a time. */
+/** Records an item; `take` hands the waiting ones to a caller that records them itself, `flush` sends them now. */
+export type GroupedRecorder<T> = ((item: T) => Promise<boolean>) & {
+  /** The items waiting for the next statement, removed from it: the caller settles each. */
+  take(): Waiting<T>[];
+  /** Starts the next statement now instead of at the end of the linger. */
+  flush(): void;
+};
+
+/**
+ * `flushGroup` settles every waiting item of its group; groups run one at a time. With `lingerMs`, a group's first
+ * item waits that long for the rest (or for `take` or `flush`); without it, only for the current turn of the event loop.
+ */
 export function createGroupedRecorder<T>(
   flushGroup: (group: Waiting<T>[]) => Promise<void>,
-): (item: T) => Promise<boolean> {
+  options: { lingerMs?: number } = {},
+): GroupedRecorder<T> {
   let waiting: Waiting<T>[] = [];
   let flushing = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
 
-  async function flush(): Promise<void> {
+  async function run(): Promise<void> {
+    timer = undefined;
+    flushing = true;
     while (waiting.length > 0) {
       const group = waiting;
       waiting = [];
@@ -128,13 +146,30 @@ export function createGroupedRecorder<T>(
     }
     flushing = false;
   }
-
-  return (item) =>
+  const flush = () => {
+    if (flushing || waiting.length === 0) return;
+    clearTimeout(timer);
+    void run();
+  };
+  const schedule = () => {
+    if (flushing || timer) return;
+    if (options.lingerMs) timer = setTimeout(() => void run(), options.lingerMs);
+    else {
+      flushing = true;
+      setImmediate(() => void run());
+    }
+  };
+  const record = (item: T) =>
     new Promise<boolean>((resolve, reject) => {
       waiting.push({ item, resolve, reject });
-      if (!flushing) {
-        flushing = true;
-        setImmediate(() => void flush());
-      }
+      schedule();
     });
+  const take = () => {
+    const group = waiting;
+    waiting = [];
+    clearTimeout(timer);
+    timer = undefined;
+    return group;
+  };
+  return Object.assign(record, { take, flush });
 }

@@ -13,6 +13,15 @@ import { countBacklog, DELIVERY_CHANNEL, nextDueAt } from "./queries.ts";
 import { createSentRecorder } from "./sent.ts";
 import { claimDue, deliverOne } from "./service.ts";
 
+/**
+ * How long a sent notification's SENT mark waits for the next claim to go out in its statement (sent.ts): at a steady
+ * trickle each claim then also marks the notifications of the one before it, one statement a round instead of two.
+ * The send is not held, only the update that records it (sent_at is still the send's time); the claim loop sends the
+ * marks at once when it waits for the slots they hold, and a worker that dies in the wait leaves the rows PROCESSING
+ * until their lease ends (sent once more, as when it dies before any mark).
+ */
+export const SENT_LINGER_MS = 20;
+
 type LoopDeps = DeliveryDeps & {
   waker: Waker;
   pollIntervalMs: number;
@@ -51,7 +60,8 @@ export function createDeliveryWorker(deps: LoopDeps): Worker {
   const d = {
     ...deps,
     log,
-    recordSent: deps.recordSent ?? createSentRecorder({ sql: deps.sql, lockedBy: deps.workerId }),
+    recordSent:
+      deps.recordSent ?? createSentRecorder({ sql: deps.sql, lockedBy: deps.workerId, lingerMs: SENT_LINGER_MS }),
   };
   return {
     name: "delivery",
@@ -74,6 +84,7 @@ export function createDeliveryWorker(deps: LoopDeps): Worker {
               log.error({ err: error, notification_id: n.notificationId }, "delivery failed"),
             ),
           afterClaim: backlogGauge(d),
+          onSlotsFull: () => d.recordSent.flush(),
           idleSleepMs: () => idleDeliverySleepMs(d).catch(() => d.pollIntervalMs),
         },
         signal,
