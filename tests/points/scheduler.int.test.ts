@@ -3,6 +3,7 @@
 // scheduler was down), and retries that end FAILED.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { executeReservation } from "../../src/entitlement/write/point-execute.ts";
+import { countingSql } from "../support/counting-sql.ts";
 import { useTestDatabase } from "../support/infra.ts";
 import { waitUntil } from "../support/wait.ts";
 import { createReplica, ledgerProblems, POINTS_DATABASE, POINTS_SUBJECT, reserve, statusCounts } from "./helpers.ts";
@@ -83,20 +84,7 @@ describe("one reservation", () => {
 
 describe("an idle scheduler", () => {
   test("with nothing due it makes a handful of statements, not four per poll interval", async () => {
-    let statements = 0;
-    const counting = new Proxy(f.sql, {
-      apply(target, self, args) {
-        // A statement counts when it runs (is awaited); the calls that build its parts (a condition) do not run.
-        const query = Reflect.apply(target, self, args);
-        const then = query.then.bind(query);
-        // biome-ignore lint/suspicious/noThenProperty: the query stays a thenable; its await is what is counted
-        query.then = (...handlers: Parameters<typeof then>) => {
-          statements += 1;
-          return then(...handlers);
-        };
-        return query;
-      },
-    });
+    const { sql: counting, statements } = countingSql(f.sql);
     const replica = createReplica(counting, "idle", { pollIntervalMs: 50, idlePollIntervalMs: 60_000 });
     replica.start();
     try {
@@ -105,7 +93,7 @@ describe("an idle scheduler", () => {
       await replica.stop();
     }
     // A fixed 50 ms poll would be ~30 passes of a claim and a look for the next due time per kind.
-    expect(statements, "statements of an idle scheduler in 1.5 s").toBeLessThan(12);
+    expect(statements(), "statements of an idle scheduler in 1.5 s").toBeLessThan(12);
   });
 
   test("it still wakes at the next due time, long before its idle interval", async () => {
