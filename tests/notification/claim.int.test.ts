@@ -1,11 +1,5 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import {
-  claimNotifications,
-  countBacklog,
-  markRetry,
-  markSent,
-  markSentAndClaim,
-} from "../../src/notification/work/delivery/queries.ts";
+import { claimNotifications, countBacklog, markRetry, markSent } from "../../src/notification/work/delivery/queries.ts";
 import { createSentRecorder } from "../../src/notification/work/delivery/sent.ts";
 import type { Db } from "../../src/shared/db.ts";
 import { useTestDatabase } from "../support/infra.ts";
@@ -124,26 +118,6 @@ describe("finalize guards", () => {
     expect((await notificationRow(f.sql, mine[1] as string)).sent_at?.getTime()).toBe(at(6).getTime());
     expect(await notificationRow(f.sql, theirs)).toMatchObject({ status: "PROCESSING", locked_by: "other" });
     expect(await record(mine[0] as string, at(8)), "a row already SENT is not marked again").toBe(false);
-  });
-
-  test("markSentAndClaim marks this worker's rows SENT and claims the next, never a row it marks", async () => {
-    const expired = { status: "PROCESSING" as const, lockedBy: "me", leaseUntil: at(-1), attemptCount: 1 };
-    const mine = await seedNotification(f.sql, expired);
-    const theirs = await seedNotification(f.sql, { ...expired, lockedBy: "other" });
-    const due = await seedNotification(f.sql, { createdAt: at(-5) });
-    const claim = { limit: 10, now: T0, leaseUntil: at(30_000), lockedBy: "me" };
-    const { sent, claimed } = await markSentAndClaim(f.sql, {
-      lockedBy: "me",
-      sent: [{ notificationId: mine, sentAt: at(3) }],
-      claim,
-    });
-    expect(sent, "only the row this worker still holds is marked").toEqual([mine]);
-    expect(claimed.map((c) => c.notificationId).sort(), "the due row and the other worker's expired lease").toEqual(
-      [due, theirs].sort(),
-    );
-    expect(await notificationRow(f.sql, mine)).toMatchObject({ status: "SENT", locked_by: null, attempt_count: 1 });
-    expect((await notificationRow(f.sql, mine)).sent_at?.getTime()).toBe(at(3).getTime());
-    expect(await notificationRow(f.sql, theirs)).toMatchObject({ status: "PROCESSING", locked_by: "me" });
   });
 
   test("markRetry reschedules and unlocks, and needs the lock", async () => {

@@ -44,6 +44,9 @@ export type BatchReport = { claimed: number; published: number; retried: number;
 export type Claim = { rows: OutboxRow[]; claimedAt: Date; ms: number; position: Date | undefined };
 
 type Encoded = { row: OutboxRow; event: EncodedEvent };
+type Acked = Extract<PublishOutcome, { ok: true }>;
+
+const LEASE_LOST = "outbox lease lost before finalizing; another relay owns those events";
 
 async function encodeAll(rows: OutboxRow[], deps: RelayDeps, now: Date) {
   const { encodeOutboxEvent } = await loadEncoder();
@@ -83,11 +86,21 @@ export async function claimBatch(deps: RelayDeps, limit = deps.settings.batchSiz
   return { rows: claimed, claimedAt, ms: performance.now() - started, position };
 }
 
+/** An acknowledged event's PUBLISHED mark, which the relay may send later with others' (`NextClaim.record`). */
+export type PublishedMark = { eventId: string; publishedAt: Date };
+
 /**
- * The next claim chained to a finalize: its size (0: none), where it looks for new events from, whether it also looks
- * for rows whose lease ran out (default true), and what the finalize waits for first (the relay's linger, relay.ts).
+ * The next claim chained to a finalize: its size (0: none), where it looks for new events from, and whether it also
+ * looks for rows whose lease ran out (default true). With `record` and no next claim, the acknowledged events are not
+ * marked by the finalize but handed to it, which marks them PUBLISHED later, in a statement shared with other batches'
+ * (relay.ts); it resolves true when the row was marked, false when the lease was lost.
  */
-export type NextClaim = { size: number; after?: Date; leases?: boolean; wait?: () => Promise<void> };
+export type NextClaim = {
+  size: number;
+  after?: Date;
+  leases?: boolean;
+  record?: (mark: PublishedMark) => Promise<boolean>;
+};
 
 /**
  * Publishes a claimed batch and finalizes it, keeping its lease alive meanwhile. With `claimNext.size` the finalize
@@ -137,9 +150,10 @@ async function finalize(
   const connected = deps.isConnected();
   const failures = [...planFailures(deps, rows, outcomes, connected), ...poison];
   const publishedAt = acked.map((o) => ({ eventId: o.event.eventId, publishedAt: o.ackedAt }));
-  if (connected && claimNext.size > 0) await claimNext.wait?.();
+  const record = connected && claimNext.size === 0 ? claimNext.record : undefined;
+  if (record) for (const o of acked) recordLater(deps, o, record);
   const [{ published, next }, changed] = await Promise.all([
-    markPublished(deps, publishedAt, connected ? claimNext : { size: 0 }),
+    markPublished(deps, record ? [] : publishedAt, connected ? claimNext : { size: 0 }),
     markOutboxFailures(deps.sql, { lockedBy: deps.lockedBy, failures }),
   ]);
 
@@ -154,13 +168,26 @@ async function finalize(
     published: published.length,
     retried: done.length - failed,
     failed,
-    lost: rows.length - published.length - done.length,
+    lost: rows.length - published.length - done.length - (record ? acked.length : 0),
   };
   deps.metrics.countPublish("published", report.published);
   deps.metrics.countPublish("retry_scheduled", report.retried);
   deps.metrics.countPublish("failed", report.failed);
   logBatch(deps.log, report, failures, connected);
   return next ? { ...report, next } : report;
+}
+
+/** Hands an acknowledged event to `record`, and counts it once its row is marked (or says its lease was lost). */
+function recordLater(deps: RelayDeps, o: Acked, record: NonNullable<NextClaim["record"]>): void {
+  const fields = { event_id: o.event.eventId };
+  record({ eventId: o.event.eventId, publishedAt: o.ackedAt }).then(
+    (marked) => {
+      if (!marked) return deps.log.warn({ ...fields, lost: 1 }, LEASE_LOST);
+      deps.metrics.countPublish("published", 1);
+      deps.metrics.observePublishDelay(o.event.occurredAt, o.ackedAt);
+    },
+    (error) => deps.log.warn({ ...fields, err: error }, "could not mark a published event; it is published again"),
+  );
 }
 
 /** What becomes of each failed publish: a retry with backoff, or, while NATS is disconnected, its attempt back. */
@@ -204,8 +231,7 @@ async function markPublished(
 }
 
 function logBatch(log: Logger, report: BatchReport, failures: OutboxFailure[], connected: boolean): void {
-  if (report.lost > 0)
-    log.warn({ lost: report.lost }, "outbox lease lost before finalizing; another relay owns those events");
+  if (report.lost > 0) log.warn({ lost: report.lost }, LEASE_LOST);
   for (const f of failures) {
     const fields = { event_id: f.eventId, attempt: f.attemptCount, error: f.lastError };
     if (f.status === "FAILED") log.error(fields, "outbox event FAILED; it needs an operator (outbox requeue)");

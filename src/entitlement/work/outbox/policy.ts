@@ -20,6 +20,8 @@ export type RelaySettings = {
    * lease end, at most this long. Absent, or not above the poll interval: a fixed poll.
    */
   idlePollIntervalMs?: number;
+  /** How long a trickle's PUBLISHED marks wait for others' (relay.ts); absent: FINALIZE_LINGER_MS. */
+  finalizeLingerMs?: number;
   errorMessageMaxLength: number;
   backoff: BackoffPolicy;
 };

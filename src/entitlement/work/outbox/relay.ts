@@ -7,6 +7,7 @@
 // dies: a failed batch is logged once per run of failures, counted, and retried after the poll interval. On abort no
 // lane claims again; every batch in flight is finished, then it returns.
 
+import { createGroupedRecorder, settleGroup } from "../../../shared/grouped.ts";
 import { idleSleepMs } from "../../../shared/periodic.ts";
 import { Waker, type Worker } from "../../../shared/runtime.ts";
 import type { WakeSource } from "../wakeups.ts";
@@ -14,11 +15,12 @@ import {
   type BatchReport,
   claimBatch,
   failExhaustedClaims,
+  type PublishedMark,
   publishClaimedBatch,
   type RelayDeps,
   relayOutboxBatch,
 } from "./batch.ts";
-import { nextOutboxDueAt } from "./queries.ts";
+import { markOutboxPublished, nextOutboxDueAt } from "./queries.ts";
 import { createStatisticsRefresher } from "./statistics.ts";
 
 export type OutboxRelay = Worker & {
@@ -32,11 +34,11 @@ export type OutboxRelay = Worker & {
 const CURSOR_RESET_MS = 1_000;
 
 /**
- * How long the main lane holds the finalize of a batch that was not full, waiting for the next event's wake, so that
- * one statement marks it PUBLISHED and claims that event: at a steady trickle every event then costs the relay one
- * statement instead of two (its claim, then a finalize whose chained claim finds nothing). The publish is not held,
- * only the update that records it (published_at is still the ack's time); an abort ends the wait at once, and a relay
- * that dies in it leaves its rows IN_FLIGHT until their lease ends, as one that dies before any finalize does.
+ * How long the PUBLISHED mark of a batch that was not full waits for other batches' marks to share its statement. At a
+ * steady trickle each event then costs the relay its claim and a share of one mark, instead of a claim and a finalize
+ * (whose chained claim finds nothing). Neither the publish nor the next claim waits, only the update that records the
+ * publish (published_at is still the ack's time). An abort sends the marks at once; a relay that dies in the wait
+ * leaves its rows IN_FLIGHT until their lease ends, as one that dies before any finalize does (docs/decisions.md ADR-37).
  */
 export const FINALIZE_LINGER_MS = 20;
 
@@ -44,7 +46,6 @@ export function createOutboxRelay(deps: RelayDeps & { wakeups: WakeSource }): Ou
   const waker = new Waker();
   const relay: Relay = {
     deps,
-    waker,
     lanes: new Set(),
     noteFullClaim: createStatisticsRefresher(deps),
     maxBatch: Math.max(deps.settings.batchSize, deps.settings.maxBatchSize ?? 0),
@@ -56,6 +57,13 @@ export function createOutboxRelay(deps: RelayDeps & { wakeups: WakeSource }): Ou
 
   async function run(signal: AbortSignal): Promise<void> {
     const stopListening = deps.wakeups.onEvents(() => waker.wake(), signal);
+    const recording = new Set<Promise<boolean>>();
+    const marks = createPublishedMarks(deps);
+    relay.record = (mark) => {
+      const marked = marks(mark).finally(() => recording.delete(marked));
+      recording.add(marked);
+      return marked;
+    };
     let emptyPasses = 0;
     while (!signal.aborted) {
       relay.claimedInPass = 0;
@@ -64,6 +72,8 @@ export function createOutboxRelay(deps: RelayDeps & { wakeups: WakeSource }): Ou
       await waker.wait(await sleepMs(relay, emptyPasses), signal);
     }
     await Promise.all(relay.lanes);
+    marks.flush();
+    await Promise.allSettled(recording);
     await stopListening();
   }
 
@@ -73,8 +83,6 @@ export function createOutboxRelay(deps: RelayDeps & { wakeups: WakeSource }): Ou
 /** The relay's state, shared by its lanes. */
 type Relay = {
   deps: RelayDeps;
-  /** Woken by every new event (and by `wake()`): the idle sleep and the finalize's linger end at it. */
-  waker: Waker;
   /** The extra lanes of a backlog. */
   lanes: Set<Promise<void>>;
   noteFullClaim: (claimMs: number) => void;
@@ -92,7 +100,27 @@ type Relay = {
   leasesCheckedAt: number;
   /** Rows the main lane's current pass claimed (an idle relay is one whose passes claim nothing). */
   claimedInPass: number;
+  /** Marks a published event later, with other batches' (FINALIZE_LINGER_MS); set while the relay runs. */
+  record?: (mark: PublishedMark) => Promise<boolean>;
 };
+
+/** The PUBLISHED marks of batches that were not full, sent together after FINALIZE_LINGER_MS. */
+function createPublishedMarks(deps: RelayDeps) {
+  return createGroupedRecorder<PublishedMark>(
+    async (group) => {
+      try {
+        const published = await markOutboxPublished(deps.sql, {
+          lockedBy: deps.lockedBy,
+          published: group.map((w) => w.item),
+        });
+        settleGroup(group, published, (m) => m.eventId);
+      } catch (error) {
+        for (const w of group) w.reject(error);
+      }
+    },
+    { lingerMs: deps.settings.finalizeLingerMs ?? FINALIZE_LINGER_MS },
+  );
+}
 
 /** The extra lanes of a backlog; each stops at its first batch that is not full. */
 function spawnLanes(relay: Relay, signal: AbortSignal): void {
@@ -106,11 +134,11 @@ function spawnLanes(relay: Relay, signal: AbortSignal): void {
 
 /**
  * Claims and publishes batches; true when the last claim was full (more is probably due). While claims come back
- * non-empty (the main lane) or full (the other lanes), each finalize claims the next batch in the same statement, so
- * a steady stream of events costs one statement per batch; the main lane's finalize of a batch that was not full waits
- * for the next event first (FINALIZE_LINGER_MS). While claims come back full the next one is twice as
- * large, up to `maxBatchSize`: a backlog then costs fewer statements per event (docs/benchmarks.md, "Relay drain");
- * the first claim that is not full goes back to the configured size, so a steady trickle keeps small batches.
+ * full, each finalize claims the next batch in the same statement, so a backlog costs one statement per batch, and the
+ * next claim is twice as large, up to `maxBatchSize`: fewer statements per event (docs/benchmarks.md, "Relay drain").
+ * The first claim that is not full goes back to the configured size, so a steady trickle keeps small batches; the main
+ * lane's batch that was not full leaves its PUBLISHED marks to the relay's grouped marks (FINALIZE_LINGER_MS) and
+ * returns, so the next event's wake-up finds it free to claim at once.
  */
 async function claimAndPublish(relay: Relay, signal: AbortSignal, main: boolean): Promise<boolean> {
   const { deps } = relay;
@@ -132,9 +160,12 @@ async function claimAndPublish(relay: Relay, signal: AbortSignal, main: boolean)
     const fresh = !full || performance.now() - cursorSince >= CURSOR_RESET_MS;
     if (fresh) cursorSince = performance.now();
     const after = fresh ? undefined : position;
-    const leases = chain && oncePerPoll(relay, "leasesCheckedAt");
-    const linger = main && !full ? () => relay.waker.wait(FINALIZE_LINGER_MS, signal) : undefined;
-    const claimNext = { size: chain ? nextSize : 0, after, leases, wait: linger };
+    // The main lane's batch that was not full chains no claim: its marks wait for others' (FINALIZE_LINGER_MS), and the
+    // next event's wake-up starts a plain claim at once.
+    const trickle = main && !full;
+    const leases = chain && !trickle && oncePerPoll(relay, "leasesCheckedAt");
+    const record = trickle ? relay.record : undefined;
+    const claimNext = { size: chain && !trickle ? nextSize : 0, after, leases, record };
     const { next } = await publishClaimedBatch(deps, rows, claimedAt, claimNext);
     if (!next || next.rows.length === 0) return full && !next;
     ({ rows, claimedAt, ms, position } = next);

@@ -30,11 +30,6 @@ type ClaimRow = {
   expires_at: Date | null;
 };
 
-type ClaimInput = { limit: number; now: Date; leaseUntil: Date; lockedBy: string };
-
-/** A sent notification waiting to be marked SENT, with its own send time. */
-export type SentMark = { notificationId: string; sentAt: Date };
-
 /**
  * Claims due PENDING rows and PROCESSING rows whose lease expired, oldest first. Sorted explicitly: UPDATE … RETURNING
  * keeps no order. One branch per kind of due row, each a range scan of its own partial index (migration 007): one OR
@@ -42,82 +37,54 @@ export type SentMark = { notificationId: string; sentAt: Date };
  * order (the longest overdue retries and leases first), so even a generic plan cannot walk created_at instead; each is
  * materialized so its limit holds; up to 3 × limit rows are locked and only `limit` claimed, oldest created first.
  */
-export async function claimNotifications(db: Db, input: ClaimInput): Promise<ClaimedNotification[]> {
-  return (await markSentAndClaim(db, { lockedBy: input.lockedBy, sent: [], claim: input })).claimed;
-}
-
-/**
- * Marks this worker's sent notifications SENT (each guarded as markSent is) and claims the next batch, in one
- * statement: at a steady trickle the SENT of one claim's notifications goes out with the next claim, one statement a
- * round instead of two (sent.ts). The claim never takes a row the statement marks, even when its lease ran out.
- */
-export async function markSentAndClaim(
+export async function claimNotifications(
   db: Db,
-  input: { lockedBy: string; sent: SentMark[]; claim: ClaimInput },
-): Promise<{ sent: string[]; claimed: ClaimedNotification[] }> {
-  const { claim } = input;
-  const ids = input.sent.map((s) => s.notificationId);
-  const times = input.sent.map((s) => s.sentAt.toISOString());
-  const rows = await db<(ClaimRow & { kind: "claimed" | "sent" })[]>`
+  input: { limit: number; now: Date; leaseUntil: Date; lockedBy: string },
+): Promise<ClaimedNotification[]> {
+  const rows = await db<ClaimRow[]>`
     with fresh as materialized (
       select notification_id, created_at from notifications
       where status = 'PENDING' and next_retry_at is null
-      order by created_at limit ${claim.limit}
+      order by created_at limit ${input.limit}
       for update skip locked
     ), retry_due as materialized (
       select notification_id, created_at from notifications
-      where status = 'PENDING' and next_retry_at is not null and next_retry_at <= ${claim.now}
-      order by next_retry_at limit ${claim.limit}
+      where status = 'PENDING' and next_retry_at is not null and next_retry_at <= ${input.now}
+      order by next_retry_at limit ${input.limit}
       for update skip locked
     ), lease_expired as materialized (
       select notification_id, created_at from notifications
-      where status = 'PROCESSING' and (lease_until is null or lease_until <= ${claim.now})
-        and notification_id <> all(${ids}::uuid[])
-      order by lease_until limit ${claim.limit}
+      where status = 'PROCESSING' and (lease_until is null or lease_until <= ${input.now})
+      order by lease_until limit ${input.limit}
       for update skip locked
     ), picked as (
       select notification_id from (
         select * from fresh union all select * from retry_due union all select * from lease_expired
       ) due
-      order by created_at limit ${claim.limit}
+      order by created_at limit ${input.limit}
     ), claimed as (
       update notifications n
-      set status = 'PROCESSING', locked_by = ${claim.lockedBy}, locked_at = ${claim.now},
-          lease_until = ${claim.leaseUntil}, attempt_count = n.attempt_count + 1
+      set status = 'PROCESSING', locked_by = ${input.lockedBy}, locked_at = ${input.now},
+          lease_until = ${input.leaseUntil}, attempt_count = n.attempt_count + 1
       from picked
       where n.notification_id = picked.notification_id
       returning n.notification_id, n.event_id, n.user_id, n.type, n.occurred_at, n.payload_json::text as payload,
                 n.attempt_count, n.created_at, n.traceparent, n.expires_at
-    ), sent as (
-      update notifications n
-      set status = 'SENT', sent_at = u.sent_at, next_retry_at = null, last_error = null,
-          locked_by = null, locked_at = null, lease_until = null
-      from unnest(${ids}::uuid[], ${times}::timestamptz[]) as u(notification_id, sent_at)
-      where n.notification_id = u.notification_id and n.status = 'PROCESSING' and n.locked_by = ${input.lockedBy}
-      returning n.notification_id
     )
-    select 'claimed' as kind, * from claimed
-    union all
-    select 'sent', notification_id, null, null, null, null, null, null, null, null, null from sent
-    order by kind, created_at, notification_id`;
-  return {
-    sent: rows.filter((r) => r.kind === "sent").map((r) => r.notification_id),
-    claimed: rows.filter((r) => r.kind === "claimed").map(toClaimed),
-  };
+    select * from claimed order by created_at, notification_id`;
+  return rows.map((r) => ({
+    notificationId: r.notification_id,
+    eventId: r.event_id,
+    userId: r.user_id,
+    type: r.type,
+    occurredAt: r.occurred_at,
+    payload: JSON.parse(r.payload) as Record<string, unknown>,
+    attemptCount: r.attempt_count,
+    createdAt: r.created_at,
+    traceparent: r.traceparent,
+    expiresAt: r.expires_at,
+  }));
 }
-
-const toClaimed = (r: ClaimRow): ClaimedNotification => ({
-  notificationId: r.notification_id,
-  eventId: r.event_id,
-  userId: r.user_id,
-  type: r.type,
-  occurredAt: r.occurred_at,
-  payload: JSON.parse(r.payload) as Record<string, unknown>,
-  attemptCount: r.attempt_count,
-  createdAt: r.created_at,
-  traceparent: r.traceparent,
-  expiresAt: r.expires_at,
-});
 
 type Guard = { notificationId: string; lockedBy: string };
 
@@ -144,7 +111,10 @@ export async function markSent(db: Db, input: Guard & { sentAt: Date }): Promise
 }
 
 /** markSent for many notifications of one worker, each with its own send time; returns the ids it changed. */
-export async function markSentMany(db: Db, input: { lockedBy: string; sent: SentMark[] }): Promise<string[]> {
+export async function markSentMany(
+  db: Db,
+  input: { lockedBy: string; sent: { notificationId: string; sentAt: Date }[] },
+): Promise<string[]> {
   if (input.sent.length === 0) return [];
   const rows = await db<{ notification_id: string }[]>`
     update notifications n

@@ -1,33 +1,27 @@
 // Marking notifications SENT in groups: the deliveries of one claim finish within a few milliseconds of each other,
 // and an update per notification was the delivery's largest cost (one statement per event, 1.0 of Notification's 1.1
-// statements per event in a backlog, docs/benchmarks.md "Pipeline cost"). The marks wait up to the linger
-// (`lingerMs`) for the next claim, which takes them into its own statement (service.ts claimDue, queries.ts
-// markSentAndClaim); those that no claim takes in time go out together in a statement of their own
-// (../claim-loop.ts createGroupedRecorder). Each is guarded as markSent is (failure-modes.md).
+// statements per event in a backlog, docs/benchmarks.md "Pipeline cost"). A group's first mark waits up to the linger
+// (`lingerMs`) for the others, so that at a steady trickle the notifications of several claims share one statement
+// (src/shared/grouped.ts, ADR-37). Each is guarded as markSent is (failure-modes.md).
 import type { Db } from "../../../shared/db.ts";
-import { createGroupedRecorder, type Waiting } from "../claim-loop.ts";
-import { markSentMany, type SentMark } from "./queries.ts";
+import { createGroupedRecorder, settleGroup } from "../../../shared/grouped.ts";
+import { markSentMany } from "./queries.ts";
 
 /**
  * Resolves true when the notification was marked SENT, false when its lease was lost; rejects when the update failed.
- * `take` hands the waiting marks to the next claim, `flush` sends them now.
+ * `flush` sends the waiting marks now.
  */
-export type SentRecorder = ((notificationId: string, sentAt: Date) => Promise<boolean>) & {
-  take(): Waiting<SentMark>[];
-  flush(): void;
-};
+export type SentRecorder = ((notificationId: string, sentAt: Date) => Promise<boolean>) & { flush(): void };
 
-/** Settles each waiting mark: true when its id is among those the statement changed. */
-export function settleSent(group: Waiting<SentMark>[], changed: string[]): void {
-  const ids = new Set(changed);
-  for (const w of group) w.resolve(ids.has(w.item.notificationId));
-}
+type SentMark = { notificationId: string; sentAt: Date };
 
 export function createSentRecorder(deps: { sql: Db; lockedBy: string; lingerMs?: number }): SentRecorder {
   const recorder = createGroupedRecorder<SentMark>(
     async (group) => {
       try {
-        settleSent(group, await markSentMany(deps.sql, { lockedBy: deps.lockedBy, sent: group.map((w) => w.item) }));
+        const sent = group.map((w) => w.item);
+        const changed = await markSentMany(deps.sql, { lockedBy: deps.lockedBy, sent });
+        settleGroup(group, changed, (m) => m.notificationId);
       } catch (error) {
         for (const w of group) w.reject(error);
       }
@@ -35,5 +29,5 @@ export function createSentRecorder(deps: { sql: Db; lockedBy: string; lingerMs?:
     { lingerMs: deps.lingerMs },
   );
   const record = (notificationId: string, sentAt: Date) => recorder({ notificationId, sentAt });
-  return Object.assign(record, { take: recorder.take, flush: recorder.flush });
+  return Object.assign(record, { flush: recorder.flush });
 }

@@ -4,8 +4,7 @@ import { contextOfTraceparent, inSpan } from "../../../shared/trace-context.ts";
 import type { Delivery } from "../channels/sender.ts";
 import type { DeliveryDeps } from "./deps.ts";
 import { handleFailure, moveToDlq } from "./failure.ts";
-import { type ClaimedNotification, markExpired, markSent, markSentAndClaim } from "./queries.ts";
-import { settleSent } from "./sent.ts";
+import { type ClaimedNotification, claimNotifications, markExpired, markSent } from "./queries.ts";
 
 function toDelivery(n: ClaimedNotification): Delivery {
   const { notificationId, eventId, userId, type, occurredAt, payload } = n;
@@ -87,24 +86,13 @@ async function attemptDelivery(deps: DeliveryDeps, n: ClaimedNotification): Prom
   }
 }
 
-/**
- * Claims up to `limit` due notifications for this worker (leased for `leaseMs`); the SENT marks waiting for a
- * statement (sent.ts) go out in the claim's.
- */
+/** Claims up to `limit` due notifications for this worker (leased for `leaseMs`). */
 export async function claimDue(deps: DeliveryDeps, limit: number): Promise<ClaimedNotification[]> {
   const now = deps.now();
-  const marks = deps.recordSent?.take() ?? [];
-  const claim = { limit, now, leaseUntil: new Date(now.getTime() + deps.leaseMs), lockedBy: deps.workerId };
-  try {
-    const { sent, claimed } = await markSentAndClaim(deps.sql, {
-      lockedBy: deps.workerId,
-      sent: marks.map((w) => w.item),
-      claim,
-    });
-    settleSent(marks, sent);
-    return claimed;
-  } catch (error) {
-    for (const w of marks) w.reject(error);
-    throw error;
-  }
+  return claimNotifications(deps.sql, {
+    limit,
+    now,
+    leaseUntil: new Date(now.getTime() + deps.leaseMs),
+    lockedBy: deps.workerId,
+  });
 }

@@ -14,11 +14,11 @@ import { createSentRecorder } from "./sent.ts";
 import { claimDue, deliverOne } from "./service.ts";
 
 /**
- * How long a sent notification's SENT mark waits for the next claim to go out in its statement (sent.ts): at a steady
- * trickle each claim then also marks the notifications of the one before it, one statement a round instead of two.
- * The send is not held, only the update that records it (sent_at is still the send's time); the claim loop sends the
- * marks at once when it waits for the slots they hold, and a worker that dies in the wait leaves the rows PROCESSING
- * until their lease ends (sent once more, as when it dies before any mark).
+ * How long a sent notification's SENT mark waits for others to share its statement (sent.ts): at a steady trickle the
+ * notifications of several claims are then marked together, instead of one statement each after the claim's. The send
+ * is not held, nor the next claim, only the update that records it (sent_at is still the send's time); the claim loop
+ * sends the marks at once when it waits for the slots they hold, and a worker that dies in the wait leaves the rows
+ * PROCESSING until their lease ends (sent once more, as when it dies before any mark).
  */
 export const SENT_LINGER_MS = 20;
 
@@ -27,6 +27,8 @@ type LoopDeps = DeliveryDeps & {
   pollIntervalMs: number;
   /** Longest sleep while idle (default: the poll interval, i.e. a fixed poll). */
   idlePollMs?: number;
+  /** How long SENT marks wait for others' (default SENT_LINGER_MS). */
+  sentLingerMs?: number;
 };
 
 /**
@@ -61,7 +63,8 @@ export function createDeliveryWorker(deps: LoopDeps): Worker {
     ...deps,
     log,
     recordSent:
-      deps.recordSent ?? createSentRecorder({ sql: deps.sql, lockedBy: deps.workerId, lingerMs: SENT_LINGER_MS }),
+      deps.recordSent ??
+      createSentRecorder({ sql: deps.sql, lockedBy: deps.workerId, lingerMs: deps.sentLingerMs ?? SENT_LINGER_MS }),
   };
   return {
     name: "delivery",

@@ -1,7 +1,7 @@
-// Finalizing endpoint deliveries in groups (../claim-loop.ts), as delivery/sent.ts does for the notifications. After each
+// Finalizing endpoint deliveries in groups (src/shared/grouped.ts), as delivery/sent.ts does for the notifications. After each
 // group, the endpoints that failed are checked against NOTIFICATION_ENDPOINT_DISABLE_AFTER.
 import type { Db } from "../../../shared/db.ts";
-import { createGroupedRecorder } from "../claim-loop.ts";
+import { createGroupedRecorder } from "../../../shared/grouped.ts";
 import { type DeliveryOutcome, finalizeDeliveries } from "./delivery-queries.ts";
 
 /** Resolves true when the outcome was recorded, false when the lease was lost; rejects when the statement failed. */

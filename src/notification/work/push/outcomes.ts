@@ -1,6 +1,6 @@
-// Finalizing pushes in groups (../claim-loop.ts), as the endpoints' outcomes.ts does for their deliveries.
+// Finalizing pushes in groups (src/shared/grouped.ts), as the endpoints' outcomes.ts does for their deliveries.
 import type { Db } from "../../../shared/db.ts";
-import { createGroupedRecorder } from "../claim-loop.ts";
+import { createGroupedRecorder } from "../../../shared/grouped.ts";
 import { finalizePushes, type PushOutcome } from "./queries.ts";
 
 /** Resolves true when the outcome was recorded, false when the lease was lost; rejects when the statement failed. */
