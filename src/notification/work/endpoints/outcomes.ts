@@ -1,5 +1,5 @@
-// Finalizing endpoint deliveries in groups (src/shared/grouped.ts), as delivery/sent.ts does for the notifications. After each
-// group, the endpoints that failed are checked against NOTIFICATION_ENDPOINT_DISABLE_AFTER.
+// Finalizing endpoint deliveries in groups (src/shared/grouped.ts), as delivery/sent.ts does for the notifications.
+// After each group, the endpoints that failed are checked against NOTIFICATION_ENDPOINT_DISABLE_AFTER.
 import type { Db } from "../../../shared/db.ts";
 import { createGroupedRecorder } from "../../../shared/grouped.ts";
 import { type DeliveryOutcome, finalizeDeliveries } from "./delivery-queries.ts";
