@@ -14,6 +14,9 @@ import m013 from "../../db/notification/013_notification_requests.sql" with { ty
 import m014 from "../../db/notification/014_player_devices.sql" with { type: "text" };
 import m015 from "../../db/notification/015_push_deliveries.sql" with { type: "text" };
 import storeNotifications from "../../db/notification/functions/store_notifications.sql" with { type: "text" };
+import storeNotificationsLeased from "../../db/notification/functions/store_notifications_leased.sql" with {
+  type: "text",
+};
 import p008 from "../../db/notification/prepare/008_player_inbox.sql" with { type: "text" };
 import { migrationList, type SchemaText } from "../shared/migrate.ts";
 import { functionList } from "../shared/schema-functions.ts";
@@ -49,6 +52,7 @@ export const migrations = migrationList(
  */
 export const functions = functionList({
   "store_notifications.sql": storeNotifications,
+  "store_notifications_leased.sql": storeNotificationsLeased,
 });
 
 /** The notification schema as the migration runner applies it. */

@@ -5,12 +5,13 @@ import type { NotificationConfig } from "./config.ts";
 import type { Resolve } from "./features/endpoints/url-guard.ts";
 import type { Players } from "./features/players/setup.ts";
 import { advisorySpecs, createAdvisoryCapture } from "./intake/advisories/worker.ts";
+import type { Handoff } from "./intake/consumer/batch.ts";
 import { type ConsumerHealth, createEventConsumer } from "./intake/consumer/worker.ts";
 import { eventPipelines } from "./intake/handlers/registry.ts";
 import type { NotificationMetrics } from "./metrics.ts";
 import { createSender } from "./work/channels/select.ts";
 import type { Sender } from "./work/channels/sender.ts";
-import { createDeliveryWorker } from "./work/delivery/worker.ts";
+import { createDeliveryWorker, type DeliveryWorker } from "./work/delivery/worker.ts";
 import { endpointDeliveryWorker } from "./work/endpoints/build.ts";
 import { pushWorker } from "./work/push/build.ts";
 import { createRetentionWorker } from "./work/retention/worker.ts";
@@ -38,7 +39,7 @@ export type WorkerDeps = Handles & {
   players?: Players;
 };
 
-function natsWorkers(deps: WorkerDeps, link: NatsLink): Worker[] {
+function natsWorkers(deps: WorkerDeps, link: NatsLink, handoff: Handoff | undefined): Worker[] {
   const { config, sql, log, now, metrics } = deps;
   const pipelines = eventPipelines(config.nats);
   const advisories = advisorySpecs(config.nats.advisories, pipelines);
@@ -54,8 +55,9 @@ function natsWorkers(deps: WorkerDeps, link: NatsLink): Worker[] {
         advisories,
         batchSize: EVENT_BATCH_SIZE,
         health: deps.health,
-        onCreated: () => {
-          deps.waker.wake();
+        handoff,
+        onCreated: (handedOff) => {
+          if (!handedOff) deps.waker.wake();
           deps.endpointWaker?.wake();
           deps.pushWaker?.wake();
         },
@@ -77,7 +79,7 @@ function natsWorkers(deps: WorkerDeps, link: NatsLink): Worker[] {
   ];
 }
 
-function deliveryWorker(deps: WorkerDeps): Worker {
+function deliveryWorker(deps: WorkerDeps): DeliveryWorker {
   const { sql, log, now, metrics } = deps;
   const d = deps.config.delivery;
   return createDeliveryWorker({
@@ -113,10 +115,11 @@ function pushWorkers(deps: WorkerDeps): Worker[] {
 export function createWorkers(deps: WorkerDeps): Worker[] {
   const { config, sql, log, now } = deps;
   const r = config.retention;
+  const delivery = config.delivery.enabled ? deliveryWorker(deps) : undefined;
   return [
-    ...(deps.link ? natsWorkers(deps, deps.link) : []),
+    ...(deps.link ? natsWorkers(deps, deps.link, delivery) : []),
     ...(deps.players?.workers ?? []),
-    ...(config.delivery.enabled ? [deliveryWorker(deps)] : []),
+    ...(delivery ? [delivery] : []),
     ...endpointWorkers(deps),
     ...pushWorkers(deps),
     ...(r.enabled

@@ -33,7 +33,7 @@ describe("the storing statement's plan", () => {
       url: f.db.url,
       run: async (db) => {
         const stored = await storeProcessedEvents(db, { events: events(2), now: new Date() });
-        expect(stored).toEqual({ created: 2, notifications: 2 });
+        expect(stored).toEqual({ created: 2, notifications: 2, leased: [] });
       },
       fill: async () => {
         await f.sql`

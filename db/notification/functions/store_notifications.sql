@@ -1,22 +1,9 @@
--- One batch of consumed events stored in one statement, its own transaction: the events marked processed and, for
--- those that were new only, every notification they yield, PENDING and due at once, numbered per player. An event
--- counts as processed exactly when its notifications exist; a duplicate is skipped, never an error.
---
--- The rows to store are chosen before they are numbered (a row that exists already is left out, so skipping it leaves
--- no gap in its player's seq); then each player's counter row moves on by that player's count in one upsert, players
--- in user_id order so that two batches never wait for each other's counters in a cycle, and each row takes its number
--- in the batch's order. The send API numbers its rows the same way (src/notification/intake/consumer/seqs.ts).
---
--- Why a function: its statement keeps one generic plan per connection (plan_cache_mode below). Sent as a prepared
--- statement, PostgreSQL planned it anew at every batch (a few rows in each array make every custom plan look cheaper),
--- or, when the table was nearly empty at its sixth run, kept a generic plan that found existing rows by hashing the
--- whole of `notifications`, once per batch, until the table was analyzed. The existing-row check is a subquery the
--- planner cannot turn into that join (`offset 0`): one probe of notifications_event_user_key per row, whatever the
--- table's statistics say. docs/benchmarks.md, "Notification's storing statement".
+-- The storing statement of the release before: the same as store_notifications_leased without a lock holder, its
+-- notifications PENDING and due at once. Kept for that release's consumers while a rolling upgrade runs (they call it
+-- by name with these arguments); this release calls store_notifications_leased.
 create or replace function store_notifications(
   p_now timestamptz,
   p_event_ids uuid[],
-  -- One element per notification, in the batch's order: its event, its player, and what it says.
   p_row_event_ids uuid[],
   p_user_ids text[],
   p_types text[],
@@ -25,38 +12,10 @@ create or replace function store_notifications(
   p_traceparents text[],
   out stored_events int,
   out stored_notifications int
-) language plpgsql volatile set plan_cache_mode = force_generic_plan as $$
+) language plpgsql volatile as $$
 begin
-  with fresh as (
-    insert into processed_events (event_id, processed_at)
-    select id, p_now from unnest(p_event_ids) as t(id)
-    on conflict do nothing
-    returning event_id
-  ), todo as materialized (
-    select e.*
-    from unnest(p_row_event_ids, p_user_ids, p_types, p_occurred_at, p_payloads, p_traceparents)
-      with ordinality as e(event_id, user_id, type, occurred_at, payload, traceparent, ord)
-    where e.event_id in (select event_id from fresh)
-      and not exists (select from notifications n where n.event_id = e.event_id and n.user_id = e.user_id offset 0)
-  ), counters as (
-    insert into notification_user_seqs as s (user_id, last_seq)
-    select user_id, count(*) from todo group by user_id order by user_id
-    on conflict (user_id) do update set last_seq = s.last_seq + excluded.last_seq
-    returning s.user_id, s.last_seq
-  ), created as (
-    insert into notifications
-      (notification_id, event_id, user_id, type, occurred_at, payload_json, status, attempt_count, next_retry_at,
-       created_at, traceparent, seq)
-    select gen_random_uuid(), t.event_id, t.user_id, t.type, t.occurred_at::timestamptz, t.payload::jsonb, 'PENDING',
-           0, p_now, p_now, t.traceparent,
-           c.last_seq - count(*) over mine + row_number() over (mine order by t.ord)
-    from todo t join counters c using (user_id)
-    window mine as (partition by t.user_id)
-    order by t.user_id, t.ord
-    on conflict (event_id, user_id) do nothing
-    returning 1
-  )
-  select (select count(*) from fresh)::int, (select count(*) from created)::int
-  into stored_events, stored_notifications;
+  select s.stored_events, s.stored_notifications into stored_events, stored_notifications
+  from store_notifications_leased(p_now, p_event_ids, p_row_event_ids, p_user_ids, p_types, p_occurred_at, p_payloads,
+                                  p_traceparents, null, null) s;
 end
 $$;

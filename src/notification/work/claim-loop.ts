@@ -37,6 +37,8 @@ export type ClaimLoop<T> = {
   onNotify?: () => void;
   /** Before the loop waits for a slot to free: what holds the items in hand (a lingering finalize) should go now. */
   onSlotsFull?: () => void;
+  /** The items in hand, when some also arrive without a claim (the delivery's handoff); the loop's own otherwise. */
+  inFlight?: Set<Promise<void>>;
 };
 
 type Round = { claimed: number; free: number; failures: number; emptyRounds: number };
@@ -82,7 +84,7 @@ export async function runClaimLoop<T>(loop: ClaimLoop<T>, signal: AbortSignal): 
   const { sql, log, channel } = loop;
   const retryMs = loop.pollIntervalMs;
   const stopListening = listenInBackground(sql, { channel, onNotify: wake, onListen: wake, log, retryMs, signal });
-  const inFlight = new Set<Promise<void>>();
+  const inFlight = loop.inFlight ?? new Set<Promise<void>>();
   const round: Round = { claimed: 0, free: 0, failures: 0, emptyRounds: 0 };
   while (!signal.aborted) {
     round.free = loop.slots - inFlight.size;

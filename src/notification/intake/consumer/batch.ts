@@ -6,16 +6,44 @@
 import type { JsMsg } from "@nats-io/jetstream";
 import { context } from "@opentelemetry/api";
 import { isDataError, type Sql } from "../../../shared/db.ts";
+import { parseInstant } from "../../../shared/instant.ts";
 import type { Logger } from "../../../shared/logger.ts";
 import type { Clock } from "../../../shared/runtime.ts";
 import type { NotificationMetrics } from "../../metrics.ts";
 import { holdWhileDatabaseDown } from "../nats/hold.ts";
 import type { EventHandler, StoredEvent } from "./handler.ts";
-import { storeProcessedEvents } from "./queries.ts";
+import { type Lease, type LeasedRow, storeProcessedEvents } from "./queries.ts";
 import { type ConsumeSpan, endConsumeSpan, startConsumeSpan } from "./spans.ts";
 
-/** `created` and `duplicates` count events; `notifications` counts the rows the created events yielded. */
-export type StoreOutcome = { created: number; duplicates: number; notifications: number };
+/**
+ * `created` and `duplicates` count events; `notifications` counts the rows the created events yielded; `leased` are
+ * those stored leased to this process's delivery worker (absent or empty without a lease).
+ */
+export type StoreOutcome = { created: number; duplicates: number; notifications: number; leased?: LeasedRow[] };
+
+/** A notification stored leased to this process's delivery worker, with what its delivery needs. */
+export type HandedOff = {
+  notificationId: string;
+  eventId: string;
+  userId: string;
+  type: string;
+  occurredAt: Date;
+  payload: Record<string, unknown>;
+  createdAt: Date;
+  traceparent: string | null;
+};
+
+/**
+ * This process's delivery worker, taking notifications as they are stored (work/delivery/worker.ts): the batch is
+ * stored leased to it when it has a free slot for each, and handed to it after the commit, so it sends them without
+ * claiming them (docs/decisions.md ADR-38).
+ */
+export type Handoff = {
+  /** A lease for `count` notifications when the worker has that many free slots now; undefined otherwise. */
+  lease(count: number): Lease | undefined;
+  /** Sends the notifications stored under that lease. */
+  adopt(notifications: HandedOff[]): void;
+};
 
 /** The same event may appear twice in one batch (a re-publish without Nats-Msg-Id): keep its first copy. */
 function firstOfEach(events: StoredEvent[]): StoredEvent[] {
@@ -27,9 +55,9 @@ function firstOfEach(events: StoredEvent[]): StoredEvent[] {
  * Turns a batch of valid events into notifications in one statement, exactly once per event id: an event counts as
  * processed exactly when all its notifications exist.
  */
-export async function storeEvents(sql: Sql, events: StoredEvent[], now: Date): Promise<StoreOutcome> {
-  const { created, notifications } = await storeProcessedEvents(sql, { events: firstOfEach(events), now });
-  return { created, duplicates: events.length - created, notifications };
+export async function storeEvents(sql: Sql, events: StoredEvent[], now: Date, lease?: Lease): Promise<StoreOutcome> {
+  const stored = await storeProcessedEvents(sql, { events: firstOfEach(events), now, lease });
+  return { ...stored, duplicates: events.length - stored.created };
 }
 
 export type BatchHandlerDeps = {
@@ -38,8 +66,13 @@ export type BatchHandlerDeps = {
   log: Logger;
   now: Clock;
   metrics: NotificationMetrics;
-  /** Called after a commit that created notifications, so delivery starts at once. */
-  onCreated: () => void;
+  /**
+   * Called after a commit that created notifications, so delivery starts at once; `handedOff` when every one of them
+   * went to the delivery worker already (`handoff`), so it need not claim.
+   */
+  onCreated: (handedOff?: boolean) => void;
+  /** This process's delivery worker, when it takes notifications as they are stored. */
+  handoff?: Handoff;
   /** Called after that commit with the users of the batch, so their live streams read what is new. */
   onStored?: (userIds: string[]) => void;
   /** Whether the server understands a reason on term() (see nats/server.ts). */
@@ -106,18 +139,19 @@ function decodeAll(batch: Batch, messages: JsMsg[]): Valid[] {
 /** Stores the events in one transaction, holding them while the database is down; acks them after the commit. */
 async function storeAndAck({ deps, source, store }: Batch, valid: Valid[], signal?: AbortSignal): Promise<Stored> {
   const { log, metrics } = deps;
+  const events = valid.map((v) => v.event);
+  const count = events.reduce((n, e) => n + e.notifications.length, 0);
+  let storedAt = deps.now();
   const result = await holdWhileDatabaseDown(
     valid.map((v) => v.message),
-    () =>
-      store(
-        deps.sql,
-        valid.map((v) => v.event),
-        deps.now(),
-      ),
+    () => {
+      storedAt = deps.now();
+      return store(deps.sql, events, storedAt, deps.handoff?.lease(count));
+    },
     { log, signal, retryMs: deps.holdRetryMs },
   );
   if (!result.ok) return result;
-  const { created, duplicates, notifications } = result.value;
+  const { created, duplicates, notifications, leased = [] } = result.value;
   for (const v of valid) {
     settle(log, () => v.message.ack());
     endConsumeSpan(v.span, "ack");
@@ -126,11 +160,35 @@ async function storeAndAck({ deps, source, store }: Batch, valid: Valid[], signa
   metrics.events.inc({ source, result: "duplicate" }, duplicates);
   metrics.notificationsCreated.inc({ source }, notifications);
   if (duplicates > 0) log.info({ duplicates }, `duplicate ${source} events skipped`);
+  if (leased.length > 0) deps.handoff?.adopt(handedOff(events, leased, storedAt));
   if (notifications > 0) {
-    deps.onCreated();
+    deps.onCreated(leased.length === notifications);
     deps.onStored?.(valid.flatMap((v) => v.event.notifications.map((n) => n.userId)));
   }
   return { ok: true };
+}
+
+/** The leased rows with what their delivery needs, from the events they were stored from. */
+function handedOff(events: StoredEvent[], leased: LeasedRow[], createdAt: Date): HandedOff[] {
+  const drafts = new Map(
+    events.flatMap((e) => e.notifications.map((n) => [`${e.eventId} ${n.userId}`, { event: e, draft: n }] as const)),
+  );
+  return leased.flatMap((row) => {
+    const found = drafts.get(`${row.eventId} ${row.userId}`);
+    if (!found) return [];
+    const { draft, event } = found;
+    const occurredAt = parseInstant(draft.occurredAt) ?? new Date(draft.occurredAt);
+    return [
+      {
+        ...row,
+        type: draft.type,
+        occurredAt,
+        payload: draft.payload,
+        createdAt,
+        traceparent: event.traceparent ?? null,
+      },
+    ];
+  });
 }
 
 function nak({ deps, source }: Batch, valid: Valid[], error: unknown, signal?: AbortSignal): void {

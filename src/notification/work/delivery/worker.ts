@@ -7,9 +7,10 @@
 import type { Logger } from "../../../shared/logger.ts";
 import { idleSleepMs } from "../../../shared/periodic.ts";
 import type { Waker, Worker } from "../../../shared/runtime.ts";
+import type { HandedOff, Handoff } from "../../intake/consumer/batch.ts";
 import { runClaimLoop } from "../claim-loop.ts";
 import type { DeliveryDeps } from "./deps.ts";
-import { countBacklog, DELIVERY_CHANNEL, nextDueAt } from "./queries.ts";
+import { type ClaimedNotification, countBacklog, DELIVERY_CHANNEL, nextDueAt } from "./queries.ts";
 import { createSentRecorder } from "./sent.ts";
 import { claimDue, deliverOne } from "./service.ts";
 
@@ -57,7 +58,36 @@ function backlogGauge(d: LoopDeps): (claimed: number, free: number) => Promise<v
   };
 }
 
-export function createDeliveryWorker(deps: LoopDeps): Worker {
+/** The delivery loop, which also takes the notifications the consumer stores leased to it (intake Handoff). */
+export type DeliveryWorker = Worker & Handoff;
+
+/** A handed-off notification as a claim would have returned it: its first attempt counted, no end. */
+const asClaimed = (n: HandedOff): ClaimedNotification => ({ ...n, attemptCount: 1, expiresAt: null });
+
+/**
+ * The consumer's side of the delivery (intake Handoff): a lease while every notification of the batch has a free slot
+ * and the loop runs, and the stored notifications sent in those slots, as if claimed. Adopted after the loop stopped,
+ * they are left leased, and a worker claims them when the lease ends.
+ */
+function handoffOf(d: DeliveryDeps, inFlight: Set<Promise<void>>, running: () => boolean, log: Logger): Handoff {
+  return {
+    lease: (count) =>
+      running() && d.batchSize - inFlight.size >= count
+        ? { lockedBy: d.workerId, leaseUntil: new Date(d.now().getTime() + d.leaseMs) }
+        : undefined,
+    adopt: (notifications) => {
+      if (!running()) return;
+      for (const n of notifications) {
+        const delivered: Promise<void> = deliverOne(d, asClaimed(n))
+          .catch((error) => log.error({ err: error, notification_id: n.notificationId }, "delivery failed"))
+          .finally(() => inFlight.delete(delivered));
+        inFlight.add(delivered);
+      }
+    },
+  };
+}
+
+export function createDeliveryWorker(deps: LoopDeps): DeliveryWorker {
   const log: Logger = deps.log.child({ component: "delivery", worker_id: deps.workerId });
   const d = {
     ...deps,
@@ -66,10 +96,15 @@ export function createDeliveryWorker(deps: LoopDeps): Worker {
       deps.recordSent ??
       createSentRecorder({ sql: deps.sql, lockedBy: deps.workerId, lingerMs: deps.sentLingerMs ?? SENT_LINGER_MS }),
   };
+  const inFlight = new Set<Promise<void>>();
+  let running = false;
   return {
     name: "delivery",
-    run: (signal) =>
-      runClaimLoop(
+    ...handoffOf(d, inFlight, () => running, log),
+    run: async (signal) => {
+      running = true;
+      signal.addEventListener("abort", () => void (running = false), { once: true });
+      await runClaimLoop(
         {
           label: "delivery",
           sql: d.sql,
@@ -89,8 +124,10 @@ export function createDeliveryWorker(deps: LoopDeps): Worker {
           afterClaim: backlogGauge(d),
           onSlotsFull: () => d.recordSent.flush(),
           idleSleepMs: () => idleDeliverySleepMs(d).catch(() => d.pollIntervalMs),
+          inFlight,
         },
         signal,
-      ),
+      );
+    },
   };
 }
