@@ -16,5 +16,8 @@ export function countingSql(sql: Sql): { sql: Sql; statements: () => number; res
       return query;
     },
   });
-  return { sql: counting, statements: () => statements, reset: () => void (statements = 0) };
+  const reset = () => {
+    statements = 0;
+  };
+  return { sql: counting, statements: () => statements, reset };
 }

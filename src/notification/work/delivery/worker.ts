@@ -103,7 +103,10 @@ export function createDeliveryWorker(deps: LoopDeps): DeliveryWorker {
     ...handoffOf(d, inFlight, () => running, log),
     run: async (signal) => {
       running = true;
-      signal.addEventListener("abort", () => void (running = false), { once: true });
+      const stop = () => {
+        running = false;
+      };
+      signal.addEventListener("abort", stop, { once: true });
       await runClaimLoop(
         {
           label: "delivery",
