@@ -11,7 +11,7 @@ import type { Logger } from "../../../shared/logger.ts";
 import type { Clock } from "../../../shared/runtime.ts";
 import type { NotificationMetrics } from "../../metrics.ts";
 import { holdWhileDatabaseDown } from "../nats/hold.ts";
-import type { EventHandler, StoredEvent } from "./handler.ts";
+import type { EventHandler, NotificationDraft, StoredEvent } from "./handler.ts";
 import { type Lease, type LeasedRow, storeProcessedEvents } from "./queries.ts";
 import { type ConsumeSpan, endConsumeSpan, startConsumeSpan } from "./spans.ts";
 
@@ -22,16 +22,8 @@ import { type ConsumeSpan, endConsumeSpan, startConsumeSpan } from "./spans.ts";
 export type StoreOutcome = { created: number; duplicates: number; notifications: number; leased?: LeasedRow[] };
 
 /** A notification stored leased to this process's delivery worker, with what its delivery needs. */
-export type HandedOff = {
-  notificationId: string;
-  eventId: string;
-  userId: string;
-  type: string;
-  occurredAt: Date;
-  payload: Record<string, unknown>;
-  createdAt: Date;
-  traceparent: string | null;
-};
+export type HandedOff = LeasedRow &
+  Pick<NotificationDraft, "type" | "payload"> & { occurredAt: Date; createdAt: Date; traceparent: string | null };
 
 /**
  * This process's delivery worker, taking notifications as they are stored (work/delivery/worker.ts): the batch is
