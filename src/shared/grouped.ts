@@ -7,8 +7,11 @@
 /** One item waiting for its group's statement: resolve(true) recorded, resolve(false) lease lost, reject failed. */
 export type Waiting<T> = { item: T; resolve: (changed: boolean) => void; reject: (e: unknown) => void };
 
-/** Records an item; `flush` starts the next statement now instead of at the end of the linger. */
-export type GroupedRecorder<T> = ((item: T) => Promise<boolean>) & { flush(): void };
+/**
+ * Records an item; `flush` starts the next statement now instead of at the end of the linger, and resolves once every
+ * item waiting at the call is settled.
+ */
+export type GroupedRecorder<T> = ((item: T) => Promise<boolean>) & { flush(): Promise<void> };
 
 /**
  * `flushGroup` settles every waiting item of its group; groups run one at a time. With `lingerMs`, a group's first
@@ -19,31 +22,32 @@ export function createGroupedRecorder<T>(
   options: { lingerMs?: number } = {},
 ): GroupedRecorder<T> {
   let waiting: Waiting<T>[] = [];
-  let flushing = false;
+  let running: Promise<void> | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
+  let soon = false;
 
-  async function run(): Promise<void> {
-    timer = undefined;
-    flushing = true;
+  async function drain(): Promise<void> {
     while (waiting.length > 0) {
       const group = waiting;
       waiting = [];
       await flushGroup(group);
     }
-    flushing = false;
+    running = undefined;
   }
-  const schedule = () => {
-    if (flushing || timer) return;
-    if (options.lingerMs) timer = setTimeout(() => void run(), options.lingerMs);
-    else {
-      flushing = true;
-      setImmediate(() => void run());
-    }
-  };
-  const flush = () => {
-    if (flushing || waiting.length === 0) return;
+  const flush = (): Promise<void> => {
     clearTimeout(timer);
-    void run();
+    timer = undefined;
+    soon = false;
+    if (!running && waiting.length > 0) running = drain();
+    return running ?? Promise.resolve();
+  };
+  const schedule = () => {
+    if (running || timer || soon) return;
+    if (options.lingerMs) timer = setTimeout(() => void flush(), options.lingerMs);
+    else {
+      soon = true;
+      setImmediate(() => void flush());
+    }
   };
   const record = (item: T) =>
     new Promise<boolean>((resolve, reject) => {
@@ -53,8 +57,21 @@ export function createGroupedRecorder<T>(
   return Object.assign(record, { flush });
 }
 
-/** Settles each waiting item of a group keyed by `key`: true when its key is among those the statement changed. */
-export function settleGroup<T>(group: Waiting<T>[], changed: string[], key: (item: T) => string): void {
-  const ids = new Set(changed);
-  for (const w of group) w.resolve(ids.has(key(w.item)));
+/**
+ * A grouped recorder whose statement `mark` returns the keys of the rows it changed: each item resolves true when its
+ * key is among them (false: its lease was lost), and every item of a group whose statement failed rejects.
+ */
+export function createMarkRecorder<T>(
+  mark: (items: T[]) => Promise<string[]>,
+  key: (item: T) => string,
+  options: { lingerMs?: number } = {},
+): GroupedRecorder<T> {
+  return createGroupedRecorder<T>(async (group) => {
+    try {
+      const changed = new Set(await mark(group.map((w) => w.item)));
+      for (const w of group) w.resolve(changed.has(key(w.item)));
+    } catch (error) {
+      for (const w of group) w.reject(error);
+    }
+  }, options);
 }

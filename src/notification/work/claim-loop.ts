@@ -43,12 +43,17 @@ export type ClaimLoop<T> = {
 
 type Round = { claimed: number; free: number; failures: number; emptyRounds: number };
 
-async function claimRound<T>(loop: ClaimLoop<T>, inFlight: Set<Promise<void>>, free: number): Promise<number> {
-  const items = await loop.claim(free);
+/** Runs each item on its own, in hand (in `inFlight`) until it ends: what a claim took, or what came without one. */
+export function runInSlots<T>(inFlight: Set<Promise<void>>, run: (item: T) => Promise<void>, items: T[]): void {
   for (const item of items) {
-    const running: Promise<void> = loop.run(item).finally(() => inFlight.delete(running));
+    const running: Promise<void> = run(item).finally(() => inFlight.delete(running));
     inFlight.add(running);
   }
+}
+
+async function claimRound<T>(loop: ClaimLoop<T>, inFlight: Set<Promise<void>>, free: number): Promise<number> {
+  const items = await loop.claim(free);
+  runInSlots(inFlight, loop.run, items);
   await loop.afterClaim?.(items.length, free);
   return items.length;
 }

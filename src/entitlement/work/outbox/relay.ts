@@ -7,7 +7,7 @@
 // dies: a failed batch is logged once per run of failures, counted, and retried after the poll interval. On abort no
 // lane claims again; every batch in flight is finished, then it returns.
 
-import { createGroupedRecorder, settleGroup } from "../../../shared/grouped.ts";
+import { createMarkRecorder, type GroupedRecorder } from "../../../shared/grouped.ts";
 import { idleSleepMs } from "../../../shared/periodic.ts";
 import { Waker, type Worker } from "../../../shared/runtime.ts";
 import type { WakeSource } from "../wakeups.ts";
@@ -46,6 +46,11 @@ export function createOutboxRelay(deps: RelayDeps & { wakeups: WakeSource }): Ou
   const waker = new Waker();
   const relay: Relay = {
     deps,
+    marks: createMarkRecorder(
+      (published) => markOutboxPublished(deps.sql, { lockedBy: deps.lockedBy, published }),
+      (m) => m.eventId,
+      { lingerMs: deps.settings.finalizeLingerMs ?? FINALIZE_LINGER_MS },
+    ),
     lanes: new Set(),
     noteFullClaim: createStatisticsRefresher(deps),
     maxBatch: Math.max(deps.settings.batchSize, deps.settings.maxBatchSize ?? 0),
@@ -57,13 +62,6 @@ export function createOutboxRelay(deps: RelayDeps & { wakeups: WakeSource }): Ou
 
   async function run(signal: AbortSignal): Promise<void> {
     const stopListening = deps.wakeups.onEvents(() => waker.wake(), signal);
-    const recording = new Set<Promise<boolean>>();
-    const marks = createPublishedMarks(deps);
-    relay.record = (mark) => {
-      const marked = marks(mark).finally(() => recording.delete(marked));
-      recording.add(marked);
-      return marked;
-    };
     let emptyPasses = 0;
     while (!signal.aborted) {
       relay.claimedInPass = 0;
@@ -72,8 +70,7 @@ export function createOutboxRelay(deps: RelayDeps & { wakeups: WakeSource }): Ou
       await waker.wait(await sleepMs(relay, emptyPasses), signal);
     }
     await Promise.all(relay.lanes);
-    marks.flush();
-    await Promise.allSettled(recording);
+    await relay.marks.flush();
     await stopListening();
   }
 
@@ -100,27 +97,9 @@ type Relay = {
   leasesCheckedAt: number;
   /** Rows the main lane's current pass claimed (an idle relay is one whose passes claim nothing). */
   claimedInPass: number;
-  /** Marks a published event later, with other batches' (FINALIZE_LINGER_MS); set while the relay runs. */
-  record?: (mark: PublishedMark) => Promise<boolean>;
+  /** Marks published events later, with other batches' (FINALIZE_LINGER_MS); flushed when the relay stops. */
+  marks: GroupedRecorder<PublishedMark>;
 };
-
-/** The PUBLISHED marks of batches that were not full, sent together after FINALIZE_LINGER_MS. */
-function createPublishedMarks(deps: RelayDeps) {
-  return createGroupedRecorder<PublishedMark>(
-    async (group) => {
-      try {
-        const published = await markOutboxPublished(deps.sql, {
-          lockedBy: deps.lockedBy,
-          published: group.map((w) => w.item),
-        });
-        settleGroup(group, published, (m) => m.eventId);
-      } catch (error) {
-        for (const w of group) w.reject(error);
-      }
-    },
-    { lingerMs: deps.settings.finalizeLingerMs ?? FINALIZE_LINGER_MS },
-  );
-}
 
 /** The extra lanes of a backlog; each stops at its first batch that is not full. */
 function spawnLanes(relay: Relay, signal: AbortSignal): void {
@@ -164,7 +143,7 @@ async function claimAndPublish(relay: Relay, signal: AbortSignal, main: boolean)
     // next event's wake-up starts a plain claim at once.
     const trickle = main && !full;
     const leases = chain && !trickle && oncePerPoll(relay, "leasesCheckedAt");
-    const record = trickle ? relay.record : undefined;
+    const record = trickle ? relay.marks : undefined;
     const claimNext = { size: chain && !trickle ? nextSize : 0, after, leases, record };
     const { next } = await publishClaimedBatch(deps, rows, claimedAt, claimNext);
     if (!next || next.rows.length === 0) return full && !next;

@@ -4,28 +4,21 @@
 // (`lingerMs`) for the others, so that at a steady trickle the notifications of several claims share one statement
 // (src/shared/grouped.ts, ADR-37). Each is guarded as markSent is (failure-modes.md).
 import type { Db } from "../../../shared/db.ts";
-import { createGroupedRecorder, settleGroup } from "../../../shared/grouped.ts";
+import { createMarkRecorder } from "../../../shared/grouped.ts";
 import { markSentMany } from "./queries.ts";
 
 /**
  * Resolves true when the notification was marked SENT, false when its lease was lost; rejects when the update failed.
  * `flush` sends the waiting marks now.
  */
-export type SentRecorder = ((notificationId: string, sentAt: Date) => Promise<boolean>) & { flush(): void };
+export type SentRecorder = ((notificationId: string, sentAt: Date) => Promise<boolean>) & { flush(): Promise<void> };
 
 type SentMark = { notificationId: string; sentAt: Date };
 
 export function createSentRecorder(deps: { sql: Db; lockedBy: string; lingerMs?: number }): SentRecorder {
-  const recorder = createGroupedRecorder<SentMark>(
-    async (group) => {
-      try {
-        const sent = group.map((w) => w.item);
-        const changed = await markSentMany(deps.sql, { lockedBy: deps.lockedBy, sent });
-        settleGroup(group, changed, (m) => m.notificationId);
-      } catch (error) {
-        for (const w of group) w.reject(error);
-      }
-    },
+  const recorder = createMarkRecorder<SentMark>(
+    (sent) => markSentMany(deps.sql, { lockedBy: deps.lockedBy, sent }),
+    (m) => m.notificationId,
     { lingerMs: deps.lingerMs },
   );
   const record = (notificationId: string, sentAt: Date) => recorder({ notificationId, sentAt });

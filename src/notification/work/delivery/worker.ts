@@ -8,7 +8,7 @@ import type { Logger } from "../../../shared/logger.ts";
 import { idleSleepMs } from "../../../shared/periodic.ts";
 import type { Waker, Worker } from "../../../shared/runtime.ts";
 import type { HandedOff, Handoff } from "../../intake/consumer/batch.ts";
-import { runClaimLoop } from "../claim-loop.ts";
+import { runClaimLoop, runInSlots } from "../claim-loop.ts";
 import type { DeliveryDeps } from "./deps.ts";
 import { type ClaimedNotification, countBacklog, DELIVERY_CHANNEL, nextDueAt } from "./queries.ts";
 import { createSentRecorder } from "./sent.ts";
@@ -69,20 +69,17 @@ const asClaimed = (n: HandedOff): ClaimedNotification => ({ ...n, attemptCount: 
  * and the loop runs, and the stored notifications sent in those slots, as if claimed. Adopted after the loop stopped,
  * they are left leased, and a worker claims them when the lease ends.
  */
-function handoffOf(d: DeliveryDeps, inFlight: Set<Promise<void>>, running: () => boolean, log: Logger): Handoff {
+function handoffOf(
+  d: DeliveryDeps,
+  slots: { inFlight: Set<Promise<void>>; running: () => boolean; deliver: (n: ClaimedNotification) => Promise<void> },
+): Handoff {
   return {
     lease: (count) =>
-      running() && d.batchSize - inFlight.size >= count
+      slots.running() && d.batchSize - slots.inFlight.size >= count
         ? { lockedBy: d.workerId, leaseUntil: new Date(d.now().getTime() + d.leaseMs) }
         : undefined,
     adopt: (notifications) => {
-      if (!running()) return;
-      for (const n of notifications) {
-        const delivered: Promise<void> = deliverOne(d, asClaimed(n))
-          .catch((error) => log.error({ err: error, notification_id: n.notificationId }, "delivery failed"))
-          .finally(() => inFlight.delete(delivered));
-        inFlight.add(delivered);
-      }
+      if (slots.running()) runInSlots(slots.inFlight, slots.deliver, notifications.map(asClaimed));
     },
   };
 }
@@ -98,9 +95,11 @@ export function createDeliveryWorker(deps: LoopDeps): DeliveryWorker {
   };
   const inFlight = new Set<Promise<void>>();
   let running = false;
+  const deliver = (n: ClaimedNotification) =>
+    deliverOne(d, n).catch((error) => log.error({ err: error, notification_id: n.notificationId }, "delivery failed"));
   return {
     name: "delivery",
-    ...handoffOf(d, inFlight, () => running, log),
+    ...handoffOf(d, { inFlight, running: () => running, deliver }),
     run: async (signal) => {
       running = true;
       const stop = () => {
@@ -120,12 +119,9 @@ export function createDeliveryWorker(deps: LoopDeps): DeliveryWorker {
           // cost a round trip per delivery under load.
           refillAt: Math.ceil(d.batchSize / 2),
           claim: (free) => claimDue(d, free),
-          run: (n) =>
-            deliverOne(d, n).catch((error) =>
-              log.error({ err: error, notification_id: n.notificationId }, "delivery failed"),
-            ),
+          run: deliver,
           afterClaim: backlogGauge(d),
-          onSlotsFull: () => d.recordSent.flush(),
+          onSlotsFull: () => void d.recordSent.flush(),
           idleSleepMs: () => idleDeliverySleepMs(d).catch(() => d.pollIntervalMs),
           inFlight,
         },
