@@ -11,6 +11,13 @@ declare
   v_updated_at timestamptz;
 begin
   if cardinality(p_skus) = 1 then
+    -- The one item, changed by this change: its version and updated_at are what the upsert returned, read again for
+    -- nothing. (A change whose p_changed has no updated_at reads it.)
+    if p_changed -> 0 ->> 'stock_keeping_unit' = p_skus[1] and p_changed -> 0 ? 'updated_at' then
+      return jsonb_build_object('kind', 'changed', 'items', jsonb_build_array(jsonb_build_object(
+               'stock_keeping_unit', p_skus[1], 'version', p_changed -> 0 -> 'version',
+               'updated_at', p_changed -> 0 -> 'updated_at', 'changed', true)));
+    end if;
     select e.version, e.updated_at into v_version, v_updated_at
     from entitlements e where e.user_id = p_user_id and e.stock_keeping_unit = p_skus[1];
     return jsonb_build_object('kind', 'changed', 'items', case when found then jsonb_build_array(jsonb_build_object(

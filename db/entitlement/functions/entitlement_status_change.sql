@@ -49,7 +49,7 @@ begin
       revoked_at = excluded.revoked_at, source = excluded.source, source_id = excluded.source_id,
       version = e.version + 1, updated_at = excluded.updated_at, expires_at = excluded.expires_at
     where e.status <> excluded.status
-    returning e.stock_keeping_unit, e.version, e.source, e.source_id
+    returning e.stock_keeping_unit, e.version, e.source, e.source_id, e.updated_at
   )
   select coalesce(jsonb_agg(to_jsonb(c)), '[]') into v_changed from c;
   perform entitlement_record(p_action, p_user_id, v_changed, p_now, p_trace_id, p_traceparent, p_event_type,
