@@ -22,6 +22,10 @@ export const cancelPointReservation = (db: Db, c: Cancellation): Promise<Command
   callCommand(
     db,
     "cancel_point_reservation",
-    db`p_reservation_id => ${c.reservationId}::uuid, p_now => ${c.now}::timestamptz, p_trace_id => ${c.traceId}::text`,
+    [
+      ["p_reservation_id", "uuid", c.reservationId],
+      ["p_now", "timestamptz", c.now],
+      ["p_trace_id", "text", c.traceId],
+    ],
     c.idempotency,
   );

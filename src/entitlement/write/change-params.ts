@@ -2,8 +2,8 @@
 // event (its type follows from the action); a command's change adds its purchase and audit detail (and its
 // Idempotency-Key, which callCommand passes).
 import type { JSONValue } from "postgres";
-import type { Db } from "../../shared/db.ts";
 import { type ChangeAction, EVENT_TYPE } from "./change-action.ts";
+import type { Arg } from "./function-call.ts";
 import type { IdempotencyArgs } from "./idempotency-params.ts";
 
 export type ChangeFields = {
@@ -26,16 +26,18 @@ export type KeyedChange = ChangeFields & {
   idempotency: IdempotencyArgs;
 };
 
-export const changeParams = (db: Db, action: ChangeAction, c: ChangeFields) => db`
-  p_user_id => ${c.userId}::text,
-  p_reason => ${c.reason}::text,
-  p_now => ${c.now}::timestamptz,
-  p_trace_id => ${c.traceId}::text,
-  p_traceparent => ${c.traceparent}::text,
-  p_event_type => ${EVENT_TYPE[action]}::text,
-  p_payload => ${db.json(c.payload)}::jsonb`;
+export const changeArgs = (action: ChangeAction, c: ChangeFields): Arg[] => [
+  ["p_user_id", "text", c.userId],
+  ["p_reason", "text", c.reason],
+  ["p_now", "timestamptz", c.now],
+  ["p_trace_id", "text", c.traceId],
+  ["p_traceparent", "text", c.traceparent],
+  ["p_event_type", "text", EVENT_TYPE[action]],
+  ["p_payload", "jsonb", c.payload],
+];
 
-export const keyedChangeParams = (db: Db, action: ChangeAction, c: KeyedChange) => db`
-  ${changeParams(db, action, c)},
-  p_purchase_id => ${c.purchaseId}::text,
-  p_detail => ${db.json(c.detail)}::jsonb`;
+export const keyedChangeArgs = (action: ChangeAction, c: KeyedChange): Arg[] => [
+  ...changeArgs(action, c),
+  ["p_purchase_id", "text", c.purchaseId],
+  ["p_detail", "jsonb", c.detail],
+];

@@ -2,7 +2,8 @@
 // scheduler's transaction: the expiry DONE under its claim and, when the entitlement is still ACTIVE with an expiry
 // that has passed, its revoke with the EXPIRE audit row and the EntitlementRevoked event.
 import type { Db } from "../../shared/db.ts";
-import { type ChangeFields, changeParams } from "./change-params.ts";
+import { type ChangeFields, changeArgs } from "./change-params.ts";
+import { functionCall } from "./function-call.ts";
 
 export type Expiry = ChangeFields & { sku: string; lockedBy: string };
 
@@ -10,11 +11,12 @@ export type Expiry = ChangeFields & { sku: string; lockedBy: string };
 export type ExpiryOutcome = "applied" | "unchanged" | "lost";
 
 export async function expireEntitlement(db: Db, x: Expiry): Promise<ExpiryOutcome> {
-  const [row] = await db<{ outcome: ExpiryOutcome }[]>`
-    select entitlement_expire(
-      ${changeParams(db, "EXPIRE", x)},
-      p_sku => ${x.sku}::text,
-      p_locked_by => ${x.lockedBy}::text) as outcome`;
+  const { text, values } = functionCall("select entitlement_expire($args) as outcome", [
+    ...changeArgs("EXPIRE", x),
+    ["p_sku", "text", x.sku],
+    ["p_locked_by", "text", x.lockedBy],
+  ]);
+  const [row] = await db.unsafe<{ outcome: ExpiryOutcome }[]>(text, values, { prepare: true });
   if (!row) throw new Error("entitlement_expire returned no row");
   return row.outcome;
 }

@@ -2,7 +2,7 @@
 // transaction: the key's lock and live record, the upsert of every item not ACTIVE with its audit row, outbox event
 // and expiry row, and the facts of the answer remembered under the key.
 import type { Db } from "../../shared/db.ts";
-import { type KeyedChange, keyedChangeParams } from "./change-params.ts";
+import { type KeyedChange, keyedChangeArgs } from "./change-params.ts";
 import { type CommandOutcome, callCommand } from "./idempotency-params.ts";
 
 export type Grant = KeyedChange & {
@@ -22,9 +22,11 @@ export const grantEntitlements = (db: Db, g: Grant): Promise<CommandOutcome> =>
   callCommand(
     db,
     "grant_entitlements",
-    db`${keyedChangeParams(db, "GRANT", g)},
-      p_skus => ${g.skus}::text[],
-      p_bundle => ${g.bundle}::boolean,
-      p_expires_at => ${g.expiresAt}::timestamptz`,
+    [
+      ...keyedChangeArgs("GRANT", g),
+      ["p_skus", "text[]", g.skus],
+      ["p_bundle", "boolean", g.bundle],
+      ["p_expires_at", "timestamptz", g.expiresAt],
+    ],
     g.idempotency,
   );

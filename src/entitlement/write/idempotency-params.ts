@@ -1,8 +1,9 @@
 // What every call of a command function shares: the Idempotency-Key's value, the call itself and the outcome row it
 // returns, and the replies it stores under the key. The command runner (features/commands/run.ts) makes the key's
 // arguments and reads the outcome; each command's own arguments are a file of their own beside this one.
-import type { JSONValue, PendingQuery, Row } from "postgres";
+import type { JSONValue } from "postgres";
 import type { Db } from "../../shared/db.ts";
+import { type Arg, Fields, functionCall } from "./function-call.ts";
 
 /** What the Idempotency-Key brings to a command's function. */
 export type IdempotencyArgs = {
@@ -24,9 +25,19 @@ export type IdempotencyArgs = {
  * The Idempotency-Key's arguments as the one value (idempotency_call, db/entitlement/021_idempotency_call.sql) every
  * command function takes as `p_idem`, the key space the caller's unless `scope` names another.
  */
-export const idempotencyValue = (db: Db, k: IdempotencyArgs) => db`
-  row(${k.caller}::text, ${k.key}::text, ${k.lockKey.toString()}::bigint, ${k.requestHash}::text,
-      ${k.recordExpiresAt}::timestamptz, ${k.lockTimeoutMs}::int, ${k.scope ?? null}::text)::idempotency_call`;
+export const idempotencyArg = (k: IdempotencyArgs): Arg => [
+  "p_idem",
+  "idempotency_call",
+  new Fields([
+    ["text", k.caller],
+    ["text", k.key],
+    ["bigint", k.lockKey.toString()],
+    ["text", k.requestHash],
+    ["timestamptz", k.recordExpiresAt],
+    ["int", k.lockTimeoutMs],
+    ["text", k.scope ?? null],
+  ]),
+];
 
 /**
  * What a command function returned: `stored` (a live record, nothing done), `applied` and `state_conflict` (what it
@@ -65,15 +76,16 @@ export type CommandFunction =
 export async function callCommand(
   db: Db,
   fn: CommandFunction,
-  args: PendingQuery<Row[]>,
+  args: readonly Arg[],
   k: IdempotencyArgs,
 ): Promise<CommandOutcome> {
-  // unsafe only for the function's name, one of CommandFunction's literals: a quoted identifier would hide the call
-  // from the statement's text, which tests and logs search for the function's name.
-  const [row] = await db<CommandOutcome[]>`
-    select outcome, stored_hash as "storedHash", reply_code as "replyCode", reply_body as "replyBody",
-           reply_facts as "replyFacts", reply_expires_at as "replyExpiresAt"
-    from ${db.unsafe(fn)}(${args}, p_idem => ${idempotencyValue(db, k)})`;
+  const { text, values } = functionCall(
+    `select outcome, stored_hash as "storedHash", reply_code as "replyCode", reply_body as "replyBody",
+            reply_facts as "replyFacts", reply_expires_at as "replyExpiresAt"
+     from ${fn}($args)`,
+    [...args, idempotencyArg(k)],
+  );
+  const [row] = await db.unsafe<CommandOutcome[]>(text, values, { prepare: true });
   if (!row) throw new Error(`${fn} returned no row`);
   return row;
 }

@@ -16,13 +16,14 @@ export const reservePoints = (db: Db, r: Reservation): Promise<CommandOutcome> =
   callCommand(
     db,
     "reserve_points",
-    db`
-      p_reservation_id => ${r.reservationId}::uuid,
-      p_user_id => ${r.userId}::text,
-      p_point_amount => ${r.pointAmount}::bigint,
-      p_execute_at => ${r.executeAt}::timestamptz,
-      p_reason => ${r.reason}::text,
-      p_now => ${r.now}::timestamptz,
-      p_trace_id => ${r.traceId}::text`,
+    [
+      ["p_reservation_id", "uuid", r.reservationId],
+      ["p_user_id", "text", r.userId],
+      ["p_point_amount", "bigint", r.pointAmount],
+      ["p_execute_at", "timestamptz", r.executeAt],
+      ["p_reason", "text", r.reason],
+      ["p_now", "timestamptz", r.now],
+      ["p_trace_id", "text", r.traceId],
+    ],
     r.idempotency,
   );

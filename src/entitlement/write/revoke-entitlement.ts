@@ -2,16 +2,11 @@
 // record, the item REVOKED unless it is, with its audit row and outbox event, and the facts of the answer remembered
 // under the key.
 import type { Db } from "../../shared/db.ts";
-import { type KeyedChange, keyedChangeParams } from "./change-params.ts";
+import { type KeyedChange, keyedChangeArgs } from "./change-params.ts";
 import { type CommandOutcome, callCommand } from "./idempotency-params.ts";
 
 export type Revoke = KeyedChange & { sku: string };
 
 /** The facts: the item's version and updated_at, or `{kind: "unchanged"}` when it was already REVOKED. */
 export const revokeEntitlement = (db: Db, r: Revoke): Promise<CommandOutcome> =>
-  callCommand(
-    db,
-    "revoke_entitlement",
-    db`${keyedChangeParams(db, "REVOKE", r)}, p_sku => ${r.sku}::text`,
-    r.idempotency,
-  );
+  callCommand(db, "revoke_entitlement", [...keyedChangeArgs("REVOKE", r), ["p_sku", "text", r.sku]], r.idempotency);

@@ -3,7 +3,7 @@
 // version the extension left, with its audit row (EXTEND), outbox event and rescheduled expiry, and the facts of the
 // answer remembered under the key.
 import type { Db } from "../../shared/db.ts";
-import { type Extension, expiryParams } from "./extend-entitlement.ts";
+import { type Extension, expiryArgs } from "./extend-entitlement.ts";
 import { type CommandOutcome, callCommand } from "./idempotency-params.ts";
 
 export type ExtensionUndo = Omit<Extension, "expiresAt"> & {
@@ -15,4 +15,4 @@ export type ExtensionUndo = Omit<Extension, "expiresAt"> & {
 
 /** The facts: the item's version and updated_at, or why not (changed_since the extension, not_earlier). */
 export const undoExtension = (db: Db, x: ExtensionUndo): Promise<CommandOutcome> =>
-  callCommand(db, "undo_extension", db`${expiryParams(db, x)}, p_version => ${x.version}::bigint`, x.idempotency);
+  callCommand(db, "undo_extension", [...expiryArgs(x), ["p_version", "bigint", x.version]], x.idempotency);
