@@ -1,5 +1,5 @@
 // On a real database: the entitlement transitions of `grant_entitlements` / `revoke_entitlement` with the facts they
-// remember, and the idempotency records of `idempotency_lookup` / `idempotency_remember`, the one write path every
+// remember, and the idempotency records of `idempotency_stored` / `idempotency_remember`, the one write path every
 // command runs; and a bundle grant costs one statement.
 import { describe, expect, test } from "bun:test";
 import postgres from "postgres";
