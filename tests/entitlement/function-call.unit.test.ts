@@ -1,10 +1,10 @@
 import { describe, expect, test } from "bun:test";
-import { Fields, functionCall } from "../../src/entitlement/write/function-call.ts";
+import { Fields, functionStatement } from "../../src/entitlement/write/function-call.ts";
 
 describe("a function's call by named arguments", () => {
   test("numbers the arguments in order, a composite's fields in its row, and keeps the values in that order", () => {
     const at = new Date("2026-11-30T08:00:00.000Z");
-    const { text, values } = functionCall("select f($args)", [
+    const { text, values } = functionStatement("select f($args)", [
       ["p_user_id", "text", "u1"],
       ["p_skus", "text[]", ["a", "b"]],
       [
@@ -25,9 +25,9 @@ describe("a function's call by named arguments", () => {
   });
 
   test("the same function and arguments get the same text, whatever the values; other types another text", () => {
-    const first = functionCall("select g($args)", [["p_a", "text", "x"]]);
-    const second = functionCall("select g($args)", [["p_a", "text", null]]);
-    const other = functionCall("select g($args)", [["p_a", "int", 1]]);
+    const first = functionStatement("select g($args)", [["p_a", "text", "x"]]);
+    const second = functionStatement("select g($args)", [["p_a", "text", null]]);
+    const other = functionStatement("select g($args)", [["p_a", "int", 1]]);
     expect(second.text).toBe(first.text);
     expect(second.values).toEqual([null]);
     expect(other.text).toBe("select g(p_a => $1::int)");

@@ -3,7 +3,7 @@
 // that has passed, its revoke with the EXPIRE audit row and the EntitlementRevoked event.
 import type { Db } from "../../shared/db.ts";
 import { type ChangeFields, changeArgs } from "./change-params.ts";
-import { functionCall } from "./function-call.ts";
+import { callFunction } from "./function-call.ts";
 
 export type Expiry = ChangeFields & { sku: string; lockedBy: string };
 
@@ -11,12 +11,11 @@ export type Expiry = ChangeFields & { sku: string; lockedBy: string };
 export type ExpiryOutcome = "applied" | "unchanged" | "lost";
 
 export async function expireEntitlement(db: Db, x: Expiry): Promise<ExpiryOutcome> {
-  const { text, values } = functionCall("select entitlement_expire($args) as outcome", [
+  const [row] = await callFunction<{ outcome: ExpiryOutcome }[]>(db, "select entitlement_expire($args) as outcome", [
     ...changeArgs("EXPIRE", x),
     ["p_sku", "text", x.sku],
     ["p_locked_by", "text", x.lockedBy],
   ]);
-  const [row] = await db.unsafe<{ outcome: ExpiryOutcome }[]>(text, values, { prepare: true });
   if (!row) throw new Error("entitlement_expire returned no row");
   return row.outcome;
 }

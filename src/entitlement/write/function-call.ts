@@ -1,8 +1,10 @@
 // A call of one of the database's functions by named arguments, each a name, a type and a value: the statement's text
-// is made once for a function and its arguments' names and types, then only the values travel. The call used to be
-// built of nested tagged-template fragments, which postgres.js makes into query objects and stringifies again at every
-// call: about 50 µs of the service's CPU a grant, against 20 for the flat call before it (docs/benchmarks.md).
+// is made once for a function and its arguments' names and types, then only the values travel, as a prepared
+// statement. The call used to be built of nested tagged-template fragments, which postgres.js makes into query objects
+// and stringifies again at every call: about 10 µs of user CPU a grant's call more (docs/benchmarks.md, "The grant's
+// call, trimmed on both sides").
 import type { ParameterOrJSON } from "postgres";
+import type { Db } from "../../shared/db.ts";
 
 /** A composite argument, `row($n::t1, …)::type`: its fields' types and values in the type's order. */
 export class Fields {
@@ -19,10 +21,18 @@ export type Arg = readonly [name: string, type: string, value: unknown];
 const texts = new Map<string, string>();
 
 /**
- * `template` (a constant of the caller's, with the function's name in it) with `$args` replaced by the named
- * arguments, numbered from $1, and their values in that order.
+ * Runs `template` with `$args` replaced by the named arguments, prepared. `template` is a constant of the caller's
+ * with the function's name in it, never a value from a request.
  */
-export function functionCall(
+export function callFunction<T extends object[]>(db: Db, template: string, args: readonly Arg[]): Promise<T> {
+  const { text, values } = functionStatement(template, args);
+  return db.unsafe<T>(text, values, { prepare: true });
+}
+
+/**
+ * `template` with `$args` replaced by the named arguments, numbered from $1, and their values in that order.
+ */
+export function functionStatement(
   template: string,
   args: readonly Arg[],
 ): { text: string; values: ParameterOrJSON<never>[] } {

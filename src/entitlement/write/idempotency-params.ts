@@ -3,7 +3,7 @@
 // arguments and reads the outcome; each command's own arguments are a file of their own beside this one.
 import type { JSONValue } from "postgres";
 import type { Db } from "../../shared/db.ts";
-import { type Arg, Fields, functionCall } from "./function-call.ts";
+import { type Arg, callFunction, Fields } from "./function-call.ts";
 
 /** What the Idempotency-Key brings to a command's function. */
 export type IdempotencyArgs = {
@@ -79,13 +79,14 @@ export async function callCommand(
   args: readonly Arg[],
   k: IdempotencyArgs,
 ): Promise<CommandOutcome> {
-  const { text, values } = functionCall(
+  // `fn` is one of CommandFunction's literals, written into the text so that tests and logs find the call by name.
+  const [row] = await callFunction<CommandOutcome[]>(
+    db,
     `select outcome, stored_hash as "storedHash", reply_code as "replyCode", reply_body as "replyBody",
             reply_facts as "replyFacts", reply_expires_at as "replyExpiresAt"
      from ${fn}($args)`,
     [...args, idempotencyArg(k)],
   );
-  const [row] = await db.unsafe<CommandOutcome[]>(text, values, { prepare: true });
   if (!row) throw new Error(`${fn} returned no row`);
   return row;
 }
