@@ -1,6 +1,6 @@
 // On a real database: the entitlement transitions of `grant_entitlements` / `revoke_entitlement` with the facts they
 // remember, and the idempotency records of `idempotency_stored` / `idempotency_remember`, the one write path every
-// command runs; and a bundle grant costs one statement.
+// command runs; and a bundle grant costs one statement, and a single grant's facts read no row again.
 import { describe, expect, test } from "bun:test";
 import postgres from "postgres";
 import { executeBundle } from "../../src/entitlement/features/bundles/service.ts";
@@ -151,6 +151,44 @@ describe("idempotency_keys", () => {
 });
 
 describe("round trips", () => {
+  test("the facts of a grant that changed its one item are what the upsert returned: the row is not read again", async () => {
+    // The backend's scans of entitlements before and after the call, in one transaction (the count not yet reported
+    // may hold earlier statements of the connection, so the difference is this call's): the upsert's conflict check
+    // reads the primary key once; reading the row again for the facts would make it two.
+    const [before, after, grant] = await f.sql.begin(async (tx) => {
+      const scans = async () => {
+        const [row] = await tx<{ idx: number; seq: number }[]>`
+          select coalesce(idx_scan, 0)::int as idx, coalesce(seq_scan, 0)::int as seq
+          from pg_stat_xact_user_tables where relname = 'entitlements'`;
+        return row;
+      };
+      const first = await scans();
+      const applied = await grantEntitlements(tx, {
+        userId: "u-facts",
+        reason: "purchase",
+        purchaseId: "p",
+        now: t0,
+        traceId: "t",
+        traceparent: null,
+        payload: {},
+        detail: {},
+        idempotency: idem(),
+        skus: ["sku1"],
+        bundle: false,
+        expiresAt: null,
+      });
+      return [first, await scans(), applied] as const;
+    });
+    expect(grant.replyFacts).toEqual({
+      kind: "changed",
+      items: [{ stock_keeping_unit: "sku1", version: 0, updated_at: expect.any(String), changed: true }],
+    });
+    expect(
+      { idx: (after?.idx ?? 0) - (before?.idx ?? 0), seq: (after?.seq ?? 0) - (before?.seq ?? 0) },
+      "one index scan of entitlements, the upsert's",
+    ).toEqual({ idx: 1, seq: 0 });
+  });
+
   test("a bundle grant of ten items is one statement: no begin, no commit, nothing pipelined", async () => {
     const sent: string[] = [];
     const counted = postgres(f.db.url, {
