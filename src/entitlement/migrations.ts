@@ -20,6 +20,7 @@ import m019 from "../../db/entitlement/019_audit_caller_prefix.sql" with { type:
 import m020 from "../../db/entitlement/020_reply_facts.sql" with { type: "text" };
 import m021 from "../../db/entitlement/021_idempotency_call.sql" with { type: "text" };
 import m022 from "../../db/entitlement/022_drop_predecessor_entry_points.sql" with { type: "text" };
+import m023 from "../../db/entitlement/023_one_call_per_change.sql" with { type: "text" };
 import apiInstant from "../../db/entitlement/functions/api_instant.sql" with { type: "text" };
 import cancelPointReservation from "../../db/entitlement/functions/cancel_point_reservation.sql" with { type: "text" };
 import entitlementExpire from "../../db/entitlement/functions/entitlement_expire.sql" with { type: "text" };
@@ -38,7 +39,6 @@ import entitlementStatusChange from "../../db/entitlement/functions/entitlement_
   type: "text",
 };
 import extendEntitlement from "../../db/entitlement/functions/extend_entitlement.sql" with { type: "text" };
-import grantEntitlements from "../../db/entitlement/functions/grant_entitlements.sql" with { type: "text" };
 import idempotencyAnswer from "../../db/entitlement/functions/idempotency_answer.sql" with { type: "text" };
 import idempotencyKeep from "../../db/entitlement/functions/idempotency_keep.sql" with { type: "text" };
 import idempotencyLookup from "../../db/entitlement/functions/idempotency_lookup.sql" with { type: "text" };
@@ -57,7 +57,6 @@ import pointReservationFacts from "../../db/entitlement/functions/point_reservat
 import pointReservationReply from "../../db/entitlement/functions/point_reservation_reply.sql" with { type: "text" };
 import pointReserve from "../../db/entitlement/functions/point_reserve.sql" with { type: "text" };
 import reservePoints from "../../db/entitlement/functions/reserve_points.sql" with { type: "text" };
-import revokeEntitlement from "../../db/entitlement/functions/revoke_entitlement.sql" with { type: "text" };
 import undoExtension from "../../db/entitlement/functions/undo_extension.sql" with { type: "text" };
 import p011 from "../../db/entitlement/prepare/011_history_partitions.sql" with { type: "text" };
 import { migrationList, type SchemaText } from "../shared/migrate.ts";
@@ -89,6 +88,7 @@ export const migrations = migrationList(
     "020_reply_facts.sql": m020,
     "021_idempotency_call.sql": m021,
     "022_drop_predecessor_entry_points.sql": m022,
+    "023_one_call_per_change.sql": m023,
   },
   {
     // Proves the history tables' rows in bounds before 011 takes its lock (db/entitlement/prepare/).
@@ -129,8 +129,6 @@ export const functions = functionList({
   "entitlement_facts.sql": entitlementFacts,
   "entitlement_previous_reply.sql": entitlementPreviousReply,
   "entitlement_status_change.sql": entitlementStatusChange,
-  "grant_entitlements.sql": grantEntitlements,
-  "revoke_entitlement.sql": revokeEntitlement,
   "extend_entitlement.sql": extendEntitlement,
   "undo_extension.sql": undoExtension,
 });

@@ -1,5 +1,5 @@
-// On a real database: the entitlement transitions of `grant_entitlements` / `revoke_entitlement` with the facts they
-// remember, and the idempotency records of `idempotency_stored` / `idempotency_remember`, the one write path every
+// On a real database: the entitlement transitions of `entitlement_status_change` (a grant, a revoke) with the facts it
+// remembers, and the idempotency records of `idempotency_stored` / `idempotency_remember`, the one write path every
 // command runs; and a bundle grant costs one statement, and a single grant's facts read no row again.
 import { describe, expect, test } from "bun:test";
 import postgres from "postgres";
@@ -189,6 +189,49 @@ describe("round trips", () => {
     ).toEqual({ idx: 1, seq: 0 });
   });
 
+  test("a grant runs the functions that write, once each, and its replay only the one it calls: no layer between", async () => {
+    // The PL/pgSQL functions a call ran, from the backend's statistics not yet reported (track_functions set for the
+    // transaction alone), before and after the call: they may hold an earlier transaction of the connection's, so the
+    // difference is this call's. Each layer that only hands rows on is a call, a query and a tuplestore more on the
+    // API's hottest path.
+    const grant = {
+      userId: "u-layers",
+      reason: "purchase",
+      purchaseId: "p",
+      now: t0,
+      traceId: "t",
+      traceparent: null,
+      payload: {},
+      detail: {},
+      idempotency: idem(),
+      skus: ["sku1"],
+      bundle: false,
+      expiresAt: null,
+    };
+    const functionsRun = (expected: string) =>
+      f.sql.begin(async (tx) => {
+        await tx`set local track_functions = 'pl'`;
+        const calls = async () => {
+          const rows = await tx<{ name: string; calls: number }[]>`
+            select funcname as name, calls::int as calls from pg_stat_xact_user_functions`;
+          return new Map(rows.map((r) => [r.name, r.calls]));
+        };
+        const before = await calls();
+        expect((await grantEntitlements(tx, grant)).outcome).toBe(expected);
+        return [...(await calls())]
+          .map(([name, n]) => ({ name, calls: n - (before.get(name) ?? 0) }))
+          .filter((r) => r.calls > 0)
+          .sort((a, b) => a.name.localeCompare(b.name));
+      });
+    expect(await functionsRun("applied")).toEqual([
+      { name: "entitlement_facts", calls: 1 },
+      { name: "entitlement_record", calls: 1 },
+      { name: "entitlement_status_change", calls: 1 },
+      { name: "idempotency_remember", calls: 1 },
+    ]);
+    expect(await functionsRun("stored"), "a replay").toEqual([{ name: "entitlement_status_change", calls: 1 }]);
+  });
+
   test("a bundle grant of ten items is one statement: no begin, no commit, nothing pipelined", async () => {
     const sent: string[] = [];
     const counted = postgres(f.db.url, {
@@ -215,8 +258,8 @@ describe("round trips", () => {
       sent.length = 0;
       const reply = await executeBundle(deps, { body, idempotencyKey: "bundle-1", traceId: "t", caller: "" });
       expect(reply.status).toBe(200);
-      expect(sent, "one statement, the call of grant_entitlements").toHaveLength(1);
-      expect(sent[0]).toContain("grant_entitlements(");
+      expect(sent, "one statement, the call of entitlement_status_change").toHaveLength(1);
+      expect(sent[0]).toContain("entitlement_status_change(");
       const [row] = await f.sql<{ n: number }[]>`select count(*)::int as n from outbox_events`;
       expect(row?.n, "ten events committed by that one statement").toBe(10);
     } finally {

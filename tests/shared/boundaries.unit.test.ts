@@ -231,7 +231,7 @@ describe("Entitlement's write path", () => {
       writeCalls("// one call of w(x)\nawait db`select * from v($1, $2)`; await db`select r(1)`", writers),
     ).toEqual(["v"]);
     const real = writeFunctions(sqlFiles("db/entitlement"));
-    expect(real.has("grant_entitlements") && real.has("point_execute")).toBe(true);
+    expect(real.has("entitlement_status_change") && real.has("point_execute")).toBe(true);
   });
 });
 

@@ -1,5 +1,5 @@
--- The reply body the previous release expects for the facts of a change of entitlements (grant_entitlements,
--- revoke_entitlement, extend_entitlement, undo_extension), made here for its wrappers only (entitlement_grant,
+-- The reply body the previous release expects for the facts of a change of entitlements
+-- (entitlement_status_change, extend_entitlement, undo_extension), made here for its wrappers only (entitlement_grant,
 -- entitlement_revoke, entitlement_extend, entitlement_extend_undo) from the replies it passes: on a replay the
 -- request is the same (its hash is), so what the reply takes from the request is in them, and what it takes from the
 -- change (each item's version, updated_at, changed; the current expiry a refusal names) is in the facts. The release

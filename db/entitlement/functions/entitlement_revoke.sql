@@ -1,5 +1,5 @@
 -- The previous release's revoke, kept with its exact signature and results so that its replicas keep serving beside
--- this release's during a rolling upgrade: revoke_entitlement does the work, and its facts become the reply that
+-- this release's during a rolling upgrade: entitlement_status_change does the work, and its facts become the reply that
 -- release expects (entitlement_previous_reply); a record either release stored is replayed. The release after drops
 -- it.
 create or replace function entitlement_revoke(
@@ -26,8 +26,8 @@ create or replace function entitlement_revoke(
 language sql volatile as $$
   select r.outcome, r.stored_hash, r.reply_code,
          coalesce(r.reply_body, entitlement_previous_reply(p_applied, p_refused, r.reply_facts)), r.reply_expires_at
-  from revoke_entitlement(p_user_id, p_sku, p_reason, p_purchase_id, p_now, p_trace_id, p_traceparent,
-                          p_event_type, p_payload, p_detail,
-                          row(p_caller, p_idem_key, p_lock_key, p_request_hash, p_record_expires_at,
-                              p_lock_timeout_ms, p_key_scope)::idempotency_call) r
+  from entitlement_status_change('REVOKE', p_user_id, array[p_sku], false, p_reason, p_purchase_id, null, p_now,
+                                 p_trace_id, p_traceparent, p_event_type, p_payload, p_detail,
+                                 row(p_caller, p_idem_key, p_lock_key, p_request_hash, p_record_expires_at,
+                                     p_lock_timeout_ms, p_key_scope)::idempotency_call) r
 $$;

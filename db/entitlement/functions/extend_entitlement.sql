@@ -1,4 +1,4 @@
--- An extension under its Idempotency-Key, one statement, as grant_entitlements: 'stored', 'past', else the ACTIVE item
+-- An extension under its Idempotency-Key, one statement, as a grant is: 'stored', 'past', else the ACTIVE item
 -- whose expiry is earlier than p_expires_at gets it ('applied', its expiry rescheduled; the facts of
 -- entitlement_facts), or nothing changes and the refusal that fits the row is remembered ('state_conflict'; the facts:
 -- not_active, no_expiry, or not_later with the current expiry). An entitlement without expiry never expires, so no

@@ -2,6 +2,7 @@
 -- command's row; the service makes the reply from them, now and on every replay. p_outcome is 'applied' or
 -- 'state_conflict' (a refused change, remembered so a retry gets the same answer). p_code, the answer's status, is
 -- stored for the previous release, which reads it from every record (its replay, its key conflict).
+-- entitlement_status_change, the grant's and the revoke's, calls idempotency_remember and returns its row itself.
 create or replace function idempotency_keep(p_idem idempotency_call, p_outcome text, p_code int, p_facts jsonb)
 returns setof command_outcome language plpgsql volatile as $$
 begin

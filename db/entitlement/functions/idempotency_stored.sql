@@ -3,7 +3,8 @@
 -- the previous release stored). The caller returns when a row came back. lock_timeout bounds the lock's wait (SQLSTATE
 -- 55P03, answered 503): a statement_timeout set inside a function would not bound the running statement. The timeout
 -- is set and the lock taken in one statement (a target list is evaluated in its order), the record read in a second:
--- every command pays these, so they are not a call of a further function.
+-- every command pays these, so they are not a call of a further function. entitlement_status_change, the grant's and
+-- the revoke's, runs the same two statements itself rather than call this.
 create or replace function idempotency_stored(p_idem idempotency_call)
 returns setof command_outcome language plpgsql volatile as $$
 begin

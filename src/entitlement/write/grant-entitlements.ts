@@ -1,6 +1,6 @@
-// A grant of one item or of a bundle's items: one call of `grant_entitlements` (db/entitlement/functions/), its own
-// transaction: the key's lock and live record, the upsert of every item not ACTIVE with its audit row, outbox event
-// and expiry row, and the facts of the answer remembered under the key.
+// A grant of one item or of a bundle's items: one call of `entitlement_status_change` (db/entitlement/functions/), its
+// own transaction: the key's lock and live record, the upsert of every item not ACTIVE with its audit row, outbox
+// event and expiry row, and the facts of the answer remembered under the key.
 import type { Db } from "../../shared/db.ts";
 import { type KeyedChange, keyedChangeArgs } from "./change-params.ts";
 import { type CommandOutcome, callCommand } from "./idempotency-params.ts";
@@ -21,8 +21,9 @@ export type Grant = KeyedChange & {
 export const grantEntitlements = (db: Db, g: Grant): Promise<CommandOutcome> =>
   callCommand(
     db,
-    "grant_entitlements",
+    "entitlement_status_change",
     [
+      ["p_action", "text", "GRANT"],
       ...keyedChangeArgs("GRANT", g),
       ["p_skus", "text[]", g.skus],
       ["p_bundle", "boolean", g.bundle],

@@ -62,8 +62,7 @@ export type StoredReply = { code: number; body: JSONValue };
 
 /** The command functions of db/entitlement/functions/, each called once per command. */
 export type CommandFunction =
-  | "grant_entitlements"
-  | "revoke_entitlement"
+  | "entitlement_status_change"
   | "extend_entitlement"
   | "undo_extension"
   | "reserve_points"

@@ -1,6 +1,6 @@
-// Grant, revoke and list (docs/api.md). A grant or a revoke is one call of `grant_entitlements` or
-// `revoke_entitlement` (write/), its own transaction, run as every command is (commands/run.ts); its reply is made of
-// the facts the function stored (replies.ts).
+// Grant, revoke and list (docs/api.md). A grant or a revoke is one call of `entitlement_status_change` (write/), its
+// own transaction, run as every command is (commands/run.ts); its reply is made of the facts the function stored
+// (replies.ts).
 import { Value } from "@sinclair/typebox/value";
 import type { Sql } from "postgres";
 import { badRequest } from "../../../shared/http/errors.ts";
