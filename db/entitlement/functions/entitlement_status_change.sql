@@ -8,8 +8,8 @@
 -- It is the API's hottest path, so it does inline what the other commands call a function for: the opening of
 -- idempotency_stored (the same two statements) and the closing of idempotency_keep (idempotency_remember, then the
 -- outcome as a value, not a query). Each PL/pgSQL layer that returns rows costs a call, a query and a tuplestore; the
--- two, with the wrappers this function had above it, were about a twentieth of the call's instructions
--- (docs/benchmarks.md, "The grant's call without its layers").
+-- two, with the wrappers this function had above it, were about 6 % of the call's instructions (docs/benchmarks.md,
+-- "The grant's call without its layers").
 create or replace function entitlement_status_change(
   p_action text,                     -- GRANT (to ACTIVE) or REVOKE (to REVOKED)
   p_user_id text,
