@@ -150,6 +150,22 @@ describe("idempotency_keys", () => {
   });
 });
 
+/** A grant of sku1 to `userId` under a key of its own. */
+const grantOfOne = (userId: string) => ({
+  userId,
+  reason: "purchase",
+  purchaseId: "p",
+  now: t0,
+  traceId: "t",
+  traceparent: null,
+  payload: {},
+  detail: {},
+  idempotency: idem(),
+  skus: ["sku1"],
+  bundle: false,
+  expiresAt: null,
+});
+
 describe("round trips", () => {
   test("the facts of a grant that changed its one item are what the upsert returned: the row is not read again", async () => {
     // The backend's scans of entitlements before and after the call, in one transaction (the count not yet reported
@@ -163,20 +179,7 @@ describe("round trips", () => {
         return row;
       };
       const first = await scans();
-      const applied = await grantEntitlements(tx, {
-        userId: "u-facts",
-        reason: "purchase",
-        purchaseId: "p",
-        now: t0,
-        traceId: "t",
-        traceparent: null,
-        payload: {},
-        detail: {},
-        idempotency: idem(),
-        skus: ["sku1"],
-        bundle: false,
-        expiresAt: null,
-      });
+      const applied = await grantEntitlements(tx, grantOfOne("u-facts"));
       return [first, await scans(), applied] as const;
     });
     expect(grant.replyFacts).toEqual({
@@ -194,20 +197,7 @@ describe("round trips", () => {
     // transaction alone), before and after the call: they may hold an earlier transaction of the connection's, so the
     // difference is this call's. Each layer that only hands rows on is a call, a query and a tuplestore more on the
     // API's hottest path.
-    const grant = {
-      userId: "u-layers",
-      reason: "purchase",
-      purchaseId: "p",
-      now: t0,
-      traceId: "t",
-      traceparent: null,
-      payload: {},
-      detail: {},
-      idempotency: idem(),
-      skus: ["sku1"],
-      bundle: false,
-      expiresAt: null,
-    };
+    const grant = grantOfOne("u-layers");
     const functionsRun = (expected: string) =>
       f.sql.begin(async (tx) => {
         await tx`set local track_functions = 'pl'`;
