@@ -110,9 +110,22 @@ async function withService(scenario: (base: string) => Promise<void>): Promise<s
 const list = (base: string) => fetch(`${base}/v1/users/u1/entitlements`);
 const ready = async (base: string) => (await fetch(`${base}/readyz`)).status;
 
-/** The service's connections are closed, so that its next queries must log in again. */
-const dropServiceConnections = () =>
-  admin`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'entitlement'`;
+/**
+ * The service's connections are closed, so that its next queries must log in again: terminated until none is left,
+ * twice in a row 100 ms apart. A connection the server had forked before it stopped taking new ones is not in
+ * pg_stat_activity while it logs in, and once in it would serve the requests expected to fail (seen once in CI).
+ */
+async function dropServiceConnections(): Promise<void> {
+  let noneBefore = false;
+  await waitUntil(async () => {
+    const [row] = await admin<{ n: number }[]>`
+      select count(pg_terminate_backend(pid))::int as n from pg_stat_activity where application_name = 'entitlement'`;
+    const none = row?.n === 0;
+    const done = none && noneBefore;
+    noneBefore = none;
+    return done;
+  }, "the service's connections to be closed");
+}
 
 /** The database refuses the service; requests answer 503 NOT_READY, /readyz 503; then it takes the service back. */
 async function expectUnavailableThenBack(base: string, refuse: () => Promise<void>, restore: () => Promise<void>) {
