@@ -20,9 +20,9 @@ export function summarize(samples: number[]): { p50: number; p95: number; p99: n
 
 /** The middle value, or the mean of the two middle ones; NaN for no values. */
 export function median(values: number[]): number {
+  if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
-  if (sorted.length === 0) return Number.NaN;
   return sorted.length % 2 === 1
     ? (sorted[mid] as number)
     : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
