@@ -21,6 +21,7 @@ import m020 from "../../db/entitlement/020_reply_facts.sql" with { type: "text" 
 import m021 from "../../db/entitlement/021_idempotency_call.sql" with { type: "text" };
 import m022 from "../../db/entitlement/022_drop_predecessor_entry_points.sql" with { type: "text" };
 import m023 from "../../db/entitlement/023_one_call_per_change.sql" with { type: "text" };
+import m024 from "../../db/entitlement/024_idempotency_values.sql" with { type: "text" };
 import apiInstant from "../../db/entitlement/functions/api_instant.sql" with { type: "text" };
 import cancelPointReservation from "../../db/entitlement/functions/cancel_point_reservation.sql" with { type: "text" };
 import entitlementExpire from "../../db/entitlement/functions/entitlement_expire.sql" with { type: "text" };
@@ -89,6 +90,7 @@ export const migrations = migrationList(
     "021_idempotency_call.sql": m021,
     "022_drop_predecessor_entry_points.sql": m022,
     "023_one_call_per_change.sql": m023,
+    "024_idempotency_values.sql": m024,
   },
   {
     // Proves the history tables' rows in bounds before 011 takes its lock (db/entitlement/prepare/).

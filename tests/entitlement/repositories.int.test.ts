@@ -6,9 +6,12 @@ import postgres from "postgres";
 import { executeBundle } from "../../src/entitlement/features/bundles/service.ts";
 import type { Action } from "../../src/entitlement/features/entitlements/model.ts";
 import type { ChangeFacts } from "../../src/entitlement/features/entitlements/replies.ts";
+import { cancelPointReservation } from "../../src/entitlement/write/cancel-point-reservation.ts";
 import { grantEntitlements } from "../../src/entitlement/write/grant-entitlements.ts";
-import type { IdempotencyArgs } from "../../src/entitlement/write/idempotency-params.ts";
+import type { CommandOutcome, IdempotencyArgs } from "../../src/entitlement/write/idempotency-params.ts";
+import { reservePoints } from "../../src/entitlement/write/reserve-points.ts";
 import { revokeEntitlement } from "../../src/entitlement/write/revoke-entitlement.ts";
+import type { Db } from "../../src/shared/db.ts";
 import { useTestDatabase } from "../support/infra.ts";
 
 const f = useTestDatabase("ent_repo", { service: "entitlement", poolMax: 4, resetEach: true });
@@ -46,6 +49,29 @@ const rowOf = async () => {
     await f.sql`select status, version::int as version, granted_at, revoked_at, updated_at from entitlements`;
   return row;
 };
+
+/**
+ * The PL/pgSQL functions a command's call ran, each with its calls and whether it returns a set, from the backend's
+ * statistics not yet reported (track_functions set for the transaction alone), before and after the call: they may
+ * hold an earlier transaction of the connection's, so the difference is this call's. A function that returns a set
+ * costs its caller a query, an executor and a tuplestore; one that returns a value is an expression.
+ */
+const functionsRun = (call: (tx: Db) => Promise<CommandOutcome>, expected: string) =>
+  f.sql.begin(async (tx) => {
+    await tx`set local track_functions = 'pl'`;
+    const calls = async () => {
+      const rows = await tx<{ name: string; calls: number; set: boolean }[]>`
+        select s.funcname as name, s.calls::int as calls, p.proretset as set
+        from pg_stat_xact_user_functions s join pg_proc p on p.oid = s.funcid`;
+      return new Map(rows.map((r) => [r.name, r]));
+    };
+    const before = await calls();
+    expect((await call(tx)).outcome).toBe(expected);
+    return [...(await calls()).values()]
+      .map((r) => ({ name: r.name, calls: r.calls - (before.get(r.name)?.calls ?? 0), set: r.set }))
+      .filter((r) => r.calls > 0)
+      .sort((a, b) => a.name.localeCompare(b.name));
+  });
 
 describe("entitlement_grant and entitlement_revoke", () => {
   test("a second grant is refused and leaves version 0 and the first updated_at", async () => {
@@ -192,34 +218,39 @@ describe("round trips", () => {
     ).toEqual({ idx: 1, seq: 0 });
   });
 
-  test("a grant runs the functions that write, once each, and its replay only the one it calls: no layer between", async () => {
-    // The PL/pgSQL functions a call ran, from the backend's statistics not yet reported (track_functions set for the
-    // transaction alone), before and after the call: they may hold an earlier transaction of the connection's, so the
-    // difference is this call's. Each layer that only hands rows on is a call, a query and a tuplestore more on the
-    // API's hottest path.
+  test("a grant runs each of its steps once, and only the function it calls returns a set: no layer returns rows", async () => {
     const grant = grantOfOne("u-layers");
-    const functionsRun = (expected: string) =>
-      f.sql.begin(async (tx) => {
-        await tx`set local track_functions = 'pl'`;
-        const calls = async () => {
-          const rows = await tx<{ name: string; calls: number }[]>`
-            select funcname as name, calls::int as calls from pg_stat_xact_user_functions`;
-          return new Map(rows.map((r) => [r.name, r.calls]));
-        };
-        const before = await calls();
-        expect((await grantEntitlements(tx, grant)).outcome).toBe(expected);
-        return [...(await calls())]
-          .map(([name, n]) => ({ name, calls: n - (before.get(name) ?? 0) }))
-          .filter((r) => r.calls > 0)
-          .sort((a, b) => a.name.localeCompare(b.name));
-      });
-    expect(await functionsRun("applied")).toEqual([
-      { name: "entitlement_facts", calls: 1 },
-      { name: "entitlement_record", calls: 1 },
-      { name: "entitlement_status_change", calls: 1 },
-      { name: "idempotency_remember", calls: 1 },
+    expect(await functionsRun((tx) => grantEntitlements(tx, grant), "applied")).toEqual([
+      { name: "entitlement_facts", calls: 1, set: false },
+      { name: "entitlement_record", calls: 1, set: false },
+      { name: "entitlement_status_change", calls: 1, set: true },
+      { name: "idempotency_keep", calls: 1, set: false },
+      { name: "idempotency_remember", calls: 1, set: false },
+      { name: "idempotency_stored", calls: 1, set: false },
     ]);
-    expect(await functionsRun("stored"), "a replay").toEqual([{ name: "entitlement_status_change", calls: 1 }]);
+    expect(await functionsRun((tx) => grantEntitlements(tx, grant), "stored"), "a replay").toEqual([
+      { name: "entitlement_status_change", calls: 1, set: true },
+      { name: "idempotency_stored", calls: 1, set: false },
+    ]);
+  });
+
+  test("a reservation and its cancel share the opening and the closing as values: only their own function returns a set", async () => {
+    const point = (key: string) => ({ reservationId, now: t0, traceId: "t", idempotency: idem({ key }) });
+    const reservationId = crypto.randomUUID();
+    const reservation = { ...point("reserve"), userId: "u-points", pointAmount: 5, executeAt: t1, reason: null };
+    const applied = [
+      { name: "idempotency_keep", calls: 1, set: false },
+      { name: "idempotency_remember", calls: 1, set: false },
+      { name: "idempotency_stored", calls: 1, set: false },
+      { name: "point_recorded", calls: 1, set: false },
+    ];
+    expect(await functionsRun((tx) => reservePoints(tx, reservation), "applied")).toEqual(
+      [...applied, { name: "reserve_points", calls: 1, set: true }].sort((a, b) => a.name.localeCompare(b.name)),
+    );
+    expect(await functionsRun((tx) => cancelPointReservation(tx, point("cancel")), "applied")).toEqual([
+      { name: "cancel_point_reservation", calls: 1, set: true },
+      ...applied,
+    ]);
   });
 
   test("a bundle grant of ten items is one statement: no begin, no commit, nothing pipelined", async () => {

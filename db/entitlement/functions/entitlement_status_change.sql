@@ -4,12 +4,6 @@
 -- commits with it (entitlement_record), and the facts remembered: each item's version, updated_at and changed
 -- ('applied', entitlement_facts), or, when the one item of a change that is not a bundle was already there, {kind:
 -- unchanged} ('state_conflict'; a bundle, whose reply lists every item, is never refused). The service makes the reply.
---
--- It is the API's hottest path, so it does inline what the other commands call a function for: the opening of
--- idempotency_stored (the same two statements) and the closing of idempotency_keep (idempotency_remember, then the
--- outcome as a value, not a query). Each PL/pgSQL layer that returns rows costs a call, a query and a tuplestore; the
--- two, with the wrappers this function had above it, were about 6 % of the call's instructions (docs/benchmarks.md,
--- "The grant's call without its layers").
 create or replace function entitlement_status_change(
   p_action text,                     -- GRANT (to ACTIVE) or REVOKE (to REVOKED)
   p_user_id text,
@@ -31,18 +25,13 @@ declare
   v_changed jsonb;
   v_out command_outcome;
 begin
-  perform set_config('lock_timeout', p_idem.lock_timeout_ms::text, true), pg_advisory_xact_lock(p_idem.lock_key);
-  select 'stored', k.request_hash, k.response_code, k.response_body, k.response_facts, k.expires_at into v_out
-  from idempotency_keys k
-  where k.caller = coalesce(p_idem.key_scope, p_idem.caller) and k.idem_key = p_idem.idem_key
-    and k.expires_at > now();
-  if found then
+  v_out := idempotency_stored(p_idem);
+  if v_out.outcome is not null then
     return next v_out;
     return;
   end if;
   if p_expires_at is not null and p_expires_at <= p_now then
-    v_out := row('past', null, null, null, null, null);
-    return next v_out;
+    return next row('past', null, null, null, null, null)::command_outcome;
     return;
   end if;
   -- A new row is v0, a row in the other status goes to v+1: a grant sets granted_at and clears revoked_at, a revoke
@@ -68,12 +57,8 @@ begin
   perform entitlement_record(p_action, p_user_id, v_changed, p_now, p_trace_id, p_traceparent, p_event_type,
                              p_payload, p_detail, p_idem.caller, p_idem.idem_key, p_expires_at);
   if v_changed = '[]' and not p_bundle then
-    v_out := row('state_conflict', p_idem.request_hash, 409, null, '{"kind": "unchanged"}', p_idem.record_expires_at);
+    return next idempotency_keep(p_idem, 'state_conflict', 409, '{"kind": "unchanged"}');
   else
-    v_out := row('applied', p_idem.request_hash, 200, null, entitlement_facts(p_user_id, p_skus, v_changed),
-                 p_idem.record_expires_at);
+    return next idempotency_keep(p_idem, 'applied', 200, entitlement_facts(p_user_id, p_skus, v_changed));
   end if;
-  perform idempotency_remember(coalesce(p_idem.key_scope, p_idem.caller), p_idem.idem_key, p_idem.request_hash,
-                               v_out.reply_code, null, v_out.reply_facts, p_idem.record_expires_at);
-  return next v_out;
 end $$;

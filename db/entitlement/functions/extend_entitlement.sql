@@ -22,22 +22,24 @@ create or replace function extend_entitlement(
   p_version bigint default null      -- an undo's: the version the extension left, at which only it applies
 ) returns setof command_outcome language plpgsql volatile as $$
 declare
+  v_out command_outcome;
   v_changed jsonb;
   v_facts jsonb;
 begin
-  return query select * from idempotency_stored(p_idem);
-  if found then
+  v_out := idempotency_stored(p_idem);
+  if v_out.outcome is not null then
+    return next v_out;
     return;
   end if;
   if p_expires_at <= p_now then
-    return query select 'past', null::text, null::int, null::jsonb, null::jsonb, null::timestamptz;
+    return next row('past', null, null, null, null, null)::command_outcome;
     return;
   end if;
   v_changed := entitlement_set_expiry(p_user_id, p_sku, p_reason, p_purchase_id, p_expires_at, p_now, p_version);
   if v_changed <> '[]' then
     perform entitlement_record('EXTEND', p_user_id, v_changed, p_now, p_trace_id, p_traceparent, p_event_type,
                                p_payload, p_detail, p_idem.caller, p_idem.idem_key, p_expires_at);
-    return query select * from idempotency_keep(p_idem, 'applied', 200,
+    return next idempotency_keep(p_idem, 'applied', 200,
                                                 entitlement_facts(p_user_id, array[p_sku], v_changed));
     return;
   end if;
@@ -50,5 +52,5 @@ begin
   into v_facts
   from (select) one
   left join entitlements e on e.user_id = p_user_id and e.stock_keeping_unit = p_sku;
-  return query select * from idempotency_keep(p_idem, 'state_conflict', 409, v_facts);
+  return next idempotency_keep(p_idem, 'state_conflict', 409, v_facts);
 end $$;

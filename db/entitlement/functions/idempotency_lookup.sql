@@ -6,5 +6,6 @@ language plpgsql volatile as $$
 begin
   return query
     select s.stored_hash, s.reply_code, s.reply_body, s.reply_facts, s.reply_expires_at
-    from idempotency_stored(row(p_caller, p_idem_key, p_lock_key, null, null, p_lock_timeout_ms, null)::idempotency_call) s;
+    from idempotency_stored(row(p_caller, p_idem_key, p_lock_key, null, null, p_lock_timeout_ms, null)::idempotency_call) s
+    where s.outcome is not null;
 end $$;

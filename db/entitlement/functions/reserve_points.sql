@@ -13,16 +13,18 @@ create or replace function reserve_points(
   p_idem idempotency_call
 ) returns setof command_outcome language plpgsql volatile as $$
 declare
+  v_out command_outcome;
   v_balance bigint;
   v_row point_reservations;
 begin
-  return query select * from idempotency_stored(p_idem);
-  if found then
+  v_out := idempotency_stored(p_idem);
+  if v_out.outcome is not null then
+    return next v_out;
     return;
   end if;
   select coalesce((select b.balance from point_balances b where b.user_id = p_user_id), 0) into v_balance;
   if v_balance + p_point_amount > 9007199254740991 then
-    return query select * from idempotency_keep(p_idem, 'state_conflict', 409,
+    return next idempotency_keep(p_idem, 'state_conflict', 409,
       jsonb_build_object('kind', 'balance_limit', 'balance', v_balance::text));
     return;
   end if;
@@ -32,6 +34,6 @@ begin
   values (p_reservation_id, p_user_id, p_point_amount, p_execute_at, p_reason, 'PENDING', p_execute_at, p_trace_id,
           nullif(p_idem.caller, ''), p_now, p_now)
   returning * into v_row;
-  return query select * from point_recorded(p_idem, 'RESERVE', v_row, p_now, p_trace_id,
+  return next point_recorded(p_idem, 'RESERVE', v_row, p_now, p_trace_id,
     jsonb_build_object('point_amount', p_point_amount, 'execute_at', p_execute_at), 201, 'reserved');
 end $$;
