@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, setDefaultTimeout } from "bun:test";
 import { mkdirSync } from "node:fs";
 import type { Page } from "playwright-core";
 import type postgres from "postgres";
-import { type Browser, chromiumMissing, launchChromium } from "../support/chromium.ts";
+import { type Browser, chromiumMissing, launchChromium, navigated } from "../support/chromium.ts";
 import { waitReady } from "../support/grant-flow.ts";
 import { type DatabaseFixture, natsUrl, openTestDatabase, uniqueName } from "../support/infra.ts";
 import { deletePipelineStreams, pipelineNatsNames } from "../support/nats-names.ts";
@@ -80,7 +80,7 @@ async function signInAt(page: Page, url: string, token: string, shot?: string): 
   expect(new URL(page.url()).pathname, "no session: the sign-in page").toBe("/console/sign-in");
   if (shot) await screenshot(page, shot);
   await page.fill("input[name=token]", token);
-  await Promise.all([page.waitForURL(/\/console\/users/), page.click("button[type=submit]")]);
+  await navigated(page, page.locator("button[type=submit]"), /\/console\/users/);
 }
 
 /** The little of the DOM the tampering below touches (the test is compiled without the DOM's types). */
@@ -88,7 +88,7 @@ type FormNode = { querySelector: (selector: string) => { value: string; remove: 
 
 async function lookUp(page: Page, userId: string): Promise<void> {
   await page.fill("input[name=user_id]", userId);
-  await Promise.all([page.waitForURL(/user_id=/), page.click("[data-testid=lookup-form] button")]);
+  await navigated(page, page.locator("[data-testid=lookup-form] button"), /user_id=/);
 }
 
 /** Reloads until `selector` holds `text` (the delivery happens in the background). */
@@ -113,7 +113,7 @@ test("support grants in Entitlement's console and sees it ACTIVE, then SENT in N
   const grant = page.locator("form[data-testid=grant-form]");
   await grant.locator("input[name=stock_keeping_unit]").fill("sword.gold");
   await grant.locator("input[name=reason]").fill("support-compensation");
-  await Promise.all([page.waitForURL(/user_id=/), grant.locator("button[type=submit]").click()]);
+  await navigated(page, grant.locator("button[type=submit]"), /user_id=/);
   const row = page.locator("[data-testid=entitlement-row]");
   await expect(row.count()).resolves.toBe(1);
   // A pending point reservation, so the page (and its picture) shows the points part with its cancel button.
@@ -133,7 +133,7 @@ test("support grants in Entitlement's console and sees it ACTIVE, then SENT in N
   expect(await row.textContent()).toContain("sword.gold");
   expect(await row.locator("[data-testid=status]").textContent()).toBe("ACTIVE");
   await screenshot(page, "entitlement-user");
-  await Promise.all([page.waitForURL(/\/console\/history/), row.locator("a").click()]);
+  await navigated(page, row.locator("a"), /\/console\/history/);
   expect(await page.locator("[data-testid=history-row]").textContent()).toContain("console:support-lead");
   await screenshot(page, "entitlement-history");
   await page.goto(`${entitlementUrl}/console/outbox`);
@@ -169,12 +169,12 @@ test("a FAILED delivery is requeued from the DLQ page and then delivered", async
   await page.goto(`${notificationUrl}/console/dlq`);
   if (new URL(page.url()).pathname === "/console/sign-in") {
     await page.fill("input[name=token]", DEBUG_TOKEN);
-    await Promise.all([page.waitForURL(/\/console\/users/), page.click("button[type=submit]")]);
+    await navigated(page, page.locator("button[type=submit]"), /\/console\/users/);
     await page.goto(`${notificationUrl}/console/dlq`);
   }
   const entry = page.locator("[data-testid=dlq-row]", { hasText: failed?.id ?? "?" });
   await screenshot(page, "notification-dlq");
-  await Promise.all([page.waitForURL(/\/console\/dlq/), entry.locator("button").click()]);
+  await navigated(page, entry.locator("button"), /\/console\/dlq/);
   expect(await page.locator("[data-testid=notice]").textContent()).toContain(`requeued ${failed?.id}`);
   await page.goto(`${notificationUrl}/console/users?user_id=${encodeURIComponent(user)}`);
   await reloadUntil(page, "[data-testid=notification-row] [data-testid=status]", "SENT", "the requeued delivery SENT");
@@ -186,7 +186,7 @@ test("a forged or missing CSRF token is 403 and grants nothing", async () => {
   await page.goto(`${entitlementUrl}/console/users?user_id=${user}`);
   if (new URL(page.url()).pathname === "/console/sign-in") {
     await page.fill("input[name=token]", TOKEN);
-    await Promise.all([page.waitForURL(/\/console\/users/), page.click("button[type=submit]")]);
+    await navigated(page, page.locator("button[type=submit]"), /\/console\/users/);
     await page.goto(`${entitlementUrl}/console/users?user_id=${user}`);
   }
   const submit = async (tamper: (form: FormNode) => void) => {
@@ -221,7 +221,7 @@ test("a script in a user id is shown as text and never runs", async () => {
   await page.goto(`${entitlementUrl}/console/users`);
   if (new URL(page.url()).pathname === "/console/sign-in") {
     await page.fill("input[name=token]", TOKEN);
-    await Promise.all([page.waitForURL(/\/console\/users/), page.click("button[type=submit]")]);
+    await navigated(page, page.locator("button[type=submit]"), /\/console\/users/);
   }
   await lookUp(page, evil);
   expect(await page.locator("[data-testid=user-id]").textContent()).toBe(evil);

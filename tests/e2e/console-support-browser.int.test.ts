@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, setDefaultTimeout } from "bun:test";
 import { mkdirSync } from "node:fs";
 import type { Page } from "playwright-core";
 import type postgres from "postgres";
-import { type Browser, chromiumMissing, launchChromium } from "../support/chromium.ts";
+import { type Browser, chromiumMissing, launchChromium, navigated } from "../support/chromium.ts";
 import { waitReady } from "../support/grant-flow.ts";
 import { type DatabaseFixture, natsUrl, openTestDatabase, uniqueName } from "../support/infra.ts";
 import { testRequiring } from "../support/required.ts";
@@ -43,7 +43,7 @@ beforeAll(async () => {
   const page = await browser.context.newPage();
   await page.goto(`${base}/console/users`);
   await page.fill("input[name=token]", TOKEN);
-  await Promise.all([page.waitForURL(/\/console\/users/), page.click("button[type=submit]")]);
+  await navigated(page, page.locator("button[type=submit]"), /\/console\/users/);
   await page.close();
 });
 
@@ -71,12 +71,12 @@ async function uploadAndPreview(page: Page, csv: string): Promise<void> {
     mimeType: "text/csv",
     buffer: Buffer.from(csv),
   });
-  await Promise.all([page.waitForURL(/\/console\/bulk\/preview/), form.locator("button[type=submit]").click()]);
+  await navigated(page, form.locator("button[type=submit]"), /\/console\/bulk\/preview/);
 }
 
 /** Applies the previewed file; the run page reloads itself (no script) until the result is there. */
 async function applyAndWait(page: Page): Promise<void> {
-  await Promise.all([page.waitForURL(/\/console\/bulk\/run/), page.click("[data-testid=bulk-apply]")]);
+  await navigated(page, page.locator("[data-testid=bulk-apply]"), /\/console\/bulk\/run/);
   await page.locator("[data-testid=bulk-result]").waitFor({ timeout: 60_000 });
 }
 
@@ -117,12 +117,12 @@ test("undo of a console grant from its history row, then the audit search finds 
   const grant = page.locator("form[data-testid=grant-form]");
   await grant.locator("input[name=stock_keeping_unit]").fill("cape");
   await grant.locator("input[name=reason]").fill("wrong user");
-  await Promise.all([page.waitForURL(/user_id=/), grant.locator("button[type=submit]").click()]);
-  await Promise.all([page.waitForURL(/\/console\/history/), page.locator("[data-testid=entitlement-row] a").click()]);
+  await navigated(page, grant.locator("button[type=submit]"), /user_id=/);
+  await navigated(page, page.locator("[data-testid=entitlement-row] a"), /\/console\/history/);
   const row = page.locator("[data-testid=history-row]", { has: page.locator("[data-testid=undo]") });
   await row.locator("input[name=reason]").fill("granted by mistake");
   await screenshot(page, "entitlement-undo");
-  await Promise.all([page.waitForURL(/\/console\/history/), row.locator("[data-testid=undo]").click()]);
+  await navigated(page, row.locator("[data-testid=undo]"), /\/console\/history/);
   expect(await page.locator("[data-testid=notice]").textContent()).toContain("Undid the grant");
   const first = page.locator("[data-testid=history-row]").first();
   expect(await first.textContent()).toContain("REVOKE");
@@ -132,7 +132,7 @@ test("undo of a console grant from its history row, then the audit search finds 
   await page.goto(`${base}/console/audit`);
   const search = page.locator("form[data-testid=audit-search]");
   await search.locator("input[name=user_id]").fill(user);
-  await Promise.all([page.waitForURL(/user_id=/), search.locator("button[type=submit]").click()]);
+  await navigated(page, search.locator("button[type=submit]"), /user_id=/);
   const rows = page.locator("[data-testid=audit-row]");
   expect(await rows.count()).toBe(2);
   expect(await rows.first().textContent(), "newest first").toContain("REVOKE");
@@ -148,18 +148,18 @@ test("undo of a console extension from its history row: the expiry it replaced i
   await grant.locator("input[name=stock_keeping_unit]").fill("pass");
   await grant.locator("input[name=reason]").fill("support");
   await grant.locator("input[name=expires_at]").fill(first as string);
-  await Promise.all([page.waitForURL(/user_id=/), grant.locator("button[type=submit]").click()]);
+  await navigated(page, grant.locator("button[type=submit]"), /user_id=/);
   const extend = page.locator("form[data-testid=extend-form]");
   await extend.locator("input[name=expires_at]").fill(later as string);
   await extend.locator("input[name=reason]").fill("support");
-  await Promise.all([page.waitForURL(/user_id=/), extend.locator("button[type=submit]").click()]);
+  await navigated(page, extend.locator("button[type=submit]"), /user_id=/);
   expect(await page.locator("[data-testid=entitlement-row]").textContent()).toContain(later as string);
 
-  await Promise.all([page.waitForURL(/\/console\/history/), page.locator("[data-testid=entitlement-row] a").click()]);
+  await navigated(page, page.locator("[data-testid=entitlement-row] a"), /\/console\/history/);
   const row = page.locator("[data-testid=history-row]", { has: page.locator("[data-testid=undo]") });
   expect(await row.textContent(), "the extension offers the undo").toContain("EXTEND");
   await row.locator("input[name=reason]").fill("extended by mistake");
-  await Promise.all([page.waitForURL(/\/console\/history/), row.locator("[data-testid=undo]").click()]);
+  await navigated(page, row.locator("[data-testid=undo]"), /\/console\/history/);
   expect(await page.locator("[data-testid=notice]").textContent()).toContain("Undid the extension");
   expect(await page.locator("[data-testid=history-row]").first().textContent()).toContain("undo:");
   expect(await page.locator("[data-testid=undo]").count(), "an undone change offers no undo").toBe(0);

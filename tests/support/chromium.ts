@@ -3,7 +3,7 @@
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type BrowserContext, chromium } from "playwright-core";
+import { type BrowserContext, chromium, type Locator, type Page } from "playwright-core";
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
@@ -41,4 +41,15 @@ export async function launchChromium(): Promise<Browser> {
       rmSync(profile, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Clicks `target` (a form's submit button, a link) and waits until the page it leads to has loaded, then checks that
+ * its URL matches `url`. `page.waitForURL` alone would not wait: it returns at once when the current URL already
+ * matches, as it does when a form's POST redirects back to the page it was sent from, and the next read would see the
+ * page before the submit.
+ */
+export async function navigated(page: Page, target: Locator, url: RegExp): Promise<void> {
+  await Promise.all([page.waitForEvent("load"), target.click()]);
+  if (!url.test(page.url())) throw new Error(`after the click the page is ${page.url()}, not ${url}`);
 }
