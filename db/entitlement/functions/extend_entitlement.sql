@@ -39,8 +39,7 @@ begin
   if v_changed <> '[]' then
     perform entitlement_record('EXTEND', p_user_id, v_changed, p_now, p_trace_id, p_traceparent, p_event_type,
                                p_payload, p_detail, p_idem.caller, p_idem.idem_key, p_expires_at);
-    return next idempotency_keep(p_idem, 'applied', 200,
-                                                entitlement_facts(p_user_id, array[p_sku], v_changed));
+    return next idempotency_keep(p_idem, 'applied', 200, entitlement_facts(p_user_id, array[p_sku], v_changed));
     return;
   end if;
   select case when p_version is not null then
