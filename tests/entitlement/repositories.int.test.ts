@@ -235,8 +235,8 @@ describe("round trips", () => {
   });
 
   test("a reservation and its cancel share the opening and the closing as values: only their own function returns a set", async () => {
-    const point = (key: string) => ({ reservationId, now: t0, traceId: "t", idempotency: idem({ key }) });
     const reservationId = crypto.randomUUID();
+    const point = (key: string) => ({ reservationId, now: t0, traceId: "t", idempotency: idem({ key }) });
     const reservation = { ...point("reserve"), userId: "u-points", pointAmount: 5, executeAt: t1, reason: null };
     const applied = [
       { name: "idempotency_keep", calls: 1, set: false },

@@ -1,7 +1,7 @@
 // A body read with a byte limit: the declared Content-Length is checked first, then the bytes, so an over-long body
-// (declared or not) is never held in memory: one that declares its length is read whole (the server reads no more than
-// it), one that streams is measured chunk by chunk as it arrives. Shared by the API's JSON commands, the console's forms and
-// the replies of a JWT issuer (its discovery document and key set).
+// (declared or not) is never held in memory: one that declares its length is read whole (the server reads no more
+// than it), one that streams is measured chunk by chunk as it arrives. Shared by the API's JSON commands, the
+// console's forms and the replies of a JWT issuer (its discovery document and key set).
 
 /** The body's bytes, or undefined when it is (or says it is) longer than `limit`. No body is zero bytes. */
 export async function readBodyAtMost(message: Request | Response, limit: number): Promise<Uint8Array | undefined> {
